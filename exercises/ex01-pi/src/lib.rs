@@ -1,0 +1,156 @@
+//! ex01: Monte Carlo pi (seed 000, "piApproximation", twice): count the random
+//! points inside the unit circle, first with global atomics, then per block in
+//! shared memory with one global update per block.
+
+use anyhow::Result;
+use kit::{args, check, require, Check, Ctx, Exercise, LaunchConfig, Part};
+use rand::Rng;
+
+pub const THREADS: u32 = 256;
+/// The grid is capped, so large inputs need a grid-stride loop.
+pub const MAX_BLOCKS: u32 = 1024;
+/// Sizes tested for correctness: one point, less than a block, not a multiple of
+/// the block, and more points than the capped grid has threads.
+pub const SIZES: [usize; 5] = [1, 255, 65_537, 1_000_003, 4_194_311];
+/// Points for the timing: 256 MiB of input, far beyond any L2 cache.
+pub const PERF_POINTS: usize = 1 << 25;
+/// `shared` must beat the one-atomic-per-hit pattern by this factor.
+/// Measured on an H100: see CALIBRATION.md in this folder.
+pub const MIN_SPEEDUP: f64 = 2.0;
+
+pub fn exercise() -> Exercise {
+    Exercise {
+        id: "ex01",
+        slug: "pi",
+        title: "Monte Carlo pi: global atomics, then per-block counts in shared memory",
+        dir: "exercises/ex01-pi",
+        parts: vec![part("global", "kernels/pi_global.cu", &["pi_global"]), part("shared", "kernels/pi_shared.cu", &["pi_shared"])],
+    }
+}
+
+fn part(name: &'static str, file: &'static str, kernels: &'static [&'static str]) -> Part {
+    let kernel = kernels[0];
+    let mut part = Part::new(name, file, kernels, 10.0);
+    for n in SIZES {
+        part = part.check(Check::correctness(format!("n={n}"), move |ctx| count_hits(ctx, kernel, n)));
+    }
+    if kernel == "pi_global" {
+        part.check(Check::structure("global-atomics", |ctx| {
+            let k = ctx.kernel_ptx("pi_global")?;
+            require(k.global_atomics() > 0, || {
+                "pi_global has no atomic instruction on global memory. Thousands of threads add to one \
+                 counter: without atomicAdd, updates are lost"
+                    .into()
+            })?;
+            Ok(String::new())
+        }))
+    } else {
+        part.check(Check::structure("shared-counter", |ctx| {
+            let k = ctx.kernel_ptx("pi_shared")?;
+            require(k.uses_shared(), || {
+                "pi_shared does not use shared memory: the PTX has no access to a `__shared__` variable. \
+                 Count each block's hits in a `__shared__` counter"
+                    .into()
+            })?;
+            require(k.has_barrier(), || {
+                "pi_shared has no barrier: without __syncthreads(), thread 0 may add the block's count to \
+                 *hits before the other threads have added theirs"
+                    .into()
+            })?;
+            Ok(String::new())
+        }))
+        .check(Check::performance("faster-than-global-atomics", shared_speedup))
+    }
+}
+
+/// Random points in [0,1)^2, none within 1e-5 of the circle (so that a kernel's
+/// float rounding, with or without FMA, cannot change the count), and at least
+/// one inside (so that an empty kernel never passes).
+pub fn points(rng: &mut impl Rng, n: usize) -> (Vec<f32>, Vec<f32>) {
+    let (mut x, mut y) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut inside = 0;
+    while x.len() < n {
+        let (px, py) = (rng.random::<f32>(), rng.random::<f32>());
+        let r2 = (px as f64).powi(2) + (py as f64).powi(2);
+        let last_must_hit = x.len() + 1 == n && inside == 0;
+        if (r2 - 1.0).abs() < 1e-5 || (last_must_hit && r2 > 1.0) {
+            continue;
+        }
+        inside += (r2 <= 1.0) as usize;
+        x.push(px);
+        y.push(py);
+    }
+    (x, y)
+}
+
+/// The CPU reference, in f64.
+pub fn cpu_hits(x: &[f32], y: &[f32]) -> u32 {
+    x.iter().zip(y).filter(|(&a, &b)| (a as f64).powi(2) + (b as f64).powi(2) <= 1.0).count() as u32
+}
+
+pub fn launch_config(n: usize) -> LaunchConfig {
+    LaunchConfig::linear((n as u32).div_ceil(THREADS).clamp(1, MAX_BLOCKS), THREADS)
+}
+
+fn count_hits(ctx: &Ctx, kernel: &str, n: usize) -> Result<String> {
+    let (x, y) = points(&mut ctx.rng(), n);
+    let expected = cpu_hits(&x, &y);
+    let module = ctx.kernel_module(kernel)?;
+    let gpu = module.gpu();
+    let (dx, dy) = (gpu.upload("x", &x)?, gpu.upload("y", &y)?);
+    let hits = gpu.zeros::<u32>("hits", 1)?;
+    module.launch(kernel, launch_config(n), &args![&dx, &dy, n as i32, &hits])?;
+    let got = hits.read()?[0];
+    if got == 0 {
+        anyhow::bail!("`hits`: expected {expected}, got 0: no point was counted (is the TODO done?)");
+    }
+    check::scalar("hits", expected, got)?;
+    Ok(format!("pi ~= {:.5}", 4.0 * got as f64 / n as f64))
+}
+
+fn shared_speedup(ctx: &Ctx) -> Result<String> {
+    let module = ctx.kernel_module("pi_shared")?;
+    let baseline = ctx.yardstick("pi_global_atomics", include_str!("../yardsticks/pi_global_atomics.cu"))?;
+    let gpu = module.gpu();
+    let (x, y) = points(&mut ctx.rng(), PERF_POINTS);
+    let (dx, dy) = (gpu.upload("x", &x)?, gpu.upload("y", &y)?);
+    let hits = gpu.zeros::<u32>("hits", 1)?;
+    let cfg = launch_config(PERF_POINTS);
+    let a = args![&dx, &dy, PERF_POINTS as i32, &hits];
+    let shared = ctx.time(|| module.launch_async("pi_shared", cfg, &a))?;
+    let global = ctx.time(|| baseline.launch_async("pi_global_atomics", cfg, &a))?;
+    kit::perf::require_speedup("pi_shared", &shared, &global, "one atomicAdd per hit", MIN_SPEEDUP)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kit::inputs::rng_for;
+
+    #[test]
+    fn cpu_reference_counts_the_quarter_disc() {
+        assert_eq!(cpu_hits(&[0.0, 0.6, 0.9, 1.0], &[0.0, 0.7, 0.9, 0.0]), 3);
+    }
+
+    #[test]
+    fn points_avoid_the_boundary_and_always_hit() {
+        for n in [1, 2, 255, 10_000] {
+            let (x, y) = points(&mut rng_for(42, &format!("n={n}")), n);
+            assert_eq!(x.len(), n);
+            assert!(cpu_hits(&x, &y) > 0, "n={n} has no hit: an empty kernel would pass");
+            assert!(x.iter().zip(&y).all(|(a, b)| ((*a as f64).powi(2) + (*b as f64).powi(2) - 1.0).abs() >= 1e-5));
+        }
+        let (x, y) = points(&mut rng_for(1, "big"), 1_000_000);
+        let pi = 4.0 * cpu_hits(&x, &y) as f64 / 1e6;
+        assert!((pi - std::f64::consts::PI).abs() < 0.01, "{pi}");
+    }
+
+    #[test]
+    fn launch_is_capped_so_a_grid_stride_loop_is_needed() {
+        assert_eq!(launch_config(1).grid.0, 1);
+        assert_eq!(launch_config(257).grid.0, 2);
+        assert_eq!(launch_config(SIZES[4]).grid.0, MAX_BLOCKS);
+        assert!(SIZES[4] > (MAX_BLOCKS * THREADS) as usize);
+        assert!(SIZES.iter().all(|n| n % THREADS as usize != 0));
+    }
+}

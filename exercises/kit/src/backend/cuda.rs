@@ -1,0 +1,291 @@
+//! The real-GPU backend: the CUDA driver API through cudarc's thin `result` layer.
+//!
+//! We use the raw layer rather than cudarc's safe types because the seam is
+//! byte-level (the simulator implements the same trait) and because we must
+//! classify every failure (illegal address, timeout, missing kernel) for a verdict.
+
+use std::ffi::{c_void, CString};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{result, sys, DriverError};
+
+use super::{Arg, BResult, Backend, BackendError, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
+
+pub struct CudaBackend {
+    ctx: sys::CUcontext,
+    stream: sys::CUstream,
+    info: DeviceInfo,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    modules: Vec<sys::CUmodule>,
+    /// Set after a fatal error: the context cannot run anything more.
+    lost: Option<String>,
+}
+
+// SAFETY: the raw handles are only used while holding `state`'s lock or after
+// making the context current on the calling thread; the driver API is thread safe.
+unsafe impl Send for CudaBackend {}
+unsafe impl Sync for CudaBackend {}
+
+impl CudaBackend {
+    /// Opens device `ordinal`. Fails with `NoDevice` (never panics) when there is
+    /// no driver library or no GPU.
+    pub fn new(ordinal: i32) -> BResult<Self> {
+        // cudarc panics when it cannot dlopen libcuda; ask first.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(BackendError::NoDevice(
+                "no NVIDIA driver found (libcuda.so could not be loaded)".into(),
+            ));
+        }
+        result::init().map_err(|e| BackendError::NoDevice(describe(e)))?;
+        let count = result::device::get_count().map_err(|e| BackendError::NoDevice(describe(e)))?;
+        if count <= ordinal {
+            return Err(BackendError::NoDevice(format!(
+                "the driver sees {count} GPU(s); device {ordinal} does not exist"
+            )));
+        }
+        let dev = result::device::get(ordinal).map_err(|e| BackendError::NoDevice(describe(e)))?;
+        let ctx = unsafe { result::primary_ctx::retain(dev) }.map_err(|e| BackendError::NoDevice(describe(e)))?;
+        unsafe { result::ctx::set_current(ctx) }.map_err(|e| BackendError::NoDevice(describe(e)))?;
+        let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
+            .map_err(|e| BackendError::NoDevice(describe(e)))?;
+        let info = device_info(dev)?;
+        Ok(Self { ctx, stream, info, state: Mutex::new(State::default()) })
+    }
+
+    /// Makes our context current on this thread and refuses to go on after a fatal error.
+    fn enter(&self) -> BResult<std::sync::MutexGuard<'_, State>> {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(cause) = &state.lost {
+            return Err(BackendError::ContextLost(cause.clone()));
+        }
+        unsafe { result::ctx::set_current(self.ctx) }.map_err(|e| BackendError::Other(describe(e)))?;
+        Ok(state)
+    }
+
+    fn module(state: &State, id: ModuleId) -> BResult<sys::CUmodule> {
+        state
+            .modules
+            .get(id.0 as usize)
+            .copied()
+            .ok_or_else(|| BackendError::Other(format!("unknown module {id:?}")))
+    }
+}
+
+/// Maps a driver error to a classified one, remembering fatal ones.
+fn classify(state: &mut State, e: DriverError) -> BackendError {
+    use sys::cudaError_enum as E;
+    let err = match e.0 {
+        E::CUDA_ERROR_ILLEGAL_ADDRESS => BackendError::IllegalAddress,
+        E::CUDA_ERROR_MISALIGNED_ADDRESS
+        | E::CUDA_ERROR_ILLEGAL_INSTRUCTION
+        | E::CUDA_ERROR_INVALID_PC
+        | E::CUDA_ERROR_HARDWARE_STACK_ERROR
+        | E::CUDA_ERROR_LAUNCH_FAILED
+        | E::CUDA_ERROR_ASSERT => BackendError::Crashed(describe(e)),
+        E::CUDA_ERROR_LAUNCH_TIMEOUT => BackendError::Timeout(Duration::ZERO),
+        E::CUDA_ERROR_OUT_OF_MEMORY => BackendError::OutOfMemory(describe(e)),
+        E::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES | E::CUDA_ERROR_INVALID_VALUE => {
+            BackendError::LaunchFailed(describe(e))
+        }
+        E::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => BackendError::LoadFailed(format!(
+            "{}: the PTX was written by a newer compiler than this driver understands. \
+             Update the NVIDIA driver, or use the NVRTC that came with your driver's CUDA version \
+             (set CUDA_PATH to that toolkit)",
+            describe(e)
+        )),
+        _ => BackendError::Other(describe(e)),
+    };
+    if err.is_fatal() {
+        state.lost = Some(err.to_string());
+    }
+    err
+}
+
+fn describe(e: DriverError) -> String {
+    let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let text = e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    format!("{name} ({text})")
+}
+
+fn device_info(dev: sys::CUdevice) -> BResult<DeviceInfo> {
+    use sys::CUdevice_attribute as A;
+    let attr = |a: A| -> BResult<u32> {
+        unsafe { result::device::get_attribute(dev, a) }
+            .map(|v| v as u32)
+            .map_err(|e| BackendError::Other(describe(e)))
+    };
+    let mut driver = 0i32;
+    unsafe { sys::cuDriverGetVersion(&mut driver) }
+        .result()
+        .map_err(|e| BackendError::Other(describe(e)))?;
+    Ok(DeviceInfo {
+        backend: "cuda".into(),
+        name: result::device::get_name(dev).map_err(|e| BackendError::Other(describe(e)))?,
+        compute_capability: (
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        ),
+        driver_version: Some(format!("{}.{}", driver / 1000, (driver % 1000) / 10)),
+        multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        l2_cache_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
+        global_memory_bytes: unsafe { result::device::total_mem(dev) }
+            .map_err(|e| BackendError::Other(describe(e)))? as u64,
+        max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        max_shared_bytes_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+    })
+}
+
+impl Backend for CudaBackend {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn load_module(&self, ptx: &str) -> BResult<ModuleId> {
+        let mut state = self.enter()?;
+        let image = CString::new(ptx).map_err(|_| BackendError::LoadFailed("PTX contains a NUL byte".into()))?;
+        let module = unsafe { result::module::load_data(image.as_ptr() as *const c_void) }.map_err(|e| {
+            match classify(&mut state, e) {
+                BackendError::Other(msg) => BackendError::LoadFailed(msg),
+                other => other,
+            }
+        })?;
+        state.modules.push(module);
+        Ok(ModuleId(state.modules.len() as u32 - 1))
+    }
+
+    fn has_kernel(&self, module: ModuleId, name: &str) -> BResult<bool> {
+        let state = self.enter()?;
+        let m = Self::module(&state, module)?;
+        let cname = CString::new(name).map_err(|_| BackendError::MissingKernel(name.into()))?;
+        Ok(unsafe { result::module::get_function(m, cname) }.is_ok())
+    }
+
+    fn alloc(&self, bytes: usize) -> BResult<DevPtr> {
+        let mut state = self.enter()?;
+        unsafe { result::malloc_sync(bytes.max(1)) }.map_err(|e| classify(&mut state, e))
+    }
+
+    fn free(&self, ptr: DevPtr) {
+        // Freeing in a lost context fails; there is nothing useful to do about it.
+        if let Ok(_state) = self.enter() {
+            let _ = unsafe { result::free_sync(ptr) };
+        }
+    }
+
+    fn write(&self, dst: DevPtr, src: &[u8]) -> BResult<()> {
+        let mut state = self.enter()?;
+        unsafe { result::memcpy_htod_sync(dst, src) }.map_err(|e| classify(&mut state, e))
+    }
+
+    fn read(&self, src: DevPtr, dst: &mut [u8]) -> BResult<()> {
+        let mut state = self.enter()?;
+        unsafe { result::memcpy_dtoh_sync(dst, src) }.map_err(|e| classify(&mut state, e))
+    }
+
+    fn fill(&self, dst: DevPtr, byte: u8, len: usize) -> BResult<()> {
+        let mut state = self.enter()?;
+        unsafe { result::memset_d8_sync(dst, byte, len) }.map_err(|e| classify(&mut state, e))
+    }
+
+    fn write_symbol(&self, module: ModuleId, name: &str, bytes: &[u8]) -> BResult<()> {
+        let mut state = self.enter()?;
+        let m = Self::module(&state, module)?;
+        let cname = CString::new(name).map_err(|_| BackendError::MissingSymbol(name.into()))?;
+        let (ptr, size) = unsafe { result::module::get_global(m, cname) }
+            .map_err(|_| BackendError::MissingSymbol(name.into()))?;
+        if size != bytes.len() {
+            return Err(BackendError::Other(format!(
+                "`{name}` holds {size} bytes but {} were given (check its declared type and length)",
+                bytes.len()
+            )));
+        }
+        unsafe { result::memcpy_htod_sync(ptr, bytes) }.map_err(|e| classify(&mut state, e))
+    }
+
+    fn launch(&self, module: ModuleId, kernel: &str, cfg: &LaunchConfig, args: &[Arg]) -> BResult<()> {
+        let mut state = self.enter()?;
+        let m = Self::module(&state, module)?;
+        let cname = CString::new(kernel).map_err(|_| BackendError::MissingKernel(kernel.into()))?;
+        let f = unsafe { result::module::get_function(m, cname) }
+            .map_err(|_| BackendError::MissingKernel(kernel.into()))?;
+        // cuLaunchKernel wants an array of pointers to each argument's bytes.
+        let mut storage: Vec<Vec<u8>> = args.iter().map(Arg::to_bytes).collect();
+        let mut params: Vec<*mut c_void> = storage.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void).collect();
+        unsafe { result::launch_kernel(f, cfg.grid, cfg.block, cfg.shared_bytes, self.stream, &mut params) }
+            .map_err(|e| match classify(&mut state, e) {
+                BackendError::Other(msg) => BackendError::LaunchFailed(msg),
+                other => other,
+            })
+    }
+
+    fn synchronize(&self, timeout: Duration) -> BResult<()> {
+        let mut state = self.enter()?;
+        // Poll rather than block, so that an endless kernel becomes a verdict.
+        let start = Instant::now();
+        loop {
+            match unsafe { sys::cuStreamQuery(self.stream) } {
+                sys::CUresult::CUDA_SUCCESS => return Ok(()),
+                sys::CUresult::CUDA_ERROR_NOT_READY => {
+                    if start.elapsed() > timeout {
+                        let err = BackendError::Timeout(timeout);
+                        state.lost = Some(err.to_string());
+                        return Err(err);
+                    }
+                    std::thread::sleep(Duration::from_micros(if start.elapsed() < Duration::from_millis(10) {
+                        20
+                    } else {
+                        1000
+                    }));
+                }
+                other => return Err(classify(&mut state, DriverError(other))),
+            }
+        }
+    }
+
+    fn time_ms(&self, work: &mut dyn FnMut() -> BResult<()>, timeout: Duration) -> BResult<f32> {
+        let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
+        let (start, stop) = {
+            let mut state = self.enter()?;
+            let start = result::event::create(flags).map_err(|e| classify(&mut state, e))?;
+            let stop = result::event::create(flags).map_err(|e| classify(&mut state, e))?;
+            unsafe { result::event::record(start, self.stream) }.map_err(|e| classify(&mut state, e))?;
+            (start, stop)
+        };
+        let outcome = work()
+            .and_then(|_| {
+                let mut state = self.enter()?;
+                unsafe { result::event::record(stop, self.stream) }.map_err(|e| classify(&mut state, e))
+            })
+            .and_then(|_| self.synchronize(timeout))
+            .and_then(|_| {
+                let mut state = self.enter()?;
+                unsafe { result::event::elapsed(start, stop) }.map_err(|e| classify(&mut state, e))
+            });
+        unsafe {
+            let _ = result::event::destroy(start);
+            let _ = result::event::destroy(stop);
+        }
+        outcome
+    }
+}
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        if state.lost.is_some() {
+            return; // a lost context refuses everything; the process exit cleans up
+        }
+        unsafe {
+            let _ = result::ctx::set_current(self.ctx);
+            for m in state.modules.drain(..) {
+                let _ = result::module::unload(m);
+            }
+            let _ = result::stream::destroy(self.stream);
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! The backend seam: everything exercise code may ask of a GPU.
+//!
+//! Exercise crates never touch cudarc. They talk to [`crate::Gpu`], which wraps a
+//! `dyn Backend`. Two implementations exist or are planned: [`cuda`] (a real GPU
+//! through the driver API) and a PTX simulator (`ptx-sim`) for machines without one.
+//! The trait is deliberately byte-level and object safe so that a simulator can
+//! implement it without knowing Rust types.
+
+pub mod cuda;
+
+use std::time::Duration;
+
+/// A device address as the kernel sees it (a `T*` parameter).
+pub type DevPtr = u64;
+
+/// A compiled module loaded on the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ModuleId(pub u32);
+
+/// One kernel parameter, by value, exactly as the PTX `.param` expects it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Arg {
+    Ptr(DevPtr),
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    U64(u64),
+    F32(f32),
+    F64(f64),
+}
+
+impl Arg {
+    /// Little-endian bytes of the value, as laid out in the parameter buffer.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match *self {
+            Arg::Ptr(v) | Arg::U64(v) => v.to_le_bytes().to_vec(),
+            Arg::I64(v) => v.to_le_bytes().to_vec(),
+            Arg::I32(v) => v.to_le_bytes().to_vec(),
+            Arg::U32(v) => v.to_le_bytes().to_vec(),
+            Arg::F32(v) => v.to_le_bytes().to_vec(),
+            Arg::F64(v) => v.to_le_bytes().to_vec(),
+        }
+    }
+}
+
+/// Grid, block and dynamic shared memory of one launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchConfig {
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub shared_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// A 1D launch.
+    pub fn linear(blocks: u32, threads: u32) -> Self {
+        Self { grid: (blocks, 1, 1), block: (threads, 1, 1), shared_bytes: 0 }
+    }
+    /// A 2D launch.
+    pub fn grid2d(grid: (u32, u32), block: (u32, u32)) -> Self {
+        Self { grid: (grid.0, grid.1, 1), block: (block.0, block.1, 1), shared_bytes: 0 }
+    }
+    /// The same launch with `bytes` of dynamic (`extern __shared__`) memory.
+    pub fn with_shared(mut self, bytes: u32) -> Self {
+        self.shared_bytes = bytes;
+        self
+    }
+    pub fn threads_per_block(&self) -> u32 {
+        self.block.0 * self.block.1 * self.block.2
+    }
+}
+
+/// What a grade report needs to say about the machine.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceInfo {
+    /// `"cuda"` or `"sim"`.
+    pub backend: String,
+    pub name: String,
+    /// (major, minor), e.g. (9, 0) for an H100.
+    pub compute_capability: (u32, u32),
+    /// e.g. "13.0"; `None` where there is no driver (the simulator).
+    pub driver_version: Option<String>,
+    pub multiprocessors: u32,
+    pub l2_cache_bytes: u64,
+    pub global_memory_bytes: u64,
+    pub max_threads_per_block: u32,
+    pub max_shared_bytes_per_block: u32,
+}
+
+/// Errors a backend reports, classified so that a verdict can name the cause.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    #[error("no GPU available: {0}")]
+    NoDevice(String),
+    #[error("the PTX could not be loaded: {0}")]
+    LoadFailed(String),
+    #[error("the kernel `{0}` is not in the compiled file (is it spelled right and declared `extern \"C\" __global__`?)")]
+    MissingKernel(String),
+    #[error("no `__constant__` or `__device__` variable named `{0}` in the compiled file")]
+    MissingSymbol(String),
+    #[error("the launch could not start: {0}")]
+    LaunchFailed(String),
+    #[error("the kernel accessed memory it does not own (illegal address); the GPU context is lost for the rest of this run")]
+    IllegalAddress,
+    #[error("the kernel crashed: {0}; the GPU context is lost for the rest of this run")]
+    Crashed(String),
+    #[error("the kernel did not finish within {0:?} (an endless loop?); the GPU context is lost for the rest of this run")]
+    Timeout(Duration),
+    #[error("the GPU context was lost earlier in this run ({0}); nothing more can run on it")]
+    ContextLost(String),
+    #[error("out of device memory: {0}")]
+    OutOfMemory(String),
+    #[error("{0} is not supported by the {1} backend")]
+    Unsupported(&'static str, &'static str),
+    #[error("{0}")]
+    Other(String),
+}
+
+impl BackendError {
+    /// True when nothing more can run in this process after this error.
+    pub fn is_fatal(&self) -> bool {
+        matches!(
+            self,
+            BackendError::IllegalAddress
+                | BackendError::Crashed(_)
+                | BackendError::Timeout(_)
+                | BackendError::ContextLost(_)
+        )
+    }
+}
+
+pub type BResult<T> = Result<T, BackendError>;
+
+/// A place kernels run. All methods take `&self`: backends use interior
+/// mutability so one `Gpu` can be shared by the checks of a run.
+pub trait Backend: Send + Sync {
+    fn info(&self) -> &DeviceInfo;
+
+    /// Loads PTX text. Function and symbol lookups happen at launch time.
+    fn load_module(&self, ptx: &str) -> BResult<ModuleId>;
+    /// Whether `module` defines an entry (kernel) called `name`.
+    fn has_kernel(&self, module: ModuleId, name: &str) -> BResult<bool>;
+
+    fn alloc(&self, bytes: usize) -> BResult<DevPtr>;
+    fn free(&self, ptr: DevPtr);
+    fn write(&self, dst: DevPtr, src: &[u8]) -> BResult<()>;
+    fn read(&self, src: DevPtr, dst: &mut [u8]) -> BResult<()>;
+    fn fill(&self, dst: DevPtr, byte: u8, len: usize) -> BResult<()>;
+    /// Writes a module-scope `__constant__` (or `__device__`) variable by name.
+    fn write_symbol(&self, module: ModuleId, name: &str, bytes: &[u8]) -> BResult<()>;
+
+    /// Starts a kernel. May return before it finishes (a real GPU is asynchronous).
+    fn launch(&self, module: ModuleId, kernel: &str, cfg: &LaunchConfig, args: &[Arg]) -> BResult<()>;
+    /// Waits for all launched work, giving up after `timeout`.
+    fn synchronize(&self, timeout: Duration) -> BResult<()>;
+
+    /// Times `work` (which launches kernels) with device events, in milliseconds.
+    /// Backends without real timing return `Unsupported`.
+    fn time_ms(&self, work: &mut dyn FnMut() -> BResult<()>, timeout: Duration) -> BResult<f32>;
+}

@@ -1,0 +1,247 @@
+//! What an exercise is (parts, checks) and what a check gets to work with (`Ctx`).
+//!
+//! An exercise crate exports one function returning an [`Exercise`]; the grader
+//! turns every check into a test and scores the results. Exercise crates never
+//! see the grader, so there is no dependency cycle.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use anyhow::{anyhow, bail, Context as _, Result};
+use ptx_build::{CompileOptions, Compiler, SourceFile};
+
+use crate::backend::LaunchConfig;
+use crate::gpu::{Gpu, Module};
+use crate::inputs::{rng_for, ChaCha8Rng};
+use crate::inspect::{self, KernelPtx};
+use crate::perf::{self, Timing};
+
+pub struct Exercise {
+    /// "ex01": what students and course pages say.
+    pub id: &'static str,
+    /// "pi": a second name the grader accepts.
+    pub slug: &'static str,
+    pub title: &'static str,
+    /// Folder relative to the workspace root, e.g. "exercises/ex01-pi".
+    pub dir: &'static str,
+    pub parts: Vec<Part>,
+}
+
+impl Exercise {
+    /// "ex01-pi": the folder name, also accepted by the grader.
+    pub fn folder_name(&self) -> &'static str {
+        self.dir.rsplit('/').next().unwrap_or(self.dir)
+    }
+}
+
+/// One `.cu` file the student writes, graded on its own.
+pub struct Part {
+    pub name: &'static str,
+    /// Relative to the exercise folder, e.g. "kernels/pi_shared.cu".
+    pub file: &'static str,
+    /// The `extern "C" __global__` functions the file must define.
+    pub kernels: &'static [&'static str],
+    pub points: f64,
+    pub checks: Vec<Check>,
+}
+
+impl Part {
+    pub fn new(name: &'static str, file: &'static str, kernels: &'static [&'static str], points: f64) -> Self {
+        Self { name, file, kernels, points, checks: Vec::new() }
+    }
+    pub fn check(mut self, check: Check) -> Self {
+        self.checks.push(check);
+        self
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckKind {
+    /// The numbers are right, on seeded inputs of many sizes.
+    Correctness,
+    /// The PTX shows the technique the exercise teaches.
+    Structure,
+    /// Faster than a yardstick timed in the same run.
+    Performance,
+}
+
+impl CheckKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            CheckKind::Correctness => "correct",
+            CheckKind::Structure => "structure",
+            CheckKind::Performance => "perf",
+        }
+    }
+}
+
+pub type CheckFn = Arc<dyn Fn(&Ctx) -> Result<String> + Send + Sync>;
+
+/// One graded check. Returns a note on success (shown in the report), an error
+/// that explains itself on failure, or a [`Skip`] error when it cannot run here.
+#[derive(Clone)]
+pub struct Check {
+    /// Unique within the part, e.g. "n=1000003"; the test is "ex01::shared::correct::n=1000003".
+    pub name: String,
+    pub kind: CheckKind,
+    pub run: CheckFn,
+}
+
+impl Check {
+    pub fn correctness(name: impl Into<String>, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
+        Self { name: name.into(), kind: CheckKind::Correctness, run: Arc::new(f) }
+    }
+    pub fn structure(name: impl Into<String>, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
+        Self { name: name.into(), kind: CheckKind::Structure, run: Arc::new(f) }
+    }
+    pub fn performance(name: impl Into<String>, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
+        Self { name: name.into(), kind: CheckKind::Performance, run: Arc::new(f) }
+    }
+    /// Structure checks read only the PTX; the others need a GPU (real or simulated).
+    pub fn needs_gpu(&self) -> bool {
+        self.kind != CheckKind::Structure
+    }
+}
+
+/// A check that cannot run here (no timing on the simulator, say). Not a failure.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Skip(pub String);
+
+/// What is shared by every check of one grading run.
+pub struct RunEnv {
+    pub seed: u64,
+    pub gpu: Option<Gpu>,
+    compiler: Option<Compiler>,
+    options: CompileOptions,
+    yardsticks: Mutex<HashMap<&'static str, Arc<Module>>>,
+    copy_gbps: OnceLock<Result<f64, String>>,
+}
+
+impl RunEnv {
+    pub fn new(seed: u64, gpu: Option<Gpu>, compiler: Option<Compiler>, options: CompileOptions) -> Self {
+        Self { seed, gpu, compiler, options, yardsticks: Mutex::default(), copy_gbps: OnceLock::new() }
+    }
+}
+
+/// The compiled student file of one part; loaded on the GPU on first use.
+pub struct PartBuild {
+    pub ptx: String,
+    module: OnceLock<Result<Module, String>>,
+}
+
+impl PartBuild {
+    pub fn new(ptx: String) -> Self {
+        Self { ptx, module: OnceLock::new() }
+    }
+}
+
+/// What a check works with.
+pub struct Ctx<'r> {
+    pub check_name: &'r str,
+    pub env: &'r RunEnv,
+    pub build: &'r PartBuild,
+}
+
+impl<'r> Ctx<'r> {
+    /// This check's own seeded generator.
+    pub fn rng(&self) -> ChaCha8Rng {
+        rng_for(self.env.seed, self.check_name)
+    }
+
+    pub fn gpu(&self) -> Result<&'r Gpu> {
+        self.env.gpu.as_ref().ok_or_else(|| Skip("no GPU in this run".into()).into())
+    }
+
+    /// The student's compiled file, loaded on the GPU.
+    pub fn module(&self) -> Result<&'r Module> {
+        let gpu = self.gpu()?;
+        let loaded = self.build.module.get_or_init(|| gpu.load(&self.build.ptx).map_err(|e| format!("{e:#}")));
+        loaded.as_ref().map_err(|e| anyhow!("the compiled file could not be loaded on the GPU: {e}"))
+    }
+
+    /// The student's module after checking that it defines `kernel`; explains a wrong
+    /// name or a missing `extern "C"` rather than failing with a driver error.
+    pub fn kernel_module(&self, kernel: &str) -> Result<&'r Module> {
+        self.kernel_ptx(kernel)?;
+        self.module()
+    }
+
+    /// The PTX of one of the student's kernels.
+    pub fn kernel_ptx(&self, kernel: &str) -> Result<KernelPtx<'r>> {
+        inspect::kernel(&self.build.ptx, kernel).ok_or_else(|| missing_kernel(&self.build.ptx, kernel))
+    }
+
+    /// A kernel of the grader's own (a baseline pattern or the copy yardstick), compiled once per run.
+    pub fn yardstick(&self, name: &'static str, source: &'static str) -> Result<Arc<Module>> {
+        let gpu = self.gpu()?;
+        let mut cache = self.env.yardsticks.lock().unwrap();
+        if let Some(m) = cache.get(name) {
+            return Ok(m.clone());
+        }
+        let compiler = self.env.compiler.as_ref().ok_or_else(|| anyhow!("no CUDA compiler available"))?;
+        let ptx = compiler
+            .compile(&SourceFile::from_text(format!("<grader>/{name}.cu"), source), &self.env.options)
+            .with_context(|| format!("compiling the grader's yardstick `{name}`"))?;
+        let module = Arc::new(gpu.load(&ptx.text)?);
+        cache.insert(name, module.clone());
+        Ok(module)
+    }
+
+    /// Device-to-device copy bandwidth (bytes read + written per second, in GB/s),
+    /// measured once per run on a buffer several times larger than the L2 cache.
+    pub fn copy_bandwidth_gbps(&self) -> Result<f64> {
+        let measured = self.env.copy_gbps.get_or_init(|| self.measure_copy().map_err(|e| format!("{e:#}")));
+        measured.clone().map_err(|e| anyhow!("measuring the copy bandwidth failed: {e}"))
+    }
+
+    fn measure_copy(&self) -> Result<f64> {
+        let gpu = self.gpu()?;
+        let copy = self.yardstick("copy", include_str!("../kernels/copy.cu"))?;
+        let floats = bandwidth_elements(gpu);
+        let input = gpu.zeros::<f32>("copy.in", floats)?;
+        let output = gpu.zeros::<f32>("copy.out", floats)?;
+        let n4 = (floats / 4) as u64;
+        let cfg = LaunchConfig::linear(gpu.info().multiprocessors * 8, 256);
+        let t = perf::measure(gpu, || copy.launch_async("copy_f32", cfg, &crate::args![&input, &output, n4]))?;
+        Ok(t.gb_per_s(2 * floats * 4))
+    }
+
+    /// Times `launch` (one kernel start) with events after warm-ups.
+    pub fn time(&self, launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+        perf::measure(self.gpu()?, launch)
+    }
+}
+
+/// Elements (4 bytes each) for a bandwidth measurement: 8× the L2 cache, at
+/// least 64 MiB, at most an eighth of the device memory.
+pub fn bandwidth_elements(gpu: &Gpu) -> usize {
+    let info = gpu.info();
+    let bytes = (info.l2_cache_bytes * 8).max(64 << 20).min(info.global_memory_bytes / 8);
+    (bytes as usize / 4) & !1023
+}
+
+fn missing_kernel(ptx: &str, kernel: &str) -> anyhow::Error {
+    let found = inspect::entries(ptx);
+    if let Some(mangled) = found.iter().find(|e| e.starts_with("_Z") && e.contains(kernel)) {
+        return anyhow!(
+            "no kernel named `{kernel}`: the file has `{mangled}`, a C++-mangled name. \
+             Keep the `extern \"C\"` in front of `__global__` so the grader can find it"
+        );
+    }
+    if found.is_empty() {
+        anyhow!("no kernel named `{kernel}`: the file defines no `__global__` function at all")
+    } else {
+        anyhow!("no kernel named `{kernel}`: the file defines {}; keep the name from the stub", found.join(", "))
+    }
+}
+
+/// Fails unless `cond`, with a message that explains what the check looks for.
+pub fn require(cond: bool, explanation: impl FnOnce() -> String) -> Result<()> {
+    if cond {
+        Ok(())
+    } else {
+        bail!(explanation())
+    }
+}

@@ -1,0 +1,251 @@
+//! `Gpu`, `Module` and `DeviceBuffer`: the typed face of the backend seam.
+//!
+//! Every buffer is allocated with guard zones before and after it, filled with a
+//! known pattern. After every launch the guards are read back, so a write just
+//! past the end of an array is reported even when it does not crash.
+
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use bytemuck::Pod;
+
+use crate::backend::{Arg, Backend, BackendError, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
+
+/// Bytes of guard zone on each side of every buffer (a multiple of 256 keeps alignment).
+pub const GUARD_BYTES: usize = 1024;
+/// Pattern in guard zones; chosen to be unlikely as a kernel's result.
+const GUARD_BYTE: u8 = 0xA5;
+/// Pattern written into outputs before a launch: NaN for floats, all ones for integers.
+pub const POISON_BYTE: u8 = 0xFF;
+
+/// A handle to a GPU (real or simulated). Cheap to clone.
+#[derive(Clone)]
+pub struct Gpu {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    backend: Box<dyn Backend>,
+    /// How long one launch may run before it is declared stuck.
+    timeout: Duration,
+    /// Live buffers (base pointer, user bytes, name), for guard checks after launches.
+    live: Mutex<Vec<(DevPtr, usize, String)>>,
+}
+
+/// A write outside a buffer, found in its guard zone after a launch.
+#[derive(Debug, thiserror::Error)]
+#[error("out-of-bounds write: the kernel wrote {bytes} byte(s) {side} the buffer `{buffer}` (it has {len} bytes); check your bounds test (e.g. `if (i < n)`)")]
+pub struct OutOfBounds {
+    pub buffer: String,
+    pub side: &'static str,
+    pub bytes: usize,
+    pub len: usize,
+}
+
+impl Gpu {
+    pub fn new(backend: Box<dyn Backend>, timeout: Duration) -> Self {
+        Self { inner: Arc::new(Inner { backend, timeout, live: Mutex::new(Vec::new()) }) }
+    }
+
+    /// The first CUDA device, or why there is none.
+    pub fn cuda(timeout: Duration) -> Result<Self, BackendError> {
+        Ok(Self::new(Box::new(crate::backend::cuda::CudaBackend::new(0)?), timeout))
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        self.inner.backend.info()
+    }
+
+    pub fn backend(&self) -> &dyn Backend {
+        self.inner.backend.as_ref()
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.inner.timeout
+    }
+
+    pub fn load(&self, ptx: &str) -> Result<Module> {
+        let id = self.inner.backend.load_module(ptx)?;
+        Ok(Module { gpu: self.clone(), id })
+    }
+
+    /// A buffer of `len` elements, every byte set to the poison pattern.
+    pub fn poisoned<T: Pod>(&self, name: &str, len: usize) -> Result<DeviceBuffer<T>> {
+        let buf = self.alloc::<T>(name, len)?;
+        buf.poison()?;
+        Ok(buf)
+    }
+
+    /// A buffer of `len` zeroed elements.
+    pub fn zeros<T: Pod>(&self, name: &str, len: usize) -> Result<DeviceBuffer<T>> {
+        let buf = self.alloc::<T>(name, len)?;
+        self.backend().fill(buf.ptr(), 0, buf.bytes())?;
+        Ok(buf)
+    }
+
+    /// A buffer holding a copy of `data`.
+    pub fn upload<T: Pod>(&self, name: &str, data: &[T]) -> Result<DeviceBuffer<T>> {
+        let buf = self.alloc::<T>(name, data.len())?;
+        buf.write(data)?;
+        Ok(buf)
+    }
+
+    fn alloc<T: Pod>(&self, name: &str, len: usize) -> Result<DeviceBuffer<T>> {
+        let bytes = len * std::mem::size_of::<T>();
+        let b = self.backend();
+        let base = b.alloc(bytes + 2 * GUARD_BYTES).with_context(|| format!("allocating `{name}` ({bytes} bytes)"))?;
+        b.fill(base, GUARD_BYTE, GUARD_BYTES)?;
+        b.fill(base + (GUARD_BYTES + bytes) as u64, GUARD_BYTE, GUARD_BYTES)?;
+        self.inner.live.lock().unwrap().push((base, bytes, name.to_string()));
+        Ok(DeviceBuffer { gpu: self.clone(), base, len, name: name.to_string(), _t: PhantomData })
+    }
+
+    /// Waits for launched work (with the stuck-kernel timeout), then checks every guard zone.
+    pub fn finish(&self) -> Result<()> {
+        self.backend().synchronize(self.inner.timeout)?;
+        self.check_guards()
+    }
+
+    fn check_guards(&self) -> Result<()> {
+        let live = self.inner.live.lock().unwrap().clone();
+        let mut guard = vec![0u8; GUARD_BYTES];
+        for (base, len, name) in live {
+            for (side, at) in [("before the start of", base), ("past the end of", base + (GUARD_BYTES + len) as u64)] {
+                self.backend().read(at, &mut guard)?;
+                let touched = guard.iter().filter(|&&b| b != GUARD_BYTE).count();
+                if touched > 0 {
+                    // Restore, so that one violation is not reported again by every later launch.
+                    self.backend().fill(at, GUARD_BYTE, GUARD_BYTES)?;
+                    return Err(OutOfBounds { buffer: name, side, bytes: touched, len }.into());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A loaded PTX module: the student's compiled file, or a yardstick of the grader's.
+pub struct Module {
+    gpu: Gpu,
+    id: ModuleId,
+}
+
+impl Module {
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    pub fn has_kernel(&self, name: &str) -> Result<bool> {
+        Ok(self.gpu.backend().has_kernel(self.id, name)?)
+    }
+
+    /// Launches `kernel` and waits for it; then checks every buffer's guard zones.
+    pub fn launch(&self, kernel: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
+        self.launch_async(kernel, cfg, args)?;
+        self.gpu.finish().with_context(|| format!("running `{kernel}` with {}", describe(&cfg)))
+    }
+
+    /// Starts `kernel` without waiting (for timing loops). Call `Gpu::finish` after.
+    pub fn launch_async(&self, kernel: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
+        let max = self.gpu.info().max_threads_per_block;
+        if cfg.threads_per_block() > max {
+            bail!("{} asks for more than {max} threads per block", describe(&cfg));
+        }
+        self.gpu
+            .backend()
+            .launch(self.id, kernel, &cfg, args)
+            .with_context(|| format!("launching `{kernel}` with {}", describe(&cfg)))
+    }
+
+    /// Writes a `__constant__` array (or scalar) declared in this module.
+    pub fn set_constant<T: Pod>(&self, symbol: &str, values: &[T]) -> Result<()> {
+        self.gpu.backend().write_symbol(self.id, symbol, bytemuck::cast_slice(values))?;
+        Ok(())
+    }
+}
+
+fn describe(cfg: &LaunchConfig) -> String {
+    let (g, b) = (cfg.grid, cfg.block);
+    let mut s = format!("grid ({}, {}, {}), block ({}, {}, {})", g.0, g.1, g.2, b.0, b.1, b.2);
+    if cfg.shared_bytes > 0 {
+        s += &format!(", {} bytes of dynamic shared memory", cfg.shared_bytes);
+    }
+    s
+}
+
+/// A typed device array with guard zones. Freed on drop.
+pub struct DeviceBuffer<T: Pod> {
+    gpu: Gpu,
+    base: DevPtr,
+    len: usize,
+    name: String,
+    _t: PhantomData<T>,
+}
+
+impl<T: Pod> DeviceBuffer<T> {
+    /// The address the kernel sees (just after the leading guard zone).
+    pub fn ptr(&self) -> DevPtr {
+        self.base + GUARD_BYTES as u64
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn bytes(&self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The kernel argument for this buffer (a `T*`).
+    pub fn arg(&self) -> Arg {
+        Arg::Ptr(self.ptr())
+    }
+
+    pub fn write(&self, data: &[T]) -> Result<()> {
+        if data.len() != self.len {
+            bail!("`{}` holds {} elements, {} given", self.name, self.len, data.len());
+        }
+        self.gpu.backend().write(self.ptr(), bytemuck::cast_slice(data))?;
+        Ok(())
+    }
+
+    /// Sets every byte to the poison pattern, so unwritten elements show.
+    pub fn poison(&self) -> Result<()> {
+        self.gpu.backend().fill(self.ptr(), POISON_BYTE, self.bytes())?;
+        Ok(())
+    }
+
+    pub fn read(&self) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); self.len];
+        self.gpu.backend().read(self.ptr(), bytemuck::cast_slice_mut(&mut out))?;
+        Ok(out)
+    }
+}
+
+impl<T: Pod> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        self.gpu.inner.live.lock().unwrap().retain(|(b, _, _)| *b != self.base);
+        self.gpu.backend().free(self.base);
+    }
+}
+
+impl<T: Pod> From<&DeviceBuffer<T>> for Arg {
+    fn from(b: &DeviceBuffer<T>) -> Arg {
+        b.arg()
+    }
+}
+macro_rules! scalar_args {
+    ($($t:ty => $v:ident),*) => { $(impl From<$t> for Arg { fn from(x: $t) -> Arg { Arg::$v(x) } })* };
+}
+scalar_args!(i32 => I32, u32 => U32, i64 => I64, u64 => U64, f32 => F32, f64 => F64);
+
+/// Builds a kernel argument list: `args![x, y, n as i32, hits]`.
+#[macro_export]
+macro_rules! args {
+    ($($a:expr),* $(,)?) => { [$($crate::backend::Arg::from($a)),*] };
+}

@@ -1,0 +1,14 @@
+//! The host-side kit every exercise uses: the GPU seam, seeded inputs, checks
+//! that explain themselves, PTX inspection and event timing.
+
+pub mod backend;
+pub mod check;
+pub mod exercise;
+pub mod gpu;
+pub mod inputs;
+pub mod inspect;
+pub mod perf;
+
+pub use backend::{Arg, LaunchConfig};
+pub use exercise::{require, Check, CheckKind, Ctx, Exercise, Part, PartBuild, RunEnv, Skip};
+pub use gpu::{DeviceBuffer, Gpu, Module};

@@ -1,0 +1,121 @@
+//! Timing with device events. Performance checks compare two kernels timed in
+//! the same run on the same GPU, never an absolute time, because the grader runs
+//! on a student's laptop as well as on an H100.
+
+use anyhow::{anyhow, bail, Result};
+
+use crate::backend::BackendError;
+use crate::exercise::Skip;
+use crate::gpu::Gpu;
+
+/// Launches before timing starts (module load, clocks, caches, TLBs).
+pub const WARMUPS: usize = 3;
+/// Timed launches; the median is reported.
+pub const SAMPLES: usize = 15;
+
+/// Samples of one kernel's run time, in milliseconds.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    pub samples_ms: Vec<f64>,
+}
+
+impl Timing {
+    pub fn median_ms(&self) -> f64 {
+        let mut s = self.samples_ms.clone();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        if n % 2 == 1 {
+            s[n / 2]
+        } else {
+            (s[n / 2 - 1] + s[n / 2]) / 2.0
+        }
+    }
+
+    /// Throughput for a kernel that moves `bytes` (read + written) per launch.
+    pub fn gb_per_s(&self, bytes: usize) -> f64 {
+        bytes as f64 / (self.median_ms() * 1e-3) / 1e9
+    }
+}
+
+/// Times `launch` (which starts one kernel) after warm-ups; checks guards after
+/// the warm-ups so a fast but broken kernel is not timed.
+pub fn measure(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+    if gpu.info().backend != "cuda" {
+        return Err(Skip(format!("timing needs a real GPU; the {} backend cannot time kernels", gpu.info().backend)).into());
+    }
+    for _ in 0..WARMUPS {
+        launch()?;
+    }
+    gpu.finish()?;
+    let mut samples_ms = Vec::with_capacity(SAMPLES);
+    for _ in 0..SAMPLES {
+        let mut failure = None;
+        let ms = gpu.backend().time_ms(
+            &mut || {
+                launch().map_err(|e| {
+                    let msg = e.to_string();
+                    failure = Some(e);
+                    BackendError::Other(msg)
+                })
+            },
+            gpu.timeout(),
+        );
+        match (ms, failure) {
+            (_, Some(e)) => return Err(e),
+            (Ok(ms), None) => samples_ms.push(ms as f64),
+            (Err(e), None) => return Err(anyhow!(e)),
+        }
+    }
+    gpu.finish()?;
+    Ok(Timing { samples_ms })
+}
+
+/// Passes when `faster` beats `baseline` by at least `min_speedup`; the message
+/// says by how much either way, so a student sees how far off they are.
+pub fn require_speedup(what: &str, faster: &Timing, baseline: &Timing, baseline_name: &str, min_speedup: f64) -> Result<String> {
+    let speedup = baseline.median_ms() / faster.median_ms();
+    let line = format!(
+        "{what}: {:.3} ms vs {baseline_name} {:.3} ms = {speedup:.2}x (needs >= {min_speedup:.2}x)",
+        faster.median_ms(),
+        baseline.median_ms()
+    );
+    if speedup >= min_speedup {
+        Ok(line)
+    } else {
+        bail!("too slow. {line}")
+    }
+}
+
+/// Passes when `achieved` is at least `min_share` of `reference` (two throughputs).
+pub fn require_share(what: &str, achieved_gbps: f64, reference_name: &str, reference_gbps: f64, min_share: f64) -> Result<String> {
+    let share = achieved_gbps / reference_gbps;
+    let line = format!(
+        "{what}: {achieved_gbps:.0} GB/s = {:.0}% of {reference_name} ({reference_gbps:.0} GB/s); needs >= {:.0}%",
+        share * 100.0,
+        min_share * 100.0
+    );
+    if share >= min_share {
+        Ok(line)
+    } else {
+        bail!("too slow. {line}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_ratios() {
+        let t = Timing { samples_ms: vec![3.0, 1.0, 2.0] };
+        assert_eq!(t.median_ms(), 2.0);
+        assert_eq!(Timing { samples_ms: vec![4.0, 1.0, 2.0, 3.0] }.median_ms(), 2.5);
+        assert_eq!(t.gb_per_s(2_000_000), 1.0);
+        let slow = Timing { samples_ms: vec![10.0] };
+        assert!(require_speedup("s", &t, &slow, "base", 4.0).is_ok());
+        let err = require_speedup("s", &t, &slow, "base", 6.0).unwrap_err().to_string();
+        assert!(err.contains("5.00x") && err.contains(">= 6.00x"), "{err}");
+        assert!(require_share("k", 50.0, "copy", 100.0, 0.4).is_ok());
+        assert!(require_share("k", 30.0, "copy", 100.0, 0.4).is_err());
+    }
+}

@@ -1,0 +1,330 @@
+//! One grading run: compile every selected part, turn every check into a
+//! libtest-mimic trial, run them, and score what came back.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use kit::backend::BackendError;
+use kit::gpu::OutOfBounds;
+use kit::{CheckKind, Ctx, Exercise, Gpu, PartBuild, RunEnv, Skip};
+use libtest_mimic::{Arguments, Completion, Conclusion, Failed, Trial};
+use ptx_build::{BuildError, CompileOptions, Compiler, SourceFile};
+
+use crate::report::{CompileReport, CompileStatus, Environment, ExerciseReport, GradeReport, PartReport, Status, TestReport};
+use crate::score;
+
+/// Which machine runs the kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendChoice {
+    /// The GPU if there is one, otherwise compile only.
+    Auto,
+    /// A CUDA GPU; fail if there is none.
+    Cuda,
+    /// Compile and check structure only; run nothing.
+    None,
+}
+
+/// Overrides the PTX cache folder (default `<root>/target/ptx-cache`): `grader
+/// batch` points every student's run at one cache that it fills ahead of time.
+pub const PTX_CACHE_ENV: &str = "CUDA_LAB_PTX_CACHE";
+
+pub struct Options {
+    /// Folder holding `exercises/` (the student's work) and `reference/`.
+    pub root: PathBuf,
+    /// Folder under `root` whose `<exercise folder>/<part file>` are graded:
+    /// `exercises` (the student's work), `reference`, or a calibration variant.
+    pub sources: String,
+    pub seed: u64,
+    pub backend: BackendChoice,
+    /// How long one kernel may run before it is declared stuck.
+    pub timeout: Duration,
+    pub test_args: Arguments,
+}
+
+/// Compiles, runs and scores `exercises`. Prints as it goes.
+pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Conclusion)> {
+    let (env_report, gpu, compiler) = open_environment(opts)?;
+    let options = CompileOptions {
+        arch: gpu.as_ref().map(|g| g.info().compute_capability).unwrap_or(CompileOptions::default().arch),
+        ..CompileOptions::default()
+    };
+    let compiler_for_env = compiler.as_ref().ok().cloned();
+    println!("seed {} (rerun with --seed {})", opts.seed, opts.seed);
+
+    // Compile first, so a student sees every compile error before any test runs.
+    let mut parts = Vec::new();
+    println!("\nCompiling ({}, compute_{}{})", env_report.compiler.as_deref().unwrap_or("no compiler"), options.arch.0, options.arch.1);
+    for ex in exercises {
+        for part in &ex.parts {
+            let rel = format!("{}/{}/{}", opts.sources, ex.folder_name(), part.file);
+            let built = compile_part(&opts.root, &rel, compiler.as_ref(), &options);
+            println!("  {:<55} {}", rel, built.line());
+            for d in built.report.diagnostics.iter() {
+                println!("      {d}");
+            }
+            parts.push(built);
+        }
+    }
+    println!();
+
+    let env = Arc::new(RunEnv::new(opts.seed, gpu.clone(), compiler_for_env, options));
+    let records: Arc<Mutex<HashMap<String, TestReport>>> = Arc::default();
+    let mut trials = Vec::new();
+    let mut ignored = std::collections::HashSet::new();
+    let mut built_iter = parts.iter();
+    for ex in exercises {
+        for part in &ex.parts {
+            let built = built_iter.next().expect("one build per part");
+            for check in &part.checks {
+                let name = format!("{}::{}::{}::{}", ex.id, part.name, check.kind.label(), check.name);
+                let skip_reason = match (&built.build, check.needs_gpu(), &gpu) {
+                    (_, true, None) => Some("no GPU"),
+                    _ => None,
+                };
+                let trial = if let Some(reason) = skip_reason {
+                    ignored.insert(name.clone());
+                    Trial::test(name.clone(), || Ok(())).with_ignored_flag(true).with_kind(reason)
+                } else {
+                    make_trial(name, check.clone(), built, env.clone(), records.clone())
+                };
+                trials.push(trial);
+            }
+        }
+    }
+
+    let mut args = opts.test_args.clone();
+    // Kernels are timed; two checks must never share the GPU.
+    args.test_threads = Some(1);
+    let conclusion = libtest_mimic::run(&args, trials);
+
+    let records = std::mem::take(&mut *records.lock().unwrap());
+    let mut report = GradeReport {
+        schema: crate::report::SCHEMA.into(),
+        grader_version: env!("CARGO_PKG_VERSION").into(),
+        seed: opts.seed,
+        finished_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        source_root: opts.root.display().to_string(),
+        sources: opts.sources.clone(),
+        environment: env_report,
+        score: 0.0,
+        max_score: 0.0,
+        counts: Default::default(),
+        exercises: Vec::new(),
+    };
+    let mut built_iter = parts.into_iter();
+    for ex in exercises {
+        let mut ex_report =
+            ExerciseReport { id: ex.id.into(), title: ex.title.into(), score: 0.0, max_score: 0.0, parts: Vec::new() };
+        for part in &ex.parts {
+            let built = built_iter.next().expect("one build per part");
+            let mut tests: Vec<TestReport> = part
+                .checks
+                .iter()
+                .map(|c| {
+                    let name = format!("{}::{}::{}::{}", ex.id, part.name, c.kind.label(), c.name);
+                    records.get(&name).cloned().unwrap_or_else(|| {
+                        let status = if ignored.contains(&name) { Status::Ignored } else { Status::NotRun };
+                        TestReport { name, kind: c.kind, status, verdict: None, message: None, score: 0.0, max_score: 0.0, duration_ms: 0.0 }
+                    })
+                })
+                .collect();
+            score::score_part(part.points, &mut tests);
+            ex_report.parts.push(PartReport {
+                name: part.name.into(),
+                file: built.rel,
+                sha256: built.sha256,
+                score: 0.0,
+                max_score: 0.0,
+                compile: built.report,
+                tests,
+            });
+        }
+        report.exercises.push(ex_report);
+    }
+    report.total_up();
+    Ok((report, conclusion))
+}
+
+/// Finds the compiler and the GPU, saying in one line each what is missing.
+fn open_environment(opts: &Options) -> Result<(Environment, Option<Gpu>, Result<Compiler, String>)> {
+    let mut env = Environment::default();
+    let cache_dir = std::env::var_os(PTX_CACHE_ENV)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| opts.root.join("target").join("ptx-cache"));
+    let compiler = Compiler::from_env()
+        .map(|c| c.with_cache_dir(cache_dir))
+        .map_err(|e| e.to_string());
+    match &compiler {
+        Ok(c) => env.compiler = Some(c.version().to_string()),
+        Err(e) => println!("no CUDA compiler: {e}"),
+    }
+    let gpu = match opts.backend {
+        BackendChoice::None => {
+            env.note = Some("--backend none: compiled and checked the PTX only; GPU checks ignored".into());
+            None
+        }
+        BackendChoice::Auto | BackendChoice::Cuda => match Gpu::cuda(opts.timeout) {
+            Ok(gpu) => Some(gpu),
+            Err(e) if opts.backend == BackendChoice::Auto => {
+                let note = format!("{e}. Compiling and checking the PTX only; GPU checks are reported as ignored");
+                println!("{note}");
+                env.note = Some(note);
+                None
+            }
+            Err(e) => anyhow::bail!("--backend cuda: {e}"),
+        },
+    };
+    match &gpu {
+        Some(g) => {
+            let i = g.info();
+            env.backend = i.backend.clone();
+            env.gpu = Some(i.name.clone());
+            env.compute_capability = Some(format!("{}.{}", i.compute_capability.0, i.compute_capability.1));
+            env.driver = i.driver_version.clone();
+            println!("GPU: {} (compute capability {}.{}, driver {})", i.name, i.compute_capability.0, i.compute_capability.1, i.driver_version.as_deref().unwrap_or("?"));
+        }
+        None => env.backend = "none".into(),
+    }
+    Ok((env, gpu, compiler))
+}
+
+struct BuiltPart {
+    rel: String,
+    sha256: Option<String>,
+    report: CompileReport,
+    /// `Err` holds why the checks cannot run.
+    build: Result<Arc<PartBuild>, String>,
+}
+
+impl BuiltPart {
+    fn line(&self) -> String {
+        match (&self.build, self.report.diagnostics.len()) {
+            (Ok(_), 0) => format!("ok{}", if self.report.from_cache { " (cached)" } else { "" }),
+            (Ok(_), w) => format!("ok, {w} warning(s)"),
+            (Err(_), _) => "FAILED".into(),
+        }
+    }
+}
+
+fn compile_part(root: &Path, rel: &str, compiler: Result<&Compiler, &String>, options: &CompileOptions) -> BuiltPart {
+    let failed = |sha256, diagnostics, message: String| BuiltPart {
+        rel: rel.to_string(),
+        sha256,
+        report: CompileReport { status: CompileStatus::Error, diagnostics, message: Some(message.clone()), from_cache: false },
+        build: Err(message),
+    };
+    let source = match SourceFile::read(&root.join(rel), rel) {
+        Ok(s) => s,
+        Err(e) => return failed(None, Vec::new(), e.to_string()),
+    };
+    let sha = Some(source.sha256_hex());
+    let compiler = match compiler {
+        Ok(c) => c,
+        Err(e) => return failed(sha, Vec::new(), format!("not compiled: {e}")),
+    };
+    match compiler.compile(&source, options) {
+        Ok(ptx) => BuiltPart {
+            rel: rel.to_string(),
+            sha256: sha,
+            report: CompileReport { status: CompileStatus::Ok, diagnostics: ptx.diagnostics.clone(), message: None, from_cache: ptx.from_cache },
+            build: Ok(Arc::new(PartBuild::new(ptx.text))),
+        },
+        Err(BuildError::Compile { diagnostics, .. }) => {
+            let first = diagnostics.first().map(|d| d.to_string()).unwrap_or_else(|| "compile error".into());
+            failed(sha, diagnostics, first)
+        }
+        Err(e) => failed(sha, Vec::new(), e.to_string()),
+    }
+}
+
+fn make_trial(
+    name: String,
+    check: kit::Check,
+    built: &BuiltPart,
+    env: Arc<RunEnv>,
+    records: Arc<Mutex<HashMap<String, TestReport>>>,
+) -> Trial {
+    let build = built.build.clone();
+    let rel = built.rel.clone();
+    Trial::ignorable_test(name.clone(), move || {
+        let start = Instant::now();
+        let outcome: Result<String> = match &build {
+            Err(why) => Err(anyhow::anyhow!(NotCompiled(format!("not run: {rel} did not compile ({why})")))),
+            Ok(build) => {
+                let ctx = Ctx { check_name: &name, env: &env, build };
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
+                    .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))
+            }
+        };
+        let mut record = TestReport {
+            name: name.clone(),
+            kind: check.kind,
+            status: Status::Pass,
+            verdict: None,
+            message: None,
+            score: 0.0,
+            max_score: 0.0,
+            duration_ms: start.elapsed().as_secs_f64() * 1e3,
+        };
+        let result = match outcome {
+            Ok(note) => {
+                record.message = (!note.is_empty()).then_some(note);
+                Ok(Completion::Completed)
+            }
+            Err(e) if e.downcast_ref::<Skip>().is_some() => {
+                record.status = Status::Ignored;
+                record.message = Some(e.to_string());
+                Ok(Completion::ignored_with(e.to_string()))
+            }
+            Err(e) => {
+                let msg = format!("{e:#}");
+                record.status = Status::Fail;
+                record.verdict = Some(verdict(&e, check.kind).into());
+                record.message = Some(msg.clone());
+                Err(Failed::from(msg))
+            }
+        };
+        records.lock().unwrap().insert(name, record);
+        result
+    })
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct NotCompiled(String);
+
+/// The cause of a failure in one word, for gradebooks and batch summaries.
+fn verdict(e: &anyhow::Error, kind: CheckKind) -> &'static str {
+    for cause in e.chain() {
+        if cause.downcast_ref::<NotCompiled>().is_some() {
+            return "compile-error";
+        }
+        if cause.downcast_ref::<OutOfBounds>().is_some() {
+            return "out-of-bounds";
+        }
+        if let Some(b) = cause.downcast_ref::<BackendError>() {
+            return match b {
+                BackendError::IllegalAddress => "crashed: illegal address",
+                BackendError::Crashed(_) => "crashed",
+                BackendError::Timeout(_) => "timeout",
+                BackendError::ContextLost(_) => "not-run: GPU lost earlier",
+                BackendError::MissingKernel(_) | BackendError::MissingSymbol(_) => "missing-kernel",
+                BackendError::LaunchFailed(_) | BackendError::OutOfMemory(_) => "launch-failed",
+                BackendError::LoadFailed(_) => "load-failed",
+                _ => "gpu-error",
+            };
+        }
+    }
+    match kind {
+        CheckKind::Correctness => "wrong",
+        CheckKind::Structure => "structure",
+        CheckKind::Performance => "too-slow",
+    }
+}
+
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default()
+}

@@ -1,0 +1,346 @@
+//! `grader`: compiles students' CUDA files, runs seeded correctness, structure
+//! and performance checks as a libtest-mimic test suite, and writes JSON scores.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+
+use grader::batch::{self, gradebook, student::StudentReport, submission::Shard};
+use grader::grade::{self, BackendChoice};
+use grader::report::GradeReport;
+use grader::{classroom, gradescope, registry, template};
+
+#[derive(Parser)]
+#[command(
+    name = "grader",
+    version,
+    about = "Grades the cuda-lab exercises: compile, run seeded tests on the GPU, score.",
+    after_help = "Examples:\n  grader ex01                 grade your ex01 files\n  grader all --reference      grade the instructor's solutions\n  grader ex04 --seed 42       rerun with the inputs of seed 42\n  grader ex01 -- shared       only tests whose name contains `shared` (libtest filter)\n  grader list                 the exercises and their parts\n  grader batch class/         grade a whole class (docs/ta-guide.md)",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+
+    /// Exercises to grade: `ex01`, `ex01-pi`, `pi`, or `all`.
+    exercises: Vec<String>,
+
+    /// Grade the reference solutions in reference/ instead of exercises/.
+    #[arg(long, conflicts_with = "sources")]
+    reference: bool,
+
+    /// Grade the .cu files under this folder of the root instead of exercises/
+    /// (e.g. reference/slow: the deliberately slow variants used for calibration).
+    #[arg(long)]
+    sources: Option<String>,
+
+    /// Seed for every input; printed and stored in the JSON. Random when absent.
+    #[arg(long)]
+    seed: Option<u64>,
+
+    /// Folder holding exercises/ and reference/ (default: the current folder if it
+    /// has exercises/, otherwise this workspace).
+    #[arg(long)]
+    root: Option<PathBuf>,
+
+    /// Where to write the JSON scores (default: <root>/target/grades/<selection>.json).
+    #[arg(long)]
+    json: Option<PathBuf>,
+
+    /// Grade only this part of the (single) selected exercise.
+    #[arg(long)]
+    part: Option<String>,
+
+    /// Where kernels run.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    backend: BackendChoice,
+
+    /// Seconds one kernel may run before it is declared stuck.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+
+    /// Also write the results for GitHub Classroom or Gradescope (docs/classroom.md).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+
+    /// With --format classroom: the file to append `ex01=<base64>` step outputs
+    /// to (default: $GITHUB_OUTPUT when set).
+    #[arg(long)]
+    github_output: Option<PathBuf>,
+
+    /// With --format gradescope: where results.json goes (default:
+    /// <root>/target/grades/results.json).
+    #[arg(long)]
+    results: Option<PathBuf>,
+
+    /// Arguments for the test harness after `--`: a name filter, --exact, --list, --skip, -q, ...
+    #[arg(last = true)]
+    test_args: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    /// The report on the terminal and the grades JSON only.
+    Human,
+    /// GitHub Classroom's autograding-grading-reporter results, one per exercise.
+    Classroom,
+    /// Gradescope's results.json.
+    Gradescope,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the exercises, their parts, files and points.
+    List,
+    /// Grade a whole class: every folder under DIR is one submission.
+    Batch(BatchArgs),
+    /// Combine the gradebooks of several shards (or batches) into one.
+    Merge {
+        /// The gradebook.json of each shard.
+        #[arg(required = true)]
+        gradebooks: Vec<PathBuf>,
+        /// Where the combined gradebook.json and gradebook.csv go.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Turn a grades JSON (or a batch's submissions/<key>.json) into Classroom or Gradescope results.
+    Report {
+        json: PathBuf,
+        #[arg(long, value_enum)]
+        format: Format,
+        /// As for the grading run.
+        #[arg(long)]
+        github_output: Option<PathBuf>,
+        /// As for the grading run (default: results.json in the current folder).
+        #[arg(long)]
+        results: Option<PathBuf>,
+    },
+    /// Write the students' template repository (no reference solutions) into DIR.
+    ExportTemplate {
+        dir: PathBuf,
+        /// The exercises its Classroom workflow grades, e.g. `ex01,ex02`.
+        #[arg(long, default_value = "all", value_delimiter = ',')]
+        exercises: Vec<String>,
+        /// The workspace to export (default: as for grading).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+    /// Generate a class of submissions (reference, stubs, broken variants) for tests and throughput runs.
+    #[command(hide = true)]
+    MakeClass {
+        dir: PathBuf,
+        #[arg(long, default_value_t = 50)]
+        students: usize,
+        #[arg(long, default_value = "all", value_delimiter = ',')]
+        exercises: Vec<String>,
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+}
+
+#[derive(clap::Args)]
+struct BatchArgs {
+    /// The folder holding one folder per submission (GitHub Classroom's download layout).
+    dir: PathBuf,
+    /// Where results, staging, logs and the gradebook go (default: `grades` beside DIR).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Exercises to grade: `ex01,ex02` or `all`.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    exercises: Vec<String>,
+    /// One seed for every student (default: the seed OUT was graded with, or a random one).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Regrade results already in OUT.
+    #[arg(long)]
+    force: bool,
+    /// Grade only shard i of n (0 <= i < n); `grader merge` combines the shards.
+    #[arg(long)]
+    shard: Option<Shard>,
+    /// GPUs to use, one worker each (`CUDA_VISIBLE_DEVICES` ids), e.g. `0,1`.
+    #[arg(long, value_delimiter = ',')]
+    gpus: Vec<String>,
+    /// Seconds one part of one submission may take before it is stopped (verdict `timeout`).
+    #[arg(long, default_value_t = 300.0)]
+    part_timeout: f64,
+    /// Seconds one kernel may run before it is declared stuck.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    backend: BackendChoice,
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main() -> Result<ExitCode> {
+    let cli = Cli::parse();
+    if let Some(command) = cli.command {
+        return run_command(command);
+    }
+    let mut exercises = registry::select(&cli.exercises)?;
+    if let Some(part) = &cli.part {
+        registry::keep_part(&mut exercises, part)?;
+    }
+    let root = match cli.root {
+        Some(r) => r,
+        None => default_root()?,
+    };
+    let seed = cli.seed.unwrap_or_else(rand::random);
+    let sources = match (&cli.sources, cli.reference) {
+        (Some(dir), _) => dir.trim_end_matches('/').to_string(),
+        (None, true) => "reference".to_string(),
+        (None, false) => "exercises".to_string(),
+    };
+    let mut harness_args = vec!["grader".to_string()];
+    harness_args.extend(cli.test_args);
+    let opts = grade::Options {
+        root: root.clone(),
+        sources: sources.clone(),
+        seed,
+        backend: cli.backend,
+        timeout: Duration::from_secs_f64(cli.timeout),
+        test_args: libtest_mimic::Arguments::from_iter(harness_args),
+    };
+    if opts.test_args.list {
+        // Only the test names: nothing to compile or run.
+        let (_, conclusion) = grade::run(&exercises, &opts)?;
+        return Ok(conclusion.exit_code());
+    }
+    let (report, conclusion) = grade::run(&exercises, &opts)?;
+    print!("{}", report.summary());
+    let json = cli.json.unwrap_or_else(|| {
+        let selection = if cli.exercises.iter().any(|e| e == "all") { "all".to_string() } else { exercises.iter().map(|e| e.id).collect::<Vec<_>>().join("-") };
+        let suffix = if sources == "exercises" { String::new() } else { format!("-{}", sources.replace('/', "-")) };
+        root.join("target").join("grades").join(format!("{selection}{suffix}.json"))
+    });
+    report.write(&json)?;
+    println!("  scores written to {}", json.display());
+    println!("  seed {seed}: `--seed {seed}` reruns with the same inputs");
+    let results = cli.results.unwrap_or_else(|| root.join("target").join("grades").join("results.json"));
+    write_format(&report, cli.format, cli.github_output, &results)?;
+    Ok(conclusion.exit_code())
+}
+
+fn run_command(command: Command) -> Result<ExitCode> {
+    match command {
+        Command::List => print!("{}", list()),
+        Command::Batch(args) => return run_batch(args),
+        Command::Merge { gradebooks, out } => {
+            let merged = gradebook::merge(&gradebooks, &out)?;
+            println!(
+                "{} students from {} gradebooks in {}",
+                merged.students.len(),
+                gradebooks.len(),
+                out.join(gradebook::CSV_NAME).display()
+            );
+        }
+        Command::Report { json, format, github_output, results } => {
+            let report = read_grades(&json)?;
+            write_format(&report, format, github_output, &results.unwrap_or_else(|| PathBuf::from("results.json")))?;
+        }
+        Command::ExportTemplate { dir, exercises, root } => {
+            let exercises = registry::select(&exercises)?;
+            let root = match root {
+                Some(r) => r,
+                None => default_root()?,
+            };
+            let done = template::export(&root, &dir, &exercises)?;
+            println!("template written to {}: {} files, {} KiB", dir.display(), done.files, done.bytes / 1024);
+        }
+        Command::MakeClass { dir, students, exercises, root } => {
+            let exercises = registry::select(&exercises)?;
+            let root = match root {
+                Some(r) => r,
+                None => default_root()?,
+            };
+            let class = batch::make_class::generate(&root, &dir, students, &exercises)?;
+            println!("{} submissions in {} (variants listed in {})", class.len(), dir.display(), dir.join(".class.json").display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_batch(args: BatchArgs) -> Result<ExitCode> {
+    let opts = batch::Options {
+        out: args.out.unwrap_or_else(|| batch::default_out(&args.dir)),
+        dir: args.dir,
+        exercises: registry::select(&args.exercises)?,
+        seed: args.seed,
+        force: args.force,
+        shard: args.shard,
+        gpus: args.gpus,
+        part_timeout: Duration::from_secs_f64(args.part_timeout),
+        kernel_timeout: Duration::from_secs_f64(args.timeout),
+        backend: args.backend,
+        exe: std::env::current_exe().context("finding the grader's own binary")?,
+        output_cap: 256 * 1024,
+    };
+    if !opts.dir.is_dir() {
+        anyhow::bail!("{} is not a folder of submissions", opts.dir.display());
+    }
+    let summary = batch::run(&opts)?;
+    print!("{summary}");
+    Ok(if summary.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+/// A grades JSON, or the `grades` of a batch's per-student JSON.
+fn read_grades(path: &std::path::Path) -> Result<GradeReport> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    if let Ok(student) = serde_json::from_slice::<StudentReport>(&bytes) {
+        return Ok(student.grades);
+    }
+    serde_json::from_slice(&bytes).with_context(|| format!("{} is not a grades JSON", path.display()))
+}
+
+fn write_format(report: &GradeReport, format: Format, github_output: Option<PathBuf>, results: &std::path::Path) -> Result<()> {
+    match format {
+        Format::Human => {}
+        Format::Classroom => {
+            println!("{}", serde_json::to_string_pretty(&classroom::runner_results(report))?);
+            if let Some(path) = github_output.or_else(|| std::env::var_os("GITHUB_OUTPUT").map(PathBuf::from)) {
+                classroom::append_github_output(&path, report)?;
+            }
+        }
+        Format::Gradescope => {
+            gradescope::write(report, results)?;
+            println!("Gradescope results written to {}", results.display());
+        }
+    }
+    Ok(())
+}
+
+/// The current folder when it holds the exercises (a student's checkout, or the
+/// device machine's copy of the repository), else the workspace this was built in.
+fn default_root() -> Result<PathBuf> {
+    let cwd = std::env::current_dir().context("reading the current folder")?;
+    if cwd.join("exercises").is_dir() {
+        return Ok(cwd);
+    }
+    let built_in = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    if built_in.join("exercises").is_dir() {
+        return Ok(built_in.canonicalize()?);
+    }
+    anyhow::bail!("cannot find the exercises: run from the repository's folder, or pass --root")
+}
+
+fn list() -> String {
+    let mut out = String::new();
+    for e in registry::all() {
+        out += &format!("{} ({}, {})  {}\n", e.id, e.slug, e.folder_name(), e.title);
+        for p in &e.parts {
+            out += &format!("    {:<12} {:<28} {:>5} points, {} checks\n", p.name, p.file, p.points, p.checks.len());
+        }
+    }
+    out
+}

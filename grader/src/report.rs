@@ -1,0 +1,188 @@
+//! The JSON a run writes (schema `cuda-lab.grades/1`, documented in
+//! docs/grades-json.md) and the summary printed after the test output.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use kit::CheckKind;
+use ptx_build::Diagnostic;
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: &str = "cuda-lab.grades/1";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GradeReport {
+    pub schema: String,
+    pub grader_version: String,
+    /// The seed every input of this run was drawn from; `--seed` reproduces it.
+    pub seed: u64,
+    /// RFC 3339, UTC.
+    pub finished_at: String,
+    /// The folder the graded `.cu` files were read from.
+    pub source_root: String,
+    /// The folder under the root that was graded: "exercises" (the student's
+    /// files), "reference", or a calibration variant such as "reference/slow".
+    pub sources: String,
+    pub environment: Environment,
+    pub score: f64,
+    pub max_score: f64,
+    pub counts: Counts,
+    pub exercises: Vec<ExerciseReport>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Environment {
+    /// "cuda", "sim" or "none" (compiled only).
+    pub backend: String,
+    pub gpu: Option<String>,
+    /// "9.0" for an H100.
+    pub compute_capability: Option<String>,
+    pub driver: Option<String>,
+    /// "NVRTC 12.9" or "nvcc 13.0".
+    pub compiler: Option<String>,
+    /// Why GPU checks did not run, when they did not.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Counts {
+    pub passed: usize,
+    pub failed: usize,
+    pub ignored: usize,
+    pub not_run: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ExerciseReport {
+    pub id: String,
+    pub title: String,
+    pub score: f64,
+    pub max_score: f64,
+    pub parts: Vec<PartReport>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PartReport {
+    pub name: String,
+    /// Relative to the source root, e.g. "exercises/ex01-pi/kernels/pi_shared.cu".
+    pub file: String,
+    /// SHA-256 of the graded file; `None` when it could not be read.
+    pub sha256: Option<String>,
+    pub score: f64,
+    pub max_score: f64,
+    pub compile: CompileReport,
+    pub tests: Vec<TestReport>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CompileReport {
+    pub status: CompileStatus,
+    /// Errors and warnings, pointing at the student's file.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Set when compiling failed for a reason that is not a diagnostic (file missing, no compiler, ...).
+    pub message: Option<String>,
+    pub from_cache: bool,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CompileStatus {
+    Ok,
+    Error,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TestReport {
+    /// "ex01::shared::correct::n=1000003"
+    pub name: String,
+    pub kind: CheckKind,
+    pub status: Status,
+    /// The cause of a failure in one word: wrong, timeout, crashed, out-of-bounds, ...
+    pub verdict: Option<String>,
+    pub message: Option<String>,
+    pub score: f64,
+    pub max_score: f64,
+    pub duration_ms: f64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pass,
+    Fail,
+    /// Could not run here (no GPU, no timing on the simulator, did not compile).
+    Ignored,
+    /// Left out by a test filter.
+    NotRun,
+}
+
+impl GradeReport {
+    /// Sums scores and counts from the tests up.
+    pub fn total_up(&mut self) {
+        let mut counts = Counts::default();
+        for e in &mut self.exercises {
+            for p in &mut e.parts {
+                p.score = p.tests.iter().map(|t| t.score).sum();
+                p.max_score = p.tests.iter().map(|t| t.max_score).sum();
+                for t in &p.tests {
+                    match t.status {
+                        Status::Pass => counts.passed += 1,
+                        Status::Fail => counts.failed += 1,
+                        Status::Ignored => counts.ignored += 1,
+                        Status::NotRun => counts.not_run += 1,
+                    }
+                }
+            }
+            e.score = e.parts.iter().map(|p| p.score).sum();
+            e.max_score = e.parts.iter().map(|p| p.max_score).sum();
+        }
+        self.score = self.exercises.iter().map(|e| e.score).sum();
+        self.max_score = self.exercises.iter().map(|e| e.max_score).sum();
+        self.counts = counts;
+    }
+
+    /// Writes the JSON atomically (a temporary file, then a rename), so a reader
+    /// never sees half a report.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?).with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+        Ok(())
+    }
+
+    /// The summary a student reads after the test output.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        out += "\nScores\n";
+        for e in &self.exercises {
+            out += &format!("  {:<6} {:<58} {:>6.2} / {:<6.2}\n", e.id, e.title, e.score, e.max_score);
+            for p in &e.parts {
+                out += &format!("    {:<10} {:<50} {:>6.2} / {:<6.2}\n", p.name, p.file, p.score, p.max_score);
+                if p.compile.status == CompileStatus::Error {
+                    let why = p.compile.message.clone().unwrap_or_else(|| {
+                        p.compile.diagnostics.first().map(|d| d.to_string()).unwrap_or_default()
+                    });
+                    out += &format!("               did not compile: {why}\n");
+                    continue;
+                }
+                if let Some(t) = p.tests.iter().find(|t| t.status == Status::Fail) {
+                    let msg = t.message.as_deref().unwrap_or("").lines().next().unwrap_or("");
+                    out += &format!("               first failure: {}: {msg}\n", t.name);
+                }
+            }
+        }
+        let pct = if self.max_score > 0.0 { 100.0 * self.score / self.max_score } else { 0.0 };
+        out += &format!("  {:<65} {:>6.2} / {:<6.2} ({pct:.0}%)\n", "total", self.score, self.max_score);
+        out += &format!(
+            "  {} passed, {} failed, {} ignored, {} not run\n",
+            self.counts.passed, self.counts.failed, self.counts.ignored, self.counts.not_run
+        );
+        if let Some(note) = &self.environment.note {
+            out += &format!("  note: {note}\n");
+        }
+        out
+    }
+}

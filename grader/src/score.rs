@@ -1,0 +1,98 @@
+//! How points are given. Each part has points; within a part they are split by
+//! kind of check, and equally among the checks of a kind:
+//!
+//! | kind        | share |
+//! |-------------|-------|
+//! | correctness | 60 %  |
+//! | structure   | 15 %  |
+//! | performance | 25 %  |
+//!
+//! A part without checks of some kind shares that kind's points among the
+//! others in proportion. Structure and performance checks earn points only when
+//! every correctness check of the part passed: a fast or well-shaped kernel that
+//! computes the wrong thing is worth nothing.
+
+use kit::CheckKind;
+
+use crate::report::{Status, TestReport};
+
+pub fn share(kind: CheckKind) -> f64 {
+    match kind {
+        CheckKind::Correctness => 0.60,
+        CheckKind::Structure => 0.15,
+        CheckKind::Performance => 0.25,
+    }
+}
+
+/// Fills in `max_score` and `score` of every test of one part.
+pub fn score_part(points: f64, tests: &mut [TestReport]) {
+    let kinds = [CheckKind::Correctness, CheckKind::Structure, CheckKind::Performance];
+    let counts = kinds.map(|k| tests.iter().filter(|t| t.kind == k).count());
+    let count = |k: CheckKind| counts[kinds.iter().position(|&x| x == k).unwrap_or(0)];
+    let present: f64 = kinds.iter().filter(|&&k| count(k) > 0).map(|&k| share(k)).sum();
+    let correct_ok = tests.iter().filter(|t| t.kind == CheckKind::Correctness).all(|t| t.status == Status::Pass);
+    for t in tests.iter_mut() {
+        let kind = t.kind;
+        t.max_score = points * share(kind) / present / count(kind) as f64;
+        let gated = kind != CheckKind::Correctness && !correct_ok;
+        t.score = if t.status == Status::Pass && !gated { t.max_score } else { 0.0 };
+        if t.status == Status::Pass && gated {
+            t.message = Some("passed, but counts only once every correctness check of this part passes".into());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(kind: CheckKind, status: Status) -> TestReport {
+        TestReport { name: "t".into(), kind, status, verdict: None, message: None, score: 0.0, max_score: 0.0, duration_ms: 0.0 }
+    }
+
+    fn total(tests: &[TestReport]) -> (f64, f64) {
+        (tests.iter().map(|t| t.score).sum(), tests.iter().map(|t| t.max_score).sum())
+    }
+
+    #[test]
+    fn full_marks_when_everything_passes() {
+        use CheckKind::*;
+        let mut tests = vec![
+            t(Correctness, Status::Pass),
+            t(Correctness, Status::Pass),
+            t(Structure, Status::Pass),
+            t(Performance, Status::Pass),
+        ];
+        score_part(10.0, &mut tests);
+        let (s, m) = total(&tests);
+        assert!((s - 10.0).abs() < 1e-9 && (m - 10.0).abs() < 1e-9);
+        assert!((tests[0].max_score - 3.0).abs() < 1e-9);
+        assert!((tests[3].max_score - 2.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn missing_kinds_are_redistributed() {
+        let mut tests = vec![t(CheckKind::Correctness, Status::Pass), t(CheckKind::Structure, Status::Pass)];
+        score_part(15.0, &mut tests);
+        assert!((tests[0].max_score - 12.0).abs() < 1e-9, "{}", tests[0].max_score);
+        assert!((tests[1].max_score - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn structure_and_perf_need_correctness() {
+        use CheckKind::*;
+        let mut tests =
+            vec![t(Correctness, Status::Fail), t(Structure, Status::Pass), t(Performance, Status::Pass)];
+        score_part(10.0, &mut tests);
+        assert_eq!(total(&tests).0, 0.0);
+        assert!(tests[1].message.as_deref().unwrap().contains("counts only once"));
+    }
+
+    #[test]
+    fn ignored_and_failed_score_nothing() {
+        let mut tests = vec![t(CheckKind::Correctness, Status::Ignored), t(CheckKind::Correctness, Status::Pass)];
+        score_part(10.0, &mut tests);
+        assert_eq!(tests[0].score, 0.0);
+        assert!((tests[1].score - 5.0).abs() < 1e-9);
+    }
+}
