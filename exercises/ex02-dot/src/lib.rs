@@ -1,0 +1,305 @@
+//! ex02: dot product c = sum a_i b_i (seed 000, "dotProduct"), each block
+//! reducing its products in shared memory with a tree (seed 001, "Parallel
+//! Reduction") and writing one partial sum; the host adds the partial sums.
+
+use anyhow::{bail, Result};
+use kit::{args, require, Check, Ctx, Exercise, LaunchConfig, Part};
+use rand::Rng;
+
+pub const THREADS: u32 = 256;
+/// The grid is capped, so large inputs need a grid-stride loop.
+pub const MAX_BLOCKS: u32 = 1024;
+/// Lengths compared against the f64 reference within a rounding bound: one
+/// element, less than a block, one past a block, a million-odd, and more than
+/// 2^24 (up to 65 products per thread).
+pub const SIZES: [usize; 5] = [1, 255, 257, 1_000_003, 16_777_259];
+/// Lengths with inputs whose float sums are exact (see [`small_integers`]), compared
+/// exactly: one element past 256 full blocks, and more elements than the
+/// capped grid has threads.
+pub const EXACT_SIZES: [usize; 2] = [65_537, 4_194_311];
+/// `dot` must read a and b at this share of the copy bandwidth or more.
+/// Provisional (GPU.md: 2.6 TB/s vs copy 2.9-3.0 TB/s on an H100, about 0.87);
+/// see CALIBRATION.md in this folder.
+pub const MIN_COPY_SHARE: f64 = 0.6;
+
+/// Unit roundoff of f32 (round to nearest): 2^-24.
+const U32: f64 = 1.0 / (1u64 << 24) as f64;
+
+pub fn exercise() -> Exercise {
+    let mut part = Part::new("dot", "kernels/dot.cu", &["dot"], 10.0);
+    for n in SIZES {
+        part = part.check(Check::correctness(format!("n={n}"), move |ctx| within_rounding_bound(ctx, n)));
+    }
+    for n in EXACT_SIZES {
+        part = part.check(Check::correctness(format!("exact-n={n}"), move |ctx| exact_sum(ctx, n)));
+    }
+    part = part
+        .check(Check::structure("shared-tree", shared_tree))
+        .check(Check::performance("share-of-copy-bandwidth", bandwidth_share));
+    Exercise {
+        id: "ex02",
+        slug: "dot",
+        title: "Dot product with a shared-memory reduction per block",
+        dir: "exercises/ex02-dot",
+        parts: vec![part],
+    }
+}
+
+pub fn blocks(n: usize) -> u32 {
+    (n.div_ceil(THREADS as usize)).clamp(1, MAX_BLOCKS as usize) as u32
+}
+
+pub fn launch_config(n: usize) -> LaunchConfig {
+    LaunchConfig::linear(blocks(n), THREADS)
+}
+
+/// Products each thread adds in its grid-stride loop (at most).
+pub fn terms_per_thread(n: usize) -> usize {
+    n.div_ceil(blocks(n) as usize * THREADS as usize)
+}
+
+/// Roundings on the way from one product a_i*b_i to the block's partial sum, for
+/// any kernel that sums each thread's products and then combines the block's 256
+/// sums in any order: 1 for the product, one per addition of the thread's loop,
+/// at most 255 to combine the block (a tree needs only 8), and 1 spare (the
+/// host's f64 sum of the partials adds far less than one f32 rounding).
+pub fn roundings(n: usize) -> usize {
+    1 + terms_per_thread(n) + (THREADS as usize - 1) + 1
+}
+
+/// Higham's gamma_k = k u / (1 - k u): a float sum in which every term goes
+/// through at most k roundings is within gamma_k * sum |x_i| of the exact sum,
+/// whatever the order. Spreading the sum over the grid keeps k small (about
+/// n / 2^18 + 257), where one thread adding everything would have k = n.
+pub fn gamma(k: usize) -> f64 {
+    let ku = k as f64 * U32;
+    ku / (1.0 - ku)
+}
+
+/// The CPU reference in f64, and sum |a_i b_i| (what the error bound scales with).
+pub fn cpu_dot(a: &[f32], b: &[f32]) -> (f64, f64) {
+    a.iter().zip(b).fold((0.0, 0.0), |(s, abs), (&x, &y)| {
+        let p = x as f64 * y as f64;
+        (s + p, abs + p.abs())
+    })
+}
+
+/// Uniform in [0, 1): all products are >= 0, so |sum| = sum |a_i b_i| (condition
+/// number 1) and the bound is a relative error of gamma_k.
+pub fn uniform(rng: &mut impl Rng, n: usize) -> Vec<f32> {
+    kit::inputs::uniform_f32(rng, n, 0.0, 1.0)
+}
+
+/// Pairs of small integers whose product is 1, 2 or 3 (one factor is 1, the
+/// other 1, 2 or 3, on either side). Every sum of such products over fewer than
+/// 2^24 / 3 elements is an integer below 2^24, which a float holds exactly: the
+/// kernel's result is then exact whatever the order of the additions and however
+/// the work is split, and a single element skipped or counted twice changes it
+/// by at least 1.
+pub fn small_integers(rng: &mut impl Rng, n: usize) -> (Vec<f32>, Vec<f32>) {
+    (0..n)
+        .map(|_| {
+            let p = rng.random_range(1..=3) as f32;
+            if rng.random::<bool>() {
+                (p, 1.0)
+            } else {
+                (1.0, p)
+            }
+        })
+        .unzip()
+}
+
+/// Runs `dot` on a and b; returns the host's f64 sum of the partial sums after
+/// checking that every block wrote a finite one.
+fn run_dot(ctx: &Ctx, a: &[f32], b: &[f32]) -> Result<f64> {
+    let module = ctx.kernel_module("dot")?;
+    let gpu = module.gpu();
+    let n = a.len();
+    let (da, db) = (gpu.upload("a", a)?, gpu.upload("b", b)?);
+    let partial = gpu.poisoned::<f32>("partial", blocks(n) as usize)?;
+    module.launch("dot", launch_config(n), &args![&da, &db, n as i32, &partial])?;
+    let partial = partial.read()?;
+    let unwritten: Vec<usize> = (0..partial.len()).filter(|&i| kit::check::is_poison(&partial[i])).collect();
+    if let Some(&first) = unwritten.first() {
+        bail!(
+            "`partial`: {} of {} block(s) never wrote their partial sum, the first is block {first}. Thread 0 of \
+             every block must write partial[blockIdx.x], even a block whose threads had no element (it writes 0)",
+            unwritten.len(),
+            partial.len()
+        );
+    }
+    if let Some(i) = partial.iter().position(|p| !p.is_finite()) {
+        bail!("`partial[{i}]` is {}: was a shared slot read before it was written?", partial[i]);
+    }
+    Ok(partial.iter().map(|&p| p as f64).sum())
+}
+
+fn within_rounding_bound(ctx: &Ctx, n: usize) -> Result<String> {
+    let mut rng = ctx.rng();
+    let (a, b) = (uniform(&mut rng, n), uniform(&mut rng, n));
+    let (expected, abs_sum) = cpu_dot(&a, &b);
+    let got = run_dot(ctx, &a, &b)?;
+    let k = roundings(n);
+    let bound = gamma(k) * abs_sum;
+    let err = (got - expected).abs();
+    if err > bound {
+        bail!(
+            "dot = {got}, expected {expected} (computed in f64): the error {err:.3e} is more than rounding can \
+             explain ({bound:.3e} = gamma_{k} * sum|a_i b_i|, for {k} roundings per product: {} in a thread's loop, up \
+             to 255 to combine the block's sums). Is an element skipped or counted twice, or a shared slot read \
+             before it is written?",
+            terms_per_thread(n)
+        );
+    }
+    Ok(format!("relative error {:.1e} (bound {:.1e})", err / expected.abs(), bound / abs_sum))
+}
+
+fn exact_sum(ctx: &Ctx, n: usize) -> Result<String> {
+    let (a, b) = small_integers(&mut ctx.rng(), n);
+    let (expected, _) = cpu_dot(&a, &b);
+    let got = run_dot(ctx, &a, &b)?;
+    if got != expected {
+        bail!(
+            "dot = {got}, expected exactly {expected}: the products are the integers 1, 2 and 3, so every partial \
+             sum is exact in float and no rounding can explain the difference ({:+}). Some element is skipped or \
+             counted twice: check the grid-stride loop's start, step and bound (i < n)",
+            got - expected
+        );
+    }
+    Ok(String::new())
+}
+
+fn shared_tree(ctx: &Ctx) -> Result<String> {
+    let k = ctx.kernel_ptx("dot")?;
+    require(k.uses_shared(), || {
+        "dot does not use shared memory: the PTX has no access to a `__shared__` array. Each thread puts its sum \
+         in `__shared__ float cache[256]` so that the block can add the 256 sums together"
+            .into()
+    })?;
+    require(k.has_barrier(), || {
+        "dot has no barrier: without __syncthreads() between the steps of the tree, a thread may read \
+         cache[t + s] before the thread that owns it has written it"
+            .into()
+    })?;
+    Ok(String::new())
+}
+
+/// Elements of a and b each for the timing: together 8x the L2 cache (at least
+/// 64 MiB), so the data comes from DRAM; about 150 us per launch on an H100.
+pub fn perf_len(gpu: &kit::Gpu) -> usize {
+    (kit::exercise::bandwidth_elements(gpu) / 2).min(i32::MAX as usize)
+}
+
+/// Timing input: the values do not change the time, so a random block of 64 Ki
+/// values is repeated rather than drawing tens of millions.
+fn perf_input(rng: &mut impl Rng, n: usize) -> Vec<f32> {
+    let block = uniform(rng, 1 << 16);
+    block.iter().copied().cycle().take(n).collect()
+}
+
+fn bandwidth_share(ctx: &Ctx) -> Result<String> {
+    let module = ctx.kernel_module("dot")?;
+    // Measured first (once per run), before this check's buffers take memory.
+    let copy = ctx.copy_bandwidth_gbps()?;
+    let gpu = module.gpu();
+    let n = perf_len(gpu);
+    let mut rng = ctx.rng();
+    let (da, db) = (gpu.upload("a", &perf_input(&mut rng, n))?, gpu.upload("b", &perf_input(&mut rng, n))?);
+    let partial = gpu.zeros::<f32>("partial", blocks(n) as usize)?;
+    let a = args![&da, &db, n as i32, &partial];
+    let t = ctx.time(|| module.launch_async("dot", launch_config(n), &a))?;
+    // Bytes of a and b read; the partial sums are negligible.
+    kit::perf::require_share("dot", t.gb_per_s(2 * n * 4), "the copy bandwidth", copy, MIN_COPY_SHARE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kit::inputs::rng_for;
+
+    #[test]
+    fn cpu_reference_is_the_dot_product() {
+        assert_eq!(cpu_dot(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]), (32.0, 32.0));
+        assert_eq!(cpu_dot(&[1.0, -2.0], &[3.0, 1.0]), (1.0, 5.0));
+        assert_eq!(cpu_dot(&[0.5], &[0.25]), (0.125, 0.125));
+    }
+
+    #[test]
+    fn grid_is_capped_so_large_inputs_need_a_grid_stride_loop() {
+        assert_eq!(blocks(1), 1);
+        assert_eq!(blocks(256), 1);
+        assert_eq!(blocks(257), 2);
+        assert_eq!(blocks(16_777_259), MAX_BLOCKS);
+        assert_eq!(terms_per_thread(257), 1);
+        assert_eq!(terms_per_thread(1_000_003), 4);
+        assert_eq!(terms_per_thread(16_777_259), 65);
+        assert!(SIZES[4] >= 1 << 24);
+        assert!(EXACT_SIZES[1] > (MAX_BLOCKS * THREADS) as usize);
+        assert!(SIZES.iter().chain(&EXACT_SIZES).all(|n| n % THREADS as usize != 0));
+    }
+
+    #[test]
+    fn rounding_bound_grows_with_the_work_per_thread() {
+        assert_eq!(roundings(1), 258);
+        assert_eq!(roundings(16_777_259), 322);
+        // gamma_k is k u to first order: 1.5e-5 relative for small n, 1.9e-5 at 2^24.
+        assert!((gamma(322) / (322.0 * U32) - 1.0).abs() < 1e-4);
+        assert!(gamma(roundings(257)) < 1.6e-5);
+        // At n = 257 (a sum near 64) the bound is about 1e-3: an element left
+        // out is caught unless its product is that small.
+        assert!(gamma(roundings(257)) * 64.0 < 1.1e-3);
+    }
+
+    #[test]
+    fn tree_and_serial_f32_sums_stay_within_the_bound() {
+        // A thread's loop then a tree over 256 threads, as the reference does
+        // (in f32, without FMA: one more rounding per product than the GPU has),
+        // and the block's 256 sums added one after the other by one thread.
+        let n = 270_000; // a few threads add 2 products, the others 1
+        let mut rng = rng_for(9, "bound");
+        let (a, b) = (uniform(&mut rng, n), uniform(&mut rng, n));
+        let threads = blocks(n) as usize * THREADS as usize;
+        let mut sums: Vec<f32> = (0..threads).map(|t| (t..n).step_by(threads).map(|i| a[i] * b[i]).sum()).collect();
+        let serial: f64 = sums.chunks(THREADS as usize).map(|blk| blk.iter().sum::<f32>() as f64).sum();
+        let mut block_sums = Vec::new();
+        for block in sums.chunks_mut(THREADS as usize) {
+            let mut s = THREADS as usize / 2;
+            while s > 0 {
+                for t in 0..s {
+                    block[t] += block[t + s];
+                }
+                s /= 2;
+            }
+            block_sums.push(block[0] as f64);
+        }
+        let got: f64 = block_sums.iter().sum();
+        let (expected, abs_sum) = cpu_dot(&a, &b);
+        let bound = gamma(roundings(n)) * abs_sum;
+        assert!((got - expected).abs() <= bound);
+        assert!((serial - expected).abs() <= bound);
+    }
+
+    #[test]
+    fn small_integer_inputs_make_any_float_order_exact() {
+        // The guarantee for every size tested: any partial sum is an integer below 2^24.
+        assert!(3 * EXACT_SIZES.iter().max().unwrap() < 1 << 24);
+        let n = EXACT_SIZES[0];
+        let (a, b) = small_integers(&mut rng_for(5, "exact"), n);
+        let products: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+        assert!(a.iter().chain(&b).all(|&x| [1.0, 2.0, 3.0].contains(&x)));
+        assert!([1.0, 2.0, 3.0].iter().all(|p| products.contains(p)));
+        let (expected, _) = cpu_dot(&a, &b);
+        // One thread adding everything, forwards or backwards, in f32: exact.
+        assert_eq!(products.iter().sum::<f32>() as f64, expected);
+        assert_eq!(products.iter().rev().sum::<f32>() as f64, expected);
+        // A single element missing changes the result.
+        assert_ne!(products[..n - 1].iter().sum::<f32>() as f64, expected);
+    }
+
+    #[test]
+    fn perf_input_repeats_a_random_block() {
+        let v = perf_input(&mut rng_for(1, "perf"), 100_000);
+        assert_eq!(v.len(), 100_000);
+        assert_eq!(v[7], v[7 + (1 << 16)]);
+    }
+}
