@@ -1,0 +1,356 @@
+//! ex04: is an 8-letter sequence present in a DNA string? (seed 004, "Recherche
+//! d'une séquence dans une chaîne d'ADN"). v1 reads everything from global
+//! memory; v2 stages each block's window of the string in shared memory; v3 also
+//! keeps the sequence in `__constant__` memory, written by the host.
+//!
+//! The seed's kernel answers one boolean, which a guess passes half the time.
+//! Here every thread writes its own answer, `found[p]`, for its start position
+//! `p`, and every check compares all positions of many seeded strings, each with
+//! its own sequence (the seed's `Contient` is `any(found)`).
+
+pub mod cpu;
+pub mod inputs;
+
+use anyhow::{bail, Result};
+use kit::backend::BackendError;
+use kit::{args, check, require, Check, Ctx, DeviceBuffer, Exercise, LaunchConfig, Module, Part, Skip};
+
+use inputs::{Case, Family, Seq, FAMILIES};
+
+/// Letters in the sequence (the seed's LONG_SEQ).
+pub const SEQ_LEN: usize = 8;
+/// Threads per block: one start position each.
+pub const THREADS: usize = 256;
+/// Letters a block needs for its THREADS start positions (v2, v3).
+pub const WINDOW: usize = THREADS + SEQ_LEN - 1;
+/// Name of the `__constant__` array that v3 reads and the host writes.
+pub const SEQ_SYMBOL: &str = "seq";
+/// Letters of the timed string: 64 MiB in, 64 MiB of flags out, beyond any L2
+/// cache, and well above launch overhead (see CALIBRATION.md).
+pub const PERF_LETTERS: usize = 1 << 26;
+/// `v2` must run at least this fraction of the v1 pattern's speed
+/// (1.0 = as fast). Provisional; set from H100 measurements in CALIBRATION.md.
+pub const MIN_V2_VS_V1: f64 = 0.6;
+/// `v3` must run at least this fraction of the v1 pattern's speed.
+/// Provisional; set from H100 measurements in CALIBRATION.md.
+pub const MIN_V3_VS_V1: f64 = 0.6;
+
+// An H100 has 50 MB of L2: the timed input plus output (128 MiB) must not fit.
+const _: () = assert!(2 * PERF_LETTERS > 100 << 20);
+const _: () = assert!(MIN_V2_VS_V1 > 0.0 && MIN_V3_VS_V1 > 0.0);
+
+pub fn exercise() -> Exercise {
+    Exercise {
+        id: "ex04",
+        slug: "dna",
+        title: "Find an 8-letter sequence in a DNA string: global, shared window, constant memory",
+        dir: "exercises/ex04-dna",
+        parts: [Variant::V1, Variant::V2, Variant::V3].into_iter().map(Variant::part).collect(),
+    }
+}
+
+/// One thread per start position, in blocks of THREADS, no dynamic shared memory.
+pub fn launch_config(n: usize) -> LaunchConfig {
+    let blocks = cpu::positions(n).div_ceil(THREADS).max(1);
+    LaunchConfig::linear(blocks as u32, THREADS as u32)
+}
+
+/// The three parts differ in their kernel and in where the sequence comes from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Variant {
+    V1,
+    V2,
+    V3,
+}
+
+impl Variant {
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::V1 => "v1",
+            Variant::V2 => "v2",
+            Variant::V3 => "v3",
+        }
+    }
+
+    pub fn kernel(self) -> &'static str {
+        match self {
+            Variant::V1 => "search_v1",
+            Variant::V2 => "search_v2",
+            Variant::V3 => "search_v3",
+        }
+    }
+
+    fn kernels(self) -> &'static [&'static str] {
+        match self {
+            Variant::V1 => &["search_v1"],
+            Variant::V2 => &["search_v2"],
+            Variant::V3 => &["search_v3"],
+        }
+    }
+
+    fn file(self) -> &'static str {
+        match self {
+            Variant::V1 => "kernels/search_v1.cu",
+            Variant::V2 => "kernels/search_v2.cu",
+            Variant::V3 => "kernels/search_v3.cu",
+        }
+    }
+
+    fn part(self) -> Part {
+        let mut part = Part::new(self.name(), self.file(), self.kernels(), 10.0);
+        for family in &FAMILIES {
+            part = part.check(Check::correctness(family.name, move |ctx| search_family(ctx, self, family)));
+        }
+        let kernel = self.kernel();
+        let staged = |part: Part| {
+            part.check(Check::structure("shared-window", move |ctx| shared_window(ctx, kernel)))
+                .check(Check::structure("barrier", move |ctx| barrier(ctx, kernel)))
+        };
+        let timed = |part: Part, min: f64| {
+            part.check(Check::performance("not-slower-than-v1", move |ctx| not_slower_than_v1(ctx, self, min)))
+        };
+        match self {
+            Variant::V1 => part.check(Check::structure("global-only", global_only)),
+            Variant::V2 => timed(staged(part), MIN_V2_VS_V1),
+            Variant::V3 => {
+                let part = staged(part).check(Check::structure("sequence-in-constant", sequence_in_constant));
+                timed(part, MIN_V3_VS_V1)
+            }
+        }
+    }
+
+    /// Puts the sequence where the kernel reads it: nothing to do for v1 and v2
+    /// (a parameter), the `__constant__` array for v3 (cudaMemcpyToSymbol).
+    fn prepare(self, module: &Module, seq: &Seq) -> Result<()> {
+        if self != Variant::V3 {
+            return Ok(());
+        }
+        module.set_constant(SEQ_SYMBOL, seq).map_err(|e| match e.downcast_ref::<BackendError>() {
+            Some(BackendError::MissingSymbol(_)) => anyhow::anyhow!(
+                "search_v3.cu has no `__constant__ unsigned char seq[{SEQ_LEN}];` at file scope (TODO 1): \
+                 the host copies the sequence into it before every launch, as cudaMemcpyToSymbol does"
+            ),
+            _ => e.context(format!("writing the sequence into `__constant__ {SEQ_SYMBOL}`")),
+        })
+    }
+
+    /// Starts the kernel on `dna` (n letters); `seq` is the device copy for v1 and v2.
+    fn launch_async(
+        self,
+        module: &Module,
+        dna: &DeviceBuffer<u8>,
+        seq: &DeviceBuffer<u8>,
+        found: &DeviceBuffer<u8>,
+    ) -> Result<()> {
+        let n = dna.len() as i32;
+        let cfg = launch_config(dna.len());
+        match self {
+            Variant::V1 | Variant::V2 => module.launch_async(self.kernel(), cfg, &args![dna, n, seq, found]),
+            Variant::V3 => module.launch_async(self.kernel(), cfg, &args![dna, n, found]),
+        }
+    }
+
+    /// Runs the kernel on one string and returns `found`, poisoned before the
+    /// launch so that positions no thread wrote show up as such.
+    fn search(self, module: &Module, case: &Case) -> Result<Vec<u8>> {
+        let gpu = module.gpu();
+        let dna = gpu.upload("dna", &case.dna)?;
+        let seq = gpu.upload("seq", &case.seq)?;
+        let found = gpu.poisoned::<u8>("found", cpu::positions(case.dna.len()))?;
+        self.prepare(module, &case.seq)?;
+        self.launch_async(module, &dna, &seq, &found)?;
+        gpu.finish().map_err(|e| e.context(format!("running `{}` with n = {}", self.kernel(), case.dna.len())))?;
+        found.read()
+    }
+}
+
+/// Every string of one family; all positions of every string must be right.
+fn search_family(ctx: &Ctx, v: Variant, family: &Family) -> Result<String> {
+    let cases = (family.make)(&mut ctx.rng());
+    let module = ctx.kernel_module(v.kernel())?;
+    let (mut wrong, mut first_error, mut matches) = (0, None, 0);
+    for (i, case) in cases.iter().enumerate() {
+        let expected = cpu::found(&case.dna, &case.seq);
+        matches += expected.iter().filter(|&&f| f == 1).count();
+        let got = v.search(module, case)?;
+        let what = format!(
+            "found, string {} of {} ({}, sequence {})",
+            i + 1,
+            cases.len(),
+            case.what,
+            String::from_utf8_lossy(&case.seq)
+        );
+        if let Err(e) = check::exact(&what, &expected, &got) {
+            wrong += 1;
+            first_error.get_or_insert(e);
+        }
+    }
+    if let Some(e) = first_error {
+        bail!("{wrong} of {} strings answered wrongly. The first: {e:#}", cases.len());
+    }
+    Ok(format!("{} strings, {matches} matches, every start position right", cases.len()))
+}
+
+fn global_only(ctx: &Ctx) -> Result<String> {
+    let k = ctx.kernel_ptx("search_v1")?;
+    require(!k.uses_shared(), || {
+        "search_v1 uses shared memory. v1 is the global-memory-only version that v2 and v3 are \
+         compared with: read dna[p + k] and seq[k] straight from global memory here"
+            .into()
+    })?;
+    require(k.uses("ld.global"), || {
+        "search_v1 reads nothing from global memory (no ld.global in the PTX): compare dna[p + k] \
+         with seq[k], both kernel parameters in global memory"
+            .into()
+    })?;
+    Ok(String::new())
+}
+
+fn shared_window(ctx: &Ctx, kernel: &str) -> Result<String> {
+    let k = ctx.kernel_ptx(kernel)?;
+    // Generic addresses into shared memory (cvta) and cp.async also stage the window.
+    let generic = k.uses("cvta.shared");
+    require(k.uses("st.shared") || k.uses("cp.async") || generic, || {
+        format!(
+            "{kernel} never stores to shared memory: copy the block's window of the string \
+             ({WINDOW} letters = THREADS + SEQ_LEN - 1) from dna into a __shared__ array first, \
+             one letter per thread, so that each letter is read from global memory once per block \
+             instead of once per comparison"
+        )
+    })?;
+    require(k.uses("ld.shared") || generic, || {
+        format!(
+            "{kernel} stages letters in shared memory but never reads them back: compare \
+             window[threadIdx.x + k] with the sequence, not dna[p + k]"
+        )
+    })?;
+    Ok(String::new())
+}
+
+fn barrier(ctx: &Ctx, kernel: &str) -> Result<String> {
+    let k = ctx.kernel_ptx(kernel)?;
+    require(k.has_barrier(), || {
+        format!(
+            "{kernel} has no barrier: without __syncthreads() between filling the window and reading \
+             it, a thread may compare letters that another warp has not copied yet"
+        )
+    })?;
+    Ok(String::new())
+}
+
+fn sequence_in_constant(ctx: &Ctx) -> Result<String> {
+    let k = ctx.kernel_ptx("search_v3")?;
+    match symbol_space(&ctx.build.ptx, SEQ_SYMBOL) {
+        Some(".const") => {}
+        Some(space) => bail!(
+            "`{SEQ_SYMBOL}` is in {} memory, not constant memory: declare it \
+             `__constant__ unsigned char {SEQ_SYMBOL}[{SEQ_LEN}];` (not `__device__`), so that the \
+             warp's reads of the same letter are one broadcast from the constant cache",
+            space.trim_start_matches('.')
+        ),
+        None => bail!("search_v3.cu declares no `__constant__ unsigned char {SEQ_SYMBOL}[{SEQ_LEN}];` at file scope"),
+    }
+    require(k.reads_constant(), || {
+        format!(
+            "search_v3 never reads constant memory (no ld.const in the PTX): compare the window with \
+             {SEQ_SYMBOL}[k], the __constant__ array the host fills"
+        )
+    })?;
+    Ok(String::new())
+}
+
+/// The state space (".const", ".global", ...) of a module-scope variable in PTX,
+/// e.g. `.const .align 1 .b8 seq[8];` gives ".const". Instructions that use the
+/// name (`mov.u64 %rd1, seq;`) are not declarations and are skipped.
+pub fn symbol_space<'a>(ptx: &'a str, name: &str) -> Option<&'a str> {
+    const SPACES: [&str; 4] = [".const", ".global", ".shared", ".local"];
+    ptx.lines().find_map(|line| {
+        let tokens: Vec<&str> = line.split(|c: char| c.is_whitespace() || c == ';').filter(|t| !t.is_empty()).collect();
+        let declares =
+            tokens.iter().any(|t| *t == name || t.strip_prefix(name).is_some_and(|rest| rest.starts_with('[')));
+        if !declares || !tokens.first()?.starts_with('.') {
+            return None;
+        }
+        tokens.iter().find(|t| SPACES.contains(t)).copied()
+    })
+}
+
+/// Times the part's kernel against the grader's v1 pattern on the same string,
+/// after checking that both give the same answer.
+fn not_slower_than_v1(ctx: &Ctx, v: Variant, min_ratio: f64) -> Result<String> {
+    let module = ctx.kernel_module(v.kernel())?;
+    let gpu = module.gpu();
+    if gpu.info().backend != "cuda" {
+        return Err(Skip(format!("timing needs a real GPU, not the {} backend", gpu.info().backend)).into());
+    }
+    let yardstick = ctx.yardstick("search_v1_pattern", include_str!("../yardsticks/search_v1_pattern.cu"))?;
+    let mut rng = ctx.rng();
+    let seq_host = inputs::random_seq(&mut rng);
+    let dna = gpu.upload("dna", &inputs::timing_dna(&mut rng, PERF_LETTERS))?;
+    let seq = gpu.upload("seq", &seq_host)?;
+    let positions = cpu::positions(PERF_LETTERS);
+    let base_found = gpu.poisoned::<u8>("found (v1 pattern)", positions)?;
+    let found = gpu.poisoned::<u8>("found", positions)?;
+
+    let base_args = args![&dna, PERF_LETTERS as i32, &seq, &base_found];
+    let cfg = launch_config(PERF_LETTERS);
+    let base = ctx.time(|| yardstick.launch_async("search_v1_pattern", cfg, &base_args))?;
+    v.prepare(module, &seq_host)?;
+    let mine = ctx.time(|| v.launch_async(module, &dna, &seq, &found))?;
+
+    let (expected, got) = (base_found.read()?, found.read()?);
+    if expected != got {
+        check::exact(&format!("found (the timed run, n = {PERF_LETTERS})"), &expected, &got)?;
+    }
+    kit::perf::require_speedup(v.kernel(), &mine, &base, "the v1 pattern (global memory only)", min_ratio)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_thread_per_start_position() {
+        assert_eq!(launch_config(8).grid.0, 1);
+        assert_eq!(launch_config(100).grid.0, 1);
+        assert_eq!(launch_config(263).grid.0, 1);
+        assert_eq!(launch_config(264).grid.0, 2);
+        // The seed: 16377 positions in 64 blocks (the last with 249 threads busy).
+        assert_eq!(launch_config(16384).grid.0, 64);
+        assert_eq!(launch_config(inputs::MILLIONS_LETTERS).grid.0, 11_719);
+        assert_eq!(launch_config(16384).block, (256, 1, 1));
+        assert_eq!(launch_config(16384).shared_bytes, 0);
+        assert_eq!(WINDOW, 263);
+    }
+
+    #[test]
+    fn every_part_has_its_checks() {
+        let ex = exercise();
+        let names: Vec<(&str, Vec<String>)> = ex
+            .parts
+            .iter()
+            .map(|p| (p.name, p.checks.iter().map(|c| format!("{}::{}", c.kind.label(), c.name)).collect()))
+            .collect();
+        assert_eq!(names.len(), 3);
+        for (part, checks) in &names {
+            assert_eq!(checks.iter().filter(|c| c.starts_with("correct::")).count(), FAMILIES.len(), "{part}");
+            let unique: std::collections::BTreeSet<&String> = checks.iter().collect();
+            assert_eq!(unique.len(), checks.len(), "{part}: duplicate check names");
+        }
+        assert!(names[0].1.contains(&"structure::global-only".to_string()));
+        assert!(!names[0].1.iter().any(|c| c.starts_with("perf::")));
+        assert!(names[2].1.contains(&"structure::sequence-in-constant".to_string()));
+        assert!(names[1].1.contains(&"perf::not-slower-than-v1".to_string()));
+    }
+
+    #[test]
+    fn finds_the_state_space_of_seq() {
+        let ptx = ".version 8.8\n.const .align 1 .b8 seq[8];\n.visible .entry search_v3(\n";
+        assert_eq!(symbol_space(ptx, "seq"), Some(".const"));
+        assert_eq!(symbol_space(".global .align 1 .b8 seq[8];", "seq"), Some(".global"));
+        assert_eq!(symbol_space(".visible .const .align 1 .b8 seq[8] = {65, 67};", "seq"), Some(".const"));
+        assert_eq!(symbol_space("\tmov.u64 %rd8, seq;\n.global .align 1 .b8 seq[8];", "seq"), Some(".global"));
+        assert_eq!(symbol_space(".const .align 1 .b8 sequence[8];", "seq"), None);
+        assert_eq!(symbol_space("ld.const.u8 %rs1, [seq];", "seq"), None);
+    }
+}
