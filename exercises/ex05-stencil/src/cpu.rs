@@ -1,0 +1,114 @@
+//! The CPU reference (exact: integers) and the inputs.
+
+use kit::check::is_poison;
+use rand::Rng;
+
+use crate::{RADIUS, WINDOW};
+
+/// Inputs lie in `[-MAX_ABS, MAX_ABS)`, so the sum of a window (at most
+/// 7 * 2^28 < 2^31 in magnitude) never overflows an `int`.
+pub const MAX_ABS: i32 = 1 << 28;
+
+/// `out[i] = (in[i] + ... + in[i + 2*RADIUS]) / (2*RADIUS + 1)` for every
+/// `i` in `0..n`, where `padded` holds `n + 2*RADIUS` elements. The division is
+/// C's (and Rust's) integer division: it truncates toward zero, so -10 / 7 = -1.
+pub fn stencil(padded: &[i32]) -> Vec<i32> {
+    padded.windows(WINDOW).map(mean).collect()
+}
+
+/// One output of [`stencil`], for spot checks of large runs.
+pub fn stencil_at(padded: &[i32], i: usize) -> i32 {
+    mean(&padded[i..i + WINDOW])
+}
+
+fn mean(window: &[i32]) -> i32 {
+    (window.iter().map(|&x| x as i64).sum::<i64>() / WINDOW as i64) as i32
+}
+
+/// The padded input for `n` outputs: `n + 2*RADIUS` seeded values, negative
+/// ones included (so `/` must truncate toward zero like C's) and the padding
+/// random too (so a kernel that treats the borders as zeros fails).
+pub fn padded_input(rng: &mut impl Rng, n: usize) -> Vec<i32> {
+    let mut values = kit::inputs::uniform_i32(rng, n + 2 * RADIUS, -MAX_ABS, MAX_ABS);
+    avoid_poison_first_output(&mut values);
+    values
+}
+
+/// Makes sure `out[0]` is not the all-ones poison pattern (-1), so that a
+/// kernel that writes nothing can never pass, even for n = 1.
+fn avoid_poison_first_output(padded: &mut [i32]) {
+    if is_poison(&stencil_at(padded, 0)) {
+        // Moving one term by 7 toward zero moves the mean by exactly 1.
+        padded[0] += if padded[0] > 0 { -(WINDOW as i32) } else { WINDOW as i32 };
+    }
+}
+
+/// A deterministic input for the timing run (cheap to build for 10^8 elements,
+/// even in a debug build): a multiplicative hash of the index, in range.
+pub fn pattern_input(n: usize) -> Vec<i32> {
+    (0..n + 2 * RADIUS).map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 3) as i32 - MAX_ABS).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kit::inputs::rng_for;
+
+    #[test]
+    fn hand_computed_windows() {
+        // n = 2: out[0] = (1+..+7)/7 = 4, out[1] = (2+..+8)/7 = 5.
+        assert_eq!(stencil(&[1, 2, 3, 4, 5, 6, 7, 8]), vec![4, 5]);
+        // 10/7 = 1 (not 1.43 rounded), and the padding counts like any element.
+        assert_eq!(stencil(&[10, 0, 0, 0, 0, 0, 0]), vec![1]);
+        // Truncation toward zero: -10/7 = -1, not -2 (floor).
+        assert_eq!(stencil(&[-10, 0, 0, 0, 0, 0, 0]), vec![-1]);
+        assert_eq!(stencil(&[0, 0, 0, -49, 0, 0, 0, 0]), vec![-7, -7]);
+        assert_eq!(stencil_at(&[1, 2, 3, 4, 5, 6, 7, 8], 1), 5);
+    }
+
+    #[test]
+    fn extreme_values_do_not_overflow() {
+        let low = vec![-MAX_ABS; WINDOW];
+        let high = vec![MAX_ABS - 1; WINDOW];
+        assert_eq!(stencil(&low), vec![-MAX_ABS]);
+        assert_eq!(stencil(&high), vec![MAX_ABS - 1]);
+        // What a kernel computes in int: the sum itself must fit.
+        const { assert!((WINDOW as i64) * (MAX_ABS as i64) <= i32::MAX as i64 + 1) };
+    }
+
+    #[test]
+    fn inputs_are_padded_signed_and_never_all_poison() {
+        for n in [1, 2, 7, 513] {
+            let v = padded_input(&mut rng_for(3, &format!("n={n}")), n);
+            assert_eq!(v.len(), n + 2 * RADIUS);
+            assert!(v.iter().all(|x| (-MAX_ABS..MAX_ABS).contains(x)));
+            assert_ne!(stencil(&v)[0], -1);
+        }
+        let v = padded_input(&mut rng_for(3, "big"), 10_000);
+        assert!(v.iter().any(|&x| x < 0) && v.iter().any(|&x| x > 0));
+        assert!(v[..RADIUS].iter().chain(&v[v.len() - RADIUS..]).any(|&x| x != 0), "padding must not be zeros");
+    }
+
+    #[test]
+    fn poison_output_is_nudged_away() {
+        // Sum -7 gives mean -1, the poison pattern: the first term moves 7 toward zero.
+        let mut v = vec![-7, 0, 0, 0, 0, 0, 0];
+        avoid_poison_first_output(&mut v);
+        assert_eq!(v[0], 0);
+        assert_eq!(stencil(&v), vec![0]);
+        let mut w = vec![3, -10, 0, 0, 0, 0, 0];
+        avoid_poison_first_output(&mut w);
+        assert_eq!(stencil(&w), vec![-2]);
+        let mut fine = vec![5, 0, 0, 0, 0, 0, 0];
+        avoid_poison_first_output(&mut fine);
+        assert_eq!(fine[0], 5);
+    }
+
+    #[test]
+    fn pattern_input_is_in_range_and_varied() {
+        let v = pattern_input(1000);
+        assert_eq!(v.len(), 1006);
+        assert!(v.iter().all(|x| (-MAX_ABS..MAX_ABS).contains(x)));
+        assert!(v.iter().any(|&x| x < 0) && v.iter().any(|&x| x > 0));
+    }
+}

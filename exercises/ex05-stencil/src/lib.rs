@@ -1,0 +1,240 @@
+//! ex05: 1D stencil of radius 3 (seed 004, "Opération de type stencil 1D").
+//! Each block stages its inputs plus a halo of RADIUS elements on each side in
+//! shared memory, then every thread averages its 2*RADIUS+1 neighbours from
+//! there: each input is read once from global memory and used 7 times.
+//!
+//! Borders (the seed ignores them): the host pads the input with RADIUS
+//! elements on each side, so `in` has n + 2*RADIUS elements and `out[i]` is the
+//! mean of `in[i ..= i + 2*RADIUS]`. No output needs a special case; only the
+//! loads of the last block must stay inside the padded array.
+
+pub mod cpu;
+pub mod shared_ptx;
+
+use anyhow::{anyhow, bail, Result};
+use kit::{args, check, require, Check, Ctx, Exercise, LaunchConfig, Part};
+
+pub const RADIUS: usize = 3;
+/// Inputs per output: 2*RADIUS + 1.
+pub const WINDOW: usize = 2 * RADIUS + 1;
+/// Threads per block, `BLOCK_SIZE` in the `.cu` file (the seed's value). The
+/// shared array is sized at compile time, so the host launches exactly this.
+pub const THREADS: u32 = 512;
+/// Shared memory the block's window needs: BLOCK_SIZE + 2*RADIUS ints.
+pub const WINDOW_SHARED_BYTES: usize = (THREADS as usize + 2 * RADIUS) * 4;
+/// Outputs tested for correctness: one, fewer than the radius, one short of a
+/// block, one block, one past, and large primes spanning many blocks.
+pub const SIZES: [usize; 8] = [1, 2, 7, 511, 512, 513, 65_537, 1_000_003];
+/// The stencil must move data at this share of the copy bandwidth or more
+/// (bytes: n + 2*RADIUS ints read, n written). Provisional: see CALIBRATION.md.
+pub const MIN_COPY_SHARE: f64 = 0.45;
+/// Outputs checked after the timed run (plus the last window).
+const SPOT_CHECKS: usize = 4096;
+const KERNEL: &str = "stencil_1d";
+
+pub fn exercise() -> Exercise {
+    Exercise {
+        id: "ex05",
+        slug: "stencil",
+        title: "1D stencil of radius 3 with the halo in shared memory",
+        dir: "exercises/ex05-stencil",
+        parts: vec![part()],
+    }
+}
+
+fn part() -> Part {
+    let mut part = Part::new("stencil", "kernels/stencil.cu", &[KERNEL], 10.0);
+    for n in SIZES {
+        part = part.check(Check::correctness(format!("n={n}"), move |ctx| correct(ctx, n)));
+    }
+    part.check(Check::structure("shared-halo", shared_halo)).check(Check::performance("share-of-copy", share_of_copy))
+}
+
+/// `ceil(n / BLOCK_SIZE)` blocks of BLOCK_SIZE threads; no dynamic shared memory.
+pub fn launch_config(n: usize) -> LaunchConfig {
+    LaunchConfig::linear(n.div_ceil(THREADS as usize) as u32, THREADS)
+}
+
+/// Bytes a stencil over `n` outputs must move at least: the padded input once, the output once.
+pub fn stencil_bytes(n: usize) -> usize {
+    (2 * n + 2 * RADIUS) * std::mem::size_of::<i32>()
+}
+
+fn correct(ctx: &Ctx, n: usize) -> Result<String> {
+    let module = ctx.kernel_module(KERNEL)?;
+    let input = cpu::padded_input(&mut ctx.rng(), n);
+    let expected = cpu::stencil(&input);
+    let gpu = module.gpu();
+    let d_in = gpu.upload("in", &input)?;
+    let d_out = gpu.poisoned::<i32>("out", n)?;
+    module.launch(KERNEL, launch_config(n), &args![&d_in, &d_out, n as i32])?;
+    check::exact("out", &expected, &d_out.read()?)?;
+    Ok(format!("{} block(s)", launch_config(n).grid.0))
+}
+
+fn shared_halo(ctx: &Ctx) -> Result<String> {
+    ctx.kernel_ptx(KERNEL)?; // explains a missing or misspelled kernel
+    shared_halo_in(&ctx.build.ptx)
+}
+
+/// The structure check on a compiled module's PTX.
+pub fn shared_halo_in(ptx: &str) -> Result<String> {
+    let k = kit::inspect::kernel(ptx, KERNEL).ok_or_else(|| anyhow!("no kernel named `{KERNEL}`"))?;
+    require(shared_ptx::writes_shared(&k), || {
+        "stencil_1d does not use shared memory: the PTX has no store to it. Copy the block's inputs and \
+         both halos into a `__shared__ int tmp[BLOCK_SIZE + 2 * RADIUS]`, then compute from it: each \
+         input is then read once from global memory instead of 2*RADIUS+1 times. (If you did copy them, \
+         the compiler removed the copies because the sums never read them: read the sums from `tmp`)"
+            .into()
+    })?;
+    let declared = shared_ptx::static_shared_bytes(ptx, KERNEL);
+    require(declared >= WINDOW_SHARED_BYTES, || {
+        format!(
+            "stencil_1d declares {declared} bytes of shared memory, but the block's window is BLOCK_SIZE + \
+             2*RADIUS = {} ints ({WINDOW_SHARED_BYTES} bytes): stage both halos too, not only the block's own \
+             elements, so that no neighbour has to come from global memory",
+            WINDOW_SHARED_BYTES / 4
+        )
+    })?;
+    require(k.has_barrier(), || {
+        "stencil_1d has no barrier. Call __syncthreads() between filling the shared array and reading it: \
+         a thread's neighbours are loaded by other threads (other warps), which may not have run yet"
+            .into()
+    })?;
+    require(shared_ptx::reads_shared(&k), || {
+        "stencil_1d fills shared memory but never reads it: compute the sums from the shared array, not \
+         from `in`"
+            .into()
+    })?;
+    Ok(format!("{declared} bytes of shared memory, barrier, sums read from shared memory"))
+}
+
+/// Outputs for the timing: half the kit's bandwidth size for each array, so
+/// input and output together are 8x the L2 cache (4x each).
+fn perf_outputs(gpu: &kit::Gpu) -> usize {
+    (kit::exercise::bandwidth_elements(gpu) / 2).min(i32::MAX as usize - 2 * RADIUS)
+}
+
+fn share_of_copy(ctx: &Ctx) -> Result<String> {
+    let module = ctx.kernel_module(KERNEL)?;
+    let gpu = module.gpu();
+    let copy_gbps = ctx.copy_bandwidth_gbps()?;
+    let global = ctx.yardstick("stencil_global", include_str!("../yardsticks/stencil_global.cu"))?;
+    let n = perf_outputs(gpu);
+    let input = cpu::pattern_input(n);
+    let d_in = gpu.upload("in", &input)?;
+    let d_out = gpu.poisoned::<i32>("out", n)?;
+    let (cfg, a) = (launch_config(n), args![&d_in, &d_out, n as i32]);
+
+    let timed = ctx.time(|| module.launch_async(KERNEL, cfg, &a))?;
+    spot_check(&input, &d_out.read()?)?;
+    let yardstick = ctx.time(|| global.launch_async("stencil_global", cfg, &a))?;
+
+    let bytes = stencil_bytes(n);
+    let note = format!(
+        "(n = {n}; for comparison, a stencil reading all 7 inputs from global memory: {:.0} GB/s)",
+        yardstick.gb_per_s(bytes)
+    );
+    match kit::perf::require_share(KERNEL, timed.gb_per_s(bytes), "copy", copy_gbps, MIN_COPY_SHARE) {
+        Ok(line) => Ok(format!("{line} {note}")),
+        Err(e) => Err(anyhow!("{e} {note}")),
+    }
+}
+
+/// The timed run must compute the right thing too: a sample spread over the
+/// whole output, and the last outputs (where the halo of the last block is).
+fn spot_check(padded: &[i32], out: &[i32]) -> Result<()> {
+    let n = out.len();
+    let spread = (0..n).step_by(n.div_ceil(SPOT_CHECKS).max(1));
+    for i in spread.chain(n.saturating_sub(WINDOW)..n) {
+        let expected = cpu::stencil_at(padded, i);
+        if out[i] != expected {
+            let got = if check::is_poison(&out[i]) { "nothing (never written)".into() } else { out[i].to_string() };
+            bail!("in the timed run (n = {n}), out[{i}]: expected {expected}, got {got}");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_covers_every_output_with_whole_blocks() {
+        assert_eq!(launch_config(1).grid.0, 1);
+        assert_eq!(launch_config(512).grid.0, 1);
+        assert_eq!(launch_config(513).grid.0, 2);
+        assert_eq!(launch_config(1_000_003).grid.0, 1954);
+        assert_eq!(launch_config(7).block.0, THREADS);
+        assert_eq!(launch_config(7).shared_bytes, 0);
+    }
+
+    #[test]
+    fn sizes_cover_the_edge_cases() {
+        let t = THREADS as usize;
+        assert!(SIZES.iter().any(|&n| n < 2 * RADIUS), "a size whose halos overlap");
+        assert!(SIZES.iter().any(|&n| n < t), "smaller than one block");
+        assert!(SIZES.contains(&t), "exactly one block");
+        assert!(SIZES.iter().any(|&n| n % t == 1), "one element in the last block");
+        assert!(SIZES.iter().any(|&n| n / t > 1000), "many blocks");
+        assert!(SIZES.iter().filter(|&&n| n % t != 0).count() >= 6);
+    }
+
+    #[test]
+    fn bytes_and_shared_window() {
+        assert_eq!(stencil_bytes(10), (10 + 6 + 10) * 4);
+        assert_eq!(WINDOW_SHARED_BYTES, 2072);
+        assert_eq!(WINDOW, 7);
+    }
+
+    #[test]
+    fn spot_check_finds_a_wrong_last_output() {
+        let input = cpu::pattern_input(5000);
+        let mut out = cpu::stencil(&input);
+        assert!(spot_check(&input, &out).is_ok());
+        out[4999] = -1;
+        let err = spot_check(&input, &out).unwrap_err().to_string();
+        assert!(err.contains("out[4999]") && err.contains("never written"), "{err}");
+    }
+
+    /// A module shaped like NVRTC's output for this file.
+    fn ptx(body: &str) -> String {
+        format!(
+            ".version 8.8\n.target sm_75\n.address_size 64\n.visible .entry stencil_1d(\n\t.param .u64 \
+             stencil_1d_param_0\n)\n{{\n{body}\n\tret;\n}}\n"
+        )
+    }
+
+    const WINDOW_DECL: &str = "\t.shared .align 4 .b8 _ZZ10stencil_1dE3tmp[2072];";
+    const STAGE: &str = "\tld.global.u32 \t%r7, [%rd1];\n\tst.shared.u32 \t[%rd2], %r7;";
+    const SUM: &str = "\tld.shared.u32 \t%r11, [%rd2];\n\tld.shared.u32 \t%r12, [%rd2+24];";
+
+    #[test]
+    fn structure_accepts_the_staged_window() {
+        let good = ptx(&format!("{WINDOW_DECL}\n{STAGE}\n\tbar.sync \t0;\n{SUM}"));
+        assert!(shared_halo_in(&good).unwrap().contains("2072 bytes"));
+    }
+
+    #[test]
+    fn structure_explains_what_is_missing() {
+        let err = |p: String| shared_halo_in(&p).unwrap_err().to_string();
+        // The empty stub, or a global-memory-only kernel.
+        assert!(err(ptx("\tld.global.u32 \t%r7, [%rd1];")).contains("does not use shared memory"));
+        // Only the block's own elements staged: the halos come from global memory.
+        let no_halo = format!("\t.shared .align 4 .b8 _ZZ10stencil_1dE3tmp[2048];\n{STAGE}\n\tbar.sync \t0;\n{SUM}");
+        assert!(err(ptx(&no_halo)).contains("declares 2048 bytes"));
+        // No barrier between the copies and the sums.
+        assert!(err(ptx(&format!("{WINDOW_DECL}\n{STAGE}\n{SUM}"))).contains("no barrier"));
+        // Copies kept (e.g. read once) but the sums come from global memory.
+        assert!(err(ptx(&format!("{WINDOW_DECL}\n{STAGE}\n\tbar.sync \t0;"))).contains("never reads it"));
+    }
+
+    #[test]
+    fn exercise_has_one_part_with_every_kind_of_check() {
+        let ex = exercise();
+        assert_eq!((ex.id, ex.slug, ex.dir), ("ex05", "stencil", "exercises/ex05-stencil"));
+        let names: Vec<_> = ex.parts[0].checks.iter().map(|c| c.name.as_str()).collect();
+        assert!(names.contains(&"n=1000003") && names.contains(&"shared-halo") && names.contains(&"share-of-copy"));
+    }
+}

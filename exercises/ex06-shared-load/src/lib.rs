@@ -1,0 +1,290 @@
+//! ex06: two vectors into one dynamically sized shared buffer (seed 004, the
+//! `compute(out, in1, in2)` exercise). Each block copies its pair of SIZE-byte
+//! vectors into one `extern __shared__` buffer whose size the host gives at
+//! launch (2*SIZE bytes), one element of each per thread, then computes from
+//! it. The seed leaves the computation open; here it is a circular
+//! cross-correlation, which reads all 2*SIZE bytes in every thread, so staging
+//! them (2 global loads per thread instead of 512) pays.
+
+pub mod cpu;
+pub mod shared_ptx;
+
+use anyhow::{anyhow, Result};
+use kit::{args, check, require, Check, Ctx, Exercise, LaunchConfig, Part};
+
+/// Elements of each vector (the seed's `#define SIZE 256`), and threads per block.
+pub const SIZE: usize = 256;
+/// One thread per element: thread t copies in1[t] and in2[t].
+pub const THREADS: u32 = SIZE as u32;
+/// Dynamic shared memory per block: both vectors, `2*SIZE*sizeof(unsigned char)`
+/// (the seed's `2*SIZE`). Exactly this, so a kernel that needs more is not hidden.
+pub const SHARED_BYTES: u32 = (2 * SIZE * std::mem::size_of::<u8>()) as u32;
+/// Independent blocks (pairs) for the random cases: one, a few, many. (The
+/// CPU reference costs SIZE^2 products per block; the timed run's 32768 blocks,
+/// many waves on any GPU, are spot-checked too.)
+pub const BLOCKS: [u32; 3] = [1, 3, 263];
+/// Blocks for the case where in2 is in1 rotated by a planted lag.
+pub const ROTATED_BLOCKS: u32 = 64;
+/// Blocks for the all-255 case (the largest outputs).
+pub const SATURATED_BLOCKS: u32 = 16;
+/// Blocks for the timing: 8 MiB per input; each launch runs well above the launch
+/// overhead (the work is 512 reads per thread, not the memory traffic).
+pub const PERF_BLOCKS: u32 = 1 << 15;
+/// `compute` must beat the same computation reading in1 and in2 from global
+/// memory on every use by this factor. Provisional: see CALIBRATION.md.
+pub const MIN_SPEEDUP_VS_GLOBAL: f64 = 1.1;
+/// Blocks whose outputs are checked after the timed run (spread over the grid).
+const SPOT_BLOCKS: u32 = 16;
+const KERNEL: &str = "compute";
+
+pub fn exercise() -> Exercise {
+    Exercise {
+        id: "ex06",
+        slug: "shared-load",
+        title: "Two vectors into one dynamically sized shared buffer",
+        dir: "exercises/ex06-shared-load",
+        parts: vec![part()],
+    }
+}
+
+/// The inputs of one correctness case.
+#[derive(Clone, Copy)]
+enum Case {
+    Random(u32),
+    Rotated,
+    Saturated,
+}
+
+fn part() -> Part {
+    let mut part = Part::new("load", "kernels/shared_load.cu", &[KERNEL], 10.0);
+    let random = BLOCKS.map(|b| (format!("blocks={b}"), Case::Random(b)));
+    let planted = [("rotated".to_string(), Case::Rotated), ("saturated".to_string(), Case::Saturated)];
+    for (name, case) in random.into_iter().chain(planted) {
+        part = part.check(Check::correctness(name, move |ctx| correct(ctx, case)));
+    }
+    part.check(Check::structure("dynamic-shared", dynamic_shared))
+        .check(Check::performance("faster-than-global-reads", faster_than_global_reads))
+}
+
+/// One block of SIZE threads per pair, with exactly SHARED_BYTES of dynamic shared memory.
+pub fn launch_config(blocks: u32) -> LaunchConfig {
+    LaunchConfig::linear(blocks, THREADS).with_shared(SHARED_BYTES)
+}
+
+fn correct(ctx: &Ctx, case: Case) -> Result<String> {
+    let module = ctx.kernel_module(KERNEL)?;
+    let mut rng = ctx.rng();
+    let (in1, in2, lags) = match case {
+        Case::Random(blocks) => {
+            let (a, b) = cpu::random_pairs(&mut rng, blocks);
+            (a, b, None)
+        }
+        Case::Rotated => {
+            let (a, b, lags) = cpu::rotated_pairs(&mut rng, ROTATED_BLOCKS);
+            (a, b, Some(lags))
+        }
+        Case::Saturated => {
+            let (a, b) = cpu::saturated_pairs(SATURATED_BLOCKS);
+            (a, b, None)
+        }
+    };
+    let expected = cpu::correlate(&in1, &in2);
+    let gpu = module.gpu();
+    let (d1, d2) = (gpu.upload("in1", &in1)?, gpu.upload("in2", &in2)?);
+    let out = gpu.poisoned::<u32>("out", in1.len())?;
+    let blocks = (in1.len() / SIZE) as u32;
+    module.launch(KERNEL, launch_config(blocks), &args![&out, &d1, &d2])?;
+    let got = out.read()?;
+    check::exact("out", &expected, &got)?;
+    Ok(match lags {
+        Some(lags) => format!("{} of {blocks} blocks peak at their planted lag", cpu::peaks_at_lag(&got, &lags)),
+        None => format!("{blocks} block(s)"),
+    })
+}
+
+fn dynamic_shared(ctx: &Ctx) -> Result<String> {
+    ctx.kernel_ptx(KERNEL)?; // explains a missing or misspelled kernel
+    dynamic_shared_in(&ctx.build.ptx)
+}
+
+/// The structure check on a compiled module's PTX.
+pub fn dynamic_shared_in(ptx: &str) -> Result<String> {
+    let k = kit::inspect::kernel(ptx, KERNEL).ok_or_else(|| anyhow!("no kernel named `{KERNEL}`"))?;
+    require(k.declares_dynamic_shared(), || {
+        "compute declares no dynamic shared memory. The host gives the buffer's size at launch \
+         (<<<grid, block, 2*SIZE>>>), so declare it without a size: `extern __shared__ unsigned char in[];`. \
+         (`extern __shared__ char *in;`, as in the slides, declares a pointer, not a buffer)"
+            .into()
+    })?;
+    let fixed = shared_ptx::static_shared_bytes(ptx, KERNEL);
+    require(fixed < SHARED_BYTES as usize, || {
+        format!(
+            "compute declares {fixed} bytes of fixed-size shared memory: the vectors belong in the \
+             `extern __shared__` buffer the host sizes at launch, not in an array whose size is set at compile time"
+        )
+    })?;
+    require(shared_ptx::writes_shared(&k) && shared_ptx::reads_shared(&k), || {
+        "compute must copy in1 and in2 into the shared buffer and then read them back from it: the PTX \
+         has no store to shared memory, or no load from it"
+            .into()
+    })?;
+    within_launch_bytes(ptx)?;
+    require(k.has_barrier(), || {
+        "compute has no barrier. Call __syncthreads() after the copies: every thread reads bytes that \
+         other threads (other warps) copied"
+            .into()
+    })?;
+    Ok(format!("extern __shared__ buffer, written, read back after a barrier, within {SHARED_BYTES} bytes"))
+}
+
+/// The launch gives exactly SHARED_BYTES; on a GPU an access past them may not
+/// crash, so look for one in the PTX: a shared access at a constant offset
+/// whose last byte lies past the buffer, whatever the (non-negative) index.
+fn within_launch_bytes(ptx: &str) -> Result<()> {
+    let Some((end, instruction)) = shared_ptx::furthest_shared_access(ptx, KERNEL) else { return Ok(()) };
+    require(end <= SHARED_BYTES as usize, || {
+        format!(
+            "compute accesses shared memory up to {end} bytes past the start of its buffer (`{instruction}`), \
+             but the launch gives only 2*SIZE*sizeof(unsigned char) = {SHARED_BYTES} bytes: the access lands outside the block's \
+             buffer. Declare the buffer with 1-byte elements (`extern __shared__ unsigned char in[];`), in1 at \
+             offset 0 and in2 at offset SIZE"
+        )
+    })
+}
+
+fn faster_than_global_reads(ctx: &Ctx) -> Result<String> {
+    let module = ctx.kernel_module(KERNEL)?;
+    let gpu = module.gpu();
+    let global = ctx.yardstick("compute_global", include_str!("../yardsticks/compute_global.cu"))?;
+    let (in1, in2) = cpu::random_pairs(&mut ctx.rng(), PERF_BLOCKS);
+    let (d1, d2) = (gpu.upload("in1", &in1)?, gpu.upload("in2", &in2)?);
+    let out = gpu.poisoned::<u32>("out", in1.len())?;
+    let (cfg, a) = (launch_config(PERF_BLOCKS), args![&out, &d1, &d2]);
+
+    let mine = ctx.time(|| module.launch_async(KERNEL, cfg, &a))?;
+    spot_check(&in1, &in2, &out.read()?)?;
+    let yardstick = ctx.time(|| global.launch_async("compute_global", cfg, &a))?;
+    kit::perf::require_speedup(
+        KERNEL,
+        &mine,
+        &yardstick,
+        "reading in1 and in2 from global memory on every use",
+        MIN_SPEEDUP_VS_GLOBAL,
+    )
+}
+
+/// The blocks checked after the timed run: the first, the last, and evenly spaced ones.
+pub fn spot_blocks(blocks: u32) -> Vec<u32> {
+    let mut picked: Vec<u32> = (0..SPOT_BLOCKS).map(|i| i * blocks / SPOT_BLOCKS).collect();
+    picked.push(blocks - 1);
+    picked.dedup();
+    picked
+}
+
+/// The timed run must compute the right thing too.
+fn spot_check(in1: &[u8], in2: &[u8], out: &[u32]) -> Result<()> {
+    for b in spot_blocks((in1.len() / SIZE) as u32) {
+        let range = b as usize * SIZE..(b as usize + 1) * SIZE;
+        let expected = cpu::correlate_block(&in1[range.clone()], &in2[range.clone()]);
+        check::exact(&format!("out of block {b} in the timed run"), &expected, &out[range])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_gives_exactly_two_vectors_of_shared_memory() {
+        let cfg = launch_config(7);
+        assert_eq!((cfg.grid.0, cfg.block.0, cfg.shared_bytes), (7, 256, 512));
+        assert_eq!(SHARED_BYTES as usize, 2 * SIZE);
+    }
+
+    #[test]
+    fn many_blocks_are_tested() {
+        assert!(BLOCKS.contains(&1));
+        assert!(BLOCKS.iter().any(|&b| b > 256), "many blocks");
+        const { assert!(PERF_BLOCKS > 132 * 8 * 10, "the timed run needs many waves of blocks on an H100") };
+    }
+
+    #[test]
+    fn spot_blocks_cover_both_ends() {
+        let picked = spot_blocks(PERF_BLOCKS);
+        assert_eq!(picked.first(), Some(&0));
+        assert_eq!(picked.last(), Some(&(PERF_BLOCKS - 1)));
+        assert_eq!(picked.len(), SPOT_BLOCKS as usize + 1);
+        assert_eq!(spot_blocks(1), vec![0]);
+    }
+
+    #[test]
+    fn spot_check_names_the_wrong_block() {
+        let (in1, in2) = cpu::random_pairs(&mut kit::inputs::rng_for(5, "spot"), 20);
+        let mut out = cpu::correlate(&in1, &in2);
+        assert!(spot_check(&in1, &in2, &out).is_ok());
+        out[19 * SIZE + 3] = u32::MAX;
+        let err = spot_check(&in1, &in2, &out).unwrap_err().to_string();
+        assert!(err.contains("block 19") && err.contains("never written"), "{err}");
+    }
+
+    /// A module shaped like NVRTC's output for this file.
+    fn ptx(module_scope: &str, body: &str) -> String {
+        format!(
+            ".version 8.8\n.target sm_75\n.address_size 64\n{module_scope}\n.visible .entry compute(\n\t.param .u64 \
+             compute_param_0\n)\n{{\n{body}\n\tret;\n}}\n"
+        )
+    }
+
+    const EXTERN: &str = ".extern .shared .align 16 .b8 in[];";
+    const STAGE: &str = "\tst.shared.u8 \t[%rd12], %rs1;\n\tst.shared.u8 \t[%rd12+256], %rs2;";
+    const USE: &str = "\tld.shared.v4.u32 \t{%r1, %r2, %r3, %r4}, [%rd50];\n\tld.shared.u8 \t%r32, [%rd16+256];";
+
+    #[test]
+    fn structure_accepts_the_staged_dynamic_buffer() {
+        let good = ptx(EXTERN, &format!("{STAGE}\n\tbar.sync \t0;\n{USE}"));
+        let note = dynamic_shared_in(&good).unwrap();
+        assert!(note.contains("within 512 bytes"), "{note}");
+    }
+
+    #[test]
+    fn structure_explains_what_is_missing() {
+        let err = |p: String| dynamic_shared_in(&p).unwrap_err().to_string();
+        // The empty stub.
+        assert!(err(ptx("", "")).contains("no dynamic shared memory"));
+        // A fixed-size array instead of the launch-sized buffer.
+        let fixed = ptx("", &format!("\t.shared .align 1 .b8 _ZZ7computeE2in[512];\n{STAGE}\n\tbar.sync \t0;\n{USE}"));
+        assert!(err(fixed).contains("no dynamic shared memory"));
+        let both =
+            ptx(EXTERN, &format!("\t.shared .align 1 .b8 _ZZ7computeE3buf[512];\n{STAGE}\n\tbar.sync \t0;\n{USE}"));
+        assert!(err(both).contains("512 bytes of fixed-size shared memory"));
+        // Staged, never read back (or the reverse).
+        assert!(err(ptx(EXTERN, &format!("{STAGE}\n\tbar.sync \t0;"))).contains("no load from it"));
+        // No barrier.
+        assert!(err(ptx(EXTERN, &format!("{STAGE}\n{USE}"))).contains("no barrier"));
+        // An `unsigned int` buffer: in2 at byte 1024, past the 512 bytes of the launch.
+        let wide = "\tst.shared.u32 \t[%rd12], %r16;\n\tst.shared.u32 \t[%rd12+1024], %r17;\n\tbar.sync \t0;\n\
+                    \tld.shared.u32 \t%r27, [%rd17+1024];";
+        let e = err(ptx(EXTERN, wide));
+        assert!(e.contains("1028 bytes past the start") && e.contains("512 bytes"), "{e}");
+    }
+
+    #[test]
+    fn exercise_has_one_part_with_every_kind_of_check() {
+        let ex = exercise();
+        assert_eq!((ex.id, ex.slug, ex.dir), ("ex06", "shared-load", "exercises/ex06-shared-load"));
+        let names: Vec<_> = ex.parts[0].checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "blocks=1",
+                "blocks=3",
+                "blocks=263",
+                "rotated",
+                "saturated",
+                "dynamic-shared",
+                "faster-than-global-reads"
+            ]
+        );
+    }
+}
