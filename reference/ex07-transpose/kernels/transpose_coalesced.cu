@@ -1,0 +1,24 @@
+// ex07 `coalesced`, reference solution: the tile goes through shared memory so
+// that both the reads of `in` and the writes of `out` are rows.
+#define TILE_DIM 32
+#define BLOCK_ROWS 8
+
+extern "C" __global__ void transpose_coalesced(float *out, const float *in, int width, int height)
+{
+    __shared__ float tile[TILE_DIM][TILE_DIM];
+
+    int x = blockIdx.x * TILE_DIM + threadIdx.x;
+    int y = blockIdx.y * TILE_DIM + threadIdx.y;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        if (x < width && y + j < height)
+            tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * width + x];
+
+    __syncthreads();  // reached by every thread: the bounds tests are inside the loops
+
+    // The tile at block (bx, by) of `in` lands at block (by, bx) of `out`.
+    x = blockIdx.y * TILE_DIM + threadIdx.x;
+    y = blockIdx.x * TILE_DIM + threadIdx.y;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        if (x < height && y + j < width)
+            out[(y + j) * height + x] = tile[threadIdx.x][threadIdx.y + j];
+}
