@@ -13,7 +13,9 @@ use kit::{CheckKind, Ctx, Exercise, Gpu, PartBuild, RunEnv, Skip};
 use libtest_mimic::{Arguments, Completion, Conclusion, Failed, Trial};
 use ptx_build::{BuildError, CompileOptions, Compiler, SourceFile};
 
-use crate::report::{CompileReport, CompileStatus, Environment, ExerciseReport, GradeReport, PartReport, Status, TestReport};
+use crate::report::{
+    CompileReport, CompileStatus, Environment, ExerciseReport, GradeReport, PartReport, Status, TestReport,
+};
 use crate::score;
 
 /// Which machine runs the kernels.
@@ -56,7 +58,12 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
 
     // Compile first, so a student sees every compile error before any test runs.
     let mut parts = Vec::new();
-    println!("\nCompiling ({}, compute_{}{})", env_report.compiler.as_deref().unwrap_or("no compiler"), options.arch.0, options.arch.1);
+    println!(
+        "\nCompiling ({}, compute_{}{})",
+        env_report.compiler.as_deref().unwrap_or("no compiler"),
+        options.arch.0,
+        options.arch.1
+    );
     for ex in exercises {
         for part in &ex.parts {
             let rel = format!("{}/{}/{}", opts.sources, ex.folder_name(), part.file);
@@ -127,7 +134,16 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
                     let name = format!("{}::{}::{}::{}", ex.id, part.name, c.kind.label(), c.name);
                     records.get(&name).cloned().unwrap_or_else(|| {
                         let status = if ignored.contains(&name) { Status::Ignored } else { Status::NotRun };
-                        TestReport { name, kind: c.kind, status, verdict: None, message: None, score: 0.0, max_score: 0.0, duration_ms: 0.0 }
+                        TestReport {
+                            name,
+                            kind: c.kind,
+                            status,
+                            verdict: None,
+                            message: None,
+                            score: 0.0,
+                            max_score: 0.0,
+                            duration_ms: 0.0,
+                        }
                     })
                 })
                 .collect();
@@ -154,9 +170,7 @@ fn open_environment(opts: &Options) -> Result<(Environment, Option<Gpu>, Result<
     let cache_dir = std::env::var_os(PTX_CACHE_ENV)
         .map(PathBuf::from)
         .unwrap_or_else(|| opts.root.join("target").join("ptx-cache"));
-    let compiler = Compiler::from_env()
-        .map(|c| c.with_cache_dir(cache_dir))
-        .map_err(|e| e.to_string());
+    let compiler = Compiler::from_env().map(|c| c.with_cache_dir(cache_dir)).map_err(|e| e.to_string());
     match &compiler {
         Ok(c) => env.compiler = Some(c.version().to_string()),
         Err(e) => println!("no CUDA compiler: {e}"),
@@ -184,7 +198,13 @@ fn open_environment(opts: &Options) -> Result<(Environment, Option<Gpu>, Result<
             env.gpu = Some(i.name.clone());
             env.compute_capability = Some(format!("{}.{}", i.compute_capability.0, i.compute_capability.1));
             env.driver = i.driver_version.clone();
-            println!("GPU: {} (compute capability {}.{}, driver {})", i.name, i.compute_capability.0, i.compute_capability.1, i.driver_version.as_deref().unwrap_or("?"));
+            println!(
+                "GPU: {} (compute capability {}.{}, driver {})",
+                i.name,
+                i.compute_capability.0,
+                i.compute_capability.1,
+                i.driver_version.as_deref().unwrap_or("?")
+            );
         }
         None => env.backend = "none".into(),
     }
@@ -213,7 +233,12 @@ fn compile_part(root: &Path, rel: &str, compiler: Result<&Compiler, &String>, op
     let failed = |sha256, diagnostics, message: String| BuiltPart {
         rel: rel.to_string(),
         sha256,
-        report: CompileReport { status: CompileStatus::Error, diagnostics, message: Some(message.clone()), from_cache: false },
+        report: CompileReport {
+            status: CompileStatus::Error,
+            diagnostics,
+            message: Some(message.clone()),
+            from_cache: false,
+        },
         build: Err(message),
     };
     let source = match SourceFile::read(&root.join(rel), rel) {
@@ -229,14 +254,20 @@ fn compile_part(root: &Path, rel: &str, compiler: Result<&Compiler, &String>, op
         Ok(ptx) => BuiltPart {
             rel: rel.to_string(),
             sha256: sha,
-            report: CompileReport { status: CompileStatus::Ok, diagnostics: ptx.diagnostics.clone(), message: None, from_cache: ptx.from_cache },
+            report: CompileReport {
+                status: CompileStatus::Ok,
+                diagnostics: ptx.diagnostics.clone(),
+                message: None,
+                from_cache: ptx.from_cache,
+            },
             build: Ok(Arc::new(PartBuild::new(ptx.text))),
         },
-        Err(BuildError::Compile { diagnostics, .. }) => {
-            let first = diagnostics.first().map(|d| d.to_string()).unwrap_or_else(|| "compile error".into());
-            failed(sha, diagnostics, first)
-        }
-        Err(e) => failed(sha, Vec::new(), e.to_string()),
+        Err(e) => match (&e, e.first_error()) {
+            (BuildError::Compile { diagnostics, .. }, Some(first)) => {
+                failed(sha, diagnostics.clone(), first.to_string())
+            }
+            _ => failed(sha, Vec::new(), e.to_string()),
+        },
     }
 }
 

@@ -9,7 +9,6 @@
 //! loads of the last block must stay inside the padded array.
 
 pub mod cpu;
-pub mod shared_ptx;
 
 use anyhow::{anyhow, bail, Result};
 use kit::{args, check, require, Check, Ctx, Exercise, LaunchConfig, Part};
@@ -80,14 +79,14 @@ fn shared_halo(ctx: &Ctx) -> Result<String> {
 /// The structure check on a compiled module's PTX.
 pub fn shared_halo_in(ptx: &str) -> Result<String> {
     let k = kit::inspect::kernel(ptx, KERNEL).ok_or_else(|| anyhow!("no kernel named `{KERNEL}`"))?;
-    require(shared_ptx::writes_shared(&k), || {
+    require(k.writes_shared(), || {
         "stencil_1d does not use shared memory: the PTX has no store to it. Copy the block's inputs and \
          both halos into a `__shared__ int tmp[BLOCK_SIZE + 2 * RADIUS]`, then compute from it: each \
          input is then read once from global memory instead of 2*RADIUS+1 times. (If you did copy them, \
          the compiler removed the copies because the sums never read them: read the sums from `tmp`)"
             .into()
     })?;
-    let declared = shared_ptx::static_shared_bytes(ptx, KERNEL);
+    let declared = k.static_shared_bytes();
     require(declared >= WINDOW_SHARED_BYTES, || {
         format!(
             "stencil_1d declares {declared} bytes of shared memory, but the block's window is BLOCK_SIZE + \
@@ -101,7 +100,7 @@ pub fn shared_halo_in(ptx: &str) -> Result<String> {
          a thread's neighbours are loaded by other threads (other warps), which may not have run yet"
             .into()
     })?;
-    require(shared_ptx::reads_shared(&k), || {
+    require(k.reads_shared(), || {
         "stencil_1d fills shared memory but never reads it: compute the sums from the shared array, not \
          from `in`"
             .into()

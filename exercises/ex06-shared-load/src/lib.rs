@@ -7,7 +7,6 @@
 //! them (2 global loads per thread instead of 512) pays.
 
 pub mod cpu;
-pub mod shared_ptx;
 
 use anyhow::{anyhow, Result};
 use kit::{args, check, require, Check, Ctx, Exercise, LaunchConfig, Part};
@@ -116,19 +115,19 @@ pub fn dynamic_shared_in(ptx: &str) -> Result<String> {
          (`extern __shared__ char *in;`, as in the slides, declares a pointer, not a buffer)"
             .into()
     })?;
-    let fixed = shared_ptx::static_shared_bytes(ptx, KERNEL);
+    let fixed = k.static_shared_bytes();
     require(fixed < SHARED_BYTES as usize, || {
         format!(
             "compute declares {fixed} bytes of fixed-size shared memory: the vectors belong in the \
              `extern __shared__` buffer the host sizes at launch, not in an array whose size is set at compile time"
         )
     })?;
-    require(shared_ptx::writes_shared(&k) && shared_ptx::reads_shared(&k), || {
+    require(k.writes_shared() && k.reads_shared(), || {
         "compute must copy in1 and in2 into the shared buffer and then read them back from it: the PTX \
          has no store to shared memory, or no load from it"
             .into()
     })?;
-    within_launch_bytes(ptx)?;
+    within_launch_bytes(&k)?;
     require(k.has_barrier(), || {
         "compute has no barrier. Call __syncthreads() after the copies: every thread reads bytes that \
          other threads (other warps) copied"
@@ -140,8 +139,8 @@ pub fn dynamic_shared_in(ptx: &str) -> Result<String> {
 /// The launch gives exactly SHARED_BYTES; on a GPU an access past them may not
 /// crash, so look for one in the PTX: a shared access at a constant offset
 /// whose last byte lies past the buffer, whatever the (non-negative) index.
-fn within_launch_bytes(ptx: &str) -> Result<()> {
-    let Some((end, instruction)) = shared_ptx::furthest_shared_access(ptx, KERNEL) else { return Ok(()) };
+fn within_launch_bytes(k: &kit::inspect::KernelPtx) -> Result<()> {
+    let Some((end, instruction)) = k.furthest_shared_access() else { return Ok(()) };
     require(end <= SHARED_BYTES as usize, || {
         format!(
             "compute accesses shared memory up to {end} bytes past the start of its buffer (`{instruction}`), \

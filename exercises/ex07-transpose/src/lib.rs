@@ -3,14 +3,13 @@
 //! TILE_DIM + 1 row pitch. The notes' copy kernel is the yardstick.
 
 pub mod cpu;
-pub mod shared_decl;
 
 use anyhow::Result;
 use kit::perf::{require_share, require_speedup};
 use kit::{args, require, Check, Ctx, Exercise, Gpu, LaunchConfig, Part, Skip};
 
 use cpu::Encoding;
-use shared_decl::{shared_arrays, SharedSize};
+use kit::inspect::SharedSize;
 
 /// Side of the square tile one block transposes.
 pub const TILE_DIM: u32 = 32;
@@ -98,7 +97,7 @@ fn transposes(ctx: &Ctx, kernel: &str, width: usize, height: usize) -> Result<St
 /// holds a whole tile, used, with a barrier between filling and reading it.
 fn shared_tile(ctx: &Ctx, kernel: &str) -> Result<String> {
     let k = ctx.kernel_ptx(kernel)?;
-    let arrays = shared_arrays(&ctx.build.ptx, kernel);
+    let arrays = ctx.kernel_ptx(kernel)?.shared_arrays();
     require(k.uses_shared() && !arrays.is_empty(), || {
         format!(
             "{kernel} does not use shared memory. Stage the block's {TILE_DIM} x {TILE_DIM} tile in a \
@@ -134,7 +133,7 @@ fn shared_tile(ctx: &Ctx, kernel: &str) -> Result<String> {
 fn padded_tile(ctx: &Ctx) -> Result<String> {
     let kernel = "transpose_padded";
     ctx.kernel_ptx(kernel)?;
-    let sizes: Vec<usize> = shared_arrays(&ctx.build.ptx, kernel).iter().filter_map(|a| a.static_bytes()).collect();
+    let sizes: Vec<usize> = ctx.kernel_ptx(kernel)?.shared_arrays().iter().filter_map(|a| a.static_bytes()).collect();
     require(sizes.contains(&PADDED_TILE_BYTES), || {
         let found = match &sizes[..] {
             [] => "no static shared array".to_string(),

@@ -2,6 +2,10 @@
 //! that its numbers are right (a global-memory kernel gives the same count as a
 //! shared-memory one).
 
+mod shared;
+
+pub use shared::{SharedArray, SharedSize};
+
 /// The PTX of one `.entry`, with what it declares and which instructions it uses.
 pub struct KernelPtx<'a> {
     pub name: String,

@@ -1,12 +1,54 @@
-//! The `__shared__` arrays a kernel declares, with their sizes in bytes, read
-//! from the PTX. General (nothing here is specific to the transpose), so it can
-//! move into `kit::inspect`.
+//! Shared memory in a kernel's PTX: the `__shared__` arrays it declares and
+//! their sizes, whether it stores to and loads from shared memory, and how far
+//! past a base address its shared accesses reach. Used by the structure checks
+//! of the exercises about shared memory (halo sizes, padded tiles, dynamic buffers).
 //!
-//! NVVM writes a kernel's static `__shared__` variables as declarations such as
+//! NVRTC writes a kernel's static `__shared__` variables as declarations such as
 //! `.shared .align 4 .b8 _ZZ16transpose_paddedE4tile[4224];`: inside the
 //! `.entry` body when the variable was "demoted" to the one kernel that uses it,
 //! at module scope otherwise (file-scope `__shared__` used by several kernels).
 //! `extern __shared__` arrays are `.extern .shared ... name[];`, sized at launch.
+
+use super::KernelPtx;
+
+impl KernelPtx<'_> {
+    /// The shared variables declared in this kernel's body plus those declared
+    /// at module scope that the body refers to by name.
+    pub fn shared_arrays(&self) -> Vec<SharedArray> {
+        let inside = self.body.lines().filter_map(parse_declaration);
+        let module =
+            module_scope_lines(self.module).filter_map(parse_declaration).filter(|a| mentions(self.body, &a.name));
+        inside.chain(module).collect()
+    }
+
+    /// Bytes of static shared storage this kernel declares (extern arrays excluded).
+    pub fn static_shared_bytes(&self) -> usize {
+        self.shared_arrays().iter().filter_map(SharedArray::static_bytes).sum()
+    }
+
+    /// Stores to shared memory (or generic accesses, which the PTX cannot tell apart).
+    pub fn writes_shared(&self) -> bool {
+        ["st.shared", "atom.shared", "red.shared", "cvta.shared", "cvta.to.shared"].iter().any(|op| self.uses(op))
+    }
+
+    /// Loads from shared memory (or generic accesses, which the PTX cannot tell apart).
+    pub fn reads_shared(&self) -> bool {
+        ["ld.shared", "atom.shared", "cvta.shared", "cvta.to.shared"].iter().any(|op| self.uses(op))
+    }
+
+    /// The shared access that reaches furthest past its base address:
+    /// `(immediate offset + access width, the instruction)`. In `st.shared.u32
+    /// [%rd12+1024], %r17` the base register holds the buffer's address plus a
+    /// non-negative index in any ordinary kernel, so the access touches byte 1027
+    /// of the buffer or beyond.
+    pub fn furthest_shared_access(&self) -> Option<(usize, String)> {
+        self.body
+            .lines()
+            .map(str::trim)
+            .filter_map(|l| Some((shared_access_end(l)?, l.split_whitespace().collect::<Vec<_>>().join(" "))))
+            .max_by_key(|(end, _)| *end)
+    }
+}
 
 /// How big one shared declaration is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,39 +74,6 @@ impl SharedArray {
             SharedSize::Dynamic => None,
         }
     }
-}
-
-/// The shared variables declared in the body of `.entry kernel` plus those
-/// declared at module scope that the body refers to by name. Empty when the
-/// kernel is not in `ptx` (callers check its presence first).
-pub fn shared_arrays(ptx: &str, kernel: &str) -> Vec<SharedArray> {
-    let Some(body) = entry_body(ptx, kernel) else { return Vec::new() };
-    let inside = body.lines().filter_map(parse_declaration);
-    let module = module_scope_lines(ptx).filter_map(parse_declaration).filter(|a| mentions(body, &a.name));
-    inside.chain(module).collect()
-}
-
-/// The text between the braces of `.entry name(...) { ... }`.
-fn entry_body<'a>(ptx: &'a str, name: &str) -> Option<&'a str> {
-    let start = ptx.match_indices(".entry ").map(|(i, _)| i + ".entry ".len()).find(|&i| {
-        let rest = &ptx[i..];
-        rest.starts_with(name) && rest[name.len()..].trim_start().starts_with('(')
-    })?;
-    let open = start + ptx[start..].find('{')?;
-    let mut depth = 0usize;
-    for (off, c) in ptx[open..].char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(&ptx[open + 1..open + off]);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// Lines outside every function body (brace depth 0 where the line starts).
@@ -136,9 +145,57 @@ fn type_bytes(ty: &str) -> Option<usize> {
     (bits % 8 == 0).then_some(bits / 8 * count.parse::<usize>().ok()?)
 }
 
+/// For a shared-memory instruction with an address `[base+K]`: K plus the bytes it accesses.
+fn shared_access_end(line: &str) -> Option<usize> {
+    let line = if line.starts_with('@') { line.split_once(char::is_whitespace)?.1.trim_start() } else { line };
+    let op = line.split_whitespace().next()?;
+    let parts: Vec<&str> = op.split('.').collect();
+    if !matches!(parts[0], "ld" | "st" | "atom" | "red") || !parts.contains(&"shared") {
+        return None;
+    }
+    let lanes = parts.iter().find_map(|p| p.strip_prefix('v')?.parse::<usize>().ok()).unwrap_or(1);
+    let width = parts.iter().rev().find_map(|p| type_bytes(&format!(".{p}")))?;
+    let address = &line[line.find('[')? + 1..line.find(']')?];
+    let offset = match address.rsplit_once('+') {
+        Some((_, k)) => k.trim().parse::<i64>().ok()?,
+        None => 0,
+    };
+    Some((offset.max(0) as usize) + lanes * width)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inspect::kernel;
+
+    const STENCIL_PTX: &str = r#"
+.version 8.8
+.target sm_75
+.address_size 64
+.extern .shared .align 16 .b8 dyn[];
+.shared .align 4 .u32 counter;
+// .globl	stencil_1d
+.visible .entry other(
+	.param .u64 p
+)
+{
+	.shared .align 4 .b8 _ZZ5otherE1x[4096];
+	ret;
+}
+.visible .entry stencil_1d(
+	.param .u64 stencil_1d_param_0
+)
+{
+	.reg .b32 	%r<29>;
+	// demoted variable
+	.shared .align 4 .b8 _ZZ10stencil_1dE3tmp[2072];
+	.shared .align 8 .f64 _ZZ10stencil_1dE4grid[2][3];
+	ld.shared.u32 	%r11, [%rd2+24];
+	@%p1 st.shared.u32 	[%rd2+2048], %r10;
+	ret;
+}
+"#;
+
 
     /// Trimmed from NVRTC 12.9 output (`--gpu-architecture=compute_75`).
     const PTX: &str = r#"
@@ -181,8 +238,12 @@ mod tests {
 }
 "#;
 
+    fn kernel_arrays(name: &str) -> Vec<SharedArray> {
+        kernel(PTX, name).map(|k| k.shared_arrays()).unwrap_or_default()
+    }
+
     fn sizes(kernel: &str) -> Vec<(String, SharedSize)> {
-        shared_arrays(PTX, kernel).into_iter().map(|a| (a.name, a.size)).collect()
+        kernel_arrays(kernel).into_iter().map(|a| (a.name, a.size)).collect()
     }
 
     #[test]
@@ -209,7 +270,7 @@ mod tests {
 
     #[test]
     fn unknown_kernel_and_non_declarations() {
-        assert!(shared_arrays(PTX, "transpose").is_empty());
+        assert!(kernel_arrays("transpose").is_empty());
         assert_eq!(parse_declaration("\tst.shared.f32 \t[%rd3], %f1;"), None);
         assert_eq!(parse_declaration(".global .align 4 .b8 g[16];"), None);
         let v = parse_declaration(".shared .align 16 .v4 .f32 quad[2]; // four lanes").unwrap();
@@ -225,5 +286,25 @@ mod tests {
         assert!(!mentions("cvt.u32.u64 %r3, %rd12;", "rd1"));
         assert!(!mentions("cvt.u32.u64 %r3, %rd12;", "r3"));
         assert!(!mentions("ld.shared.f32 %f1, [%rd1];", "shared"));
+    }
+    #[test]
+    fn finds_the_furthest_shared_access() {
+        // 2048 + 4 (st.shared.u32 at +2048); ld.shared.u32 at +24 reaches 28.
+        assert_eq!(kernel(STENCIL_PTX, "stencil_1d").unwrap().furthest_shared_access().map(|(end, _)| end), Some(2052));
+        assert_eq!(kernel(STENCIL_PTX, "other").unwrap().furthest_shared_access(), None);
+        assert_eq!(shared_access_end("st.shared.u32 	[%rd12+1024], %r17;"), Some(1028));
+        assert_eq!(shared_access_end("@%p1 st.shared.u8 	[%rd12], %rs1;"), Some(1));
+        assert_eq!(shared_access_end("ld.shared.v4.u32 	{%r1, %r2, %r3, %r4}, [%rd66+496];"), Some(512));
+        assert_eq!(shared_access_end("ld.shared.u8 	%r32, [%rd16+-8];"), Some(1));
+        assert_eq!(shared_access_end("atom.shared.add.u32 	%r1, [counter], 1;"), Some(4));
+        assert_eq!(shared_access_end("ld.global.u32 	%r7, [%rd1+4096];"), None);
+        assert_eq!(shared_access_end(".shared .align 4 .b8 tmp[2072];"), None);
+    }
+
+    #[test]
+    fn static_bytes_count_the_kernels_own_arrays() {
+        // tmp (2072) + grid (48) in the body; the module's `counter` is not named by the body.
+        assert_eq!(kernel(STENCIL_PTX, "stencil_1d").unwrap().static_shared_bytes(), 2072 + 48);
+        assert_eq!(kernel(STENCIL_PTX, "other").unwrap().static_shared_bytes(), 4096);
     }
 }
