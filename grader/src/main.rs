@@ -220,7 +220,11 @@ fn real_main() -> Result<ExitCode> {
     let (report, conclusion) = grade::run(&exercises, &opts)?;
     print!("{}", report.summary());
     let json = cli.json.unwrap_or_else(|| {
-        let selection = if cli.exercises.iter().any(|e| e == "all") { "all".to_string() } else { exercises.iter().map(|e| e.id).collect::<Vec<_>>().join("-") };
+        let selection = if cli.exercises.iter().any(|e| e == "all") {
+            "all".to_string()
+        } else {
+            exercises.iter().map(|e| e.id).collect::<Vec<_>>().join("-")
+        };
         let suffix = if sources == "exercises" { String::new() } else { format!("-{}", sources.replace('/', "-")) };
         root.join("target").join("grades").join(format!("{selection}{suffix}.json"))
     });
@@ -265,7 +269,12 @@ fn run_command(command: Command) -> Result<ExitCode> {
                 None => default_root()?,
             };
             let class = batch::make_class::generate(&root, &dir, students, &exercises)?;
-            println!("{} submissions in {} (variants listed in {})", class.len(), dir.display(), dir.join(".class.json").display());
+            println!(
+                "{} submissions in {} (variants listed in {})",
+                class.len(),
+                dir.display(),
+                dir.join(".class.json").display()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -303,7 +312,12 @@ fn read_grades(path: &std::path::Path) -> Result<GradeReport> {
     serde_json::from_slice(&bytes).with_context(|| format!("{} is not a grades JSON", path.display()))
 }
 
-fn write_format(report: &GradeReport, format: Format, github_output: Option<PathBuf>, results: &std::path::Path) -> Result<()> {
+fn write_format(
+    report: &GradeReport,
+    format: Format,
+    github_output: Option<PathBuf>,
+    results: &std::path::Path,
+) -> Result<()> {
     match format {
         Format::Human => {}
         Format::Classroom => {

@@ -1,0 +1,231 @@
+//! The gradebook: one row per student, as JSON (`gradebook.json`, schema
+//! `cuda-lab.gradebook/1`) and CSV for spreadsheets (`gradebook.csv`); and the
+//! merge of the gradebooks of several shards into one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::atomic;
+use super::student::StudentReport;
+
+pub const SCHEMA: &str = "cuda-lab.gradebook/1";
+pub const JSON_NAME: &str = "gradebook.json";
+pub const CSV_NAME: &str = "gradebook.csv";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Gradebook {
+    pub schema: String,
+    pub grader_version: String,
+    /// Every student of the batch was graded with inputs from this seed.
+    pub seed: u64,
+    pub backend: String,
+    /// The graded exercises, in order, with their points.
+    pub exercises: Vec<ExerciseColumn>,
+    /// "i/n" when this is one shard's gradebook; absent for a whole class.
+    pub shard: Option<String>,
+    pub students: Vec<Row>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ExerciseColumn {
+    pub id: String,
+    pub max_score: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    /// The submission folder's name, percent-encoded where it is not `[A-Za-z0-9._-]`.
+    pub key: String,
+    /// The folder's name as people read it.
+    pub name: String,
+    /// Per exercise id.
+    pub scores: BTreeMap<String, f64>,
+    pub total: f64,
+    pub max_score: f64,
+    /// See [`StudentReport::status`].
+    pub status: String,
+    pub notes: Vec<String>,
+    /// The student's full report, relative to the gradebook's folder.
+    pub report: String,
+}
+
+impl Row {
+    pub fn of(student: &StudentReport) -> Row {
+        Row {
+            key: student.key.clone(),
+            name: student.name.clone(),
+            scores: student.grades.exercises.iter().map(|e| (e.id.clone(), e.score)).collect(),
+            total: student.grades.score,
+            max_score: student.grades.max_score,
+            status: student.status.clone(),
+            notes: student.notes.clone(),
+            report: report_path(&student.key),
+        }
+    }
+}
+
+/// Where a student's report lives, relative to the output folder.
+pub fn report_path(key: &str) -> String {
+    format!("submissions/{key}.json")
+}
+
+impl Gradebook {
+    /// Writes `gradebook.json` and `gradebook.csv` into `dir`.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        atomic::write_json(&dir.join(JSON_NAME), self)?;
+        atomic::write_if_changed(&dir.join(CSV_NAME), &self.csv()?)?;
+        Ok(())
+    }
+
+    pub fn read(path: &Path) -> Result<Gradebook> {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let book: Gradebook =
+            serde_json::from_slice(&bytes).with_context(|| format!("{} is not a gradebook", path.display()))?;
+        if book.schema != SCHEMA {
+            bail!("{}: schema `{}`, expected `{SCHEMA}`", path.display(), book.schema);
+        }
+        Ok(book)
+    }
+
+    /// `key,name,ex01,…,total,max,status,notes`: scores with two decimals.
+    pub fn csv(&self) -> Result<Vec<u8>> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let mut header = vec!["key".to_string(), "name".into()];
+        header.extend(self.exercises.iter().map(|e| e.id.clone()));
+        header.extend(["total", "max", "status", "notes"].map(String::from));
+        w.write_record(&header)?;
+        for row in &self.students {
+            let mut record = vec![row.key.clone(), row.name.clone()];
+            record
+                .extend(self.exercises.iter().map(|e| format!("{:.2}", row.scores.get(&e.id).copied().unwrap_or(0.0))));
+            record.extend([
+                format!("{:.2}", row.total),
+                format!("{:.2}", row.max_score),
+                row.status.clone(),
+                row.notes.join("; "),
+            ]);
+            w.write_record(&record)?;
+        }
+        w.into_inner().map_err(|e| anyhow::anyhow!("writing the CSV: {e}"))
+    }
+}
+
+/// Combines shard gradebooks into one, in `out` (with the students' reports,
+/// where they sit next to their gradebook). The shards must come from one
+/// batch: the same seed, backend and exercises. A student in two shards must
+/// have the same row in both.
+pub fn merge(paths: &[PathBuf], out: &Path) -> Result<Gradebook> {
+    let Some(first) = paths.first() else { bail!("name at least one gradebook.json to merge") };
+    let mut merged = Gradebook::read(first)?;
+    merged.shard = None;
+    merged.students.clear();
+    let mut rows: BTreeMap<String, (Row, &PathBuf)> = BTreeMap::new();
+    for path in paths {
+        let book = Gradebook::read(path)?;
+        for (what, same) in [
+            ("seed", book.seed == merged.seed),
+            ("backend", book.backend == merged.backend),
+            ("exercises", book.exercises == merged.exercises),
+        ] {
+            if !same {
+                bail!(
+                    "{} and {} were graded with a different {what}: shards of one class must share it \
+                     (pass the same --seed and --exercises to every shard)",
+                    first.display(),
+                    path.display()
+                );
+            }
+        }
+        for row in book.students {
+            if let Some((other, other_path)) = rows.get(&row.key) {
+                if *other != row {
+                    bail!(
+                        "student `{}` is in {} and {} with different results: were these graded by one batch?",
+                        row.name,
+                        other_path.display(),
+                        path.display()
+                    );
+                }
+                continue;
+            }
+            copy_report(path, &row, out)?;
+            rows.insert(row.key.clone(), (row, path));
+        }
+    }
+    merged.students = rows.into_values().map(|(row, _)| row).collect();
+    merged.write(out)?;
+    Ok(merged)
+}
+
+fn copy_report(gradebook: &Path, row: &Row, out: &Path) -> Result<()> {
+    let from = gradebook.parent().unwrap_or(Path::new(".")).join(&row.report);
+    let to = out.join(&row.report);
+    if from.is_file() && from.canonicalize().ok() != to.canonicalize().ok() {
+        let bytes = std::fs::read(&from).with_context(|| format!("reading {}", from.display()))?;
+        atomic::write_if_changed(&to, &bytes)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn book(seed: u64, rows: &[(&str, f64)]) -> Gradebook {
+        Gradebook {
+            schema: SCHEMA.into(),
+            grader_version: "0".into(),
+            seed,
+            backend: "none".into(),
+            exercises: vec![ExerciseColumn { id: "ex01".into(), max_score: 20.0 }],
+            shard: Some("0/2".into()),
+            students: rows
+                .iter()
+                .map(|&(key, score)| Row {
+                    key: key.into(),
+                    name: format!("{key}, the student"),
+                    scores: [("ex01".to_string(), score)].into(),
+                    total: score,
+                    max_score: 20.0,
+                    status: "graded".into(),
+                    notes: vec![],
+                    report: report_path(key),
+                })
+                .collect(),
+        }
+    }
+
+    fn saved(dir: &Path, name: &str, b: &Gradebook) -> PathBuf {
+        let d = dir.join(name);
+        b.write(&d).unwrap();
+        d.join(JSON_NAME)
+    }
+
+    #[test]
+    fn csv_quotes_names_and_formats_scores() {
+        let text = String::from_utf8(book(1, &[("ana", 12.5)]).csv().unwrap()).unwrap();
+        assert_eq!(text, "key,name,ex01,total,max,status,notes\nana,\"ana, the student\",12.50,12.50,20.00,graded,\n");
+    }
+
+    #[test]
+    fn merge_unions_shards_and_rejects_conflicts() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = saved(dir.path(), "a", &book(1, &[("ana", 1.0), ("bob", 2.0)]));
+        let b = saved(dir.path(), "b", &book(1, &[("cy", 3.0), ("bob", 2.0)]));
+        let merged = merge(&[a.clone(), b], &dir.path().join("all")).unwrap();
+        let keys: Vec<&str> = merged.students.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(keys, ["ana", "bob", "cy"]);
+        assert_eq!(merged.shard, None);
+        assert!(dir.path().join("all").join(CSV_NAME).is_file());
+
+        let conflict = saved(dir.path(), "c", &book(1, &[("bob", 3.0)]));
+        let err = merge(&[a.clone(), conflict], &dir.path().join("x")).unwrap_err().to_string();
+        assert!(err.contains("different results"), "{err}");
+        let other_seed = saved(dir.path(), "d", &book(2, &[("dee", 3.0)]));
+        let err = merge(&[a, other_seed], &dir.path().join("y")).unwrap_err().to_string();
+        assert!(err.contains("different seed"), "{err}");
+    }
+}

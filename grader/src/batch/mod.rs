@@ -1,0 +1,277 @@
+//! `grader batch`: grades a whole class, one folder per submission.
+//!
+//! 1. **Intake**: each submission's expected `.cu` files (nothing else) are
+//!    copied into `<out>/staging/<key>/` ([`intake`]).
+//! 2. **Grading**: each (submission, exercise, part) runs in its own child
+//!    process under a time limit, one at a time per GPU, while the next
+//!    submissions compile ahead ([`schedule`], [`part`], [`prefetch`]).
+//! 3. **Reports**: the part results of each student are merged into
+//!    `<out>/submissions/<key>.json`, and every student into the gradebook
+//!    ([`student`], [`gradebook`]).
+//!
+//! Every result is written atomically and a result already on disk is never
+//! recomputed without `--force`, so a batch stopped midway resumes where it was.
+
+pub mod atomic;
+pub mod capture;
+pub mod child;
+pub mod gradebook;
+pub mod intake;
+pub mod make_class;
+pub mod part;
+pub mod prefetch;
+pub mod schedule;
+pub mod student;
+pub mod submission;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::ValueEnum;
+use kit::Exercise;
+use serde::{Deserialize, Serialize};
+
+use crate::grade::BackendChoice;
+use gradebook::{ExerciseColumn, Gradebook, Row};
+use part::{ChildSettings, Outcome, PartJob};
+use submission::{Shard, Submission};
+
+pub struct Options {
+    /// The folder holding one folder per submission.
+    pub dir: PathBuf,
+    pub out: PathBuf,
+    pub exercises: Vec<Exercise>,
+    /// Random when absent (or the seed of the batch being resumed).
+    pub seed: Option<u64>,
+    pub force: bool,
+    pub shard: Option<Shard>,
+    /// `CUDA_VISIBLE_DEVICES` of each worker; empty: one worker, devices as they are.
+    pub gpus: Vec<String>,
+    pub part_timeout: Duration,
+    pub kernel_timeout: Duration,
+    pub backend: BackendChoice,
+    /// The grader binary each child runs.
+    pub exe: PathBuf,
+    /// Bytes kept of each output stream of a child.
+    pub output_cap: usize,
+}
+
+/// `<out>/batch.json`: what every result in `<out>` was graded with, so a
+/// resumed batch grades the rest the same way.
+#[derive(Debug, Serialize, Deserialize)]
+struct Manifest {
+    schema: String,
+    seed: u64,
+    backend: String,
+}
+
+const MANIFEST_SCHEMA: &str = "cuda-lab.batch/1";
+
+/// One submission and its work.
+pub struct Planned<'e> {
+    pub submission: Submission,
+    pub intake: intake::Intake,
+    pub staging: PathBuf,
+    pub jobs: Vec<PartJob<'e>>,
+    /// Indices into `jobs` without a result yet.
+    pub pending: Vec<usize>,
+}
+
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub submissions: usize,
+    pub shard: Option<Shard>,
+    pub seed: u64,
+    pub submissions_graded_now: usize,
+    pub parts_graded_now: usize,
+    pub parts_reused: usize,
+    pub files_compiled_ahead: usize,
+    pub outcomes: BTreeMap<Outcome, usize>,
+    pub students: BTreeMap<String, usize>,
+    pub elapsed: Duration,
+    pub out: PathBuf,
+    /// Problems of the batch itself (a result that could not be written, ...).
+    pub errors: Vec<String>,
+}
+
+pub fn run(opts: &Options) -> Result<Summary> {
+    let start = Instant::now();
+    let seed = settle_seed(opts)?;
+    let mut submissions = submission::discover(&opts.dir)?;
+    if let Some(shard) = opts.shard {
+        submissions.retain(|s| shard.contains(&s.key));
+    }
+    // The children compile with the same compiler; one found here is found faster there.
+    let compiler = ptx_build::Compiler::from_env().ok().map(|c| c.with_cache_dir(opts.out.join("ptx-cache")));
+    let settings = ChildSettings {
+        exe: opts.exe.clone(),
+        seed,
+        backend: opts.backend,
+        kernel_timeout: opts.kernel_timeout,
+        limits: child::Limits { wall: opts.part_timeout, output_cap: opts.output_cap },
+        ptx_cache: opts.out.join("ptx-cache"),
+        nvrtc_dir: compiler.as_ref().and_then(|c| c.path()).and_then(Path::parent).map(Path::to_path_buf),
+    };
+    let plans = plan(opts, submissions)?;
+    let parts_reused = plans.iter().map(|p| p.jobs.len() - p.pending.len()).sum();
+    let graded = schedule::grade_all(&plans, &settings, &opts.gpus, compiler);
+    if graded.stopped {
+        bail!(
+            "the batch stopped; what was graded is kept, and running it again resumes:\n  {}",
+            graded.errors.join("\n  ")
+        );
+    }
+
+    let mut summary = Summary {
+        submissions: plans.len(),
+        shard: opts.shard,
+        seed,
+        submissions_graded_now: graded.submissions_graded,
+        parts_graded_now: graded.parts_graded,
+        parts_reused,
+        files_compiled_ahead: graded.files_compiled_ahead,
+        out: opts.out.clone(),
+        errors: graded.errors,
+        ..Default::default()
+    };
+    let mut rows = Vec::new();
+    for p in plans {
+        let reports: Vec<_> = p.jobs.iter().filter_map(|j| j.existing_result()).collect();
+        let student = student::assemble(
+            &p.submission,
+            p.intake,
+            &opts.exercises,
+            &reports,
+            seed,
+            p.staging.display().to_string(),
+        );
+        for part in student.grades.exercises.iter().flat_map(|e| &e.parts) {
+            *summary.outcomes.entry(Outcome::of(part)).or_default() += 1;
+        }
+        *summary.students.entry(student.status.clone()).or_default() += 1;
+        atomic::write_json(&opts.out.join(gradebook::report_path(&student.key)), &student)?;
+        rows.push(Row::of(&student));
+    }
+    let book = Gradebook {
+        schema: gradebook::SCHEMA.into(),
+        grader_version: env!("CARGO_PKG_VERSION").into(),
+        seed,
+        backend: backend_name(opts.backend),
+        exercises: opts
+            .exercises
+            .iter()
+            .map(|e| ExerciseColumn { id: e.id.into(), max_score: e.parts.iter().map(|p| p.points).sum() })
+            .collect(),
+        shard: opts.shard.map(|s| s.to_string()),
+        students: rows,
+    };
+    book.write(&opts.out)?;
+    summary.elapsed = start.elapsed();
+    Ok(summary)
+}
+
+/// The batch's seed: the one given, or the one `<out>` was graded with, or a new one.
+fn settle_seed(opts: &Options) -> Result<u64> {
+    let path = opts.out.join("batch.json");
+    let earlier: Option<Manifest> = match std::fs::read(&path) {
+        Ok(bytes) => Some(serde_json::from_slice(&bytes).with_context(|| format!("{} is damaged", path.display()))?),
+        Err(_) => None,
+    };
+    let backend = backend_name(opts.backend);
+    let seed = match (&earlier, opts.seed) {
+        (Some(m), _) if opts.force => opts.seed.unwrap_or(m.seed),
+        (Some(m), Some(s)) if s != m.seed => bail!(
+            "{} was graded with seed {}; resume with --seed {} (or without --seed), or regrade everything with --force",
+            opts.out.display(),
+            m.seed,
+            m.seed
+        ),
+        (Some(m), _) if m.backend != backend => bail!(
+            "{} was graded with --backend {}; resume with the same backend, or regrade everything with --force",
+            opts.out.display(),
+            m.backend
+        ),
+        (Some(m), _) => m.seed,
+        (None, given) => given.unwrap_or_else(rand::random),
+    };
+    atomic::write_json(&path, &Manifest { schema: MANIFEST_SCHEMA.into(), seed, backend })?;
+    Ok(seed)
+}
+
+/// Stages every submission and lists the parts it still needs.
+fn plan(opts: &Options, submissions: Vec<Submission>) -> Result<Vec<Planned<'_>>> {
+    let expected = intake::expected_files(&opts.exercises);
+    let mut plans = Vec::new();
+    for submission in submissions {
+        let staging = opts.out.join("staging").join(&submission.key);
+        let intake = intake::stage(&submission.dir, &expected, &staging)
+            .with_context(|| format!("staging {}", submission.name))?;
+        let results = opts.out.join("results").join(&submission.key);
+        let jobs: Vec<PartJob> = opts
+            .exercises
+            .iter()
+            .flat_map(|ex| ex.parts.iter().map(move |part| (ex, part)))
+            .map(|(exercise, part)| PartJob {
+                exercise,
+                part,
+                root: staging.clone(),
+                result: results.join(format!("{}-{}.json", exercise.id, part.name)),
+            })
+            .collect();
+        let pending = (0..jobs.len()).filter(|&i| opts.force || jobs[i].existing_result().is_none()).collect();
+        plans.push(Planned { submission, intake, staging, jobs, pending });
+    }
+    Ok(plans)
+}
+
+fn backend_name(b: BackendChoice) -> String {
+    b.to_possible_value().expect("every backend has a name").get_name().to_string()
+}
+
+/// The default output folder: `grades` beside the submissions folder.
+pub fn default_out(dir: &Path) -> PathBuf {
+    match dir.canonicalize().ok().and_then(|d| d.parent().map(Path::to_path_buf)) {
+        Some(parent) => parent.join("grades"),
+        None => PathBuf::from("grades"),
+    }
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shard = self.shard.map(|s| format!(" (shard {s})")).unwrap_or_default();
+        writeln!(f, "\nBatch: {} submissions{shard}, seed {}", self.submissions, self.seed)?;
+        let count = |o: Outcome| self.outcomes.get(&o).copied().unwrap_or(0);
+        writeln!(
+            f,
+            "  parts: {} graded, {} failed to compile, {} missing, {} timed out, {} crashed",
+            count(Outcome::Graded),
+            count(Outcome::CompileError),
+            count(Outcome::Missing),
+            count(Outcome::Timeout),
+            count(Outcome::Crashed)
+        )?;
+        writeln!(
+            f,
+            "  {} parts graded now, {} kept from an earlier run (--force regrades them); {} files compiled ahead",
+            self.parts_graded_now, self.parts_reused, self.files_compiled_ahead
+        )?;
+        let students: Vec<String> = self.students.iter().map(|(s, n)| format!("{n} {s}")).collect();
+        writeln!(f, "  students: {}", students.join(", "))?;
+        let minutes = self.elapsed.as_secs_f64() / 60.0;
+        writeln!(f, "  took {}", humantime::format_duration(Duration::from_secs(self.elapsed.as_secs())))?;
+        if self.parts_graded_now > 0 && minutes > 0.0 {
+            writeln!(
+                f,
+                "  throughput: {:.1} submissions per minute ({:.1} parts per minute)",
+                self.submissions_graded_now as f64 / minutes,
+                self.parts_graded_now as f64 / minutes
+            )?;
+        }
+        for e in &self.errors {
+            writeln!(f, "  error: {e}")?;
+        }
+        writeln!(f, "  gradebook: {}", self.out.join(gradebook::CSV_NAME).display())
+    }
+}

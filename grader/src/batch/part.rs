@@ -1,0 +1,356 @@
+//! Grades one part of one submission in a child process (this same binary,
+//! `grader <ex> --part <p> --root <staging>`), and turns whatever happened into
+//! a grades JSON: the child's own, or one that names why there is none.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::ValueEnum;
+use kit::{Exercise, Part};
+
+use super::atomic;
+use super::child::{self, ChildRun, Ending, Limits};
+use crate::grade::BackendChoice;
+use crate::report::{
+    CompileReport, CompileStatus, Environment, ExerciseReport, GradeReport, PartReport, Status, TestReport,
+};
+
+/// The grader's exit code for a usage or setup error (main.rs).
+const SETUP_ERROR_EXIT: i32 = 2;
+
+/// The grader could not grade at all; no result is written, so a resumed
+/// batch grades this part once the cause is fixed.
+#[derive(Debug, thiserror::Error)]
+#[error("the grader could not run here: {0}")]
+pub struct SetupFailed(pub String);
+
+/// What every child of a batch shares.
+#[derive(Debug, Clone)]
+pub struct ChildSettings {
+    /// The grader binary the children run (normally `current_exe()`).
+    pub exe: PathBuf,
+    pub seed: u64,
+    pub backend: BackendChoice,
+    /// `--timeout`: how long one kernel may run.
+    pub kernel_timeout: Duration,
+    pub limits: Limits,
+    /// One PTX cache for every staging root, so compiles done ahead are found.
+    pub ptx_cache: PathBuf,
+    /// The folder of the NVRTC library the parent found, put first on the
+    /// children's library path: finding it again costs each child ~0.7 s
+    /// (ptx-build asks Python where pip put it).
+    pub nvrtc_dir: Option<PathBuf>,
+}
+
+/// One (submission, exercise, part).
+pub struct PartJob<'a> {
+    pub exercise: &'a Exercise,
+    pub part: &'a Part,
+    /// The submission's staging root.
+    pub root: PathBuf,
+    /// Where its grades JSON goes; present means done.
+    pub result: PathBuf,
+}
+
+impl PartJob<'_> {
+    pub fn log_path(&self) -> PathBuf {
+        self.result.with_extension("log")
+    }
+
+    fn scratch_path(&self) -> PathBuf {
+        self.result.with_extension("child.json")
+    }
+
+    pub fn file(&self) -> String {
+        format!("exercises/{}/{}", self.exercise.folder_name(), self.part.file)
+    }
+
+    /// The finished result of an earlier run, if there is a whole one.
+    pub fn existing_result(&self) -> Option<GradeReport> {
+        let report: GradeReport = serde_json::from_slice(&std::fs::read(&self.result).ok()?).ok()?;
+        let (ex, part) = single_part(&report)?;
+        (ex.id == self.exercise.id && part.name == self.part.name).then_some(report)
+    }
+
+    /// The child command; `gpu` becomes its `CUDA_VISIBLE_DEVICES`.
+    pub fn command(&self, settings: &ChildSettings, gpu: Option<&str>) -> Command {
+        let backend = settings.backend.to_possible_value().expect("every backend has a name");
+        let mut cmd = Command::new(&settings.exe);
+        cmd.arg(self.exercise.id)
+            .args(["--part", self.part.name])
+            .arg("--root")
+            .arg(&self.root)
+            .args(["--seed", &settings.seed.to_string()])
+            .arg("--json")
+            .arg(self.scratch_path())
+            .args(["--backend", backend.get_name()])
+            .args(["--timeout", &settings.kernel_timeout.as_secs_f64().to_string()])
+            .args(["--", "--quiet", "--color", "never"])
+            .current_dir(&self.root)
+            .env(crate::grade::PTX_CACHE_ENV, &settings.ptx_cache)
+            .env("NO_COLOR", "1");
+        if let Some(gpu) = gpu {
+            cmd.env("CUDA_VISIBLE_DEVICES", gpu);
+        }
+        if let Some(dir) = &settings.nvrtc_dir {
+            let inherited = std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default();
+            let paths = std::iter::once(dir.clone()).chain(std::env::split_paths(&inherited));
+            cmd.env("LD_LIBRARY_PATH", std::env::join_paths(paths).unwrap_or_default());
+        }
+        cmd
+    }
+
+    /// Runs the child and writes the log, then the result (both atomically).
+    pub fn grade(&self, settings: &ChildSettings, gpu: Option<&str>) -> Result<GradeReport> {
+        self.grade_with(self.command(settings, gpu), settings)
+    }
+
+    /// [`grade`](Self::grade) with any command in place of the grader (tests
+    /// use a shell that hangs, crashes or floods).
+    pub fn grade_with(&self, cmd: Command, settings: &ChildSettings) -> Result<GradeReport> {
+        let scratch = self.scratch_path();
+        let _ = std::fs::remove_file(&scratch);
+        if let Some(dir) = self.result.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let run = child::run_limited(cmd, settings.limits);
+        let log = match &run {
+            Ok(run) => {
+                format!("{}\n---- {} after {:.1} s ----\n", run.log(), run.ending.describe(), run.elapsed.as_secs_f64())
+            }
+            Err(e) => format!("could not start {}: {e}\n", settings.exe.display()),
+        };
+        atomic::write(&self.log_path(), log.as_bytes())?;
+        let report = match run {
+            Ok(run) => self.report_of(&run, &scratch, settings)?,
+            Err(e) => return Err(SetupFailed(format!("could not start {}: {e}", settings.exe.display())).into()),
+        };
+        atomic::write_json(&self.result, &report)?;
+        let _ = std::fs::remove_file(&scratch);
+        Ok(report)
+    }
+
+    fn report_of(&self, run: &ChildRun, scratch: &Path, settings: &ChildSettings) -> Result<GradeReport> {
+        if run.ending == Ending::TimedOut {
+            let why = format!(
+                "grading this part took longer than {} s and was stopped: a kernel that never ends, or one far too slow",
+                settings.limits.wall.as_secs_f64()
+            );
+            return Ok(self.failure(settings, "timeout", why));
+        }
+        // A whole JSON means the child finished grading, whatever happened after.
+        let written = std::fs::read(scratch).ok().and_then(|b| serde_json::from_slice::<GradeReport>(&b).ok());
+        if let Some(report) = written.filter(|r| single_part(r).is_some()) {
+            return Ok(report);
+        }
+        let last_words = run.stderr.text().lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
+        if run.ending == Ending::Exited(SETUP_ERROR_EXIT) {
+            // The grader's own setup failed (no GPU for --backend cuda, ...): no
+            // student's fault, and it will fail the same way for everyone.
+            return Err(SetupFailed(last_words).into());
+        }
+        let why = format!(
+            "the grading process ended ({}) without a result{}",
+            run.ending.describe(),
+            if last_words.is_empty() { String::new() } else { format!(": {last_words}") }
+        );
+        Ok(self.failure(settings, &format!("crashed: {}", run.ending.describe()), why))
+    }
+
+    /// A report where every check of the part failed with `verdict`.
+    fn failure(&self, settings: &ChildSettings, verdict: &str, message: String) -> GradeReport {
+        let (ex, part) = (self.exercise, self.part);
+        let mut tests: Vec<TestReport> = part
+            .checks
+            .iter()
+            .map(|c| TestReport {
+                verdict: Some(verdict.into()),
+                message: Some(message.clone()),
+                ..TestReport::new(
+                    format!("{}::{}::{}::{}", ex.id, part.name, c.kind.label(), c.name),
+                    c.kind,
+                    Status::Fail,
+                )
+            })
+            .collect();
+        crate::score::score_part(part.points, &mut tests);
+        let backend = settings.backend.to_possible_value().expect("named").get_name().to_string();
+        let mut report = GradeReport {
+            schema: crate::report::SCHEMA.into(),
+            grader_version: env!("CARGO_PKG_VERSION").into(),
+            seed: settings.seed,
+            finished_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            source_root: self.root.display().to_string(),
+            sources: "exercises".into(),
+            environment: Environment { backend, note: Some(message.clone()), ..Default::default() },
+            score: 0.0,
+            max_score: 0.0,
+            counts: Default::default(),
+            exercises: vec![ExerciseReport {
+                id: ex.id.into(),
+                title: ex.title.into(),
+                score: 0.0,
+                max_score: 0.0,
+                parts: vec![PartReport {
+                    name: part.name.into(),
+                    file: self.file(),
+                    sha256: sha256_of(&self.root.join(self.file())),
+                    score: 0.0,
+                    max_score: 0.0,
+                    // The child died before saying how compiling went.
+                    compile: CompileReport {
+                        status: CompileStatus::Ok,
+                        diagnostics: Vec::new(),
+                        message: Some(format!("no compile result: {verdict}")),
+                        from_cache: false,
+                    },
+                    tests,
+                }],
+            }],
+        };
+        report.total_up();
+        report
+    }
+}
+
+fn single_part(report: &GradeReport) -> Option<(&ExerciseReport, &PartReport)> {
+    match report.exercises.as_slice() {
+        [ex] => match ex.parts.as_slice() {
+            [part] => Some((ex, part)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn sha256_of(path: &Path) -> Option<String> {
+    use sha2::Digest;
+    let bytes = std::fs::read(path).ok()?;
+    Some(sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// How grading one part went, for summaries and the gradebook's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Compiled and every check ran (passing or not).
+    Graded,
+    /// The file was not in the submission (or was refused).
+    Missing,
+    CompileError,
+    Timeout,
+    Crashed,
+}
+
+impl Outcome {
+    pub fn of(part: &PartReport) -> Outcome {
+        let verdicts = || part.tests.iter().filter_map(|t| t.verdict.as_deref());
+        if verdicts().any(|v| v == "timeout") {
+            Outcome::Timeout
+        } else if verdicts().any(|v| v.starts_with("crashed")) {
+            Outcome::Crashed
+        } else if part.compile.status == CompileStatus::Error && part.sha256.is_none() {
+            Outcome::Missing
+        } else if part.compile.status == CompileStatus::Error {
+            Outcome::CompileError
+        } else {
+            Outcome::Graded
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Graded => "graded",
+            Outcome::Missing => "missing",
+            Outcome::CompileError => "compile-error",
+            Outcome::Timeout => "timeout",
+            Outcome::Crashed => "crashed",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(wall: f64) -> ChildSettings {
+        ChildSettings {
+            exe: PathBuf::from("sh"),
+            seed: 5,
+            backend: BackendChoice::None,
+            kernel_timeout: Duration::from_secs(1),
+            limits: Limits { wall: Duration::from_secs_f64(wall), output_cap: 1024 },
+            ptx_cache: PathBuf::from("/nonexistent"),
+            nvrtc_dir: None,
+        }
+    }
+
+    fn sh(script: &str) -> Command {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(script);
+        cmd
+    }
+
+    fn with_job(f: impl FnOnce(&PartJob)) {
+        let dir = tempfile::tempdir().unwrap();
+        let exercises = crate::registry::select(&["ex01".into()]).unwrap();
+        let job = PartJob {
+            exercise: &exercises[0],
+            part: &exercises[0].parts[1],
+            root: dir.path().join("staging"),
+            result: dir.path().join("results/ex01-shared.json"),
+        };
+        f(&job);
+    }
+
+    #[test]
+    fn a_hang_becomes_a_timeout_that_scores_zero() {
+        with_job(|job| {
+            let report = job.grade_with(sh("sleep 30"), &settings(0.3)).unwrap();
+            let part = &report.exercises[0].parts[0];
+            assert_eq!(Outcome::of(part), Outcome::Timeout);
+            assert_eq!(report.score, 0.0);
+            assert!((report.max_score - 10.0).abs() < 1e-9, "the part's points are still counted");
+            assert!(part.tests.iter().all(|t| t.status == Status::Fail && t.verdict.as_deref() == Some("timeout")));
+            assert!(job.existing_result().is_some(), "the result is on disk");
+            assert!(std::fs::read_to_string(job.log_path()).unwrap().contains("---- timeout after"));
+        });
+    }
+
+    #[test]
+    fn a_crash_is_named_and_a_flood_is_capped() {
+        with_job(|job| {
+            let report = job.grade_with(sh("echo 'error: it broke' >&2; kill -ABRT $$"), &settings(10.0)).unwrap();
+            let t = &report.exercises[0].parts[0].tests[0];
+            assert_eq!(t.verdict.as_deref(), Some("crashed: SIGABRT (aborted)"));
+            assert!(t.message.as_deref().unwrap().ends_with("error: it broke"), "{:?}", t.message);
+
+            let report = job.grade_with(sh("yes flood"), &settings(0.5)).unwrap();
+            assert_eq!(Outcome::of(&report.exercises[0].parts[0]), Outcome::Timeout);
+            let log = std::fs::metadata(job.log_path()).unwrap().len();
+            assert!(log < 4096, "the log is capped: {log} bytes");
+        });
+    }
+
+    #[test]
+    fn an_exit_without_a_result_is_a_crash() {
+        with_job(|job| {
+            let report = job.grade_with(sh("exit 0"), &settings(10.0)).unwrap();
+            let t = &report.exercises[0].parts[0].tests[0];
+            assert_eq!(t.verdict.as_deref(), Some("crashed: exit code 0"));
+        });
+    }
+
+    #[test]
+    fn a_setup_error_is_the_batch_s_problem_not_a_grade() {
+        with_job(|job| {
+            let err =
+                job.grade_with(sh("echo 'error: --backend cuda: no GPU' >&2; exit 2"), &settings(10.0)).unwrap_err();
+            assert!(err.downcast_ref::<SetupFailed>().is_some());
+            assert!(err.to_string().contains("no GPU"), "{err}");
+            assert!(job.existing_result().is_none(), "nothing is recorded, so a resumed batch grades it");
+        });
+    }
+}
