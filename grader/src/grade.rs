@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use kit::backend::BackendError;
 use kit::gpu::OutOfBounds;
+use kit::profile::MemoryProfile;
 use kit::{CheckKind, Ctx, Exercise, Gpu, PartBuild, RunEnv, Skip};
 use libtest_mimic::{Arguments, Completion, Conclusion, Failed, Trial};
 use ptx_build::{BuildError, CompileOptions, Compiler, SourceFile};
@@ -21,10 +22,12 @@ use crate::score;
 /// Which machine runs the kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BackendChoice {
-    /// The GPU if there is one, otherwise compile only.
+    /// The GPU if there is one, otherwise the simulator.
     Auto,
     /// A CUDA GPU; fail if there is none.
     Cuda,
+    /// The PTX simulator on the CPU: no timing, but races and memory profiles.
+    Sim,
     /// Compile and check structure only; run nothing.
     None,
 }
@@ -87,8 +90,11 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
             let built = built_iter.next().expect("one build per part");
             for check in &part.checks {
                 let name = format!("{}::{}::{}::{}", ex.id, part.name, check.kind.label(), check.name);
-                let skip_reason = match (&built.build, check.needs_gpu(), &gpu) {
-                    (_, true, None) => Some("no GPU"),
+                let simulated = gpu.as_ref().is_some_and(|g| g.info().backend == "sim");
+                let skip_reason = match (check.needs_gpu(), &gpu) {
+                    (true, None) => Some("no GPU"),
+                    (true, Some(_)) if simulated && check.kind == CheckKind::Performance => Some("needs real timing"),
+                    (true, Some(_)) if simulated && check.heavy => Some("too big to simulate"),
                     _ => None,
                 };
                 let trial = if let Some(reason) = skip_reason {
@@ -134,16 +140,7 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
                     let name = format!("{}::{}::{}::{}", ex.id, part.name, c.kind.label(), c.name);
                     records.get(&name).cloned().unwrap_or_else(|| {
                         let status = if ignored.contains(&name) { Status::Ignored } else { Status::NotRun };
-                        TestReport {
-                            name,
-                            kind: c.kind,
-                            status,
-                            verdict: None,
-                            message: None,
-                            score: 0.0,
-                            max_score: 0.0,
-                            duration_ms: 0.0,
-                        }
+                        TestReport::new(name, c.kind, status)
                     })
                 })
                 .collect();
@@ -180,13 +177,17 @@ fn open_environment(opts: &Options) -> Result<(Environment, Option<Gpu>, Result<
             env.note = Some("--backend none: compiled and checked the PTX only; GPU checks ignored".into());
             None
         }
+        BackendChoice::Sim => Some(Gpu::simulator()),
         BackendChoice::Auto | BackendChoice::Cuda => match Gpu::cuda(opts.timeout) {
             Ok(gpu) => Some(gpu),
             Err(e) if opts.backend == BackendChoice::Auto => {
-                let note = format!("{e}. Compiling and checking the PTX only; GPU checks are reported as ignored");
+                let note = format!(
+                    "{e}. Running the kernels on the PTX simulator instead: performance checks are skipped \
+                     and the largest inputs are left to a real GPU"
+                );
                 println!("{note}");
                 env.note = Some(note);
-                None
+                Some(Gpu::simulator())
             }
             Err(e) => anyhow::bail!("--backend cuda: {e}"),
         },
@@ -286,23 +287,24 @@ fn make_trial(
             Err(why) => Err(anyhow::anyhow!(NotCompiled(format!("not run: {rel} did not compile ({why})")))),
             Ok(build) => {
                 let ctx = Ctx { check_name: &name, env: &env, build };
+                discard_profiles(&env);
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
                     .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))
             }
         };
+        let profile = collect_profiles(&env);
         let mut record = TestReport {
-            name: name.clone(),
-            kind: check.kind,
-            status: Status::Pass,
-            verdict: None,
-            message: None,
-            score: 0.0,
-            max_score: 0.0,
             duration_ms: start.elapsed().as_secs_f64() * 1e3,
+            profile,
+            ..TestReport::new(name.clone(), check.kind, Status::Pass)
         };
         let result = match outcome {
             Ok(note) => {
-                record.message = (!note.is_empty()).then_some(note);
+                let lines: Vec<String> = std::iter::once(note)
+                    .chain(record.profile.iter().map(|p| p.summary()))
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                record.message = (!lines.is_empty()).then(|| lines.join("\n"));
                 Ok(Completion::Completed)
             }
             Err(e) if e.downcast_ref::<Skip>().is_some() => {
@@ -327,6 +329,25 @@ fn make_trial(
 #[error("{0}")]
 struct NotCompiled(String);
 
+/// Drops profiles left by earlier work (the copy-bandwidth calibration, say).
+fn discard_profiles(env: &RunEnv) {
+    if let Some(gpu) = &env.gpu {
+        gpu.backend().take_profiles();
+    }
+}
+
+/// The simulator's memory profiles of this check's launches, one per kernel.
+fn collect_profiles(env: &RunEnv) -> Vec<MemoryProfile> {
+    let mut per_kernel: Vec<MemoryProfile> = Vec::new();
+    for p in env.gpu.as_ref().map(|g| g.backend().take_profiles()).unwrap_or_default() {
+        match per_kernel.iter_mut().find(|k| k.kernel == p.kernel) {
+            Some(k) => k.add(&p),
+            None => per_kernel.push(p),
+        }
+    }
+    per_kernel
+}
+
 /// The cause of a failure in one word, for gradebooks and batch summaries.
 fn verdict(e: &anyhow::Error, kind: CheckKind) -> &'static str {
     for cause in e.chain() {
@@ -339,6 +360,7 @@ fn verdict(e: &anyhow::Error, kind: CheckKind) -> &'static str {
         if let Some(b) = cause.downcast_ref::<BackendError>() {
             return match b {
                 BackendError::IllegalAddress => "crashed: illegal address",
+                BackendError::SharedRace(_) => "race",
                 BackendError::Crashed(_) => "crashed",
                 BackendError::Timeout(_) => "timeout",
                 BackendError::ContextLost(_) => "not-run: GPU lost earlier",

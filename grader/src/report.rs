@@ -103,6 +103,9 @@ pub struct TestReport {
     pub score: f64,
     pub max_score: f64,
     pub duration_ms: f64,
+    /// On the simulator: the memory behaviour of each kernel the check launched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profile: Vec<kit::profile::MemoryProfile>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -114,6 +117,23 @@ pub enum Status {
     Ignored,
     /// Left out by a test filter.
     NotRun,
+}
+
+impl TestReport {
+    /// A test with no outcome yet (scores are filled in by `score::score_part`).
+    pub fn new(name: String, kind: CheckKind, status: Status) -> Self {
+        Self {
+            name,
+            kind,
+            status,
+            verdict: None,
+            message: None,
+            score: 0.0,
+            max_score: 0.0,
+            duration_ms: 0.0,
+            profile: Vec::new(),
+        }
+    }
 }
 
 impl GradeReport {
@@ -162,9 +182,10 @@ impl GradeReport {
             for p in &e.parts {
                 out += &format!("    {:<10} {:<50} {:>6.2} / {:<6.2}\n", p.name, p.file, p.score, p.max_score);
                 if p.compile.status == CompileStatus::Error {
-                    let why = p.compile.message.clone().unwrap_or_else(|| {
-                        p.compile.diagnostics.first().map(|d| d.to_string()).unwrap_or_default()
-                    });
+                    let why =
+                        p.compile.message.clone().unwrap_or_else(|| {
+                            p.compile.diagnostics.first().map(|d| d.to_string()).unwrap_or_default()
+                        });
                     out += &format!("               did not compile: {why}\n");
                     continue;
                 }

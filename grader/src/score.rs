@@ -47,7 +47,7 @@ mod tests {
     use super::*;
 
     fn t(kind: CheckKind, status: Status) -> TestReport {
-        TestReport { name: "t".into(), kind, status, verdict: None, message: None, score: 0.0, max_score: 0.0, duration_ms: 0.0 }
+        TestReport::new("t".into(), kind, status)
     }
 
     fn total(tests: &[TestReport]) -> (f64, f64) {
@@ -81,8 +81,7 @@ mod tests {
     #[test]
     fn structure_and_perf_need_correctness() {
         use CheckKind::*;
-        let mut tests =
-            vec![t(Correctness, Status::Fail), t(Structure, Status::Pass), t(Performance, Status::Pass)];
+        let mut tests = vec![t(Correctness, Status::Fail), t(Structure, Status::Pass), t(Performance, Status::Pass)];
         score_part(10.0, &mut tests);
         assert_eq!(total(&tests).0, 0.0);
         assert!(tests[1].message.as_deref().unwrap().contains("counts only once"));

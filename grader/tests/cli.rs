@@ -84,8 +84,12 @@ fn without_a_gpu_stubs_fail_their_structure_checks() {
     let (out, report) = run_without_gpu(&[]);
     assert_eq!(out.status.code(), Some(101), "a failed structure check is a failure");
     assert_eq!(report.score, 0.0);
-    let structure: Vec<_> =
-        report.exercises[0].parts.iter().flat_map(|p| &p.tests).filter(|t| t.kind == kit::CheckKind::Structure).collect();
+    let structure: Vec<_> = report.exercises[0]
+        .parts
+        .iter()
+        .flat_map(|p| &p.tests)
+        .filter(|t| t.kind == kit::CheckKind::Structure)
+        .collect();
     assert!(!structure.is_empty());
     for t in structure {
         assert_eq!(t.status, Status::Fail, "{}", t.name);

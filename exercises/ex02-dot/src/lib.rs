@@ -28,10 +28,16 @@ const U32: f64 = 1.0 / (1u64 << 24) as f64;
 pub fn exercise() -> Exercise {
     let mut part = Part::new("dot", "kernels/dot.cu", &["dot"], 10.0);
     for n in SIZES {
-        part = part.check(Check::correctness(format!("n={n}"), move |ctx| within_rounding_bound(ctx, n)));
+        part = part.check(
+            Check::correctness(format!("n={n}"), move |ctx| within_rounding_bound(ctx, n))
+                .heavy_if(n > kit::SIM_MAX_ELEMENTS),
+        );
     }
     for n in EXACT_SIZES {
-        part = part.check(Check::correctness(format!("exact-n={n}"), move |ctx| exact_sum(ctx, n)));
+        part = part.check(
+            Check::correctness(format!("exact-n={n}"), move |ctx| exact_sum(ctx, n))
+                .heavy_if(n > kit::SIM_MAX_ELEMENTS),
+        );
     }
     part = part
         .check(Check::structure("shared-tree", shared_tree))

@@ -99,7 +99,9 @@ impl Variant {
     fn part(self) -> Part {
         let mut part = Part::new(self.name(), self.file(), self.kernels(), 10.0);
         for family in &FAMILIES {
-            part = part.check(Check::correctness(family.name, move |ctx| search_family(ctx, self, family)));
+            part = part.check(
+                Check::correctness(family.name, move |ctx| search_family(ctx, self, family)).heavy_if(family.heavy),
+            );
         }
         let kernel = self.kernel();
         let staged = |part: Part| {

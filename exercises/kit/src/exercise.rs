@@ -86,23 +86,36 @@ pub struct Check {
     pub name: String,
     pub kind: CheckKind,
     pub run: CheckFn,
+    /// Too big to run on the simulator in reasonable time (skipped there).
+    pub heavy: bool,
 }
 
 impl Check {
     pub fn correctness(name: impl Into<String>, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
-        Self { name: name.into(), kind: CheckKind::Correctness, run: Arc::new(f) }
+        Self { name: name.into(), kind: CheckKind::Correctness, run: Arc::new(f), heavy: false }
     }
     pub fn structure(name: impl Into<String>, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
-        Self { name: name.into(), kind: CheckKind::Structure, run: Arc::new(f) }
+        Self { name: name.into(), kind: CheckKind::Structure, run: Arc::new(f), heavy: false }
     }
     pub fn performance(name: impl Into<String>, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
-        Self { name: name.into(), kind: CheckKind::Performance, run: Arc::new(f) }
+        Self { name: name.into(), kind: CheckKind::Performance, run: Arc::new(f), heavy: false }
     }
+    /// Marks a check too big for the simulator when `cond` holds: it then runs
+    /// on a GPU only. Every part keeps smaller cases that the simulator runs.
+    pub fn heavy_if(mut self, cond: bool) -> Self {
+        self.heavy = cond;
+        self
+    }
+
     /// Structure checks read only the PTX; the others need a GPU (real or simulated).
     pub fn needs_gpu(&self) -> bool {
         self.kind != CheckKind::Structure
     }
 }
+
+/// Inputs with more elements than this are left to a real GPU: the simulator
+/// runs some 10^8 thread-instructions a second, a GPU 10^4 times more.
+pub const SIM_MAX_ELEMENTS: usize = 2_000_000;
 
 /// A check that cannot run here (no timing on the simulator, say). Not a failure.
 #[derive(Debug, thiserror::Error)]

@@ -49,6 +49,11 @@ impl Gpu {
         Self { inner: Arc::new(Inner { backend, timeout, live: Mutex::new(Vec::new()) }) }
     }
 
+    /// The PTX simulator (no GPU needed).
+    pub fn simulator() -> Self {
+        Self::new(Box::new(crate::backend::sim::SimBackend::new()), Duration::MAX)
+    }
+
     /// The first CUDA device, or why there is none.
     pub fn cuda(timeout: Duration) -> Result<Self, BackendError> {
         Ok(Self::new(Box::new(crate::backend::cuda::CudaBackend::new(0)?), timeout))

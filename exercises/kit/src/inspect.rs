@@ -76,8 +76,7 @@ impl KernelPtx<'_> {
     /// at module scope, including `extern __shared__`) that the kernel accesses.
     pub fn uses_shared(&self) -> bool {
         let accesses = ["ld.shared", "st.shared", "atom.shared", "red.shared", "cvta.shared", "cvta.to.shared"];
-        accesses.iter().any(|p| self.uses(p))
-            || (self.module.contains(".shared") && self.body.contains(".shared"))
+        accesses.iter().any(|p| self.uses(p)) || (self.module.contains(".shared") && self.body.contains(".shared"))
     }
 
     /// Declares dynamic shared memory (`extern __shared__ T buf[];`).

@@ -8,7 +8,8 @@ pub mod gpu;
 pub mod inputs;
 pub mod inspect;
 pub mod perf;
+pub mod profile;
 
 pub use backend::{Arg, LaunchConfig};
-pub use exercise::{require, Check, CheckKind, Ctx, Exercise, Part, PartBuild, RunEnv, Skip};
+pub use exercise::{require, Check, CheckKind, Ctx, Exercise, Part, PartBuild, RunEnv, Skip, SIM_MAX_ELEMENTS};
 pub use gpu::{DeviceBuffer, Gpu, Module};

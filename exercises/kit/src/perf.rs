@@ -41,7 +41,9 @@ impl Timing {
 /// the warm-ups so a fast but broken kernel is not timed.
 pub fn measure(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
     if gpu.info().backend != "cuda" {
-        return Err(Skip(format!("timing needs a real GPU; the {} backend cannot time kernels", gpu.info().backend)).into());
+        return Err(
+            Skip(format!("timing needs a real GPU; the {} backend cannot time kernels", gpu.info().backend)).into()
+        );
     }
     for _ in 0..WARMUPS {
         launch()?;
@@ -72,7 +74,13 @@ pub fn measure(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timi
 
 /// Passes when `faster` beats `baseline` by at least `min_speedup`; the message
 /// says by how much either way, so a student sees how far off they are.
-pub fn require_speedup(what: &str, faster: &Timing, baseline: &Timing, baseline_name: &str, min_speedup: f64) -> Result<String> {
+pub fn require_speedup(
+    what: &str,
+    faster: &Timing,
+    baseline: &Timing,
+    baseline_name: &str,
+    min_speedup: f64,
+) -> Result<String> {
     let speedup = baseline.median_ms() / faster.median_ms();
     let line = format!(
         "{what}: {:.3} ms vs {baseline_name} {:.3} ms = {speedup:.2}x (needs >= {min_speedup:.2}x)",
@@ -87,7 +95,13 @@ pub fn require_speedup(what: &str, faster: &Timing, baseline: &Timing, baseline_
 }
 
 /// Passes when `achieved` is at least `min_share` of `reference` (two throughputs).
-pub fn require_share(what: &str, achieved_gbps: f64, reference_name: &str, reference_gbps: f64, min_share: f64) -> Result<String> {
+pub fn require_share(
+    what: &str,
+    achieved_gbps: f64,
+    reference_name: &str,
+    reference_gbps: f64,
+    min_share: f64,
+) -> Result<String> {
     let share = achieved_gbps / reference_gbps;
     let line = format!(
         "{what}: {achieved_gbps:.0} GB/s = {:.0}% of {reference_name} ({reference_gbps:.0} GB/s); needs >= {:.0}%",

@@ -37,9 +37,7 @@ impl CudaBackend {
     pub fn new(ordinal: i32) -> BResult<Self> {
         // cudarc panics when it cannot dlopen libcuda; ask first.
         if !unsafe { sys::is_culib_present() } {
-            return Err(BackendError::NoDevice(
-                "no NVIDIA driver found (libcuda.so could not be loaded)".into(),
-            ));
+            return Err(BackendError::NoDevice("no NVIDIA driver found (libcuda.so could not be loaded)".into()));
         }
         result::init().map_err(|e| BackendError::NoDevice(describe(e)))?;
         let count = result::device::get_count().map_err(|e| BackendError::NoDevice(describe(e)))?;
@@ -68,11 +66,7 @@ impl CudaBackend {
     }
 
     fn module(state: &State, id: ModuleId) -> BResult<sys::CUmodule> {
-        state
-            .modules
-            .get(id.0 as usize)
-            .copied()
-            .ok_or_else(|| BackendError::Other(format!("unknown module {id:?}")))
+        state.modules.get(id.0 as usize).copied().ok_or_else(|| BackendError::Other(format!("unknown module {id:?}")))
     }
 }
 
@@ -89,9 +83,7 @@ fn classify(state: &mut State, e: DriverError) -> BackendError {
         | E::CUDA_ERROR_ASSERT => BackendError::Crashed(describe(e)),
         E::CUDA_ERROR_LAUNCH_TIMEOUT => BackendError::Timeout(Duration::ZERO),
         E::CUDA_ERROR_OUT_OF_MEMORY => BackendError::OutOfMemory(describe(e)),
-        E::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES | E::CUDA_ERROR_INVALID_VALUE => {
-            BackendError::LaunchFailed(describe(e))
-        }
+        E::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES | E::CUDA_ERROR_INVALID_VALUE => BackendError::LaunchFailed(describe(e)),
         E::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => BackendError::LoadFailed(format!(
             "{}: the PTX was written by a newer compiler than this driver understands. \
              Update the NVIDIA driver, or use the NVRTC that came with your driver's CUDA version \
@@ -115,14 +107,10 @@ fn describe(e: DriverError) -> String {
 fn device_info(dev: sys::CUdevice) -> BResult<DeviceInfo> {
     use sys::CUdevice_attribute as A;
     let attr = |a: A| -> BResult<u32> {
-        unsafe { result::device::get_attribute(dev, a) }
-            .map(|v| v as u32)
-            .map_err(|e| BackendError::Other(describe(e)))
+        unsafe { result::device::get_attribute(dev, a) }.map(|v| v as u32).map_err(|e| BackendError::Other(describe(e)))
     };
     let mut driver = 0i32;
-    unsafe { sys::cuDriverGetVersion(&mut driver) }
-        .result()
-        .map_err(|e| BackendError::Other(describe(e)))?;
+    unsafe { sys::cuDriverGetVersion(&mut driver) }.result().map_err(|e| BackendError::Other(describe(e)))?;
     Ok(DeviceInfo {
         backend: "cuda".into(),
         name: result::device::get_name(dev).map_err(|e| BackendError::Other(describe(e)))?,
@@ -133,8 +121,8 @@ fn device_info(dev: sys::CUdevice) -> BResult<DeviceInfo> {
         driver_version: Some(format!("{}.{}", driver / 1000, (driver % 1000) / 10)),
         multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         l2_cache_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
-        global_memory_bytes: unsafe { result::device::total_mem(dev) }
-            .map_err(|e| BackendError::Other(describe(e)))? as u64,
+        global_memory_bytes: unsafe { result::device::total_mem(dev) }.map_err(|e| BackendError::Other(describe(e)))?
+            as u64,
         max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
         max_shared_bytes_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
     })
@@ -148,12 +136,13 @@ impl Backend for CudaBackend {
     fn load_module(&self, ptx: &str) -> BResult<ModuleId> {
         let mut state = self.enter()?;
         let image = CString::new(ptx).map_err(|_| BackendError::LoadFailed("PTX contains a NUL byte".into()))?;
-        let module = unsafe { result::module::load_data(image.as_ptr() as *const c_void) }.map_err(|e| {
-            match classify(&mut state, e) {
-                BackendError::Other(msg) => BackendError::LoadFailed(msg),
-                other => other,
-            }
-        })?;
+        let module =
+            unsafe { result::module::load_data(image.as_ptr() as *const c_void) }.map_err(|e| {
+                match classify(&mut state, e) {
+                    BackendError::Other(msg) => BackendError::LoadFailed(msg),
+                    other => other,
+                }
+            })?;
         state.modules.push(module);
         Ok(ModuleId(state.modules.len() as u32 - 1))
     }
@@ -196,8 +185,8 @@ impl Backend for CudaBackend {
         let mut state = self.enter()?;
         let m = Self::module(&state, module)?;
         let cname = CString::new(name).map_err(|_| BackendError::MissingSymbol(name.into()))?;
-        let (ptr, size) = unsafe { result::module::get_global(m, cname) }
-            .map_err(|_| BackendError::MissingSymbol(name.into()))?;
+        let (ptr, size) =
+            unsafe { result::module::get_global(m, cname) }.map_err(|_| BackendError::MissingSymbol(name.into()))?;
         if size != bytes.len() {
             return Err(BackendError::Other(format!(
                 "`{name}` holds {size} bytes but {} were given (check its declared type and length)",
@@ -216,11 +205,12 @@ impl Backend for CudaBackend {
         // cuLaunchKernel wants an array of pointers to each argument's bytes.
         let mut storage: Vec<Vec<u8>> = args.iter().map(Arg::to_bytes).collect();
         let mut params: Vec<*mut c_void> = storage.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void).collect();
-        unsafe { result::launch_kernel(f, cfg.grid, cfg.block, cfg.shared_bytes, self.stream, &mut params) }
-            .map_err(|e| match classify(&mut state, e) {
+        unsafe { result::launch_kernel(f, cfg.grid, cfg.block, cfg.shared_bytes, self.stream, &mut params) }.map_err(
+            |e| match classify(&mut state, e) {
                 BackendError::Other(msg) => BackendError::LaunchFailed(msg),
                 other => other,
-            })
+            },
+        )
     }
 
     fn synchronize(&self, timeout: Duration) -> BResult<()> {

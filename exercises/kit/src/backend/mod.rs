@@ -7,6 +7,7 @@
 //! implement it without knowing Rust types.
 
 pub mod cuda;
+pub mod sim;
 
 use std::time::Duration;
 
@@ -94,7 +95,9 @@ pub enum BackendError {
     NoDevice(String),
     #[error("the PTX could not be loaded: {0}")]
     LoadFailed(String),
-    #[error("the kernel `{0}` is not in the compiled file (is it spelled right and declared `extern \"C\" __global__`?)")]
+    #[error(
+        "the kernel `{0}` is not in the compiled file (is it spelled right and declared `extern \"C\" __global__`?)"
+    )]
     MissingKernel(String),
     #[error("no `__constant__` or `__device__` variable named `{0}` in the compiled file")]
     MissingSymbol(String),
@@ -104,10 +107,14 @@ pub enum BackendError {
     IllegalAddress,
     #[error("the kernel crashed: {0}; the GPU context is lost for the rest of this run")]
     Crashed(String),
-    #[error("the kernel did not finish within {0:?} (an endless loop?); the GPU context is lost for the rest of this run")]
+    #[error(
+        "the kernel did not finish within {0:?} (an endless loop?); the GPU context is lost for the rest of this run"
+    )]
     Timeout(Duration),
     #[error("the GPU context was lost earlier in this run ({0}); nothing more can run on it")]
     ContextLost(String),
+    #[error("data race on shared memory: {0}")]
+    SharedRace(String),
     #[error("out of device memory: {0}")]
     OutOfMemory(String),
     #[error("{0} is not supported by the {1} backend")]
@@ -157,4 +164,10 @@ pub trait Backend: Send + Sync {
     /// Times `work` (which launches kernels) with device events, in milliseconds.
     /// Backends without real timing return `Unsupported`.
     fn time_ms(&self, work: &mut dyn FnMut() -> BResult<()>, timeout: Duration) -> BResult<f32>;
+
+    /// Memory behaviour of the launches since the last call; empty where the
+    /// backend cannot see it (a real GPU).
+    fn take_profiles(&self) -> Vec<crate::profile::MemoryProfile> {
+        Vec::new()
+    }
 }

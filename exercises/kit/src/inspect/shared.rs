@@ -196,7 +196,6 @@ mod tests {
 }
 "#;
 
-
     /// Trimmed from NVRTC 12.9 output (`--gpu-architecture=compute_75`).
     const PTX: &str = r#"
 .version 8.8

@@ -1,0 +1,103 @@
+//! What a simulated run shows that a GPU hides: how many 32-byte sectors each
+//! global memory request touches (coalescing), shared-memory bank conflicts,
+//! branch divergence and atomics. Only the simulator backend fills these in.
+
+use serde::{Deserialize, Serialize};
+
+/// Memory behaviour of one kernel, summed over its launches in one check.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryProfile {
+    pub kernel: String,
+    pub launches: u64,
+    pub global_load_requests: u64,
+    pub global_load_sectors: u64,
+    pub global_store_requests: u64,
+    pub global_store_sectors: u64,
+    pub shared_requests: u64,
+    /// Passes the shared-memory unit needs; equal to requests without bank conflicts.
+    pub shared_wavefronts: u64,
+    pub branches: u64,
+    pub divergent_branches: u64,
+    pub global_atomics: u64,
+    pub shared_atomics: u64,
+}
+
+impl MemoryProfile {
+    pub fn add(&mut self, o: &MemoryProfile) {
+        self.launches += o.launches;
+        self.global_load_requests += o.global_load_requests;
+        self.global_load_sectors += o.global_load_sectors;
+        self.global_store_requests += o.global_store_requests;
+        self.global_store_sectors += o.global_store_sectors;
+        self.shared_requests += o.shared_requests;
+        self.shared_wavefronts += o.shared_wavefronts;
+        self.branches += o.branches;
+        self.divergent_branches += o.divergent_branches;
+        self.global_atomics += o.global_atomics;
+        self.shared_atomics += o.shared_atomics;
+    }
+
+    /// One line for the report, in the terms of the coalescing slides: a warp
+    /// reading 32 consecutive 4-byte words touches 4 sectors of 32 bytes.
+    pub fn summary(&self) -> String {
+        let per = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let mut global = Vec::new();
+        if self.global_load_requests > 0 {
+            global.push(format!("loads {:.1}", per(self.global_load_sectors, self.global_load_requests)));
+        }
+        if self.global_store_requests > 0 {
+            global.push(format!("stores {:.1}", per(self.global_store_sectors, self.global_store_requests)));
+        }
+        let mut parts = vec![format!("{}: global memory sectors per request: {}", self.kernel, global.join(", "))];
+        if global.is_empty() {
+            parts = vec![format!("{}: no global loads or stores", self.kernel)];
+        } else {
+            parts[0] += " (4 when a warp reads 32 consecutive 4-byte words)";
+        }
+        if self.shared_requests > 0 {
+            parts.push(format!(
+                "shared {:.2} passes/request ({} bank-conflict passes)",
+                per(self.shared_wavefronts, self.shared_requests),
+                self.shared_wavefronts - self.shared_requests.min(self.shared_wavefronts)
+            ));
+        }
+        if self.branches > 0 {
+            parts.push(format!(
+                "{:.0}% of warp branches divergent",
+                100.0 * per(self.divergent_branches, self.branches)
+            ));
+        }
+        if self.global_atomics + self.shared_atomics > 0 {
+            parts.push(format!("atomics: {} global, {} shared", self.global_atomics, self.shared_atomics));
+        }
+        parts.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_speaks_in_sectors_per_request() {
+        let mut p = MemoryProfile {
+            kernel: "t".into(),
+            launches: 1,
+            global_load_requests: 2,
+            global_load_sectors: 8,
+            global_store_requests: 1,
+            global_store_sectors: 32,
+            shared_requests: 4,
+            shared_wavefronts: 6,
+            branches: 10,
+            divergent_branches: 5,
+            ..Default::default()
+        };
+        p.add(&p.clone());
+        let s = p.summary();
+        assert!(s.contains("sectors per request: loads 4.0, stores 32.0"), "{s}");
+        assert!(s.contains("1.50 passes/request (4 bank-conflict passes)"), "{s}");
+        assert!(s.contains("50% of warp branches divergent"), "{s}");
+        assert_eq!(p.launches, 2);
+    }
+}

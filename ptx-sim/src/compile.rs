@@ -1,0 +1,1474 @@
+//! AST → IR: register allocation, symbol and label resolution, operand decoding,
+//! and inlining of `.func` calls. Runs once per module at load time.
+
+use std::collections::HashMap;
+
+use crate::error::SimError;
+use crate::ir::*;
+use crate::memory::{write_le, GlobalMem, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
+use crate::parse::ast::{self, Function, InitVal, Module, Operand, Stmt, VarDecl};
+
+/// A module-scope `.global`/`.const` variable, placed in global memory at load time.
+#[derive(Debug, Clone)]
+pub struct GlobalSym {
+    pub addr: u64,
+    pub size: u64,
+}
+
+#[derive(Debug)]
+pub struct CompiledModule {
+    pub kernels: HashMap<String, Kernel>,
+    pub symbols: HashMap<String, GlobalSym>,
+}
+
+/// Loads a parsed module: places its variables in `mem` and compiles every entry.
+pub fn compile_module(m: &Module, mem: &mut GlobalMem) -> Result<CompiledModule, SimError> {
+    let mut symbols = HashMap::new();
+    for v in &m.vars {
+        if !matches!(v.space, ast::Space::Global | ast::Space::Const) {
+            continue;
+        }
+        if v.is_extern && v.array == Some(None) {
+            continue;
+        }
+        let size = v.size();
+        let addr = mem
+            .alloc(size.max(1) as usize)
+            .ok_or_else(|| SimError::OutOfMemory(format!("module variable `{}`", v.name)))?;
+        symbols.insert(v.name.clone(), GlobalSym { addr, size });
+    }
+    // initializers (after all addresses are known, for `generic(sym)` initializers)
+    for v in &m.vars {
+        if v.init.is_empty() {
+            continue;
+        }
+        let Some(sym) = symbols.get(&v.name) else { continue };
+        let esz = crate::parse::ast::type_size(&v.ty).unwrap_or(1) as usize;
+        let is_f32 = v.ty == "f32";
+        let mut bytes = vec![0u8; sym.size as usize];
+        for (k, x) in v.init.iter().enumerate() {
+            let val: u64 = match x {
+                InitVal::Int(i) => *i as u64,
+                InitVal::F32Bits(b) => *b as u64,
+                InitVal::F64Bits(b) if is_f32 => (f64::from_bits(*b) as f32).to_bits() as u64,
+                InitVal::F64Bits(b) => *b,
+                InitVal::Float(f) if is_f32 => (*f as f32).to_bits() as u64,
+                InitVal::Float(f) => f.to_bits(),
+                InitVal::Symbol(s) => match symbols.get(s) {
+                    Some(g) => g.addr,
+                    None => {
+                        return Err(SimError::Unsupported {
+                            instruction: format!("initializer `{s}` of `{}`", v.name),
+                            line: v.line,
+                        })
+                    }
+                },
+            };
+            let off = k * esz;
+            if off + esz <= bytes.len() {
+                write_le(&mut bytes[off..], esz, val);
+            }
+        }
+        if let Some(dst) = mem.slice_mut(sym.addr, bytes.len()) {
+            dst.copy_from_slice(&bytes);
+        }
+    }
+
+    let funcs: HashMap<&str, &Function> = m.funcs.iter().map(|f| (f.name.as_str(), f)).collect();
+    let mut kernels = HashMap::new();
+    for f in &m.funcs {
+        if f.is_entry && f.body.is_some() {
+            let k = KCtx::new(m, &funcs, &symbols).compile_entry(f)?;
+            kernels.insert(f.name.clone(), k);
+        }
+    }
+    Ok(CompiledModule { kernels, symbols })
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Sym {
+    Reg {
+        slot: Reg,
+        bits: u8,
+    },
+    Pred(Pred),
+    /// Offset in the per-thread local frame (`.local` variables, call `.param` slots).
+    Local(u32),
+    Shared(u32),
+    DynShared,
+    KParam(u32),
+    Global(u64),
+}
+
+struct FnScope {
+    scopes: Vec<HashMap<String, Sym>>,
+    prefix: String,
+    /// For an inlined body: the label its `ret` jumps to.
+    ret_label: Option<String>,
+    depth: u32,
+}
+
+struct KCtx<'a> {
+    m: &'a Module,
+    funcs: &'a HashMap<&'a str, &'a Function>,
+    globals: &'a HashMap<String, GlobalSym>,
+    code: Vec<Instr>,
+    info: Vec<InstrInfo>,
+    nslots: u32,
+    npreds: u32,
+    consts: HashMap<u64, Reg>,
+    specials: HashMap<Special, Reg>,
+    shared: HashMap<String, u32>,
+    shared_end: u32,
+    dyn_offset: u32,
+    local_end: u32,
+    labels: HashMap<String, u32>,
+    fixups: Vec<(usize, String, usize)>,
+    loc: Option<(u32, u32)>,
+    instances: u32,
+    pred_false: Pred,
+    pred_true: Pred,
+    cur_line: usize,
+    cur_text: String,
+}
+
+fn align_up(x: u32, a: u32) -> u32 {
+    let a = a.max(1);
+    x.div_ceil(a) * a
+}
+
+const IGNORED_MODS: &[&str] = &[
+    "uni", "volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "weak", "mmio", "gpu", "sys", "cta",
+    "cluster", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "aligned", "sync",
+];
+
+fn ignorable(m: &str) -> bool {
+    IGNORED_MODS.contains(&m) || m.starts_with("L1::") || m.starts_with("L2::")
+}
+
+/// The modifiers of one instruction, consumed as they are understood; any left
+/// over make the instruction unsupported.
+struct Mods<'a> {
+    list: &'a [String],
+    used: Vec<bool>,
+}
+
+impl<'a> Mods<'a> {
+    fn new(list: &'a [String]) -> Self {
+        Mods { list, used: vec![false; list.len()] }
+    }
+    fn has(&mut self, m: &str) -> bool {
+        let mut found = false;
+        for (i, x) in self.list.iter().enumerate() {
+            if x == m {
+                self.used[i] = true;
+                found = true;
+            }
+        }
+        found
+    }
+    fn any(&mut self, ms: &[&'static str]) -> Option<&'static str> {
+        ms.iter().copied().find(|&m| self.has(m))
+    }
+    fn types(&mut self) -> Vec<Ty> {
+        let mut out = Vec::new();
+        for (i, x) in self.list.iter().enumerate() {
+            if let Some(t) = Ty::parse(x) {
+                self.used[i] = true;
+                out.push(t);
+            }
+        }
+        out
+    }
+    fn unused(&self) -> Option<&str> {
+        self.list.iter().zip(&self.used).find(|(m, u)| !**u && !ignorable(m)).map(|(m, _)| m.as_str())
+    }
+    fn rnd(&mut self) -> Option<Rnd> {
+        Some(match self.any(&["rn", "rz", "rm", "rp", "approx", "full"])? {
+            "rn" => Rnd::Rn,
+            "rz" => Rnd::Rz,
+            "rm" => Rnd::Rm,
+            "rp" => Rnd::Rp,
+            _ => Rnd::Approx,
+        })
+    }
+}
+
+impl<'a> KCtx<'a> {
+    fn new(m: &'a Module, funcs: &'a HashMap<&'a str, &'a Function>, globals: &'a HashMap<String, GlobalSym>) -> Self {
+        let mut k = KCtx {
+            m,
+            funcs,
+            globals,
+            code: Vec::new(),
+            info: Vec::new(),
+            nslots: 0,
+            npreds: 0,
+            consts: HashMap::new(),
+            specials: HashMap::new(),
+            shared: HashMap::new(),
+            shared_end: 0,
+            dyn_offset: 0,
+            local_end: 0,
+            labels: HashMap::new(),
+            fixups: Vec::new(),
+            loc: None,
+            instances: 0,
+            pred_false: 0,
+            pred_true: 0,
+            cur_line: 0,
+            cur_text: String::new(),
+        };
+        k.pred_false = k.new_pred();
+        k.pred_true = k.new_pred();
+        k
+    }
+
+    fn unsupported<T>(&self, what: impl Into<String>) -> Result<T, SimError> {
+        Err(SimError::Unsupported { instruction: what.into(), line: self.cur_line })
+    }
+    fn bad<T>(&self, msg: impl Into<String>) -> Result<T, SimError> {
+        Err(SimError::Parse { line: self.cur_line, msg: format!("`{}`: {}", self.cur_text, msg.into()) })
+    }
+
+    fn new_slot(&mut self) -> Reg {
+        let s = self.nslots * LANES as u32;
+        self.nslots += 1;
+        s
+    }
+    fn new_pred(&mut self) -> Pred {
+        let p = self.npreds as Pred;
+        self.npreds += 1;
+        p
+    }
+    fn konst(&mut self, bits: u64) -> Reg {
+        if let Some(&r) = self.consts.get(&bits) {
+            return r;
+        }
+        let r = self.new_slot();
+        self.consts.insert(bits, r);
+        r
+    }
+    fn special(&mut self, s: Special) -> Reg {
+        if let Some(&r) = self.specials.get(&s) {
+            return r;
+        }
+        let r = self.new_slot();
+        self.specials.insert(s, r);
+        r
+    }
+
+    fn alloc_shared(&mut self, v: &VarDecl) {
+        if v.is_extern || v.array == Some(None) {
+            return;
+        }
+        let off = align_up(self.shared_end, v.alignment());
+        self.shared.insert(v.name.clone(), off);
+        self.shared_end = off + v.size() as u32;
+    }
+
+    fn alloc_local(&mut self, size: u32, align: u32) -> u32 {
+        let off = align_up(self.local_end, align);
+        self.local_end = off + size;
+        off
+    }
+
+    fn compile_entry(mut self, f: &Function) -> Result<Kernel, SimError> {
+        self.cur_line = f.line;
+        // Shared layout first, so the dynamic area's offset is known before any use.
+        let mut dyn_align = 16;
+        for v in &self.m.vars {
+            if v.space == ast::Space::Shared {
+                self.alloc_shared(v);
+                if v.is_extern {
+                    dyn_align = dyn_align.max(v.alignment());
+                }
+            }
+        }
+        let body = f.body.as_ref().expect("entry has a body");
+        for s in body {
+            if let Stmt::Var(v) = s {
+                if v.space == ast::Space::Shared {
+                    self.alloc_shared(v);
+                    if v.is_extern {
+                        dyn_align = dyn_align.max(v.alignment());
+                    }
+                }
+            }
+        }
+        self.dyn_offset = align_up(self.shared_end, dyn_align);
+
+        let mut params = Vec::new();
+        let mut top = HashMap::new();
+        let mut off = 0u32;
+        for p in &f.params {
+            let size = p.size() as u32;
+            off = align_up(off, p.alignment());
+            top.insert(p.name.clone(), Sym::KParam(off));
+            params.push(ParamInfo { name: p.name.clone(), offset: off, size, ty: p.ty.clone() });
+            off += size;
+        }
+        let param_bytes = off;
+        let mut fs = FnScope { scopes: vec![top], prefix: String::new(), ret_label: None, depth: 0 };
+        self.compile_body(body, &mut fs)?;
+        self.emit(Op::Exit, Guard::NONE);
+        for (idx, key, line) in std::mem::take(&mut self.fixups) {
+            let Some(&t) = self.labels.get(&key) else {
+                let name = key.split_once('#').map_or(key.as_str(), |(_, n)| n);
+                return Err(SimError::Parse { line, msg: format!("unknown label `{name}`") });
+            };
+            if let Op::Bra { target } = &mut self.code[idx].op {
+                *target = t;
+            }
+        }
+        let mut consts: Vec<(Reg, u64)> = self.consts.iter().map(|(&b, &r)| (r, b)).collect();
+        consts.sort();
+        let mut specials: Vec<(Reg, Special)> = self.specials.iter().map(|(&s, &r)| (r, s)).collect();
+        specials.sort_by_key(|x| x.0);
+        Ok(Kernel {
+            name: f.name.clone(),
+            code: self.code,
+            info: self.info,
+            nslots: self.nslots,
+            npreds: self.npreds,
+            consts,
+            specials,
+            pred_false: self.pred_false,
+            pred_true: self.pred_true,
+            params,
+            param_bytes,
+            shared_static: self.shared_end,
+            dyn_shared_offset: self.dyn_offset,
+            local_bytes: align_up(self.local_end, 16),
+            files: self.m.files.clone(),
+        })
+    }
+
+    fn compile_body(&mut self, body: &[Stmt], fs: &mut FnScope) -> Result<(), SimError> {
+        for s in body {
+            match s {
+                Stmt::Reg { ty, names, line } => {
+                    self.cur_line = *line;
+                    let scope = fs.scopes.len() - 1;
+                    for n in names {
+                        let sym = if ty == "pred" {
+                            Sym::Pred(self.new_pred())
+                        } else {
+                            let bits = Ty::parse(ty).map_or(64, |t| t.bits());
+                            Sym::Reg { slot: self.new_slot(), bits }
+                        };
+                        fs.scopes[scope].insert(n.clone(), sym);
+                    }
+                }
+                Stmt::Var(v) => {
+                    self.cur_line = v.line;
+                    let sym = match v.space {
+                        ast::Space::Local | ast::Space::Param => {
+                            Sym::Local(self.alloc_local(v.size() as u32, v.alignment()))
+                        }
+                        ast::Space::Shared if v.is_extern || v.array == Some(None) => Sym::DynShared,
+                        ast::Space::Shared => match self.shared.get(&v.name) {
+                            Some(&o) => Sym::Shared(o),
+                            None => {
+                                // declared inside an inlined function: place it now
+                                self.alloc_shared(v);
+                                if self.shared_end > self.dyn_offset {
+                                    return self.unsupported(format!(".shared variable `{}` in a .func", v.name));
+                                }
+                                Sym::Shared(self.shared[&v.name])
+                            }
+                        },
+                        _ => return self.unsupported(format!("function-scope .global/.const variable `{}`", v.name)),
+                    };
+                    fs.scopes.last_mut().unwrap().insert(v.name.clone(), sym);
+                }
+                Stmt::Label(name, _) => {
+                    self.labels.insert(format!("{}{}", fs.prefix, name), self.code.len() as u32);
+                }
+                Stmt::Loc { file, line } => self.loc = Some((*file, *line)),
+                Stmt::ScopeOpen => fs.scopes.push(HashMap::new()),
+                Stmt::ScopeClose => {
+                    if fs.scopes.len() > 1 {
+                        fs.scopes.pop();
+                    }
+                }
+                Stmt::Pragma => {}
+                Stmt::Instr(i) => {
+                    self.cur_line = i.line;
+                    self.cur_text = i.text.clone();
+                    self.instr(i, fs)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn emit(&mut self, op: Op, guard: Guard) {
+        self.code.push(Instr { op, guard });
+        self.info.push(InstrInfo { ptx_line: self.cur_line as u32, src: self.loc, text: self.cur_text.clone() });
+    }
+
+    fn lookup(&self, fs: &FnScope, name: &str) -> Option<Sym> {
+        for s in fs.scopes.iter().rev() {
+            if let Some(x) = s.get(name) {
+                return Some(*x);
+            }
+        }
+        if let Some(&o) = self.shared.get(name) {
+            return Some(Sym::Shared(o));
+        }
+        if let Some(g) = self.globals.get(name) {
+            return Some(Sym::Global(g.addr));
+        }
+        if self.m.vars.iter().any(|v| v.name == name && v.space == ast::Space::Shared) {
+            return Some(Sym::DynShared);
+        }
+        None
+    }
+
+    fn special_of(name: &str) -> Option<Special> {
+        let dim = |s: &str| match s {
+            "x" => Some(0u8),
+            "y" => Some(1),
+            "z" => Some(2),
+            _ => None,
+        };
+        if let Some((base, d)) = name.split_once('.') {
+            let d = dim(d)?;
+            return Some(match base {
+                "%tid" => Special::Tid(d),
+                "%ntid" => Special::Ntid(d),
+                "%ctaid" => Special::Ctaid(d),
+                "%nctaid" => Special::Nctaid(d),
+                _ => return None,
+            });
+        }
+        Some(match name {
+            "%laneid" => Special::LaneId,
+            "%warpid" => Special::WarpId,
+            "%nwarpid" => Special::NWarpId,
+            "%smid" => Special::SmId,
+            "%nsmid" => Special::NSmId,
+            "%gridid" => Special::GridId,
+            "%lanemask_eq" => Special::LaneMaskEq,
+            "%lanemask_lt" => Special::LaneMaskLt,
+            "%lanemask_le" => Special::LaneMaskLe,
+            "%lanemask_gt" => Special::LaneMaskGt,
+            "%lanemask_ge" => Special::LaneMaskGe,
+            "%dynamic_smem_size" => Special::DynamicSmemSize,
+            "%total_smem_size" => Special::TotalSmemSize,
+            _ => return None,
+        })
+    }
+
+    /// The address a symbol denotes in its own state space.
+    fn sym_addr(&self, s: Sym) -> Option<u64> {
+        Some(match s {
+            Sym::Local(o) | Sym::Shared(o) | Sym::KParam(o) => o as u64,
+            Sym::DynShared => self.dyn_offset as u64,
+            Sym::Global(a) => a,
+            _ => return None,
+        })
+    }
+
+    fn imm_bits(&self, op: &Operand, ty: Ty) -> Option<u64> {
+        Some(match (op, ty) {
+            (Operand::Int(v), Ty::F(32)) => (*v as f32).to_bits() as u64,
+            (Operand::Int(v), Ty::F(64)) => (*v as f64).to_bits(),
+            (Operand::Int(v), _) => *v as u64,
+            (Operand::F32Bits(b), Ty::F(64)) => (f32::from_bits(*b) as f64).to_bits(),
+            (Operand::F32Bits(b), _) => *b as u64,
+            (Operand::F64Bits(b), Ty::F(32)) => (f64::from_bits(*b) as f32).to_bits() as u64,
+            (Operand::F64Bits(b), _) => *b,
+            (Operand::Float(f), Ty::F(32)) => (*f as f32).to_bits() as u64,
+            (Operand::Float(f), Ty::F(64)) => f.to_bits(),
+            _ => return None,
+        })
+    }
+
+    /// A source operand as a register slot (immediates and addresses become constant slots).
+    fn src(&mut self, fs: &FnScope, op: &Operand, ty: Ty) -> Result<Reg, SimError> {
+        if let Some(b) = self.imm_bits(op, ty) {
+            return Ok(self.konst(b));
+        }
+        match op {
+            Operand::Name(n) => {
+                if let Some(s) = Self::special_of(n) {
+                    return Ok(self.special(s));
+                }
+                match self.lookup(fs, n) {
+                    Some(Sym::Reg { slot, .. }) => Ok(slot),
+                    Some(Sym::Pred(_)) => self.bad(format!("predicate `{n}` used as a value")),
+                    Some(s) => {
+                        let a = self.sym_addr(s).unwrap();
+                        Ok(self.konst(a))
+                    }
+                    None if n.starts_with('%') => self.unsupported(format!("register `{n}`")),
+                    None => self.bad(format!("unknown name `{n}`")),
+                }
+            }
+            Operand::SymOffset(n, off) => match self.lookup(fs, n).and_then(|s| self.sym_addr(s)) {
+                Some(a) => Ok(self.konst(a.wrapping_add(*off as u64))),
+                None => self.bad(format!("unknown variable `{n}`")),
+            },
+            _ => self.bad(format!("unexpected operand {op:?}")),
+        }
+    }
+
+    fn dst(&mut self, fs: &FnScope, op: &Operand) -> Result<Reg, SimError> {
+        match op {
+            Operand::Name(n) if n == "_" => Ok(self.new_slot()),
+            Operand::Name(n) => match self.lookup(fs, n) {
+                Some(Sym::Reg { slot, .. }) => Ok(slot),
+                _ => self.bad(format!("`{n}` is not a register")),
+            },
+            _ => self.bad(format!("bad destination {op:?}")),
+        }
+    }
+
+    fn pred_src(&mut self, fs: &FnScope, op: &Operand) -> Result<(Pred, bool), SimError> {
+        match op {
+            Operand::Not(x) => {
+                let (p, n) = self.pred_src(fs, x)?;
+                Ok((p, !n))
+            }
+            Operand::Int(0) => Ok((self.pred_false, false)),
+            Operand::Int(_) => Ok((self.pred_true, false)),
+            Operand::Name(n) => match self.lookup(fs, n) {
+                Some(Sym::Pred(p)) => Ok((p, false)),
+                _ => self.bad(format!("`{n}` is not a predicate")),
+            },
+            _ => self.bad(format!("bad predicate operand {op:?}")),
+        }
+    }
+
+    fn pred_dst(&mut self, fs: &FnScope, op: &Operand) -> Result<Pred, SimError> {
+        match op {
+            Operand::Name(n) if n == "_" => Ok(self.new_pred()),
+            _ => match self.pred_src(fs, op)? {
+                (p, false) => Ok(p),
+                _ => self.bad("negated destination"),
+            },
+        }
+    }
+
+    /// A memory operand. Returns the address and the space to access: `ld.param` of a
+    /// call-site `.param` slot becomes a local access; symbols in generic accesses
+    /// become generic addresses.
+    fn addr(&mut self, fs: &FnScope, op: &Operand, space: Space) -> Result<(Addr, Space), SimError> {
+        let (base, offset) = match op {
+            Operand::Addr { base, offset } => (base.clone(), *offset),
+            // `atom.add.u32 %r, %rd, ...` without brackets is not valid PTX, but names are harmless
+            _ => return self.bad(format!("expected an address, found {op:?}")),
+        };
+        let Some(base) = base else {
+            return Ok((Addr { base: NO_REG, base32: false, offset }, space));
+        };
+        let sym = match self.lookup(fs, &base) {
+            Some(s) => s,
+            None => return self.bad(format!("unknown name `{base}` in address")),
+        };
+        match sym {
+            Sym::Reg { slot, bits } => {
+                let space = if space == Space::KParam && bits == 64 { Space::KParam } else { space };
+                Ok((Addr { base: slot, base32: bits == 32, offset }, space))
+            }
+            Sym::Pred(_) => self.bad("predicate used as an address"),
+            s => {
+                let a = self.sym_addr(s).unwrap().wrapping_add(offset as u64);
+                let abs = |a: u64| Addr { base: NO_REG, base32: false, offset: a as i64 };
+                Ok(match (s, space) {
+                    (Sym::Local(_), Space::KParam | Space::Local) => (abs(a), Space::Local),
+                    (Sym::Local(_), Space::Generic) => (abs(a + LOCAL_WINDOW), Space::Generic),
+                    (Sym::Shared(_) | Sym::DynShared, Space::Generic) => (abs(a + SHARED_WINDOW), Space::Generic),
+                    (Sym::KParam(_), Space::Generic) => (abs(a + PARAM_WINDOW), Space::Generic),
+                    (Sym::Shared(_) | Sym::DynShared, Space::Shared)
+                    | (Sym::KParam(_), Space::KParam)
+                    | (Sym::Global(_), Space::Global | Space::Const | Space::Generic) => (abs(a), space),
+                    _ => return self.bad(format!("`{base}` is not in the {} state space", space.name())),
+                })
+            }
+        }
+    }
+
+    fn instr(&mut self, ins: &ast::Instr, fs: &mut FnScope) -> Result<(), SimError> {
+        let guard = match &ins.guard {
+            None => Guard::NONE,
+            Some((p, neg)) => match self.lookup(fs, p) {
+                Some(Sym::Pred(p)) => Guard::new(p, *neg),
+                _ => return self.bad(format!("guard `{p}` is not a predicate")),
+            },
+        };
+        let mut mods = Mods::new(&ins.mods);
+        let ops = &ins.ops;
+        let nops = |n: usize| -> Result<(), SimError> {
+            if ops.len() == n {
+                Ok(())
+            } else {
+                Err(SimError::Parse {
+                    line: ins.line,
+                    msg: format!("`{}` expects {n} operands, found {}", ins.text, ops.len()),
+                })
+            }
+        };
+        let op = match ins.opcode.as_str() {
+            "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl" | "shr" | "mul24"
+            | "copysign" => {
+                nops(3)?;
+                self.binary(ins, &mut mods, fs)?
+            }
+            "mad" | "fma" | "mad24" | "sad" | "bfe" | "slct" | "shf" | "prmt" | "dp4a" => {
+                nops(4)?;
+                self.ternary(ins, &mut mods, fs)?
+            }
+            "lop3" => {
+                nops(5)?;
+                mods.types();
+                let lut = match ops[4] {
+                    Operand::Int(v) => v as u8,
+                    _ => return self.bad("lop3 needs an immediate lookup table"),
+                };
+                let d = self.dst(fs, &ops[0])?;
+                let (a, b, c) = (
+                    self.src(fs, &ops[1], Ty::B(32))?,
+                    self.src(fs, &ops[2], Ty::B(32))?,
+                    self.src(fs, &ops[3], Ty::B(32))?,
+                );
+                Op::ITern { op: ITern::Lop3(lut), w: 32, d, a, b, c }
+            }
+            "bfi" => {
+                nops(5)?;
+                let t = self.one_type(&mut mods)?;
+                let d = self.dst(fs, &ops[0])?;
+                let a = self.src(fs, &ops[1], t)?;
+                let b = self.src(fs, &ops[2], t)?;
+                let c = self.src(fs, &ops[3], Ty::U(32))?;
+                let e = self.src(fs, &ops[4], Ty::U(32))?;
+                Op::Bfi { w: t.bits(), d, a, b, c, e }
+            }
+            "neg" | "abs" | "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" | "sqrt" | "rcp" | "rsqrt" | "ex2"
+            | "lg2" | "sin" | "cos" | "tanh" => {
+                nops(2)?;
+                self.unary(ins, &mut mods, fs)?
+            }
+            "mov" => {
+                nops(2)?;
+                self.mov(ins, &mut mods, fs)?
+            }
+            "cvt" => {
+                nops(2)?;
+                self.cvt(&mut mods, fs, ops)?
+            }
+            "cvta" => {
+                nops(2)?;
+                let to = mods.has("to");
+                let space = match mods.any(&["global", "shared", "local", "const", "param"]) {
+                    Some("global") => Space::Global,
+                    Some("shared") => Space::Shared,
+                    Some("local") => Space::Local,
+                    Some("const") => Space::Const,
+                    Some(_) => Space::KParam,
+                    None => return self.bad("cvta needs a state space"),
+                };
+                let t = self.one_type(&mut mods)?;
+                let d = self.dst(fs, &ops[0])?;
+                let a = self.src(fs, &ops[1], t)?;
+                Op::Cvta { d, a, space, to_generic: !to, w: t.bits() }
+            }
+            "setp" | "set" => self.setp(ins, &mut mods, fs)?,
+            "selp" => {
+                nops(4)?;
+                let t = self.one_type(&mut mods)?;
+                let d = self.dst(fs, &ops[0])?;
+                let a = self.src(fs, &ops[1], t)?;
+                let b = self.src(fs, &ops[2], t)?;
+                let (p, neg) = self.pred_src(fs, &ops[3])?;
+                Op::Selp { d, a, b, p, neg }
+            }
+            "testp" => {
+                nops(2)?;
+                let op = match mods.any(&["finite", "infinite", "number", "notanumber", "normal", "subnormal"]) {
+                    Some("finite") => TestpOp::Finite,
+                    Some("infinite") => TestpOp::Infinite,
+                    Some("number") => TestpOp::Number,
+                    Some("notanumber") => TestpOp::NotANumber,
+                    Some("normal") => TestpOp::Normal,
+                    Some(_) => TestpOp::Subnormal,
+                    None => return self.bad("testp needs a test"),
+                };
+                let t = self.one_type(&mut mods)?;
+                let p = self.pred_dst(fs, &ops[0])?;
+                let a = self.src(fs, &ops[1], t)?;
+                Op::Testp { op, f64: t.bits() == 64, p, a }
+            }
+            "ld" | "ldu" | "st" => self.ldst(ins, &mut mods, fs)?,
+            "atom" | "red" => self.atom(ins, &mut mods, fs)?,
+            "bra" | "brx" => {
+                if ins.opcode == "brx" {
+                    return self.unsupported(&ins.text);
+                }
+                nops(1)?;
+                let Operand::Name(l) = &ops[0] else { return self.bad("bra needs a label") };
+                self.fixups.push((self.code.len(), format!("{}{}", fs.prefix, l), ins.line));
+                Op::Bra { target: u32::MAX }
+            }
+            "ret" | "exit" => match (&fs.ret_label, ins.opcode.as_str()) {
+                (Some(l), "ret") => {
+                    self.fixups.push((self.code.len(), l.clone(), ins.line));
+                    Op::Bra { target: u32::MAX }
+                }
+                _ => Op::Exit,
+            },
+            "bar" | "barrier" => self.barrier(ins, &mut mods, fs)?,
+            "membar" | "fence" | "nanosleep" | "brkpt" | "prefetch" | "prefetchu" | "pmevent" => {
+                // a sequential interpreter is always coherent: ordering is a no-op
+                mods.used.iter_mut().for_each(|u| *u = true);
+                Op::Nop
+            }
+            "trap" => Op::Trap,
+            "vote" => {
+                nops(if mods.has("sync") { 3 } else { 2 })?;
+                let mode = match mods.any(&["all", "any", "uni", "ballot"]) {
+                    Some("all") => VoteMode::All,
+                    Some("any") => VoteMode::Any,
+                    Some("uni") => VoteMode::Uni,
+                    Some(_) => VoteMode::Ballot,
+                    None => return self.bad("vote needs a mode"),
+                };
+                mods.types();
+                let (d, dp) = if mode == VoteMode::Ballot {
+                    (self.dst(fs, &ops[0])?, NO_PRED)
+                } else {
+                    (NO_REG, self.pred_dst(fs, &ops[0])?)
+                };
+                let (a, neg) = self.pred_src(fs, &ops[1])?;
+                let mask = if ops.len() == 3 { self.src(fs, &ops[2], Ty::B(32))? } else { self.konst(u32::MAX as u64) };
+                Op::Vote { mode, d, dp, a, neg, mask }
+            }
+            "shfl" => {
+                let sync = mods.has("sync");
+                nops(if sync { 5 } else { 4 })?;
+                let mode = match mods.any(&["up", "down", "bfly", "idx"]) {
+                    Some("up") => ShflMode::Up,
+                    Some("down") => ShflMode::Down,
+                    Some("bfly") => ShflMode::Bfly,
+                    Some(_) => ShflMode::Idx,
+                    None => return self.bad("shfl needs a mode"),
+                };
+                mods.types();
+                let (d, dp) = match &ops[0] {
+                    Operand::Pair(d, p) => (self.dst(fs, d)?, self.pred_dst(fs, p)?),
+                    o => (self.dst(fs, o)?, NO_PRED),
+                };
+                let a = self.src(fs, &ops[1], Ty::B(32))?;
+                let b = self.src(fs, &ops[2], Ty::B(32))?;
+                let c = self.src(fs, &ops[3], Ty::B(32))?;
+                let mask = if sync { self.src(fs, &ops[4], Ty::B(32))? } else { self.konst(u32::MAX as u64) };
+                Op::Shfl { mode, d, dp, a, b, c, mask }
+            }
+            "match" => {
+                nops(3)?;
+                let any = match mods.any(&["any", "all"]) {
+                    Some("any") => true,
+                    Some(_) => false,
+                    None => return self.bad("match needs .any or .all"),
+                };
+                let t = self.one_type(&mut mods)?;
+                let (d, dp) = match &ops[0] {
+                    Operand::Pair(d, p) => (self.dst(fs, d)?, self.pred_dst(fs, p)?),
+                    o => (self.dst(fs, o)?, NO_PRED),
+                };
+                let a = self.src(fs, &ops[1], t)?;
+                let mask = self.src(fs, &ops[2], Ty::B(32))?;
+                Op::Match { any, w: t.bits(), d, dp, a, mask }
+            }
+            "redux" => {
+                nops(3)?;
+                let op = match mods.any(&["add", "min", "max", "and", "or", "xor"]) {
+                    Some("add") => IBin::Add,
+                    Some("min") => IBin::MinU,
+                    Some("max") => IBin::MaxU,
+                    Some("and") => IBin::And,
+                    Some("or") => IBin::Or,
+                    Some(_) => IBin::Xor,
+                    None => return self.bad("redux needs an operation"),
+                };
+                let t = self.one_type(&mut mods)?;
+                let d = self.dst(fs, &ops[0])?;
+                let a = self.src(fs, &ops[1], t)?;
+                let mask = self.src(fs, &ops[2], Ty::B(32))?;
+                Op::Redux { op, signed: t.is_signed(), d, a, mask }
+            }
+            "activemask" => {
+                nops(1)?;
+                mods.types();
+                Op::Activemask { d: self.dst(fs, &ops[0])? }
+            }
+            "call" => return self.call(ins, &mut mods, fs, guard),
+            _ => return self.unsupported(&ins.text),
+        };
+        if let Some(m) = mods.unused() {
+            return self.unsupported(format!("{} (modifier .{m})", ins.text));
+        }
+        self.emit(op, guard);
+        Ok(())
+    }
+
+    fn one_type(&self, mods: &mut Mods) -> Result<Ty, SimError> {
+        match mods.types().as_slice() {
+            [t] => Ok(*t),
+            _ => self.bad("expected exactly one type"),
+        }
+    }
+
+    fn binary(&mut self, ins: &ast::Instr, mods: &mut Mods, fs: &FnScope) -> Result<Op, SimError> {
+        let t = self.one_type(mods)?;
+        let ops = &ins.ops;
+        let name = ins.opcode.as_str();
+        if t == Ty::Pred {
+            let op = match name {
+                "and" => BoolOp::And,
+                "or" => BoolOp::Or,
+                "xor" => BoolOp::Xor,
+                _ => return self.unsupported(&ins.text),
+            };
+            let d = self.pred_dst(fs, &ops[0])?;
+            let (a, na) = self.pred_src(fs, &ops[1])?;
+            let (b, nb) = self.pred_src(fs, &ops[2])?;
+            return Ok(Op::PLogic { op, d, a, na, b, nb });
+        }
+        let d = self.dst(fs, &ops[0])?;
+        if t.is_float() {
+            if t.bits() == 16 {
+                return self.unsupported(format!("{} (half precision)", ins.text));
+            }
+            let op = match name {
+                "add" => FBin::Add,
+                "sub" => FBin::Sub,
+                "mul" => FBin::Mul,
+                "div" => FBin::Div,
+                "min" => FBin::Min,
+                "max" => FBin::Max,
+                "copysign" => FBin::Copysign,
+                _ => return self.unsupported(&ins.text),
+            };
+            let rnd = mods.rnd().unwrap_or(Rnd::Rn);
+            let ftz = mods.has("ftz");
+            let sat = mods.has("sat");
+            let a = self.src(fs, &ops[1], t)?;
+            let b = self.src(fs, &ops[2], t)?;
+            return Ok(Op::FBin { op, f64: t.bits() == 64, rnd, ftz, sat, d, a, b });
+        }
+        let s = t.is_signed();
+        let w = t.bits();
+        let lo = mods.has("lo");
+        let hi = mods.has("hi");
+        let wide = mods.has("wide");
+        let sat = mods.has("sat");
+        if mods.has("cc") {
+            return self.unsupported(&ins.text);
+        }
+        let op = match name {
+            "add" if sat => IBin::AddSat,
+            "sub" if sat => IBin::SubSat,
+            "add" => IBin::Add,
+            "sub" => IBin::Sub,
+            "mul" if wide => {
+                if s {
+                    IBin::MulWideS
+                } else {
+                    IBin::MulWideU
+                }
+            }
+            "mul" if hi => {
+                if s {
+                    IBin::MulHiS
+                } else {
+                    IBin::MulHiU
+                }
+            }
+            "mul" => IBin::MulLo,
+            "mul24" if hi => {
+                if s {
+                    IBin::Mul24HiS
+                } else {
+                    IBin::Mul24HiU
+                }
+            }
+            "mul24" => {
+                if s {
+                    IBin::Mul24LoS
+                } else {
+                    IBin::Mul24LoU
+                }
+            }
+            "div" if s => IBin::DivS,
+            "div" => IBin::DivU,
+            "rem" if s => IBin::RemS,
+            "rem" => IBin::RemU,
+            "min" if s => IBin::MinS,
+            "min" => IBin::MinU,
+            "max" if s => IBin::MaxS,
+            "max" => IBin::MaxU,
+            "and" => IBin::And,
+            "or" => IBin::Or,
+            "xor" => IBin::Xor,
+            "shl" => IBin::Shl,
+            "shr" if s => IBin::ShrS,
+            "shr" => IBin::ShrU,
+            _ => return self.unsupported(&ins.text),
+        };
+        let _ = lo;
+        if sat && (w != 32 || !s) {
+            return self.unsupported(&ins.text);
+        }
+        let a = self.src(fs, &ops[1], t)?;
+        let bt = if matches!(op, IBin::Shl | IBin::ShrS | IBin::ShrU) { Ty::U(32) } else { t };
+        let b = self.src(fs, &ops[2], bt)?;
+        Ok(Op::IBin { op, w, d, a, b })
+    }
+
+    fn ternary(&mut self, ins: &ast::Instr, mods: &mut Mods, fs: &FnScope) -> Result<Op, SimError> {
+        let ops = &ins.ops;
+        let name = ins.opcode.as_str();
+        let types = mods.types();
+        let Some(&t) = types.first() else { return self.bad("missing type") };
+        let d = self.dst(fs, &ops[0])?;
+        if name == "fma" || (name == "mad" && t.is_float()) {
+            if t.bits() == 16 {
+                return self.unsupported(format!("{} (half precision)", ins.text));
+            }
+            let rnd = mods.rnd().unwrap_or(Rnd::Rn);
+            let ftz = mods.has("ftz");
+            let sat = mods.has("sat");
+            let a = self.src(fs, &ops[1], t)?;
+            let b = self.src(fs, &ops[2], t)?;
+            let c = self.src(fs, &ops[3], t)?;
+            return Ok(Op::Fma { f64: t.bits() == 64, rnd, ftz, sat, d, a, b, c });
+        }
+        let s = t.is_signed();
+        let w = t.bits();
+        let (mut at, mut bt, mut ct) = (t, t, t);
+        let op = match name {
+            "mad" => {
+                if mods.has("cc") || mods.has("sat") {
+                    return self.unsupported(&ins.text);
+                }
+                if mods.has("wide") {
+                    ct = if s { Ty::S(w * 2) } else { Ty::U(w * 2) };
+                    if s {
+                        ITern::MadWideS
+                    } else {
+                        ITern::MadWideU
+                    }
+                } else if mods.has("hi") {
+                    if s {
+                        ITern::MadHiS
+                    } else {
+                        ITern::MadHiU
+                    }
+                } else {
+                    mods.has("lo");
+                    ITern::MadLo
+                }
+            }
+            "mad24" => {
+                if !mods.has("lo") {
+                    return self.unsupported(&ins.text);
+                }
+                if s {
+                    ITern::Mad24LoS
+                } else {
+                    ITern::Mad24LoU
+                }
+            }
+            "sad" => {
+                ct = Ty::U(w);
+                if s {
+                    ITern::SadS
+                } else {
+                    ITern::SadU
+                }
+            }
+            "bfe" => {
+                bt = Ty::U(32);
+                ct = Ty::U(32);
+                if s {
+                    ITern::BfeS
+                } else {
+                    ITern::BfeU
+                }
+            }
+            "slct" => {
+                let Some(&ct2) = types.get(1) else { return self.bad("slct needs two types") };
+                ct = ct2;
+                mods.has("ftz");
+                if ct2.is_float() {
+                    ITern::SlctF
+                } else {
+                    ITern::SlctS
+                }
+            }
+            "shf" => {
+                let l = mods.has("l");
+                let r = mods.has("r");
+                let wrap = mods.has("wrap");
+                let clamp = mods.has("clamp");
+                ct = Ty::U(32);
+                match (l, r, wrap, clamp) {
+                    (true, false, true, false) => ITern::ShfLWrap,
+                    (true, false, false, true) => ITern::ShfLClamp,
+                    (false, true, true, false) => ITern::ShfRWrap,
+                    (false, true, false, true) => ITern::ShfRClamp,
+                    _ => return self.bad("shf needs .l/.r and .wrap/.clamp"),
+                }
+            }
+            "prmt" => {
+                if mods.list.iter().any(|m| matches!(m.as_str(), "f4e" | "b4e" | "rc8" | "ecl" | "ecr" | "rc16")) {
+                    return self.unsupported(&ins.text);
+                }
+                ITern::Prmt
+            }
+            "dp4a" => {
+                let Some(&t2) = types.get(1) else { return self.bad("dp4a needs two types") };
+                at = Ty::B(32);
+                bt = Ty::B(32);
+                ct = Ty::B(32);
+                match (t.is_signed(), t2.is_signed()) {
+                    (true, true) => ITern::Dp4aSS,
+                    (false, false) => ITern::Dp4aUU,
+                    (true, false) => ITern::Dp4aSU,
+                    (false, true) => ITern::Dp4aUS,
+                }
+            }
+            _ => return self.unsupported(&ins.text),
+        };
+        let a = self.src(fs, &ops[1], at)?;
+        let b = self.src(fs, &ops[2], bt)?;
+        let c = self.src(fs, &ops[3], ct)?;
+        Ok(Op::ITern { op, w, d, a, b, c })
+    }
+
+    fn unary(&mut self, ins: &ast::Instr, mods: &mut Mods, fs: &FnScope) -> Result<Op, SimError> {
+        let ops = &ins.ops;
+        let name = ins.opcode.as_str();
+        let t = self.one_type(mods)?;
+        if t == Ty::Pred {
+            if name != "not" {
+                return self.unsupported(&ins.text);
+            }
+            let d = self.pred_dst(fs, &ops[0])?;
+            let (a, na) = self.pred_src(fs, &ops[1])?;
+            return Ok(Op::PLogic { op: BoolOp::Xor, d, a, na, b: self.pred_true, nb: false });
+        }
+        let d = self.dst(fs, &ops[0])?;
+        let a = self.src(fs, &ops[1], t)?;
+        if t.is_float() {
+            if t.bits() == 16 {
+                return self.unsupported(format!("{} (half precision)", ins.text));
+            }
+            let op = match name {
+                "neg" => FUn::Neg,
+                "abs" => FUn::Abs,
+                "sqrt" => FUn::Sqrt,
+                "rcp" => FUn::Rcp,
+                "rsqrt" => FUn::Rsqrt,
+                "ex2" => FUn::Ex2,
+                "lg2" => FUn::Lg2,
+                "sin" => FUn::Sin,
+                "cos" => FUn::Cos,
+                "tanh" => FUn::Tanh,
+                _ => return self.unsupported(&ins.text),
+            };
+            let rnd = mods.rnd().unwrap_or(Rnd::Rn);
+            let ftz = mods.has("ftz");
+            let sat = mods.has("sat");
+            return Ok(Op::FUn { op, f64: t.bits() == 64, rnd, ftz, sat, d, a });
+        }
+        let s = t.is_signed();
+        let op = match name {
+            "neg" => IUn::Neg,
+            "abs" => IUn::Abs,
+            "not" => IUn::Not,
+            "cnot" => IUn::Cnot,
+            "popc" => IUn::Popc,
+            "clz" => IUn::Clz,
+            "brev" => IUn::Brev,
+            "bfind" => match (s, mods.has("shiftamt")) {
+                (true, false) => IUn::BfindS,
+                (false, false) => IUn::BfindU,
+                (true, true) => IUn::BfindSShift,
+                (false, true) => IUn::BfindUShift,
+            },
+            _ => return self.unsupported(&ins.text),
+        };
+        Ok(Op::IUn { op, w: t.bits(), d, a })
+    }
+
+    fn mov(&mut self, ins: &ast::Instr, mods: &mut Mods, fs: &FnScope) -> Result<Op, SimError> {
+        let ops = &ins.ops;
+        let t = self.one_type(mods)?;
+        if t == Ty::Pred {
+            let d = self.pred_dst(fs, &ops[0])?;
+            let (a, na) = self.pred_src(fs, &ops[1])?;
+            return Ok(Op::PLogic { op: BoolOp::And, d, a, na, b: self.pred_true, nb: false });
+        }
+        if let Operand::Name(n) = &ops[1] {
+            if matches!(n.as_str(), "%clock" | "%clock64" | "%globaltimer" | "%globaltimer_lo") {
+                return Ok(Op::Clock { d: self.dst(fs, &ops[0])? });
+            }
+        }
+        match (&ops[0], &ops[1]) {
+            (Operand::Vector(parts), src) => {
+                let n = parts.len();
+                if !(2..=4).contains(&n) || t.bits() as usize % n != 0 {
+                    return self.bad("bad vector unpack");
+                }
+                let mut dst = [NO_REG; 4];
+                for (k, p) in parts.iter().enumerate() {
+                    dst[k] = self.dst(fs, p)?;
+                }
+                let a = self.src(fs, src, t)?;
+                Ok(Op::Unpack { dst, n: n as u8, bits: t.bits() / n as u8, a })
+            }
+            (d, Operand::Vector(parts)) => {
+                let n = parts.len();
+                if !(2..=4).contains(&n) || t.bits() as usize % n != 0 {
+                    return self.bad("bad vector pack");
+                }
+                let pt = Ty::B(t.bits() / n as u8);
+                let mut src = [NO_REG; 4];
+                for (k, p) in parts.iter().enumerate() {
+                    src[k] = self.src(fs, p, pt)?;
+                }
+                let d = self.dst(fs, d)?;
+                Ok(Op::Pack { d, src, n: n as u8, bits: t.bits() / n as u8 })
+            }
+            (d, a) => {
+                let d = self.dst(fs, d)?;
+                let a = self.src(fs, a, t)?;
+                Ok(Op::IUn { op: IUn::Mov, w: 64, d, a })
+            }
+        }
+    }
+
+    fn cvt(&mut self, mods: &mut Mods, fs: &FnScope, ops: &[Operand]) -> Result<Op, SimError> {
+        let types = mods.types();
+        let [dst, src] = types.as_slice() else { return self.bad("cvt needs two types") };
+        let (dst, src) = (*dst, *src);
+        let irnd = match mods.any(&["rni", "rzi", "rmi", "rpi"]) {
+            Some("rni") => IRnd::Rni,
+            Some("rzi") => IRnd::Rzi,
+            Some("rmi") => IRnd::Rmi,
+            Some("rpi") => IRnd::Rpi,
+            _ => IRnd::None,
+        };
+        let rnd = mods.rnd().unwrap_or(Rnd::Rn);
+        let sat = mods.has("sat");
+        let ftz = mods.has("ftz");
+        if mods.has("relu") || dst == Ty::Pred || src == Ty::Pred {
+            return self.unsupported(&self.cur_text);
+        }
+        let d = self.dst(fs, &ops[0])?;
+        let a = self.src(fs, &ops[1], src)?;
+        if !dst.is_float() && !src.is_float() && !sat {
+            // integer widening/narrowing: a single mask or sign extension
+            let (op, w) = if dst.bits() <= src.bits() {
+                (IUn::Zext, dst.bits())
+            } else if src.is_signed() {
+                (IUn::Sext, src.bits())
+            } else {
+                (IUn::Zext, src.bits())
+            };
+            let w = if op == IUn::Sext { w } else { w.min(dst.bits()) };
+            return Ok(Op::IUn { op, w, d, a });
+        }
+        Ok(Op::Cvt { d, a, dst, src, rnd, irnd, sat, ftz })
+    }
+
+    fn setp(&mut self, ins: &ast::Instr, mods: &mut Mods, fs: &FnScope) -> Result<Op, SimError> {
+        let ops = &ins.ops;
+        let cmp = match mods.any(&[
+            "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu", "geu",
+            "num", "nan",
+        ]) {
+            Some(c) => match c {
+                "eq" => Cmp::Eq,
+                "ne" => Cmp::Ne,
+                "lt" => Cmp::Lt,
+                "le" => Cmp::Le,
+                "gt" => Cmp::Gt,
+                "ge" => Cmp::Ge,
+                "lo" => Cmp::Lo,
+                "ls" => Cmp::Ls,
+                "hi" => Cmp::Hi,
+                "hs" => Cmp::Hs,
+                "equ" => Cmp::Equ,
+                "neu" => Cmp::Neu,
+                "ltu" => Cmp::Ltu,
+                "leu" => Cmp::Leu,
+                "gtu" => Cmp::Gtu,
+                "geu" => Cmp::Geu,
+                "num" => Cmp::Num,
+                _ => Cmp::Nan,
+            },
+            None => return self.bad("missing comparison"),
+        };
+        let bop = match mods.any(&["and", "or", "xor"]) {
+            Some("and") => Some(BoolOp::And),
+            Some("or") => Some(BoolOp::Or),
+            Some("xor") => Some(BoolOp::Xor),
+            _ => None,
+        };
+        let ftz = mods.has("ftz");
+        let types = mods.types();
+        let is_set = ins.opcode == "set";
+        let (dty, ty) = match (is_set, types.as_slice()) {
+            (false, [t]) => (Ty::Pred, *t),
+            (true, [d, s]) => (*d, *s),
+            _ => return self.bad("wrong number of types"),
+        };
+        if ty.is_float() && ty.bits() == 16 {
+            return self.unsupported(format!("{} (half precision)", ins.text));
+        }
+        let nsrc = if bop.is_some() { 4 } else { 3 };
+        if ops.len() != nsrc {
+            return self.bad(format!("expects {nsrc} operands"));
+        }
+        let a = self.src(fs, &ops[1], ty)?;
+        let b = self.src(fs, &ops[2], ty)?;
+        let comb = match bop {
+            Some(op) => {
+                let (c, neg) = self.pred_src(fs, &ops[3])?;
+                Some((op, c, neg))
+            }
+            None => None,
+        };
+        if is_set {
+            let d = self.dst(fs, &ops[0])?;
+            return Ok(Op::Set { cmp, ty, dty, ftz, d, a, b, comb });
+        }
+        let (p, q) = match &ops[0] {
+            Operand::Pair(p, q) => (self.pred_dst(fs, p)?, self.pred_dst(fs, q)?),
+            o => (self.pred_dst(fs, o)?, NO_PRED),
+        };
+        Ok(Op::Setp { cmp, ty, ftz, p, q, a, b, comb })
+    }
+
+    fn space_of(mods: &mut Mods) -> Space {
+        match mods.any(&["global", "shared", "local", "const", "param"]) {
+            Some("global") => Space::Global,
+            Some("shared") => Space::Shared,
+            Some("local") => Space::Local,
+            Some("const") => Space::Const,
+            Some("param") => Space::KParam,
+            _ => Space::Generic,
+        }
+    }
+
+    fn ldst(&mut self, ins: &ast::Instr, mods: &mut Mods, fs: &FnScope) -> Result<Op, SimError> {
+        let ops = &ins.ops;
+        if ops.len() != 2 {
+            return self.bad("expects 2 operands");
+        }
+        // `.shared::cta` etc. are spelled as one word by the lexer
+        for (i, m) in mods.list.iter().enumerate() {
+            if m == "shared::cta" {
+                mods.used[i] = true;
+            }
+        }
+        let mut space = Self::space_of(mods);
+        if mods.list.iter().any(|m| m == "shared::cta") {
+            space = Space::Shared;
+        }
+        let vec = match mods.any(&["v2", "v4", "v8"]) {
+            Some("v2") => 2,
+            Some("v4") => 4,
+            Some(_) => return self.unsupported(&ins.text),
+            None => 1,
+        };
+        let t = self.one_type(mods)?;
+        if t == Ty::Pred || t.bits() > 64 {
+            return self.unsupported(&ins.text);
+        }
+        let ty = MemTy { size: t.bits() / 8, signed: t.is_signed() };
+        let is_ld = ins.opcode != "st";
+        let (vop, aop) = if is_ld { (&ops[0], &ops[1]) } else { (&ops[1], &ops[0]) };
+        let (addr, space) = self.addr(fs, aop, space)?;
+        let mut regs = [NO_REG; 4];
+        match vop {
+            Operand::Vector(parts) => {
+                if parts.len() != vec {
+                    return self.bad("vector width mismatch");
+                }
+                for (k, p) in parts.iter().enumerate() {
+                    regs[k] = if is_ld { self.dst(fs, p)? } else { self.src(fs, p, t)? };
+                }
+            }
+            o => {
+                if vec != 1 {
+                    return self.bad("vector access needs {..}");
+                }
+                regs[0] = if is_ld { self.dst(fs, o)? } else { self.src(fs, o, t)? };
+            }
+        }
+        if !is_ld && space == Space::KParam {
+            return self.unsupported(format!("{} (store to a kernel parameter)", ins.text));
+        }
+        Ok(if is_ld {
+            Op::Ld { space, ty, vec: vec as u8, dst: regs, addr }
+        } else {
+            Op::St { space, ty, vec: vec as u8, src: regs, addr }
+        })
+    }
+
+    fn atom(&mut self, ins: &ast::Instr, mods: &mut Mods, fs: &FnScope) -> Result<Op, SimError> {
+        let ops = &ins.ops;
+        let is_red = ins.opcode == "red";
+        let space = Self::space_of(mods);
+        if matches!(space, Space::Local | Space::Const | Space::KParam) {
+            return self.unsupported(&ins.text);
+        }
+        let op = match mods.any(&["add", "min", "max", "inc", "dec", "exch", "cas", "and", "or", "xor"]) {
+            Some(o) => match o {
+                "add" => AtomOp::Add,
+                "min" => AtomOp::Min,
+                "max" => AtomOp::Max,
+                "inc" => AtomOp::Inc,
+                "dec" => AtomOp::Dec,
+                "exch" => AtomOp::Exch,
+                "cas" => AtomOp::Cas,
+                "and" => AtomOp::And,
+                "or" => AtomOp::Or,
+                _ => AtomOp::Xor,
+            },
+            None => return self.bad("missing atomic operation"),
+        };
+        mods.has("noftz");
+        let t = self.one_type(mods)?;
+        if t.bits() < 32 || (t.is_float() && !matches!(op, AtomOp::Add | AtomOp::Exch | AtomOp::Min | AtomOp::Max)) {
+            return self.unsupported(&ins.text);
+        }
+        let want = if is_red { 2 } else { 3 } + usize::from(op == AtomOp::Cas);
+        if ops.len() != want {
+            return self.bad(format!("expects {want} operands"));
+        }
+        let (d, rest) = if is_red { (NO_REG, &ops[..]) } else { (self.dst(fs, &ops[0])?, &ops[1..]) };
+        let (addr, space) = self.addr(fs, &rest[0], space)?;
+        let a = self.src(fs, &rest[1], t)?;
+        let b = if op == AtomOp::Cas { self.src(fs, &rest[2], t)? } else { NO_REG };
+        Ok(Op::Atom { space, op, ty: t, d, addr, a, b })
+    }
+
+    fn barrier(&mut self, ins: &ast::Instr, mods: &mut Mods, fs: &FnScope) -> Result<Op, SimError> {
+        let ops = &ins.ops;
+        if mods.has("warp") {
+            mods.has("sync");
+            if ops.len() != 1 {
+                return self.bad("bar.warp.sync needs a mask");
+            }
+            let mask = self.src(fs, &ops[0], Ty::B(32))?;
+            return Ok(Op::WarpSync { mask });
+        }
+        let id_zero = matches!(ops.first(), Some(Operand::Int(0)));
+        if mods.has("red") {
+            let mode = match mods.any(&["popc", "and", "or"]) {
+                Some("popc") => BarRedMode::Popc,
+                Some("and") => BarRedMode::And,
+                Some("or") => BarRedMode::Or,
+                _ => return self.bad("bar.red needs .popc/.and/.or"),
+            };
+            mods.types();
+            if ops.len() != 3 || !matches!(ops[1], Operand::Int(0)) {
+                return self.unsupported(&ins.text);
+            }
+            let (d, dp) = if mode == BarRedMode::Popc {
+                (self.dst(fs, &ops[0])?, NO_PRED)
+            } else {
+                (NO_REG, self.pred_dst(fs, &ops[0])?)
+            };
+            let (p, neg) = self.pred_src(fs, &ops[2])?;
+            return Ok(Op::BarRed { mode, d, dp, p, neg });
+        }
+        if mods.has("arrive") || !id_zero || ops.len() != 1 {
+            // named barriers and thread counts are not modelled
+            return self.unsupported(&ins.text);
+        }
+        mods.has("sync");
+        Ok(Op::Bar)
+    }
+
+    fn call(&mut self, ins: &ast::Instr, mods: &mut Mods, fs: &mut FnScope, guard: Guard) -> Result<(), SimError> {
+        let _ = mods;
+        if guard != Guard::NONE {
+            return self.unsupported(format!("{} (predicated call)", ins.text));
+        }
+        let mut rets: &[Operand] = &[];
+        let mut args: &[Operand] = &[];
+        let mut func = None;
+        for o in &ins.ops {
+            match (o, func.is_some()) {
+                (Operand::List(l), false) => rets = l,
+                (Operand::List(l), true) => args = l,
+                (Operand::Name(n), false) => func = Some(n.clone()),
+                _ => return self.unsupported(format!("{} (indirect call)", ins.text)),
+            }
+        }
+        let Some(func) = func else { return self.bad("call without a target") };
+        let slot_of = |this: &Self, o: &Operand| -> Result<u32, SimError> {
+            match o {
+                Operand::Name(n) => match this.lookup(fs, n) {
+                    Some(Sym::Local(off)) => Ok(off),
+                    _ => this.bad(format!("call argument `{n}` is not a .param variable")),
+                },
+                _ => this.bad("call arguments must be .param variables"),
+            }
+        };
+        if func == "vprintf" {
+            if args.len() != 2 {
+                return self.bad("vprintf takes two arguments");
+            }
+            let fmt = slot_of(self, &args[0])?;
+            let a = slot_of(self, &args[1])?;
+            let ret = match rets.first() {
+                Some(r) => slot_of(self, r)?,
+                None => u32::MAX,
+            };
+            self.emit(Op::Printf { fmt, args: a, ret }, guard);
+            return Ok(());
+        }
+        if func == "__assertfail" || func == "__assert_fail" {
+            self.emit(Op::Trap, guard);
+            return Ok(());
+        }
+        let Some(f) = self.funcs.get(func.as_str()).copied() else {
+            return self.unsupported(format!("call to unknown function `{func}`"));
+        };
+        let Some(body) = &f.body else {
+            return self.unsupported(format!("call to external function `{func}`"));
+        };
+        if fs.depth >= 16 {
+            return self.unsupported(format!("call to `{func}` (recursion)"));
+        }
+        if f.params.len() != args.len() || f.rets.len() != rets.len() {
+            return self.bad(format!("call to `{func}` with the wrong number of arguments"));
+        }
+        // Inline: the callee's parameters alias the caller's call-site .param slots.
+        let mut top = HashMap::new();
+        for (p, a) in f.params.iter().zip(args) {
+            top.insert(p.name.clone(), Sym::Local(slot_of(self, a)?));
+        }
+        for (p, a) in f.rets.iter().zip(rets) {
+            top.insert(p.name.clone(), Sym::Local(slot_of(self, a)?));
+        }
+        self.instances += 1;
+        let prefix = format!("{}#", self.instances);
+        let ret_label = format!("{prefix}$ret");
+        let mut callee = FnScope { scopes: vec![top], prefix, ret_label: Some(ret_label.clone()), depth: fs.depth + 1 };
+        let saved = (self.cur_line, self.cur_text.clone(), self.loc);
+        self.compile_body(body, &mut callee)?;
+        self.labels.insert(ret_label, self.code.len() as u32);
+        (self.cur_line, self.cur_text, self.loc) = saved;
+        Ok(())
+    }
+}

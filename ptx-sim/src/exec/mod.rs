@@ -1,0 +1,553 @@
+//! Running a launch: blocks one after another; within a block, each warp runs
+//! until every thread has exited or waits at `bar.sync`, then the barrier
+//! releases; within a warp, SIMT execution.
+//!
+//! SIMT model: a warp is a set of *groups* (pc, lane mask). The group with the
+//! lowest pc runs; a divergent branch splits it in two; groups that reach the
+//! same pc merge. Running the lowest pc first makes both sides of an `if` finish
+//! before the code after it runs, so lanes reconverge at the join point as on
+//! hardware for the structured code compilers emit. Warp-synchronous
+//! instructions (`shfl.sync`, `vote.sync`, `bar.warp.sync`, ...) wait until all
+//! lanes of their member mask are at that instruction (Volta semantics).
+
+pub mod alu;
+mod mem;
+mod ops;
+
+use std::cell::Cell;
+
+use crate::error::{Dim3, SimError};
+use crate::ir::*;
+use crate::memory::GlobalMem;
+use crate::printf::PrintfOutput;
+use crate::race::Detector;
+use crate::stats::{Collector, Stats};
+use crate::SimConfig;
+
+#[derive(Debug, Clone, Copy)]
+struct Group {
+    pc: u32,
+    mask: u32,
+    /// Parked at a warp-synchronous instruction, waiting for lanes.
+    wait: bool,
+}
+
+#[derive(Debug, Default)]
+struct Warp {
+    groups: Vec<Group>,
+    barrier: Vec<Group>,
+    exited: u32,
+    /// Lanes that exist (the last warp of a block may be partial).
+    valid: u32,
+    /// Predicate values carried into `bar.red`.
+    bar_pred: u32,
+}
+
+pub(crate) struct Outcome {
+    pub stats: Stats,
+    pub races: Vec<crate::race::Race>,
+    pub warp_instructions: u64,
+    pub thread_instructions: u64,
+    pub printf: PrintfOutput,
+}
+
+pub(crate) struct Exec<'a> {
+    k: &'a Kernel,
+    mem: &'a mut GlobalMem,
+    params: &'a [u8],
+    grid: Dim3,
+    block: Dim3,
+    nthreads: u32,
+    nwarps: usize,
+    nslots: usize,
+    npreds: usize,
+    regs: Vec<u64>,
+    preds: Vec<u32>,
+    shared: Vec<u8>,
+    local: Vec<u8>,
+    warps: Vec<Warp>,
+    block_idx: Dim3,
+    steps: u64,
+    max_steps: u64,
+    thread_instr: u64,
+    stats: Option<Collector>,
+    race: Option<Detector>,
+    printf: PrintfOutput,
+    dyn_bytes: u32,
+    gcache: Cell<usize>,
+}
+
+impl<'a> Exec<'a> {
+    pub fn new(
+        k: &'a Kernel,
+        cfg: &SimConfig,
+        mem: &'a mut GlobalMem,
+        params: &'a [u8],
+        grid: Dim3,
+        block: Dim3,
+        dyn_bytes: u32,
+    ) -> Self {
+        let nthreads = block.0 * block.1 * block.2;
+        let nwarps = nthreads.div_ceil(32) as usize;
+        let nslots = k.nslots as usize;
+        let npreds = k.npreds as usize;
+        let shared_bytes = (k.dyn_shared_offset + dyn_bytes).max(k.shared_static) as usize;
+        Exec {
+            k,
+            mem,
+            params,
+            grid,
+            block,
+            nthreads,
+            nwarps,
+            nslots,
+            npreds,
+            regs: vec![0; nwarps * nslots * LANES],
+            preds: vec![0; nwarps * npreds],
+            shared: vec![0; shared_bytes],
+            local: vec![0; nthreads as usize * k.local_bytes as usize],
+            warps: (0..nwarps).map(|_| Warp::default()).collect(),
+            block_idx: (0, 0, 0),
+            steps: 0,
+            max_steps: cfg.max_steps_per_launch,
+            thread_instr: 0,
+            stats: cfg.track_stats.then(|| Collector::new(k)),
+            race: cfg.detect_races.then(|| Detector::new(shared_bytes, nwarps)),
+            printf: PrintfOutput::default(),
+            dyn_bytes,
+            gcache: Cell::new(0),
+        }
+    }
+
+    fn thread_coords(&self, t: u32) -> Dim3 {
+        let (bx, by, _) = self.block;
+        (t % bx, (t / bx) % by, t / (bx * by))
+    }
+
+    fn special_value(&self, s: Special, t: u32, lane: u32) -> u64 {
+        let dim = |d: Dim3, i: u8| match i {
+            0 => d.0,
+            1 => d.1,
+            _ => d.2,
+        } as u64;
+        let lanebit = 1u64 << lane;
+        match s {
+            Special::Tid(i) => dim(self.thread_coords(t), i),
+            Special::Ntid(i) => dim(self.block, i),
+            Special::Ctaid(i) => dim(self.block_idx, i),
+            Special::Nctaid(i) => dim(self.grid, i),
+            Special::LaneId => lane as u64,
+            Special::WarpId => (t / 32) as u64,
+            Special::NWarpId => 64,
+            Special::SmId | Special::GridId => 0,
+            Special::NSmId => 1,
+            Special::LaneMaskEq => lanebit,
+            Special::LaneMaskLt => lanebit - 1,
+            Special::LaneMaskLe => (lanebit << 1).wrapping_sub(1) & 0xffff_ffff,
+            Special::LaneMaskGt => !((lanebit << 1).wrapping_sub(1)) & 0xffff_ffff,
+            Special::LaneMaskGe => !(lanebit - 1) & 0xffff_ffff,
+            Special::DynamicSmemSize => self.dyn_bytes as u64,
+            Special::TotalSmemSize => self.shared.len() as u64,
+        }
+    }
+
+    fn fill_specials(&mut self, only_block: bool) {
+        let k = self.k;
+        for w in 0..self.nwarps {
+            let rb = w * self.nslots * LANES;
+            for &(slot, s) in &k.specials {
+                if only_block && !matches!(s, Special::Ctaid(_)) {
+                    continue;
+                }
+                for lane in 0..32u32 {
+                    let t = w as u32 * 32 + lane;
+                    let v = if t < self.nthreads { self.special_value(s, t, lane) } else { 0 };
+                    self.regs[rb + slot as usize + lane as usize] = v;
+                }
+            }
+        }
+    }
+
+    pub fn run(mut self) -> Result<Outcome, SimError> {
+        let k = self.k;
+        for w in 0..self.nwarps {
+            let rb = w * self.nslots * LANES;
+            for &(slot, v) in &k.consts {
+                self.regs[rb + slot as usize..rb + slot as usize + LANES].fill(v);
+            }
+            let pb = w * self.npreds;
+            self.preds[pb + k.pred_false as usize] = 0;
+            self.preds[pb + k.pred_true as usize] = u32::MAX;
+        }
+        self.fill_specials(false);
+        let (gx, gy, gz) = self.grid;
+        for bz in 0..gz {
+            for by in 0..gy {
+                for bx in 0..gx {
+                    self.block_idx = (bx, by, bz);
+                    self.run_block()?;
+                }
+            }
+        }
+        let kname = k.name.clone();
+        let races = match self.race.take() {
+            Some(d) => d
+                .found
+                .iter()
+                .map(|&((pa, ta, pb, tb, off, kind), block, n)| crate::race::Race {
+                    kernel: kname.clone(),
+                    kind,
+                    ptx_line_a: k.ptx_line(pa as usize),
+                    ptx_line_b: k.ptx_line(pb as usize),
+                    source_a: k.source_of(pa as usize),
+                    source_b: k.source_of(pb as usize),
+                    offset: off,
+                    thread_a: self.thread_coords(ta),
+                    thread_b: self.thread_coords(tb),
+                    block,
+                    occurrences: n,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let stats = match self.stats.take() {
+            Some(c) => c.finish(),
+            None => Stats { kernel: kname, ..Default::default() },
+        };
+        Ok(Outcome {
+            stats,
+            races,
+            warp_instructions: self.steps,
+            thread_instructions: self.thread_instr,
+            printf: std::mem::take(&mut self.printf),
+        })
+    }
+
+    fn run_block(&mut self) -> Result<(), SimError> {
+        self.fill_specials(true);
+        self.shared.fill(0);
+        self.local.fill(0);
+        if let Some(r) = &mut self.race {
+            r.new_block();
+            r.block = self.block_idx;
+        }
+        for (w, ws) in self.warps.iter_mut().enumerate() {
+            let first = w as u32 * 32;
+            let n = (self.nthreads - first).min(32);
+            ws.valid = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+            ws.exited = 0;
+            ws.barrier.clear();
+            ws.groups.clear();
+            ws.groups.push(Group { pc: 0, mask: ws.valid, wait: false });
+        }
+        loop {
+            for w in 0..self.nwarps {
+                if !self.warps[w].groups.is_empty() {
+                    self.run_warp(w)?;
+                }
+            }
+            if self.warps.iter().all(|ws| ws.barrier.is_empty()) {
+                return Ok(());
+            }
+            self.release_barrier()?;
+        }
+    }
+
+    fn divergence_error(&self, pc: u32, detail: String) -> SimError {
+        SimError::BarrierDivergence {
+            ptx_line: self.k.ptx_line(pc as usize),
+            location: self.k.source_of(pc as usize),
+            kernel: self.k.name.clone(),
+            block: self.block_idx,
+            detail,
+        }
+    }
+
+    fn release_barrier(&mut self) -> Result<(), SimError> {
+        let k = self.k;
+        let mut pc0: Option<u32> = None;
+        for ws in &self.warps {
+            for g in &ws.barrier {
+                match pc0 {
+                    None => pc0 = Some(g.pc),
+                    Some(p) if p != g.pc => {
+                        let (a, b) = (k.ptx_line(p as usize), k.ptx_line(g.pc as usize));
+                        let src = |pc: u32| k.source_of(pc as usize).map(|s| format!(" ({s})")).unwrap_or_default();
+                        return Err(self.divergence_error(
+                            p,
+                            format!(
+                                "some threads wait at the barrier on PTX line {a}{}, others at PTX line {b}{}: \
+                                 __syncthreads() must be reached by all threads of the block (is it inside a \
+                                 condition that differs between threads?)",
+                                src(p),
+                                src(g.pc)
+                            ),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let pc = pc0.expect("a barrier is pending");
+        if let Op::BarRed { mode, d, dp, .. } = k.code[pc as usize].op {
+            let (mut count, mut all, mut any) = (0u64, true, false);
+            for ws in &self.warps {
+                for g in &ws.barrier {
+                    let t = ws.bar_pred & g.mask;
+                    count += t.count_ones() as u64;
+                    all &= t == g.mask;
+                    any |= t != 0;
+                }
+            }
+            for w in 0..self.nwarps {
+                let m: u32 = self.warps[w].barrier.iter().fold(0, |m, g| m | g.mask);
+                match mode {
+                    BarRedMode::Popc => {
+                        let rb = w * self.nslots * LANES + d as usize;
+                        for lane in 0..32 {
+                            if m >> lane & 1 == 1 {
+                                self.regs[rb + lane] = count;
+                            }
+                        }
+                    }
+                    BarRedMode::And | BarRedMode::Or => {
+                        let v = if mode == BarRedMode::And { all } else { any };
+                        let p = &mut self.preds[w * self.npreds + dp as usize];
+                        *p = if v { *p | m } else { *p & !m };
+                    }
+                }
+            }
+        }
+        for w in 0..self.nwarps {
+            let gs = std::mem::take(&mut self.warps[w].barrier);
+            for g in gs {
+                self.push_group(w, g.pc + 1, g.mask);
+            }
+        }
+        if let Some(s) = &mut self.stats {
+            s.totals.barriers += 1;
+        }
+        if let Some(r) = &mut self.race {
+            r.barrier();
+        }
+        Ok(())
+    }
+
+    fn push_group(&mut self, w: usize, pc: u32, mask: u32) {
+        if mask == 0 {
+            return;
+        }
+        let ws = &mut self.warps[w];
+        if let Some(g) = ws.groups.iter_mut().find(|g| g.pc == pc) {
+            g.mask |= mask;
+            g.wait = false;
+        } else {
+            ws.groups.push(Group { pc, mask, wait: false });
+        }
+    }
+
+    fn push_wait(&mut self, w: usize, pc: u32, mask: u32) {
+        let ws = &mut self.warps[w];
+        if let Some(g) = ws.groups.iter_mut().find(|g| g.pc == pc) {
+            g.mask |= mask;
+            g.wait = true;
+        } else {
+            ws.groups.push(Group { pc, mask, wait: true });
+        }
+    }
+
+    /// Removes and returns the lanes of groups at `pc`.
+    fn take_at(&mut self, w: usize, pc: u32) -> u32 {
+        let ws = &mut self.warps[w];
+        let mut m = 0;
+        ws.groups.retain(|g| {
+            if g.pc == pc {
+                m |= g.mask;
+                false
+            } else {
+                true
+            }
+        });
+        m
+    }
+
+    /// The lowest pc ≥ `from` of any other group (u32::MAX if none).
+    fn next_stop(&self, w: usize, from: u32) -> u32 {
+        self.warps[w].groups.iter().filter(|g| g.pc >= from).map(|g| g.pc).min().unwrap_or(u32::MAX)
+    }
+
+    /// The member mask operand of a warp-synchronous instruction.
+    fn member_mask(&self, w: usize, mreg: Reg, lanes: u32) -> u32 {
+        let lane = lanes.trailing_zeros() as usize;
+        self.regs[w * self.nslots * LANES + mreg as usize + lane.min(31)] as u32
+    }
+
+    fn sync_mask_reg(op: &Op) -> Option<Reg> {
+        match *op {
+            Op::Shfl { mask, .. }
+            | Op::Vote { mask, .. }
+            | Op::WarpSync { mask }
+            | Op::Match { mask, .. }
+            | Op::Redux { mask, .. } => Some(mask),
+            _ => None,
+        }
+    }
+
+    /// Picks the runnable group with the lowest pc. When only groups waiting at
+    /// warp-synchronous instructions are left, wakes those whose missing lanes have
+    /// exited, or reports the deadlock.
+    fn pick(&mut self, w: usize) -> Result<Option<(u32, u32)>, SimError> {
+        loop {
+            let ws = &mut self.warps[w];
+            let mut best: Option<usize> = None;
+            for (i, g) in ws.groups.iter().enumerate() {
+                if !g.wait && best.is_none_or(|b| g.pc < ws.groups[b].pc) {
+                    best = Some(i);
+                }
+            }
+            if let Some(b) = best {
+                let g = ws.groups.swap_remove(b);
+                return Ok(Some((g.pc, g.mask)));
+            }
+            if ws.groups.is_empty() {
+                return Ok(None);
+            }
+            let mut progress = false;
+            for i in 0..self.warps[w].groups.len() {
+                let g = self.warps[w].groups[i];
+                let Some(mreg) = Self::sync_mask_reg(&self.k.code[g.pc as usize].op) else { continue };
+                let ws = &self.warps[w];
+                let need = self.member_mask(w, mreg, g.mask) & ws.valid & !ws.exited;
+                if need & !g.mask == 0 {
+                    self.warps[w].groups[i].wait = false;
+                    progress = true;
+                }
+            }
+            if !progress {
+                let g = self.warps[w].groups[0];
+                let others: u32 = self.warps[w].groups.iter().skip(1).fold(0, |m, g| m | g.mask)
+                    | self.warps[w].barrier.iter().fold(0, |m, g| m | g.mask);
+                return Err(self.divergence_error(
+                    g.pc,
+                    format!(
+                        "lanes {:#010x} of warp {w} wait at a warp-synchronous instruction (`{}`) for lanes \
+                         {others:#010x} that never arrive",
+                        g.mask, self.k.info[g.pc as usize].text
+                    ),
+                ));
+            }
+        }
+    }
+
+    fn run_warp(&mut self, w: usize) -> Result<(), SimError> {
+        let k = self.k;
+        let code = &k.code[..];
+        let pbase = w * self.npreds;
+        'pick: loop {
+            let Some((mut pc, mut mask)) = self.pick(w)? else { return Ok(()) };
+            let mut stop = self.next_stop(w, pc);
+            loop {
+                if pc == stop {
+                    mask |= self.take_at(w, pc);
+                    stop = self.next_stop(w, pc);
+                }
+                let ins = &code[pc as usize];
+                self.steps += 1;
+                if self.steps > self.max_steps {
+                    return Err(SimError::StepLimit { steps: self.max_steps, kernel: k.name.clone() });
+                }
+                self.thread_instr += mask.count_ones() as u64;
+                let emask = if ins.guard == Guard::NONE {
+                    mask
+                } else {
+                    let g = ins.guard.0;
+                    let pm = self.preds[pbase + (g & 0x7fff) as usize];
+                    if g & 0x8000 != 0 {
+                        mask & !pm
+                    } else {
+                        mask & pm
+                    }
+                };
+                match ins.op {
+                    Op::Bra { target } => {
+                        if ins.guard != Guard::NONE {
+                            if let Some(s) = &mut self.stats {
+                                let div = emask != 0 && emask != mask;
+                                s.totals.branches += 1;
+                                s.totals.divergent_branches += div as u64;
+                                let row = s.row(k, pc as usize);
+                                row.executions += 1;
+                                row.thread_accesses += mask.count_ones() as u64;
+                                row.divergent += div as u64;
+                            }
+                        }
+                        if emask == mask {
+                            if target <= pc {
+                                pc = target;
+                                stop = self.next_stop(w, pc);
+                            } else if target <= stop {
+                                pc = target;
+                            } else {
+                                self.push_group(w, target, mask);
+                                continue 'pick;
+                            }
+                        } else if emask == 0 {
+                            pc += 1;
+                        } else {
+                            self.push_group(w, pc + 1, mask & !emask);
+                            self.push_group(w, target, emask);
+                            continue 'pick;
+                        }
+                    }
+                    Op::Exit => {
+                        self.warps[w].exited |= emask;
+                        mask &= !emask;
+                        if mask == 0 {
+                            continue 'pick;
+                        }
+                        pc += 1;
+                    }
+                    Op::Bar | Op::BarRed { .. } => {
+                        if let Op::BarRed { p, neg, .. } = ins.op {
+                            let pv = self.preds[pbase + p as usize];
+                            let pv = if neg { !pv } else { pv };
+                            let ws = &mut self.warps[w];
+                            ws.bar_pred = (ws.bar_pred & !emask) | (pv & emask);
+                        }
+                        if emask != 0 {
+                            self.warps[w].barrier.push(Group { pc, mask: emask, wait: false });
+                        }
+                        mask &= !emask;
+                        if mask == 0 {
+                            continue 'pick;
+                        }
+                        pc += 1;
+                    }
+                    Op::Shfl { mask: mreg, .. }
+                    | Op::Vote { mask: mreg, .. }
+                    | Op::WarpSync { mask: mreg }
+                    | Op::Match { mask: mreg, .. }
+                    | Op::Redux { mask: mreg, .. } => {
+                        let ws = &self.warps[w];
+                        let need =
+                            self.member_mask(w, mreg, if emask != 0 { emask } else { mask }) & ws.valid & !ws.exited;
+                        if need & !mask != 0 {
+                            self.push_wait(w, pc, mask);
+                            continue 'pick;
+                        }
+                        if emask != 0 {
+                            self.exec(w, pc as usize, emask)?;
+                        }
+                        pc += 1;
+                    }
+                    _ => {
+                        if emask != 0 {
+                            self.exec(w, pc as usize, emask)?;
+                        }
+                        pc += 1;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,622 @@
+//! The compact executable form of a kernel.
+//!
+//! Every operand is pre-resolved: a register is a slot in a per-warp register file
+//! laid out slot-major (`slot * 32 + lane`), and immediates and special registers
+//! (`%tid.x`, ...) are materialised into slots too, so an instruction never has to
+//! ask "register or immediate?" per lane. Labels are instruction indices.
+
+use std::collections::HashMap;
+
+pub const LANES: usize = 32;
+
+/// A register slot, pre-multiplied by 32: the index of lane 0 in the register file.
+pub type Reg = u32;
+/// A predicate register: one `u32` lane mask per warp.
+pub type Pred = u16;
+
+pub const NO_REG: Reg = u32::MAX;
+pub const NO_PRED: Pred = u16::MAX;
+
+/// `@%p` / `@!%p` on an instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Guard(pub u16);
+
+impl Guard {
+    pub const NONE: Guard = Guard(u16::MAX);
+    pub fn new(p: Pred, neg: bool) -> Guard {
+        Guard(p | if neg { 0x8000 } else { 0 })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Space {
+    Global,
+    Shared,
+    Local,
+    Const,
+    /// The kernel's parameter buffer (read-only, same for all threads).
+    KParam,
+    Generic,
+}
+
+impl Space {
+    pub fn name(self) -> &'static str {
+        match self {
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::Local => "local",
+            Space::Const => "const",
+            Space::KParam => "param",
+            Space::Generic => "generic",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Addr {
+    /// Base register, or `NO_REG` for an absolute address.
+    pub base: Reg,
+    /// The base register is 32 bits wide (its upper bits are ignored).
+    pub base32: bool,
+    pub offset: i64,
+}
+
+/// The width and signedness of a memory access element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemTy {
+    pub size: u8,
+    pub signed: bool,
+}
+
+/// A PTX scalar type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ty {
+    U(u8),
+    S(u8),
+    B(u8),
+    F(u8),
+    Pred,
+}
+
+impl Ty {
+    pub fn bits(self) -> u8 {
+        match self {
+            Ty::U(b) | Ty::S(b) | Ty::B(b) | Ty::F(b) => b,
+            Ty::Pred => 1,
+        }
+    }
+    pub fn is_float(self) -> bool {
+        matches!(self, Ty::F(_))
+    }
+    pub fn is_signed(self) -> bool {
+        matches!(self, Ty::S(_))
+    }
+    pub fn parse(s: &str) -> Option<Ty> {
+        Some(match s {
+            "u8" => Ty::U(8),
+            "u16" => Ty::U(16),
+            "u32" => Ty::U(32),
+            "u64" => Ty::U(64),
+            "s8" => Ty::S(8),
+            "s16" => Ty::S(16),
+            "s32" => Ty::S(32),
+            "s64" => Ty::S(64),
+            "b8" => Ty::B(8),
+            "b16" => Ty::B(16),
+            "b32" => Ty::B(32),
+            "b64" => Ty::B(64),
+            "f16" => Ty::F(16),
+            "f32" => Ty::F(32),
+            "f64" => Ty::F(64),
+            "pred" => Ty::Pred,
+            _ => return None,
+        })
+    }
+}
+
+/// Float rounding modes (`.rn` is IEEE round-to-nearest-even).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rnd {
+    Rn,
+    Rz,
+    Rm,
+    Rp,
+    /// `.approx` / `.full`: computed as `.rn` here.
+    Approx,
+}
+
+/// Integer-to-integer rounding for float→float `cvt` (`.rni` etc.).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IRnd {
+    None,
+    Rni,
+    Rzi,
+    Rmi,
+    Rpi,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IBin {
+    Add,
+    Sub,
+    MulLo,
+    MulHiS,
+    MulHiU,
+    /// `w` is the source width; the result has `2w` bits.
+    MulWideS,
+    MulWideU,
+    DivS,
+    DivU,
+    RemS,
+    RemU,
+    MinS,
+    MinU,
+    MaxS,
+    MaxU,
+    And,
+    Or,
+    Xor,
+    Shl,
+    ShrS,
+    ShrU,
+    AddSat,
+    SubSat,
+    Mul24LoS,
+    Mul24LoU,
+    Mul24HiS,
+    Mul24HiU,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IUn {
+    Mov,
+    Not,
+    Neg,
+    Abs,
+    Popc,
+    Clz,
+    Brev,
+    Cnot,
+    BfindS,
+    BfindU,
+    BfindSShift,
+    BfindUShift,
+    /// Zero-extend from `w` bits (also truncation).
+    Zext,
+    /// Sign-extend from `w` bits.
+    Sext,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ITern {
+    MadLo,
+    MadHiS,
+    MadHiU,
+    MadWideS,
+    MadWideU,
+    Mad24LoS,
+    Mad24LoU,
+    SadS,
+    SadU,
+    BfeS,
+    BfeU,
+    /// `slct.T.s32 d, a, b, c`: `c >= 0 ? a : b`
+    SlctS,
+    /// `slct.T.f32 d, a, b, c`
+    SlctF,
+    ShfLWrap,
+    ShfLClamp,
+    ShfRWrap,
+    ShfRClamp,
+    Prmt,
+    Lop3(u8),
+    Dp4aSS,
+    Dp4aUU,
+    Dp4aSU,
+    Dp4aUS,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FBin {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Min,
+    Max,
+    Copysign,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FUn {
+    Mov,
+    Neg,
+    Abs,
+    Sqrt,
+    Rcp,
+    Rsqrt,
+    Ex2,
+    Lg2,
+    Sin,
+    Cos,
+    Tanh,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Lo,
+    Ls,
+    Hi,
+    Hs,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoolOp {
+    And,
+    Or,
+    Xor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomOp {
+    Add,
+    Min,
+    Max,
+    Inc,
+    Dec,
+    Exch,
+    Cas,
+    And,
+    Or,
+    Xor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestpOp {
+    Finite,
+    Infinite,
+    Number,
+    NotANumber,
+    Normal,
+    Subnormal,
+}
+
+/// Register-like values that are constant per thread during a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Special {
+    Tid(u8),
+    Ntid(u8),
+    Ctaid(u8),
+    Nctaid(u8),
+    LaneId,
+    WarpId,
+    NWarpId,
+    SmId,
+    NSmId,
+    GridId,
+    LaneMaskEq,
+    LaneMaskLt,
+    LaneMaskLe,
+    LaneMaskGt,
+    LaneMaskGe,
+    DynamicSmemSize,
+    TotalSmemSize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    IBin {
+        op: IBin,
+        w: u8,
+        d: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    IUn {
+        op: IUn,
+        w: u8,
+        d: Reg,
+        a: Reg,
+    },
+    ITern {
+        op: ITern,
+        w: u8,
+        d: Reg,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+    },
+    Bfi {
+        w: u8,
+        d: Reg,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+        e: Reg,
+    },
+    FBin {
+        op: FBin,
+        f64: bool,
+        rnd: Rnd,
+        ftz: bool,
+        sat: bool,
+        d: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    FUn {
+        op: FUn,
+        f64: bool,
+        rnd: Rnd,
+        ftz: bool,
+        sat: bool,
+        d: Reg,
+        a: Reg,
+    },
+    Fma {
+        f64: bool,
+        rnd: Rnd,
+        ftz: bool,
+        sat: bool,
+        d: Reg,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+    },
+    Cvt {
+        d: Reg,
+        a: Reg,
+        dst: Ty,
+        src: Ty,
+        rnd: Rnd,
+        irnd: IRnd,
+        sat: bool,
+        ftz: bool,
+    },
+    Setp {
+        cmp: Cmp,
+        ty: Ty,
+        ftz: bool,
+        p: Pred,
+        q: Pred,
+        a: Reg,
+        b: Reg,
+        comb: Option<(BoolOp, Pred, bool)>,
+    },
+    /// `set.cmp.dtype.stype`: all ones / 1.0 for true.
+    Set {
+        cmp: Cmp,
+        ty: Ty,
+        dty: Ty,
+        ftz: bool,
+        d: Reg,
+        a: Reg,
+        b: Reg,
+        comb: Option<(BoolOp, Pred, bool)>,
+    },
+    Selp {
+        d: Reg,
+        a: Reg,
+        b: Reg,
+        p: Pred,
+        neg: bool,
+    },
+    PLogic {
+        op: BoolOp,
+        d: Pred,
+        a: Pred,
+        na: bool,
+        b: Pred,
+        nb: bool,
+    },
+    Testp {
+        op: TestpOp,
+        f64: bool,
+        p: Pred,
+        a: Reg,
+    },
+    /// `mov.b64 %rd, {%r1, %r2}`: little-endian concatenation of `n` `bits`-wide parts.
+    Pack {
+        d: Reg,
+        src: [Reg; 4],
+        n: u8,
+        bits: u8,
+    },
+    /// `mov.b64 {%r1, %r2}, %rd`
+    Unpack {
+        dst: [Reg; 4],
+        n: u8,
+        bits: u8,
+        a: Reg,
+    },
+    Ld {
+        space: Space,
+        ty: MemTy,
+        vec: u8,
+        dst: [Reg; 4],
+        addr: Addr,
+    },
+    St {
+        space: Space,
+        ty: MemTy,
+        vec: u8,
+        src: [Reg; 4],
+        addr: Addr,
+    },
+    /// `atom` (with `d`) and `red` (`d == NO_REG`).
+    Atom {
+        space: Space,
+        op: AtomOp,
+        ty: Ty,
+        d: Reg,
+        addr: Addr,
+        a: Reg,
+        b: Reg,
+    },
+    Cvta {
+        d: Reg,
+        a: Reg,
+        space: Space,
+        to_generic: bool,
+        w: u8,
+    },
+    Bra {
+        target: u32,
+    },
+    Exit,
+    /// `bar.sync 0` / `barrier.sync 0`: the whole block.
+    Bar,
+    /// `bar.red.popc.u32` / `.and.pred` / `.or.pred` (`__syncthreads_count/and/or`).
+    BarRed {
+        mode: BarRedMode,
+        d: Reg,
+        dp: Pred,
+        p: Pred,
+        neg: bool,
+    },
+    /// `bar.warp.sync mask` (`__syncwarp`).
+    WarpSync {
+        mask: Reg,
+    },
+    Vote {
+        mode: VoteMode,
+        d: Reg,
+        dp: Pred,
+        a: Pred,
+        neg: bool,
+        mask: Reg,
+    },
+    Shfl {
+        mode: ShflMode,
+        d: Reg,
+        dp: Pred,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+        mask: Reg,
+    },
+    Match {
+        any: bool,
+        w: u8,
+        d: Reg,
+        dp: Pred,
+        a: Reg,
+        mask: Reg,
+    },
+    Redux {
+        op: IBin,
+        signed: bool,
+        d: Reg,
+        a: Reg,
+        mask: Reg,
+    },
+    Activemask {
+        d: Reg,
+    },
+    Clock {
+        d: Reg,
+    },
+    /// `vprintf(fmt, args)`: both are local-frame offsets of the call's `.param` slots.
+    Printf {
+        fmt: u32,
+        args: u32,
+        ret: u32,
+    },
+    Trap,
+    Nop,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarRedMode {
+    Popc,
+    And,
+    Or,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Instr {
+    pub op: Op,
+    pub guard: Guard,
+}
+
+/// Where an instruction came from.
+#[derive(Debug, Clone)]
+pub struct InstrInfo {
+    pub ptx_line: u32,
+    /// `(file index, line)` from the last `.loc`.
+    pub src: Option<(u32, u32)>,
+    pub text: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct ParamInfo {
+    pub name: String,
+    pub offset: u32,
+    pub size: u32,
+    pub ty: String,
+}
+
+/// A compiled `.entry`.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    pub name: String,
+    pub code: Vec<Instr>,
+    pub info: Vec<InstrInfo>,
+    /// Number of register slots (not pre-multiplied).
+    pub nslots: u32,
+    pub npreds: u32,
+    /// Slots holding immediates: filled once per warp.
+    pub consts: Vec<(Reg, u64)>,
+    pub specials: Vec<(Reg, Special)>,
+    /// Predicates holding the constants false/true.
+    pub pred_false: Pred,
+    pub pred_true: Pred,
+    pub params: Vec<ParamInfo>,
+    pub param_bytes: u32,
+    pub shared_static: u32,
+    /// Where `extern .shared` (dynamic) memory starts.
+    pub dyn_shared_offset: u32,
+    pub local_bytes: u32,
+    pub files: HashMap<u32, String>,
+}
+
+impl Kernel {
+    pub fn source_of(&self, pc: usize) -> Option<String> {
+        let (f, l) = self.info.get(pc)?.src?;
+        let name = self.files.get(&f).map(|s| s.as_str()).unwrap_or("?");
+        Some(format!("{name}:{l}"))
+    }
+    pub fn ptx_line(&self, pc: usize) -> usize {
+        self.info.get(pc).map_or(0, |i| i.ptx_line as usize)
+    }
+}

@@ -1,0 +1,567 @@
+//! PTX text → [`ast::Module`]: a recursive-descent parser over [`lexer`] tokens.
+
+pub mod ast;
+pub mod lexer;
+
+use ast::*;
+use lexer::{Tok, Token};
+
+use crate::error::SimError;
+
+pub fn parse(src: &str) -> Result<Module, SimError> {
+    let toks = lexer::lex(src)?;
+    Parser { t: toks, i: 0 }.module()
+}
+
+struct Parser {
+    t: Vec<Token>,
+    i: usize,
+}
+
+type PResult<T> = Result<T, SimError>;
+
+impl Parser {
+    fn line(&self) -> usize {
+        self.t.get(self.i).or(self.t.last()).map_or(0, |t| t.line)
+    }
+    fn err<T>(&self, msg: impl Into<String>) -> PResult<T> {
+        Err(SimError::Parse { line: self.line(), msg: msg.into() })
+    }
+    fn peek(&self) -> Option<&Tok> {
+        self.t.get(self.i).map(|t| &t.tok)
+    }
+    fn peek_at(&self, k: usize) -> Option<&Tok> {
+        self.t.get(self.i + k).map(|t| &t.tok)
+    }
+    fn next(&mut self) -> PResult<Tok> {
+        match self.t.get(self.i) {
+            Some(t) => {
+                self.i += 1;
+                Ok(t.tok.clone())
+            }
+            None => self.err("unexpected end of file"),
+        }
+    }
+    fn is_punct(&self, c: char) -> bool {
+        self.peek() == Some(&Tok::Punct(c))
+    }
+    fn eat_punct(&mut self, c: char) -> bool {
+        if self.is_punct(c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect_punct(&mut self, c: char) -> PResult<()> {
+        if self.eat_punct(c) {
+            Ok(())
+        } else {
+            self.err(format!("expected `{c}`, found {:?}", self.peek()))
+        }
+    }
+    fn ident(&mut self) -> PResult<String> {
+        match self.next()? {
+            Tok::Ident(s) => Ok(s),
+            t => {
+                self.i -= 1;
+                self.err(format!("expected a name, found {t:?}"))
+            }
+        }
+    }
+    fn peek_ident(&self) -> Option<&str> {
+        match self.peek() {
+            Some(Tok::Ident(s)) => Some(s),
+            _ => None,
+        }
+    }
+    fn int(&mut self) -> PResult<i64> {
+        let neg = self.eat_punct('-');
+        match self.next()? {
+            Tok::Int(v) => Ok(if neg { (v as i64).wrapping_neg() } else { v as i64 }),
+            t => self.err(format!("expected an integer, found {t:?}")),
+        }
+    }
+    fn skip_to_semicolon(&mut self) -> PResult<()> {
+        while !self.eat_punct(';') {
+            self.next()?;
+        }
+        Ok(())
+    }
+    /// Skips the remaining tokens on source line `line` (used after `.loc`).
+    fn skip_line(&mut self, line: usize) {
+        while self.t.get(self.i).is_some_and(|t| t.line == line) {
+            self.i += 1;
+        }
+    }
+
+    fn module(mut self) -> PResult<Module> {
+        let mut m = Module { address_size: 64, ..Default::default() };
+        let mut is_extern = false;
+        while let Some(tok) = self.peek().cloned() {
+            let Tok::Ident(word) = tok else {
+                return self.err(format!("unexpected {tok:?} at module scope"));
+            };
+            let line = self.line();
+            match word.as_str() {
+                ".version" => {
+                    self.i += 1;
+                    m.version = match self.next()? {
+                        Tok::Float(f) => format!("{f}"),
+                        Tok::Int(v) => v.to_string(),
+                        t => format!("{t:?}"),
+                    };
+                }
+                ".target" => {
+                    self.i += 1;
+                    m.target = self.ident()?;
+                    while self.eat_punct(',') {
+                        self.ident()?;
+                    }
+                }
+                ".address_size" => {
+                    self.i += 1;
+                    m.address_size = self.int()? as u32;
+                    if m.address_size != 64 {
+                        return self.err("only `.address_size 64` is supported");
+                    }
+                }
+                ".file" => {
+                    self.i += 1;
+                    let n = self.int()? as u32;
+                    if let Tok::Str(s) = self.next()? {
+                        m.files.insert(n, s);
+                    }
+                    // optional `, timestamp, size`
+                    while self.eat_punct(',') {
+                        self.next()?;
+                    }
+                }
+                ".section" => {
+                    // DWARF sections (from -G): skip the braced body.
+                    self.i += 1;
+                    while !self.is_punct('{') {
+                        self.next()?;
+                    }
+                    self.skip_braces()?;
+                }
+                ".pragma" | ".alias" => self.skip_to_semicolon()?,
+                ".visible" | ".weak" | ".common" => self.i += 1,
+                ".extern" => {
+                    self.i += 1;
+                    is_extern = true;
+                    continue;
+                }
+                ".entry" | ".func" => {
+                    let f = self.function(line)?;
+                    m.funcs.push(f);
+                }
+                ".global" | ".const" | ".shared" | ".local" => {
+                    let v = self.var_decl(is_extern)?;
+                    self.expect_punct(';')?;
+                    m.vars.push(v);
+                }
+                ".globl" => {
+                    self.i += 1;
+                    self.ident()?;
+                }
+                _ => return self.err(format!("unexpected `{word}` at module scope")),
+            }
+            is_extern = false;
+        }
+        Ok(m)
+    }
+
+    fn skip_braces(&mut self) -> PResult<()> {
+        self.expect_punct('{')?;
+        let mut depth = 1;
+        while depth > 0 {
+            match self.next()? {
+                Tok::Punct('{') => depth += 1,
+                Tok::Punct('}') => depth -= 1,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `.global .align 4 .b8 name[20] = {..}` (the caller consumes the `;`).
+    fn var_decl(&mut self, is_extern: bool) -> PResult<VarDecl> {
+        let line = self.line();
+        let space = match self.ident()?.as_str() {
+            ".global" => Space::Global,
+            ".const" => Space::Const,
+            ".shared" => Space::Shared,
+            ".local" => Space::Local,
+            ".param" => Space::Param,
+            w => return self.err(format!("unknown state space `{w}`")),
+        };
+        let mut v = VarDecl {
+            space,
+            name: String::new(),
+            align: 0,
+            ty: String::new(),
+            vec: 1,
+            array: None,
+            init: Vec::new(),
+            is_extern,
+            line,
+        };
+        loop {
+            let w = self.ident()?;
+            match w.as_str() {
+                ".align" => v.align = self.int()? as u32,
+                ".v2" => v.vec = 2,
+                ".v4" => v.vec = 4,
+                // pointer attributes on kernel params: `.ptr .global .align 4`
+                ".ptr" | ".global" | ".const" | ".shared" | ".local" | ".param" => {}
+                ".attribute" => {
+                    self.expect_punct('(')?;
+                    while !self.eat_punct(')') {
+                        self.next()?;
+                    }
+                }
+                w if w.starts_with('.') && type_size(&w[1..]).is_some() => v.ty = w[1..].to_string(),
+                w if w.starts_with('.') => return self.err(format!("unknown variable attribute `{w}`")),
+                _ => {
+                    v.name = w;
+                    break;
+                }
+            }
+        }
+        if v.ty.is_empty() {
+            return self.err(format!("variable `{}` has no type", v.name));
+        }
+        if self.eat_punct('[') {
+            if self.eat_punct(']') {
+                v.array = Some(None);
+            } else {
+                let n = self.int()? as u64;
+                self.expect_punct(']')?;
+                v.array = Some(Some(n));
+            }
+            // multi-dimensional arrays: multiply out
+            while self.eat_punct('[') {
+                let n = self.int()? as u64;
+                self.expect_punct(']')?;
+                if let Some(Some(m)) = v.array {
+                    v.array = Some(Some(m * n));
+                }
+            }
+        }
+        if self.eat_punct('=') {
+            if self.eat_punct('{') {
+                self.init_list(&mut v.init)?;
+            } else {
+                let x = self.init_val()?;
+                v.init.push(x);
+            }
+        }
+        Ok(v)
+    }
+
+    fn init_list(&mut self, out: &mut Vec<InitVal>) -> PResult<()> {
+        if self.eat_punct('}') {
+            return Ok(());
+        }
+        loop {
+            if self.eat_punct('{') {
+                self.init_list(out)?;
+            } else {
+                let x = self.init_val()?;
+                out.push(x);
+            }
+            if self.eat_punct('}') {
+                return Ok(());
+            }
+            self.expect_punct(',')?;
+        }
+    }
+
+    fn init_val(&mut self) -> PResult<InitVal> {
+        let neg = self.eat_punct('-');
+        Ok(match self.next()? {
+            Tok::Int(v) => InitVal::Int(if neg { -(v as i128) } else { v as i128 }),
+            Tok::F32Bits(b) => InitVal::F32Bits(if neg { b ^ 0x8000_0000 } else { b }),
+            Tok::F64Bits(b) => InitVal::F64Bits(if neg { b ^ (1 << 63) } else { b }),
+            Tok::Float(f) => InitVal::Float(if neg { -f } else { f }),
+            Tok::Ident(s) if s == "generic" => {
+                self.expect_punct('(')?;
+                let n = self.ident()?;
+                self.expect_punct(')')?;
+                InitVal::Symbol(n)
+            }
+            Tok::Ident(s) => InitVal::Symbol(s),
+            t => return self.err(format!("bad initializer {t:?}")),
+        })
+    }
+
+    fn param_list(&mut self) -> PResult<Vec<VarDecl>> {
+        let mut out = Vec::new();
+        self.expect_punct('(')?;
+        if self.eat_punct(')') {
+            return Ok(out);
+        }
+        loop {
+            if self.peek_ident() == Some(".reg") {
+                return self.err("`.reg` function parameters are not supported");
+            }
+            out.push(self.var_decl(false)?);
+            if self.eat_punct(')') {
+                return Ok(out);
+            }
+            self.expect_punct(',')?;
+        }
+    }
+
+    fn function(&mut self, line: usize) -> PResult<Function> {
+        let is_entry = self.ident()? == ".entry";
+        let rets = if !is_entry && self.is_punct('(') { self.param_list()? } else { Vec::new() };
+        let name = self.ident()?;
+        let params = if self.is_punct('(') { self.param_list()? } else { Vec::new() };
+        // performance directives (.maxntid 256, 1, 1 / .reqntid / .minnctapersm / .noreturn ...)
+        loop {
+            if self.eat_punct(';') {
+                return Ok(Function { name, is_entry, params, rets, body: None, line });
+            }
+            if self.is_punct('{') {
+                break;
+            }
+            self.next()?;
+        }
+        self.expect_punct('{')?;
+        let mut body = Vec::new();
+        let mut depth = 1;
+        loop {
+            if self.eat_punct('{') {
+                depth += 1;
+                body.push(Stmt::ScopeOpen);
+                continue;
+            }
+            if self.eat_punct('}') {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+                body.push(Stmt::ScopeClose);
+                continue;
+            }
+            body.push(self.statement()?);
+        }
+        Ok(Function { name, is_entry, params, rets, body: Some(body), line })
+    }
+
+    fn statement(&mut self) -> PResult<Stmt> {
+        let line = self.line();
+        if let Some(w) = self.peek_ident() {
+            match w {
+                ".reg" => {
+                    self.i += 1;
+                    let mut ty = String::new();
+                    while let Some(w) = self.peek_ident().filter(|w| w.starts_with('.')) {
+                        if w == ".v2" || w == ".v4" {
+                            return self.err("vector registers are not supported");
+                        }
+                        let is_align = w == ".align";
+                        if !is_align {
+                            ty = w[1..].to_string();
+                        }
+                        self.i += 1;
+                        if is_align {
+                            self.int()?;
+                        }
+                    }
+                    let mut names = Vec::new();
+                    loop {
+                        let n = self.ident()?;
+                        if self.eat_punct('<') {
+                            let count = self.int()?;
+                            self.expect_punct('>')?;
+                            for k in 0..count {
+                                names.push(format!("{n}{k}"));
+                            }
+                        } else {
+                            names.push(n);
+                        }
+                        if self.eat_punct(';') {
+                            break;
+                        }
+                        self.expect_punct(',')?;
+                    }
+                    return Ok(Stmt::Reg { ty, names, line });
+                }
+                ".local" | ".shared" | ".param" | ".const" | ".global" => {
+                    let v = self.var_decl(false)?;
+                    self.expect_punct(';')?;
+                    return Ok(Stmt::Var(v));
+                }
+                ".loc" => {
+                    self.i += 1;
+                    let file = self.int()? as u32;
+                    let l = self.int()? as u32;
+                    // column and `, function_name ..., inlined_at ...` are on the same line
+                    self.skip_line(line);
+                    return Ok(Stmt::Loc { file, line: l });
+                }
+                ".pragma" => {
+                    self.skip_to_semicolon()?;
+                    return Ok(Stmt::Pragma);
+                }
+                _ => {}
+            }
+            if self.peek_at(1) == Some(&Tok::Punct(':')) {
+                let name = self.ident()?;
+                self.i += 1;
+                return Ok(Stmt::Label(name, line));
+            }
+        }
+        self.instruction().map(Stmt::Instr)
+    }
+
+    fn instruction(&mut self) -> PResult<Instr> {
+        let line = self.line();
+        let mut guard = None;
+        if self.eat_punct('@') {
+            let neg = self.eat_punct('!');
+            guard = Some((self.ident()?, neg));
+        }
+        let text = self.ident()?;
+        let mut parts = text.split('.');
+        let opcode = parts.next().unwrap_or_default().to_string();
+        let mods = parts.map(|s| s.to_string()).collect();
+        let mut ops = Vec::new();
+        if !self.eat_punct(';') {
+            loop {
+                ops.push(self.operand()?);
+                if self.eat_punct(';') {
+                    break;
+                }
+                self.expect_punct(',')?;
+            }
+        }
+        Ok(Instr { guard, opcode, mods, ops, line, text })
+    }
+
+    fn operand(&mut self) -> PResult<Operand> {
+        if self.eat_punct('!') {
+            return Ok(Operand::Not(Box::new(self.operand()?)));
+        }
+        if self.eat_punct('[') {
+            let mut base = None;
+            let mut offset = 0i64;
+            match self.peek().cloned() {
+                Some(Tok::Ident(s)) => {
+                    self.i += 1;
+                    base = Some(s);
+                }
+                _ => offset = self.int()?,
+            }
+            while !self.eat_punct(']') {
+                if self.eat_punct('+') || self.is_punct('-') {
+                    offset = offset.wrapping_add(self.int()?);
+                } else {
+                    return self.err(format!("bad address expression near {:?}", self.peek()));
+                }
+            }
+            return Ok(Operand::Addr { base, offset });
+        }
+        if self.eat_punct('{') {
+            let mut v = Vec::new();
+            loop {
+                v.push(self.operand()?);
+                if self.eat_punct('}') {
+                    break;
+                }
+                self.expect_punct(',')?;
+            }
+            return Ok(Operand::Vector(v));
+        }
+        if self.eat_punct('(') {
+            let mut v = Vec::new();
+            if self.eat_punct(')') {
+                return Ok(Operand::List(v));
+            }
+            loop {
+                v.push(self.operand()?);
+                if self.eat_punct(')') {
+                    break;
+                }
+                self.expect_punct(',')?;
+            }
+            return Ok(Operand::List(v));
+        }
+        let neg = self.eat_punct('-');
+        match self.next()? {
+            Tok::Int(v) => Ok(Operand::Int(if neg { (v as i64).wrapping_neg() } else { v as i64 })),
+            Tok::F32Bits(b) => Ok(Operand::F32Bits(if neg { b ^ 0x8000_0000 } else { b })),
+            Tok::F64Bits(b) => Ok(Operand::F64Bits(if neg { b ^ (1 << 63) } else { b })),
+            Tok::Float(f) => Ok(Operand::Float(if neg { -f } else { f })),
+            Tok::Ident(s) if !neg => {
+                if self.eat_punct('|') {
+                    let p = self.ident()?;
+                    return Ok(Operand::Pair(Box::new(Operand::Name(s)), Box::new(Operand::Name(p))));
+                }
+                if self.is_punct('+') && matches!(self.peek_at(1), Some(Tok::Int(_)) | Some(Tok::Punct('-'))) {
+                    self.i += 1;
+                    let off = self.int()?;
+                    return Ok(Operand::SymOffset(s, off));
+                }
+                Ok(Operand::Name(s))
+            }
+            t => self.err(format!("bad operand {t:?}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_small_kernel() {
+        let src = r#"
+.version 8.8
+.target sm_75
+.address_size 64
+.const .align 4 .b8 coef[8] = {0, 0, 128, 63, 0, 0, 0, 64};
+.visible .entry k(
+    .param .u64 k_param_0,
+    .param .u32 k_param_1
+)
+.maxntid 256, 1, 1
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<3>;
+    .loc 1 3 0
+    ld.param.u64 %rd1, [k_param_0];
+    mov.u32 %r1, %tid.x;
+    setp.ge.s32 %p1, %r1, 4;
+    @%p1 bra $L__BB0_2;
+    st.global.v2.f32 [%rd1+-8], {%r1, %r2};
+    shfl.sync.down.b32 %r2|%p1, %r1, 1, 31, -1;
+$L__BB0_2:
+    ret;
+}
+.file 1 "k.cu"
+"#;
+        let m = parse(src).unwrap();
+        assert_eq!(m.vars.len(), 1);
+        assert_eq!(m.vars[0].init.len(), 8);
+        let f = &m.funcs[0];
+        assert_eq!(f.params.len(), 2);
+        let body = f.body.as_ref().unwrap();
+        let instrs: Vec<_> = body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Instr(i) => Some(i),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(instrs.len(), 7);
+        assert_eq!(instrs[3].guard, Some(("%p1".into(), false)));
+        assert_eq!(instrs[4].ops[0], Operand::Addr { base: Some("%rd1".into()), offset: -8 });
+        assert!(matches!(instrs[5].ops[0], Operand::Pair(..)));
+        assert_eq!(m.files[&1], "k.cu");
+    }
+}

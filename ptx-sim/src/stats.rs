@@ -1,0 +1,365 @@
+//! Memory and control-flow counters: what a profiler would show on a GPU.
+//!
+//! Counting rules (per warp-level instruction executed with at least one active lane):
+//! - global load/store: one *request*; *sectors* = distinct 32-byte segments touched
+//!   by the active lanes (perfect coalescing of 32 × 4 bytes = 4 sectors).
+//! - shared load/store: one request; *wavefronts* = the number of serialised bank
+//!   passes. Words are 4 bytes in 32 banks; lanes reading the same word are a
+//!   broadcast. Accesses wider than 4 bytes are split into phases (8 lanes per
+//!   phase for 16-byte, 16 for 8-byte) as the hardware does, and each phase costs
+//!   its "ways" = the most distinct words any one bank must serve.
+//!   `bank_conflicts` = wavefronts − phases (0 for a conflict-free access).
+//! - branches: conditional branches (`@p bra`) executed by a warp; *divergent* when
+//!   the active lanes disagree.
+//! - atomics: thread-level operations (one per active lane), global and shared.
+
+use crate::ir::{Kernel, Op, Space};
+
+/// What a per-instruction row counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessKind {
+    GlobalLoad,
+    GlobalStore,
+    SharedLoad,
+    SharedStore,
+    LocalLoad,
+    LocalStore,
+    ConstLoad,
+    ParamLoad,
+    /// A generic `ld` whose lanes resolved to different spaces is counted per space
+    /// in the totals and listed here once.
+    GenericLoad,
+    GenericStore,
+    GlobalAtomic,
+    SharedAtomic,
+    GenericAtomic,
+    Branch,
+}
+
+/// Counters for one PTX instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstrStats {
+    pub ptx_line: usize,
+    /// `file:line` when the PTX has `.loc` line info.
+    pub source: Option<String>,
+    /// The opcode as written, e.g. `ld.global.f32`.
+    pub instruction: String,
+    pub kind: AccessKind,
+    /// Warp-level executions with at least one active lane.
+    pub executions: u64,
+    /// Thread-level accesses (active lanes summed).
+    pub thread_accesses: u64,
+    /// Global: 32-byte sectors touched.
+    pub sectors: u64,
+    /// Shared: bank wavefronts (≥ phases).
+    pub wavefronts: u64,
+    /// Shared: extra wavefronts caused by bank conflicts.
+    pub bank_conflicts: u64,
+    /// Shared: the worst "n-way" conflict seen.
+    pub max_ways: u32,
+    /// Branches: executions where the warp diverged.
+    pub divergent: u64,
+}
+
+impl InstrStats {
+    /// Average sectors per request (global).
+    pub fn sectors_per_request(&self) -> f64 {
+        if self.executions == 0 {
+            0.0
+        } else {
+            self.sectors as f64 / self.executions as f64
+        }
+    }
+}
+
+/// Totals of one launch, plus the per-instruction table (memory, atomic and
+/// branch instructions that executed, in program order).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub kernel: String,
+    pub global_load_requests: u64,
+    pub global_load_sectors: u64,
+    pub global_store_requests: u64,
+    pub global_store_sectors: u64,
+    /// Bytes the threads asked for (useful bytes; compare with sectors × 32).
+    pub global_load_bytes: u64,
+    pub global_store_bytes: u64,
+    pub shared_load_requests: u64,
+    pub shared_store_requests: u64,
+    pub shared_load_wavefronts: u64,
+    pub shared_store_wavefronts: u64,
+    pub shared_bank_conflicts: u64,
+    pub local_load_requests: u64,
+    pub local_store_requests: u64,
+    pub const_load_requests: u64,
+    pub branches: u64,
+    pub divergent_branches: u64,
+    pub global_atomics: u64,
+    pub shared_atomics: u64,
+    /// Barrier releases (`__syncthreads()` completed by a block).
+    pub barriers: u64,
+    pub per_instruction: Vec<InstrStats>,
+}
+
+impl Stats {
+    /// Rows for one PTX source line (`.loc`), e.g. `"kernel.cu:12"` suffix match.
+    pub fn at_source_line(&self, line: u32) -> impl Iterator<Item = &InstrStats> {
+        let suffix = format!(":{line}");
+        self.per_instruction.iter().filter(move |r| r.source.as_deref().is_some_and(|s| s.ends_with(&suffix)))
+    }
+
+    pub fn global_load_sectors_per_request(&self) -> f64 {
+        ratio(self.global_load_sectors, self.global_load_requests)
+    }
+    pub fn global_store_sectors_per_request(&self) -> f64 {
+        ratio(self.global_store_sectors, self.global_store_requests)
+    }
+
+    /// A human-readable table.
+    pub fn report(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(s, "kernel {}", self.kernel);
+        let _ = writeln!(
+            s,
+            "  global loads  {:>10} requests {:>10} sectors ({:.2}/req)",
+            self.global_load_requests,
+            self.global_load_sectors,
+            self.global_load_sectors_per_request()
+        );
+        let _ = writeln!(
+            s,
+            "  global stores {:>10} requests {:>10} sectors ({:.2}/req)",
+            self.global_store_requests,
+            self.global_store_sectors,
+            self.global_store_sectors_per_request()
+        );
+        let _ = writeln!(
+            s,
+            "  shared        {:>10} loads {:>10} stores, {} bank-conflict wavefronts",
+            self.shared_load_requests, self.shared_store_requests, self.shared_bank_conflicts
+        );
+        let _ = writeln!(
+            s,
+            "  branches      {:>10} ({} divergent); atomics {} global, {} shared",
+            self.branches, self.divergent_branches, self.global_atomics, self.shared_atomics
+        );
+        for r in &self.per_instruction {
+            let _ = write!(
+                s,
+                "  line {:>5} {:<28} {:<22} x{:<8}",
+                r.ptx_line,
+                r.source.as_deref().unwrap_or("-"),
+                r.instruction,
+                r.executions
+            );
+            match r.kind {
+                AccessKind::Branch => {
+                    let _ = write!(s, " divergent {}", r.divergent);
+                }
+                AccessKind::SharedLoad | AccessKind::SharedStore | AccessKind::SharedAtomic => {
+                    let _ = write!(s, " wavefronts {} (max {}-way)", r.wavefronts, r.max_ways);
+                }
+                _ => {
+                    let _ = write!(s, " sectors {} ({:.2}/req)", r.sectors, r.sectors_per_request());
+                }
+            }
+            s.push('\n');
+        }
+        s
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// Per-launch accumulation, indexed by instruction.
+pub(crate) struct Collector {
+    pub rows: Vec<Option<InstrStats>>,
+    pub totals: Stats,
+}
+
+impl Collector {
+    pub fn new(k: &Kernel) -> Self {
+        Collector { rows: vec![None; k.code.len()], totals: Stats { kernel: k.name.clone(), ..Default::default() } }
+    }
+
+    pub fn row(&mut self, k: &Kernel, pc: usize) -> &mut InstrStats {
+        self.rows[pc].get_or_insert_with(|| {
+            let kind = match &k.code[pc].op {
+                Op::Ld { space, .. } => match space {
+                    Space::Global => AccessKind::GlobalLoad,
+                    Space::Shared => AccessKind::SharedLoad,
+                    Space::Local => AccessKind::LocalLoad,
+                    Space::Const => AccessKind::ConstLoad,
+                    Space::KParam => AccessKind::ParamLoad,
+                    Space::Generic => AccessKind::GenericLoad,
+                },
+                Op::St { space, .. } => match space {
+                    Space::Global => AccessKind::GlobalStore,
+                    Space::Shared => AccessKind::SharedStore,
+                    Space::Local => AccessKind::LocalStore,
+                    _ => AccessKind::GenericStore,
+                },
+                Op::Atom { space, .. } => match space {
+                    Space::Global => AccessKind::GlobalAtomic,
+                    Space::Shared => AccessKind::SharedAtomic,
+                    _ => AccessKind::GenericAtomic,
+                },
+                _ => AccessKind::Branch,
+            };
+            InstrStats {
+                ptx_line: k.ptx_line(pc),
+                source: k.source_of(pc),
+                instruction: k.info[pc].text.clone(),
+                kind,
+                executions: 0,
+                thread_accesses: 0,
+                sectors: 0,
+                wavefronts: 0,
+                bank_conflicts: 0,
+                max_ways: 0,
+                divergent: 0,
+            }
+        })
+    }
+
+    pub fn finish(self) -> Stats {
+        let mut t = self.totals;
+        t.per_instruction = self.rows.into_iter().flatten().collect();
+        t
+    }
+}
+
+#[inline(always)]
+fn each_lane(m: u32, mut f: impl FnMut(usize)) {
+    let mut m = m;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        f(l)
+    }
+}
+
+/// Distinct 32-byte sectors touched by the lanes `m` accessing `len` bytes at `addrs`.
+pub(crate) fn count_sectors(addrs: &[u64; 32], m: u32, len: u32) -> u64 {
+    if m == 0 {
+        return 0;
+    }
+    let len = len.max(1) as u64;
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    each_lane(m, |l| {
+        lo = lo.min(addrs[l] >> 5);
+        hi = hi.max((addrs[l] + len - 1) >> 5);
+    });
+    if hi - lo < 64 {
+        // the common case: a bitmap of the sectors in a small window
+        let mut bits = 0u64;
+        each_lane(m, |l| {
+            for s in (addrs[l] >> 5)..=((addrs[l] + len - 1) >> 5) {
+                bits |= 1 << (s - lo);
+            }
+        });
+        return bits.count_ones() as u64;
+    }
+    let mut secs: Vec<u64> = Vec::with_capacity(64);
+    each_lane(m, |l| secs.extend((addrs[l] >> 5)..=((addrs[l] + len - 1) >> 5)));
+    secs.sort_unstable();
+    secs.dedup();
+    secs.len() as u64
+}
+
+/// Bank wavefronts of one warp-level shared access by lanes `m` of `len` bytes at
+/// byte offsets `offs`. Returns `(wavefronts, phases, max_ways)`.
+pub(crate) fn bank_wavefronts(offs: &[usize; 32], m: u32, len: u32) -> (u64, u64, u32) {
+    let lanes_per_phase = match len {
+        0..=4 => 32,
+        5..=8 => 16,
+        _ => 8,
+    };
+    let nphases = 32 / lanes_per_phase;
+    let phase_mask = if lanes_per_phase == 32 { u32::MAX } else { (1u32 << lanes_per_phase) - 1 };
+    let (mut wavefronts, mut phases, mut max_ways) = (0u64, 0u64, 0u32);
+    for ph in 0..nphases {
+        let pm = m & (phase_mask << (ph * lanes_per_phase));
+        if pm == 0 {
+            continue;
+        }
+        // fast path: no bank holds two different words
+        let mut bank_word = [u64::MAX; 32];
+        let mut conflict = false;
+        each_lane(pm, |l| {
+            let first = offs[l] as u64 >> 2;
+            let last = (offs[l] as u64 + len.max(1) as u64 - 1) >> 2;
+            for wd in first..=last {
+                let b = (wd % 32) as usize;
+                if bank_word[b] == u64::MAX {
+                    bank_word[b] = wd;
+                } else if bank_word[b] != wd {
+                    conflict = true;
+                }
+            }
+        });
+        let ways = if !conflict {
+            1
+        } else {
+            let mut words: Vec<u64> = Vec::with_capacity(64);
+            each_lane(pm, |l| {
+                let first = offs[l] as u64 >> 2;
+                let last = (offs[l] as u64 + len.max(1) as u64 - 1) >> 2;
+                words.extend(first..=last);
+            });
+            words.sort_unstable();
+            words.dedup();
+            let mut per_bank = [0u32; 32];
+            for wd in words {
+                per_bank[(wd % 32) as usize] += 1;
+            }
+            per_bank.iter().copied().max().unwrap_or(1).max(1)
+        };
+        wavefronts += ways as u64;
+        phases += 1;
+        max_ways = max_ways.max(ways);
+    }
+    (wavefronts, phases, max_ways)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addrs(f: impl Fn(u64) -> u64) -> [u64; 32] {
+        std::array::from_fn(|i| f(i as u64))
+    }
+    fn offs(f: impl Fn(usize) -> usize) -> [usize; 32] {
+        std::array::from_fn(f)
+    }
+
+    #[test]
+    fn sectors() {
+        assert_eq!(count_sectors(&addrs(|i| 1024 + 4 * i), u32::MAX, 4), 4);
+        assert_eq!(count_sectors(&addrs(|i| 1024 + 128 * i), u32::MAX, 4), 32);
+        assert_eq!(count_sectors(&addrs(|_| 1024), u32::MAX, 4), 1);
+        assert_eq!(count_sectors(&addrs(|i| 1024 + 4 * i), 0xffff, 4), 2);
+        assert_eq!(count_sectors(&addrs(|i| (1 << 20) | (4096 * i)), u32::MAX, 8), 32);
+        assert_eq!(count_sectors(&addrs(|i| 1024 + 16 * i), u32::MAX, 16), 16);
+    }
+
+    #[test]
+    fn banks() {
+        let all = u32::MAX;
+        assert_eq!(bank_wavefronts(&offs(|i| 4 * i), all, 4), (1, 1, 1));
+        assert_eq!(bank_wavefronts(&offs(|i| 128 * i), all, 4), (32, 1, 32));
+        assert_eq!(bank_wavefronts(&offs(|i| 132 * i), all, 4), (1, 1, 1));
+        assert_eq!(bank_wavefronts(&offs(|_| 0), all, 4), (1, 1, 1));
+        assert_eq!(bank_wavefronts(&offs(|i| 8 * i), all, 4), (2, 1, 2));
+        assert_eq!(bank_wavefronts(&offs(|i| 8 * i), all, 8), (2, 2, 1));
+        assert_eq!(bank_wavefronts(&offs(|i| 16 * i), all, 16), (4, 4, 1));
+        assert_eq!(bank_wavefronts(&offs(|i| 4 * i), 0b1011, 4), (1, 1, 1));
+    }
+}
