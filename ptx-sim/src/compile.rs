@@ -276,9 +276,12 @@ impl<'a> KCtx<'a> {
     fn compile_entry(mut self, f: &Function) -> Result<Kernel, SimError> {
         self.cur_line = f.line;
         // Shared layout first, so the dynamic area's offset is known before any use.
+        // Module-scope .shared variables count only if this kernel (or a function it
+        // calls) names them, as on the GPU.
+        let used = self.names_used(f);
         let mut dyn_align = 16;
         for v in &self.m.vars {
-            if v.space == ast::Space::Shared {
+            if v.space == ast::Space::Shared && used.contains(v.name.as_str()) {
                 self.alloc_shared(v);
                 if v.is_extern {
                     dyn_align = dyn_align.max(v.alignment());
@@ -342,6 +345,52 @@ impl<'a> KCtx<'a> {
             local_bytes: align_up(self.local_end, 16),
             files: self.m.files.clone(),
         })
+    }
+
+    /// Every name an entry and the functions it calls (transitively) mention.
+    fn names_used(&self, f: &'a Function) -> std::collections::HashSet<&'a str> {
+        fn walk<'m>(o: &'m Operand, out: &mut std::collections::HashSet<&'m str>) {
+            match o {
+                Operand::Name(n) | Operand::SymOffset(n, _) => {
+                    out.insert(n);
+                }
+                Operand::Addr { base: Some(n), .. } => {
+                    out.insert(n);
+                }
+                Operand::Vector(v) | Operand::List(v) => v.iter().for_each(|x| walk(x, out)),
+                Operand::Pair(a, b) => {
+                    walk(a, out);
+                    walk(b, out);
+                }
+                Operand::Not(x) => walk(x, out),
+                _ => {}
+            }
+        }
+        let mut used = std::collections::HashSet::new();
+        let mut todo = vec![f];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(g) = todo.pop() {
+            if !seen.insert(g.name.as_str()) {
+                continue;
+            }
+            for st in g.body.iter().flatten() {
+                if let Stmt::Instr(i) = st {
+                    for o in &i.ops {
+                        walk(o, &mut used);
+                    }
+                    if i.opcode == "call" {
+                        for o in &i.ops {
+                            if let Operand::Name(n) = o {
+                                if let Some(callee) = self.funcs.get(n.as_str()) {
+                                    todo.push(callee);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        used
     }
 
     fn compile_body(&mut self, body: &[Stmt], fs: &mut FnScope) -> Result<(), SimError> {
@@ -569,10 +618,8 @@ impl<'a> KCtx<'a> {
             None => return self.bad(format!("unknown name `{base}` in address")),
         };
         match sym {
-            Sym::Reg { slot, bits } => {
-                let space = if space == Space::KParam && bits == 64 { Space::KParam } else { space };
-                Ok((Addr { base: slot, base32: bits == 32, offset }, space))
-            }
+            // `ld.param [%rd]` with a register base reads the kernel's parameter buffer
+            Sym::Reg { slot, bits } => Ok((Addr { base: slot, base32: bits == 32, offset }, space)),
             Sym::Pred(_) => self.bad("predicate used as an address"),
             s => {
                 let a = self.sym_addr(s).unwrap().wrapping_add(offset as u64);

@@ -55,7 +55,7 @@ pub struct SimConfig {
 impl Default for SimConfig {
     fn default() -> Self {
         SimConfig {
-            max_steps_per_launch: 1_000_000_000,
+            max_steps_per_launch: 500_000_000,
             shared_mem_per_block: 48 * 1024,
             max_threads_per_block: 1024,
             track_stats: true,

@@ -115,6 +115,45 @@ impl Stats {
         ratio(self.global_store_sectors, self.global_store_requests)
     }
 
+    /// Adds another launch's counters (e.g. to total several launches of a kernel);
+    /// per-instruction rows are matched by PTX line and opcode.
+    pub fn merge(&mut self, o: &Stats) {
+        self.global_load_requests += o.global_load_requests;
+        self.global_load_sectors += o.global_load_sectors;
+        self.global_store_requests += o.global_store_requests;
+        self.global_store_sectors += o.global_store_sectors;
+        self.global_load_bytes += o.global_load_bytes;
+        self.global_store_bytes += o.global_store_bytes;
+        self.shared_load_requests += o.shared_load_requests;
+        self.shared_store_requests += o.shared_store_requests;
+        self.shared_load_wavefronts += o.shared_load_wavefronts;
+        self.shared_store_wavefronts += o.shared_store_wavefronts;
+        self.shared_bank_conflicts += o.shared_bank_conflicts;
+        self.local_load_requests += o.local_load_requests;
+        self.local_store_requests += o.local_store_requests;
+        self.const_load_requests += o.const_load_requests;
+        self.branches += o.branches;
+        self.divergent_branches += o.divergent_branches;
+        self.global_atomics += o.global_atomics;
+        self.shared_atomics += o.shared_atomics;
+        self.barriers += o.barriers;
+        for r in &o.per_instruction {
+            match self.per_instruction.iter_mut().find(|x| x.ptx_line == r.ptx_line && x.instruction == r.instruction) {
+                Some(x) => {
+                    x.executions += r.executions;
+                    x.thread_accesses += r.thread_accesses;
+                    x.sectors += r.sectors;
+                    x.wavefronts += r.wavefronts;
+                    x.bank_conflicts += r.bank_conflicts;
+                    x.max_ways = x.max_ways.max(r.max_ways);
+                    x.divergent += r.divergent;
+                }
+                None => self.per_instruction.push(r.clone()),
+            }
+        }
+        self.per_instruction.sort_by_key(|r| r.ptx_line);
+    }
+
     /// A human-readable table.
     pub fn report(&self) -> String {
         use std::fmt::Write;

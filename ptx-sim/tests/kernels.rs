@@ -1,6 +1,9 @@
 //! End-to-end tests: CUDA C compiled by NVRTC, run in the simulator, compared
 //! with CPU references (bit-exact where the rounding is fixed).
 
+// Index loops read most clearly when comparing against CPU references.
+#![allow(clippy::needless_range_loop)]
+
 mod common;
 
 use common::*;
@@ -47,6 +50,11 @@ fn vec_add() {
     assert!(rep.stats.global_load_sectors_per_request() <= 4.0);
     assert!(rep.thread_instructions > 1000 * 5);
     assert!(rep.races.is_empty());
+    let mut total = rep.stats.clone();
+    total.merge(&rep.stats);
+    assert_eq!(total.global_load_requests, 128);
+    assert_eq!(total.per_instruction.len(), rep.stats.per_instruction.len());
+    assert_eq!(total.per_instruction[0].executions, 2 * rep.stats.per_instruction[0].executions);
 }
 
 #[test]

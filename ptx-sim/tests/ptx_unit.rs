@@ -632,3 +632,67 @@ fn module_variables_with_initializers() {
     sim.write_symbol(m, "table", &[9, 0, 0, 0]).unwrap();
     assert!(matches!(sim.write_symbol(m, "scale", &[0; 8]), Err(SimError::BadParams(_))));
 }
+
+#[test]
+fn module_shared_variables_count_only_where_used() {
+    // two kernels, each with its own 40 KiB module-scope array: each fits in 48 KiB
+    let ptx = r#"
+.version 7.0
+.target sm_75
+.address_size 64
+.shared .align 4 .b8 big_a[40960];
+.shared .align 4 .b8 big_b[40960];
+
+.func (.param .b32 ret) peek(.param .b32 i)
+{
+    .reg .b32 %r<4>;
+    ld.param.b32 %r1, [i];
+    shl.b32 %r2, %r1, 2;
+    ld.shared.u32 %r3, [big_b+4];
+    st.param.b32 [ret], %r3;
+    ret;
+}
+
+.visible .entry ka(.param .u64 out)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, 5;
+    st.shared.u32 [big_a+40956], %r1;
+    ld.shared.u32 %r2, [big_a+40956];
+    st.global.u32 [%rd1], %r2;
+    ret;
+}
+
+.visible .entry kb(.param .u64 out)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, 9;
+    st.shared.u32 [big_b+4], %r1;
+    {
+    .param .b32 p0;
+    st.param.b32 [p0], %r1;
+    .param .b32 r0;
+    call.uni (r0), peek, (p0);
+    ld.param.b32 %r2, [r0];
+    }
+    st.global.u32 [%rd1], %r2;
+    ret;
+}
+"#;
+    let mut sim = Simulator::new(SimConfig::default());
+    let m = sim.load_module(ptx).unwrap();
+    let out = sim.alloc(4).unwrap();
+    for (k, want) in [("ka", 5u32), ("kb", 9)] {
+        sim.launch(m, k, (1, 1, 1), (1, 1, 1), 0, &[ParamValue::U64(out)]).unwrap_or_else(|e| panic!("{k}: {e}"));
+        let mut b = [0u8; 4];
+        sim.read(out, &mut b).unwrap();
+        assert_eq!(u32::from_le_bytes(b), want, "{k}");
+    }
+    // with 16 KiB of dynamic memory on top, the limit is exceeded
+    let err = sim.launch(m, "ka", (1, 1, 1), (1, 1, 1), 16384, &[ParamValue::U64(out)]).unwrap_err();
+    assert!(matches!(err, SimError::SharedMemoryTooLarge { static_bytes: 40960, .. }), "{err}");
+}
