@@ -3,16 +3,19 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use kit::backend::BackendError;
+use kit::exercise::MissingKernel;
 use kit::gpu::OutOfBounds;
+use kit::inspect::WrongSignature;
 use kit::profile::MemoryProfile;
 use kit::{CheckKind, Ctx, Exercise, Gpu, PartBuild, RunEnv, Skip};
 use libtest_mimic::{Arguments, Completion, Conclusion, Failed, Trial};
-use ptx_build::{BuildError, CompileOptions, Compiler, SourceFile};
+use ptx_build::{BuildError, CompileOptions, Compiler, Ptx, SourceFile};
 
 use crate::report::{
     CompileReport, CompileStatus, Environment, ExerciseReport, GradeReport, PartReport, Status, TestReport,
@@ -251,7 +254,16 @@ fn compile_part(root: &Path, rel: &str, compiler: Result<&Compiler, &String>, op
         Ok(c) => c,
         Err(e) => return failed(sha, Vec::new(), format!("not compiled: {e}")),
     };
-    match compiler.compile(&source, options) {
+    let limit = compile_time_limit();
+    let Some(compiled) = compile_within(compiler, &source, options, limit) else {
+        let why = format!(
+            "{rel}: error: compiling took longer than {} s and was stopped. Look for macros or templates \
+             that expand without end (each level doubling the code)",
+            limit.as_secs_f64()
+        );
+        return failed(sha, Vec::new(), why);
+    };
+    match compiled {
         Ok(ptx) => BuiltPart {
             rel: rel.to_string(),
             sha256: sha,
@@ -272,6 +284,48 @@ fn compile_part(root: &Path, rel: &str, compiler: Result<&Compiler, &String>, op
     }
 }
 
+/// Seconds one student file may take to compile (default 60). A few lines of
+/// macros can keep NVRTC busy for hours, and NVRTC runs inside this process.
+pub const COMPILE_TIMEOUT_ENV: &str = "CUDA_LAB_COMPILE_TIMEOUT";
+const DEFAULT_COMPILE_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn compile_time_limit() -> Duration {
+    std::env::var(COMPILE_TIMEOUT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(DEFAULT_COMPILE_TIMEOUT, Duration::from_secs_f64)
+}
+
+/// Compiles on a thread of its own and stops waiting after `limit` (`None`).
+/// NVRTC cannot be interrupted: a runaway compile is abandoned, busy on one
+/// core until the grader exits.
+fn compile_within(
+    compiler: &Compiler,
+    source: &SourceFile,
+    options: &CompileOptions,
+    limit: Duration,
+) -> Option<Result<Ptx, BuildError>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let job = (compiler.clone(), source.clone(), options.clone());
+    let spawned = std::thread::Builder::new()
+        .name(format!("compile {}", source.display_path))
+        // The main thread's room: deep template recursion recurses in the compiler too.
+        .stack_size(64 << 20)
+        .spawn(move || {
+            let (compiler, source, options) = job;
+            let _ = tx.send(compiler.compile(&source, &options));
+        });
+    match spawned.map(|_| rx.recv_timeout(limit)) {
+        Ok(Ok(compiled)) => Some(compiled),
+        Ok(Err(RecvTimeoutError::Timeout)) => None,
+        Ok(Err(RecvTimeoutError::Disconnected)) => {
+            Some(Err(BuildError::Other(format!("{}: error: the compiler crashed", source.display_path))))
+        }
+        Err(_) => Some(compiler.compile(source, options)),
+    }
+}
+
 fn make_trial(
     name: String,
     check: kit::Check,
@@ -288,6 +342,7 @@ fn make_trial(
             Ok(build) => {
                 let ctx = Ctx { check_name: &name, env: &env, build };
                 discard_profiles(&env);
+                kit::digest::set_current_check(&name);
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
                     .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))
             }
@@ -356,6 +411,12 @@ fn verdict(e: &anyhow::Error, kind: CheckKind) -> &'static str {
         }
         if cause.downcast_ref::<OutOfBounds>().is_some() {
             return "out-of-bounds";
+        }
+        if cause.downcast_ref::<MissingKernel>().is_some() {
+            return "missing-kernel";
+        }
+        if cause.downcast_ref::<WrongSignature>().is_some() {
+            return "wrong-signature";
         }
         if let Some(b) = cause.downcast_ref::<BackendError>() {
             return match b {

@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod classroom;
+pub mod digests;
 pub mod grade;
 pub mod gradescope;
 pub mod registry;

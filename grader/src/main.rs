@@ -128,6 +128,9 @@ enum Command {
         #[arg(long)]
         root: Option<PathBuf>,
     },
+    /// Compare two output-digest files (CUDA_LAB_OUTPUT_DIGESTS) from the same seed
+    /// on two backends, e.g. the GPU and the simulator.
+    CompareDigests { a: PathBuf, b: PathBuf },
     /// Generate a class of submissions (reference, stubs, broken variants) for tests and throughput runs.
     #[command(hide = true)]
     MakeClass {
@@ -261,6 +264,21 @@ fn run_command(command: Command) -> Result<ExitCode> {
             };
             let done = template::export(&root, &dir, &exercises)?;
             println!("template written to {}: {} files, {} KiB", dir.display(), done.files, done.bytes / 1024);
+        }
+        Command::CompareDigests { a, b } => {
+            let c = grader::digests::compare(&a, &b)?;
+            println!(
+                "{} outputs bit-identical, {} different, {} on one side only",
+                c.identical,
+                c.different.len(),
+                c.only_one_side
+            );
+            for d in &c.different {
+                println!("  differs: {d}");
+            }
+            if !c.different.is_empty() {
+                return Ok(ExitCode::from(1));
+            }
         }
         Command::MakeClass { dir, students, exercises, root } => {
             let exercises = registry::select(&exercises)?;

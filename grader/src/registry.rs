@@ -45,7 +45,7 @@ pub fn select(names: &[String]) -> Result<Vec<Exercise>> {
 
 /// Keeps only the part called `part` of the selected exercise (one process per
 /// part is how batch grading isolates a crash).
-pub fn keep_part(exercises: &mut Vec<Exercise>, part: &str) -> Result<()> {
+pub fn keep_part(exercises: &mut [Exercise], part: &str) -> Result<()> {
     if exercises.len() != 1 {
         bail!("--part needs exactly one exercise");
     }

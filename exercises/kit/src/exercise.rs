@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use anyhow::{anyhow, bail, Context as _, Result};
 use ptx_build::{CompileOptions, Compiler, SourceFile};
 
-use crate::backend::LaunchConfig;
+use crate::backend::{BackendError, LaunchConfig};
 use crate::gpu::{Gpu, Module};
 use crate::inputs::{rng_for, ChaCha8Rng};
 use crate::inspect::{self, KernelPtx};
@@ -141,7 +141,7 @@ impl RunEnv {
 /// The compiled student file of one part; loaded on the GPU on first use.
 pub struct PartBuild {
     pub ptx: String,
-    module: OnceLock<Result<Module, String>>,
+    module: OnceLock<Result<Module, BackendError>>,
 }
 
 impl PartBuild {
@@ -170,8 +170,16 @@ impl<'r> Ctx<'r> {
     /// The student's compiled file, loaded on the GPU.
     pub fn module(&self) -> Result<&'r Module> {
         let gpu = self.gpu()?;
-        let loaded = self.build.module.get_or_init(|| gpu.load(&self.build.ptx).map_err(|e| format!("{e:#}")));
-        loaded.as_ref().map_err(|e| anyhow!("the compiled file could not be loaded on the GPU: {e}"))
+        let loaded = self.build.module.get_or_init(|| {
+            // Kept typed, so that the verdict can say `load-failed`.
+            gpu.load(&self.build.ptx).map_err(|e| {
+                e.downcast::<BackendError>().unwrap_or_else(|e| BackendError::LoadFailed(format!("{e:#}")))
+            })
+        });
+        loaded.as_ref().map_err(|e| {
+            let why = too_much_static_shared(&self.build.ptx, gpu.info().max_shared_bytes_per_block);
+            anyhow::Error::new(e.clone()).context(format!("the compiled file could not be loaded on the GPU{why}"))
+        })
     }
 
     /// The student's module after checking that it defines `kernel`; explains a wrong
@@ -183,7 +191,7 @@ impl<'r> Ctx<'r> {
 
     /// The PTX of one of the student's kernels.
     pub fn kernel_ptx(&self, kernel: &str) -> Result<KernelPtx<'r>> {
-        inspect::kernel(&self.build.ptx, kernel).ok_or_else(|| missing_kernel(&self.build.ptx, kernel))
+        Ok(inspect::kernel(&self.build.ptx, kernel).ok_or_else(|| MissingKernel::explain(&self.build.ptx, kernel))?)
     }
 
     /// A kernel of the grader's own (a baseline pattern or the copy yardstick), compiled once per run.
@@ -227,6 +235,21 @@ impl<'r> Ctx<'r> {
     }
 }
 
+/// The usual reason the driver refuses a module that compiled: a kernel declares
+/// more static `__shared__` memory than a block may have. Empty when none does.
+fn too_much_static_shared(ptx: &str, limit: u32) -> String {
+    inspect::entries(ptx)
+        .iter()
+        .filter_map(|name| Some((name, inspect::kernel(ptx, name)?.static_shared_bytes())))
+        .find(|&(_, bytes)| bytes > limit as usize)
+        .map(|(name, bytes)| {
+            format!(
+                " (`{name}` declares {bytes} bytes of static `__shared__` memory; a block may have at most {limit})"
+            )
+        })
+        .unwrap_or_default()
+}
+
 /// Elements (4 bytes each) for a bandwidth measurement: 8× the L2 cache, at
 /// least 64 MiB, at most an eighth of the device memory.
 pub fn bandwidth_elements(gpu: &Gpu) -> usize {
@@ -235,18 +258,30 @@ pub fn bandwidth_elements(gpu: &Gpu) -> usize {
     (bytes as usize / 4) & !1023
 }
 
-fn missing_kernel(ptx: &str, kernel: &str) -> anyhow::Error {
-    let found = inspect::entries(ptx);
-    if let Some(mangled) = found.iter().find(|e| e.starts_with("_Z") && e.contains(kernel)) {
-        return anyhow!(
-            "no kernel named `{kernel}`: the file has `{mangled}`, a C++-mangled name. \
-             Keep the `extern \"C\"` in front of `__global__` so the grader can find it"
-        );
-    }
-    if found.is_empty() {
-        anyhow!("no kernel named `{kernel}`: the file defines no `__global__` function at all")
-    } else {
-        anyhow!("no kernel named `{kernel}`: the file defines {}; keep the name from the stub", found.join(", "))
+/// The student's file has no kernel of the name the exercise asks for: it is
+/// misspelt, C++-mangled (no `extern "C"`), or there is no `__global__` at all.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("no kernel named `{kernel}`: {why}")]
+pub struct MissingKernel {
+    pub kernel: String,
+    /// What the file has instead, and what to change.
+    pub why: String,
+}
+
+impl MissingKernel {
+    fn explain(ptx: &str, kernel: &str) -> Self {
+        let found = inspect::entries(ptx);
+        let why = if let Some(mangled) = found.iter().find(|e| e.starts_with("_Z") && e.contains(kernel)) {
+            format!(
+                "the file has `{mangled}`, a C++-mangled name. \
+                 Keep the `extern \"C\"` in front of `__global__` so the grader can find it"
+            )
+        } else if found.is_empty() {
+            "the file defines no `__global__` function at all".into()
+        } else {
+            format!("the file defines {}; keep the name from the stub", found.join(", "))
+        };
+        Self { kernel: kernel.into(), why }
     }
 }
 

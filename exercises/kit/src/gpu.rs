@@ -4,6 +4,7 @@
 //! known pattern. After every launch the guards are read back, so a write just
 //! past the end of an array is reported even when it does not crash.
 
+use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,6 +13,7 @@ use anyhow::{bail, Context, Result};
 use bytemuck::Pod;
 
 use crate::backend::{Arg, Backend, BackendError, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
+use crate::inspect::{self, PtxParam};
 
 /// Bytes of guard zone on each side of every buffer (a multiple of 256 keeps alignment).
 pub const GUARD_BYTES: usize = 1024;
@@ -73,7 +75,7 @@ impl Gpu {
 
     pub fn load(&self, ptx: &str) -> Result<Module> {
         let id = self.inner.backend.load_module(ptx)?;
-        Ok(Module { gpu: self.clone(), id })
+        Ok(Module { gpu: self.clone(), id, params: inspect::entry_params(ptx) })
     }
 
     /// A buffer of `len` elements, every byte set to the poison pattern.
@@ -135,6 +137,9 @@ impl Gpu {
 pub struct Module {
     gpu: Gpu,
     id: ModuleId,
+    /// Each kernel's parameters as the PTX declares them: every launch is checked
+    /// against them, since the driver would copy mismatched arguments silently.
+    params: HashMap<String, Vec<PtxParam>>,
 }
 
 impl Module {
@@ -157,6 +162,9 @@ impl Module {
         let max = self.gpu.info().max_threads_per_block;
         if cfg.threads_per_block() > max {
             bail!("{} asks for more than {max} threads per block", describe(&cfg));
+        }
+        if let Some(declared) = self.params.get(kernel) {
+            inspect::check_args(kernel, declared, args)?;
         }
         self.gpu
             .backend()
@@ -228,6 +236,7 @@ impl<T: Pod> DeviceBuffer<T> {
     pub fn read(&self) -> Result<Vec<T>> {
         let mut out = vec![T::zeroed(); self.len];
         self.gpu.backend().read(self.ptr(), bytemuck::cast_slice_mut(&mut out))?;
+        crate::digest::record(&self.name, bytemuck::cast_slice(&out));
         Ok(out)
     }
 }
@@ -253,4 +262,47 @@ scalar_args!(i32 => I32, u32 => U32, i64 => I64, u64 => U64, f32 => F32, f64 => 
 #[macro_export]
 macro_rules! args {
     ($($a:expr),* $(,)?) => { [$($crate::backend::Arg::from($a)),*] };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::WrongSignature;
+
+    const ONE_POINTER: &str = "
+.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry store_one(
+	.param .u64 store_one_param_0
+)
+{
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [store_one_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.u32 %r1, 1;
+	st.global.u32 [%rd2], %r1;
+	ret;
+}
+";
+
+    #[test]
+    fn launches_are_checked_against_the_declared_parameters() {
+        let gpu = Gpu::simulator();
+        let module = gpu.load(ONE_POINTER).unwrap();
+        let out = gpu.zeros::<u32>("out", 1).unwrap();
+        let cfg = LaunchConfig::linear(1, 1);
+
+        let e = module.launch("store_one", cfg, &crate::args![&out, 3i32]).unwrap_err();
+        let wrong = e.downcast_ref::<WrongSignature>().expect("a typed error the grader can name");
+        assert_eq!(wrong.kernel, "store_one");
+        assert_eq!(out.read().unwrap(), [0], "nothing ran");
+
+        let e = module.launch("store_one", cfg, &crate::args![1.5f64]).unwrap_err();
+        assert!(e.downcast_ref::<WrongSignature>().is_some(), "{e:#}");
+
+        module.launch("store_one", cfg, &crate::args![&out]).unwrap();
+        assert_eq!(out.read().unwrap(), [1]);
+    }
 }

@@ -3,6 +3,7 @@
 
 pub mod backend;
 pub mod check;
+pub mod digest;
 pub mod exercise;
 pub mod gpu;
 pub mod inputs;

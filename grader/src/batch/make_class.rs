@@ -138,7 +138,9 @@ fn write_student(
     match variant {
         Variant::SyntaxError => edit(&|t| format!("{t}\nint broken( {{\n"))?,
         Variant::MissingFile => std::fs::remove_file(&target_path)?,
-        Variant::InfiniteLoop => edit(&|t| at_kernel_start(t, "volatile int spin = 1; while (spin) { }"))?,
+        // Reading the clock keeps the loop: ptxas deletes an empty endless loop
+        // (seen on an H100: `volatile int spin = 1; while (spin) {}` ran and passed).
+        Variant::InfiniteLoop => edit(&|t| at_kernel_start(t, "for (;;) { if (clock64() == -1) return; }"))?,
         Variant::PrintfFlood => {
             edit(&|t| at_kernel_start(t, "for (int i = 0; i < 4096; ++i) printf(\"flood %d %d\\n\", threadIdx.x, i);"))?
         }

@@ -138,7 +138,7 @@ fn parse_declaration(line: &str) -> Option<SharedArray> {
 }
 
 /// Bytes of a PTX fundamental type: `.b8` 1, `.f32` 4, `.u64` 8, `.f16x2` 4.
-fn type_bytes(ty: &str) -> Option<usize> {
+pub(super) fn type_bytes(ty: &str) -> Option<usize> {
     let spec = ty.strip_prefix('.')?.trim_start_matches(|c: char| c.is_ascii_alphabetic());
     let (bits, count) = spec.split_once('x').unwrap_or((spec, "1"));
     let bits: usize = bits.parse().ok()?;

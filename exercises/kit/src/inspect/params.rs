@@ -1,0 +1,279 @@
+//! A kernel's parameter list as its PTX declares it, and the check that a
+//! launch's arguments fit it.
+//!
+//! `cuLaunchKernel` copies whatever bytes it is given: a kernel whose student
+//! dropped a parameter reads the next argument in its place, and one that turned
+//! `int n` into `float n` reads the int's bits as a float. Neither crashes; both
+//! give numbers that make no sense. Checking the arguments against the `.entry`
+//! first turns that into one message that says what to fix.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use super::shared::type_bytes;
+use crate::backend::Arg;
+
+/// One `.param` of an `.entry`, e.g. `.param .u64 pi_global_param_0` or
+/// `.param .align 8 .b8 k_param_1[16]` (a struct passed by value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PtxParam {
+    /// The PTX type without its dot: `u64`, `s32`, `f32`, `b8`, ...
+    pub ty: String,
+    /// Bytes it takes in the parameter buffer (element size times array length).
+    pub bytes: usize,
+}
+
+/// How a type's bits are read: the driver cannot convert, so an int given to a
+/// `float` parameter is a mismatch even at the same size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Integer,
+    Float,
+    /// `.b` types: raw bits (structs, unions); only the size must fit.
+    Bits,
+}
+
+impl PtxParam {
+    fn class(&self) -> Class {
+        match self.ty.as_bytes().first() {
+            Some(b'u' | b's') => Class::Integer,
+            Some(b'f') => Class::Float,
+            _ => Class::Bits,
+        }
+    }
+
+    /// Whether the kernel reads `arg` as the value the grader means.
+    pub fn accepts(&self, arg: &Arg) -> bool {
+        let (bytes, class) = arg_layout(arg);
+        bytes == self.bytes && (self.class() == Class::Bits || self.class() == class)
+    }
+
+    /// In the words of C, for a student.
+    pub fn describe(&self) -> String {
+        match (self.ty.as_str(), self.bytes) {
+            ("u64" | "s64" | "b64", _) => "pointer or 64-bit integer".into(),
+            ("u32" | "s32", _) => "int".into(),
+            ("u16" | "s16", _) => "short".into(),
+            ("u8" | "s8", 1) => "char".into(),
+            ("f32", _) => "float".into(),
+            ("f64", _) => "double".into(),
+            ("f16", _) => "half".into(),
+            (_, bytes) => format!("{bytes}-byte value"),
+        }
+    }
+}
+
+fn arg_layout(arg: &Arg) -> (usize, Class) {
+    match arg {
+        Arg::Ptr(_) | Arg::I64(_) | Arg::U64(_) => (8, Class::Integer),
+        Arg::I32(_) | Arg::U32(_) => (4, Class::Integer),
+        Arg::F32(_) => (4, Class::Float),
+        Arg::F64(_) => (8, Class::Float),
+    }
+}
+
+fn describe_arg(arg: &Arg) -> &'static str {
+    match arg {
+        Arg::Ptr(_) => "pointer",
+        Arg::I32(_) => "int",
+        Arg::U32(_) => "unsigned int",
+        Arg::I64(_) => "long long",
+        Arg::U64(_) => "unsigned long long",
+        Arg::F32(_) => "float",
+        Arg::F64(_) => "double",
+    }
+}
+
+/// The parameters of every `.entry` of a module, by kernel name.
+pub fn entry_params(ptx: &str) -> HashMap<String, Vec<PtxParam>> {
+    let mut found = HashMap::new();
+    for (at, _) in ptx.match_indices(".entry ") {
+        let rest = &ptx[at + ".entry ".len()..];
+        let Some(open) = rest.find('(') else { continue };
+        let name = rest[..open].trim();
+        let Some(close) = rest[open..].find(')') else { continue };
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            continue;
+        }
+        let list = &rest[open + 1..open + close];
+        let params: Option<Vec<PtxParam>> =
+            list.split(',').map(str::trim).filter(|d| !d.is_empty()).map(parse_param).collect();
+        // A list we cannot read is left to the driver rather than guessed at.
+        if let Some(params) = params {
+            found.insert(name.to_string(), params);
+        }
+    }
+    found
+}
+
+/// Parses `.param [.align N] [.ptr [.space] [.align N]] .TYPE name[[LEN]]`.
+fn parse_param(decl: &str) -> Option<PtxParam> {
+    let mut tokens = decl.split_whitespace();
+    if tokens.next()? != ".param" {
+        return None;
+    }
+    let mut ty = None;
+    let mut declarator = None;
+    while let Some(tok) = tokens.next() {
+        match tok {
+            ".align" => {
+                tokens.next();
+            }
+            ".ptr" | ".global" | ".const" | ".shared" | ".local" => {}
+            t if t.starts_with('.') => ty = Some(t),
+            name => {
+                declarator = Some(name);
+                break;
+            }
+        }
+    }
+    let ty = ty?;
+    let len = match declarator?.split_once('[') {
+        Some((_, dims)) => dims.trim_end_matches(']').trim().parse::<usize>().ok()?,
+        None => 1,
+    };
+    Some(PtxParam { ty: ty[1..].to_string(), bytes: type_bytes(ty)? * len })
+}
+
+/// A launch whose arguments do not fit the kernel's parameters.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", self.explain())]
+pub struct WrongSignature {
+    pub kernel: String,
+    pub declared: Vec<PtxParam>,
+    pub passed: Vec<Arg>,
+}
+
+impl WrongSignature {
+    fn explain(&self) -> String {
+        let declared: Vec<String> = self.declared.iter().map(PtxParam::describe).collect();
+        let passed: Vec<&str> = self.passed.iter().map(describe_arg).collect();
+        let mut s = format!(
+            "`{}` takes {} ({}) but the grader passes {} ({})",
+            self.kernel,
+            count(declared.len()),
+            declared.join(", "),
+            count(passed.len()),
+            passed.join(", ")
+        );
+        let mismatch = self.declared.iter().zip(&self.passed).position(|(p, a)| !p.accepts(a));
+        if let (true, Some(i)) = (declared.len() == passed.len(), mismatch) {
+            let _ = write!(
+                s,
+                ": parameter {} is declared `{}` where the grader passes `{}`",
+                i + 1,
+                declared[i],
+                passed[i]
+            );
+        }
+        s + ". Keep the parameter list of the stub exactly as it is"
+    }
+}
+
+fn count(n: usize) -> String {
+    format!("{n} parameter{}", if n == 1 { "" } else { "s" })
+}
+
+/// Checks `args` against `kernel`'s declared parameters.
+pub fn check_args(kernel: &str, declared: &[PtxParam], args: &[Arg]) -> Result<(), WrongSignature> {
+    let fits = declared.len() == args.len() && declared.iter().zip(args).all(|(p, a)| p.accepts(a));
+    if fits {
+        return Ok(());
+    }
+    Err(WrongSignature { kernel: kernel.into(), declared: declared.to_vec(), passed: args.to_vec() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PTX: &str = r#"
+.version 8.0
+.target sm_75
+.address_size 64
+.visible .entry pi_global(
+	.param .u64 pi_global_param_0,
+	.param .u64 pi_global_param_1,
+	.param .u32 pi_global_param_2,
+	.param .u64 pi_global_param_3
+)
+{
+	ret;
+}
+.visible .entry no_params()
+{
+	ret;
+}
+.visible .entry mixed(
+	.param .f32 mixed_param_0,
+	.param .align 8 .b8 mixed_param_1[16],
+	.param .u64 .ptr .global .align 4 mixed_param_2,
+	.param .s8 mixed_param_3
+)
+{
+	ret;
+}
+"#;
+
+    fn p(ty: &str, bytes: usize) -> PtxParam {
+        PtxParam { ty: ty.into(), bytes }
+    }
+
+    #[test]
+    fn reads_every_entry_s_parameters() {
+        let all = entry_params(PTX);
+        assert_eq!(all.len(), 3);
+        assert_eq!(all["pi_global"], [p("u64", 8), p("u64", 8), p("u32", 4), p("u64", 8)]);
+        assert_eq!(all["no_params"], []);
+        assert_eq!(all["mixed"], [p("f32", 4), p("b8", 16), p("u64", 8), p("s8", 1)]);
+    }
+
+    #[test]
+    fn the_stub_s_arguments_fit() {
+        let params = &entry_params(PTX)["pi_global"];
+        let args = [Arg::Ptr(1), Arg::Ptr(2), Arg::I32(3), Arg::Ptr(4)];
+        assert_eq!(check_args("pi_global", params, &args), Ok(()));
+        // Signedness is not in the bits the driver copies.
+        let args = [Arg::U64(1), Arg::I64(2), Arg::U32(3), Arg::Ptr(4)];
+        assert_eq!(check_args("pi_global", params, &args), Ok(()));
+    }
+
+    #[test]
+    fn a_dropped_parameter_is_named_with_both_lists() {
+        let params = [p("u64", 8), p("u64", 8), p("u64", 8)];
+        let args = [Arg::Ptr(1), Arg::Ptr(2), Arg::I32(3), Arg::Ptr(4)];
+        let e = check_args("pi_global", &params, &args).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`pi_global` takes 3 parameters (pointer or 64-bit integer, pointer or 64-bit integer, \
+             pointer or 64-bit integer) but the grader passes 4 parameters (pointer, pointer, int, pointer). \
+             Keep the parameter list of the stub exactly as it is"
+        );
+    }
+
+    #[test]
+    fn same_size_but_float_for_int_is_a_mismatch() {
+        let params = [p("u64", 8), p("u64", 8), p("f32", 4), p("u64", 8)];
+        let args = [Arg::Ptr(1), Arg::Ptr(2), Arg::I32(3), Arg::Ptr(4)];
+        let e = check_args("pi_global", &params, &args).unwrap_err();
+        assert!(e.to_string().contains(": parameter 3 is declared `float` where the grader passes `int`."), "{e}");
+        // A wider integer is a mismatch too: the kernel would read 4 bytes past the int.
+        let params = [p("u64", 8), p("u64", 8), p("s64", 8), p("u64", 8)];
+        assert!(check_args("pi_global", &params, &args).is_err());
+    }
+
+    #[test]
+    fn raw_bits_only_need_the_size() {
+        let params = [p("b32", 4), p("b8", 8)];
+        assert!(check_args("k", &params, &[Arg::F32(1.0), Arg::U64(2)]).is_ok());
+        assert!(check_args("k", &params, &[Arg::F32(1.0), Arg::I32(2)]).is_err());
+    }
+
+    #[test]
+    fn unreadable_lists_are_left_out() {
+        let ptx = ".entry odd(\n\t.param .weird\n)\n{ ret; }\n.entry ok(\n\t.param .u32 ok_param_0\n)\n{ ret; }";
+        let all = entry_params(ptx);
+        assert!(!all.contains_key("odd"));
+        assert_eq!(all["ok"], [p("u32", 4)]);
+    }
+}
