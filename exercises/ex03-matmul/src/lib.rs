@@ -1,0 +1,360 @@
+//! ex03: the matrix product P = M x N (seeds 001 and 004, "MatMulKernel"; seed 002,
+//! "Zadatak 1"): one thread per element of P; then tiles of M and N staged in
+//! shared memory (square, width a multiple of the tile); then any shape
+//! M (m x k) x N (k x n), tiled, with bounds.
+
+pub mod cpu;
+pub mod structure;
+
+use anyhow::{Context as _, Result};
+use kit::backend::Arg;
+use kit::{args, Check, Ctx, DeviceBuffer, Exercise, Gpu, LaunchConfig, Part};
+use rand::Rng;
+
+/// Tile width, and the block is TILE x TILE threads for every part (as in the notes).
+pub const TILE: u32 = 16;
+
+// Sizes are kept so that the f64 reference stays well under a second in a debug
+// build (at most ~10 M multiply-adds per case), while the largest cases still
+// need a hundred blocks or more and a dozen phases or more.
+
+/// `naive`: square widths; smaller than a block, one block, not multiples of 16
+/// (203 = 7 x 29: 13 x 13 blocks, the last row and column 11/16 full).
+pub const NAIVE_WIDTHS: [usize; 6] = [1, 7, 16, 33, 100, 203];
+/// `tiled`: square widths, all multiples of TILE (the part's guarantee); up to 13 x 13
+/// blocks and 13 phases.
+pub const TILED_WIDTHS: [usize; 4] = [16, 48, 80, 208];
+/// `rect`: (m, k, n) for M m x k times N k x n.
+pub const RECT_SHAPES: [Shape; 11] = [
+    Shape::new(1, 1, 1),       // one element, one thread of 256 does the work
+    Shape::new(1000, 3, 1000), // tall-skinny times short-wide: one partial phase, 63 x 63 blocks
+    Shape::new(4096, 16, 7),   // tall-skinny: 256 blocks in one column, each 7/16 full
+    Shape::new(65, 1, 37),     // k = 1: an outer product
+    Shape::new(1, 300, 70),    // a row vector times a matrix
+    Shape::new(70, 300, 1),    // a matrix times a column vector
+    Shape::new(17, 33, 9),     // nothing is a multiple of 16
+    Shape::new(16, 16, 16),    // exactly one tile
+    Shape::new(48, 64, 80),    // multiples of 16, not square
+    Shape::new(157, 129, 201), // non-multiples: 13 x 10 blocks, 9 phases, the last one 1 deep
+    Shape::new(67, 997, 41),   // primes, a long inner dimension: 63 phases, the last one 5 deep
+];
+
+/// `tiled` is timed on this width (matrices of 64 MiB each, beyond the L2 cache) ...
+pub const PERF_WIDTH: usize = 4096;
+/// ... and `rect` on this shape, with no dimension a multiple of TILE.
+pub const PERF_RECT: Shape = Shape::new(2047, 3001, 2501);
+/// Elements of P checked against the CPU after timing (the full product is too
+/// costly to recompute there): corners plus random positions.
+pub const PERF_SAMPLES: usize = 256;
+/// `tiled` must beat the naive kernel (yardsticks/matmul_naive.cu) at PERF_WIDTH by this factor.
+/// Provisional; see CALIBRATION.md in this folder.
+pub const MIN_SPEEDUP_TILED: f64 = 1.25;
+/// `rect` must beat the naive kernel at PERF_RECT by this factor. Provisional; see CALIBRATION.md.
+pub const MIN_SPEEDUP_RECT: f64 = 1.15;
+
+/// M is m x k, N is k x n, P is m x n.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+}
+
+impl Shape {
+    pub const fn new(m: usize, k: usize, n: usize) -> Self {
+        Self { m, k, n }
+    }
+    pub const fn square(width: usize) -> Self {
+        Self::new(width, width, width)
+    }
+}
+
+/// How a kernel takes its sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// `(M, N, P, int width)`
+    Square,
+    /// `(M, N, P, int m, int k, int n)`
+    Rect,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Kernel {
+    pub name: &'static str,
+    pub form: Form,
+}
+
+pub const NAIVE: Kernel = Kernel { name: "matmul_naive", form: Form::Square };
+pub const TILED: Kernel = Kernel { name: "matmul_tiled", form: Form::Square };
+pub const RECT: Kernel = Kernel { name: "matmul_rect", form: Form::Rect };
+/// The grader's naive kernels (yardsticks/matmul_naive.cu).
+pub const YARDSTICK: Kernel = Kernel { name: "yardstick_naive", form: Form::Square };
+pub const YARDSTICK_RECT: Kernel = Kernel { name: "yardstick_naive_rect", form: Form::Rect };
+
+impl Kernel {
+    /// The test name of a case: "257x257" for square kernels, "m=1000,k=3,n=1000" otherwise.
+    pub fn case_name(&self, s: Shape) -> String {
+        match self.form {
+            Form::Square => format!("{}x{}", s.m, s.n),
+            Form::Rect => format!("m={},k={},n={}", s.m, s.k, s.n),
+        }
+    }
+
+    fn args(&self, s: Shape, b: &Buffers) -> Vec<Arg> {
+        match self.form {
+            Form::Square => args![&b.m, &b.n, &b.p, s.m as i32].to_vec(),
+            Form::Rect => args![&b.m, &b.n, &b.p, s.m as i32, s.k as i32, s.n as i32].to_vec(),
+        }
+    }
+}
+
+pub fn exercise() -> Exercise {
+    Exercise {
+        id: "ex03",
+        slug: "matmul",
+        title: "Matrix product: naive, tiled in shared memory, any shape",
+        dir: "exercises/ex03-matmul",
+        parts: vec![
+            correctness(
+                Part::new("naive", "kernels/matmul_naive.cu", &["matmul_naive"], 10.0),
+                NAIVE,
+                &NAIVE_WIDTHS.map(Shape::square),
+            ),
+            tiled(
+                Part::new("tiled", "kernels/matmul_tiled.cu", &["matmul_tiled"], 10.0),
+                TILED,
+                &TILED_WIDTHS.map(Shape::square),
+            )
+            .check(speedup_check(TILED, Shape::square(PERF_WIDTH), YARDSTICK, MIN_SPEEDUP_TILED)),
+            tiled(Part::new("rect", "kernels/matmul_rect.cu", &["matmul_rect"], 10.0), RECT, &RECT_SHAPES)
+                .check(speedup_check(RECT, PERF_RECT, YARDSTICK_RECT, MIN_SPEEDUP_RECT)),
+        ],
+    }
+}
+
+fn correctness(mut part: Part, kernel: Kernel, shapes: &[Shape]) -> Part {
+    for &s in shapes {
+        part = part.check(Check::correctness(kernel.case_name(s), move |ctx| run_case(ctx, kernel, s)));
+    }
+    part
+}
+
+/// Correctness, plus the structure checks of a tiled kernel.
+fn tiled(part: Part, kernel: Kernel, shapes: &[Shape]) -> Part {
+    correctness(part, kernel, shapes)
+        .check(Check::structure("shared-tiles", move |ctx| structure::shared_tiles(&ctx.kernel_ptx(kernel.name)?)))
+        .check(Check::structure("two-barriers", move |ctx| {
+            ctx.kernel_ptx(kernel.name)?;
+            structure::two_barriers(&ctx.build.ptx, kernel.name)
+        }))
+}
+
+fn speedup_check(kernel: Kernel, s: Shape, yardstick: Kernel, min: f64) -> Check {
+    Check::performance("faster-than-naive", move |ctx| speedup(ctx, kernel, s, yardstick, min))
+}
+
+/// Blocks of TILE x TILE threads; x runs along the n columns of P, y along its m rows.
+pub fn launch_config(s: Shape) -> LaunchConfig {
+    let blocks = |len: usize| (len as u32).div_ceil(TILE);
+    LaunchConfig::grid2d((blocks(s.n), blocks(s.m)), (TILE, TILE))
+}
+
+/// Two matrices with entries uniform in [-1, 1), M m x k and N k x n.
+pub fn matrices(rng: &mut impl Rng, s: Shape) -> (Vec<f32>, Vec<f32>) {
+    (kit::inputs::uniform_f32(rng, s.m * s.k, -1.0, 1.0), kit::inputs::uniform_f32(rng, s.k * s.n, -1.0, 1.0))
+}
+
+/// NaNs appended after a matrix with rows of `row_len`: enough to cover every
+/// address an unguarded tile load can reach (up to TILE - 1 rows and TILE - 1
+/// columns past the end), so such a load reads NaN instead of crashing or
+/// reading something harmless.
+pub fn nan_tail(row_len: usize) -> usize {
+    TILE as usize * (row_len + 1)
+}
+
+fn with_nan_tail(data: &[f32], row_len: usize) -> Vec<f32> {
+    let mut v = data.to_vec();
+    v.resize(data.len() + nan_tail(row_len), f32::NAN);
+    v
+}
+
+/// M and N (each followed by NaNs), and P poisoned so that unwritten elements show.
+struct Buffers {
+    m: DeviceBuffer<f32>,
+    n: DeviceBuffer<f32>,
+    p: DeviceBuffer<f32>,
+}
+
+impl Buffers {
+    fn new(gpu: &Gpu, s: Shape, m: &[f32], n: &[f32]) -> Result<Self> {
+        Ok(Self {
+            m: gpu.upload("M", &with_nan_tail(m, s.k))?,
+            n: gpu.upload("N", &with_nan_tail(n, s.n))?,
+            p: gpu.poisoned("P", s.m * s.n)?,
+        })
+    }
+}
+
+fn run_case(ctx: &Ctx, kernel: Kernel, s: Shape) -> Result<String> {
+    let (m, n) = matrices(&mut ctx.rng(), s);
+    let module = ctx.kernel_module(kernel.name)?;
+    let bufs = Buffers::new(module.gpu(), s, &m, &n)?;
+    module.launch(kernel.name, launch_config(s), &kernel.args(s, &bufs))?;
+    let got = bufs.p.read()?;
+    let r = cpu::product(s, &m, &n);
+    cpu::verify(s, &r.expected, &r.abs, &got, |i| (i / s.n, i % s.n))
+}
+
+/// Times the student's kernel and the grader's naive one on the same inputs.
+/// Correctness was proven by the correctness checks (performance counts only
+/// when all of them pass); the timed result is still compared with the CPU on
+/// a sample of PERF_SAMPLES elements, so a kernel cannot be fast by skipping work
+/// at large sizes.
+fn speedup(ctx: &Ctx, kernel: Kernel, s: Shape, yardstick: Kernel, min: f64) -> Result<String> {
+    let module = ctx.kernel_module(kernel.name)?;
+    let naive = ctx.yardstick("matmul_naive", include_str!("../yardsticks/matmul_naive.cu"))?;
+    let (m, n) = perf_matrices(&mut ctx.rng(), s);
+    let bufs = Buffers::new(module.gpu(), s, &m, &n)?;
+    let cfg = launch_config(s);
+
+    let student_args = kernel.args(s, &bufs);
+    let timed = ctx.time(|| module.launch_async(kernel.name, cfg, &student_args))?;
+    check_sample(ctx, s, &m, &n, &bufs.p.read()?)
+        .with_context(|| format!("{} at {}", kernel.name, kernel.case_name(s)))?;
+
+    let naive_args = yardstick.args(s, &bufs);
+    let base = ctx.time(|| naive.launch_async(yardstick.name, cfg, &naive_args))?;
+    let line = kit::perf::require_speedup(kernel.name, &timed, &base, "the naive kernel", min)?;
+    Ok(format!("{line}, at {}", kernel.case_name(s)))
+}
+
+/// Inputs for timing: a random block of a prime length repeated (values do not
+/// change the timing; drawing 33 M numbers would take seconds in a debug build).
+fn perf_matrices(rng: &mut impl Rng, s: Shape) -> (Vec<f32>, Vec<f32>) {
+    let block = kit::inputs::uniform_f32(rng, 65_521, -1.0, 1.0);
+    let fill = |len: usize| {
+        let mut v = Vec::with_capacity(len);
+        while v.len() < len {
+            v.extend_from_slice(&block[..block.len().min(len - v.len())]);
+        }
+        v
+    };
+    (fill(s.m * s.k), fill(s.k * s.n))
+}
+
+/// The four corners of P, then random positions.
+pub fn sample_positions(rng: &mut impl Rng, s: Shape, count: usize) -> Vec<(usize, usize)> {
+    let mut at = vec![(0, 0), (0, s.n - 1), (s.m - 1, 0), (s.m - 1, s.n - 1)];
+    while at.len() < count {
+        at.push((rng.random_range(0..s.m), rng.random_range(0..s.n)));
+    }
+    at
+}
+
+fn check_sample(ctx: &Ctx, s: Shape, m: &[f32], n: &[f32], p: &[f32]) -> Result<String> {
+    let at = sample_positions(&mut ctx.rng(), s, PERF_SAMPLES);
+    let (expected, abs): (Vec<f64>, Vec<f64>) = at.iter().map(|&(r, c)| cpu::element(s, m, n, r, c)).unzip();
+    let got: Vec<f32> = at.iter().map(|&(r, c)| p[r * s.n + c]).collect();
+    cpu::verify(s, &expected, &abs, &got, |i| at[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kit::inputs::rng_for;
+
+    #[test]
+    fn launch_covers_p_with_16x16_blocks() {
+        let c = launch_config(Shape::new(1000, 3, 1000));
+        assert_eq!((c.grid, c.block), ((63, 63, 1), (16, 16, 1)));
+        assert_eq!(launch_config(Shape::new(4096, 16, 7)).grid, (1, 256, 1));
+        assert_eq!(launch_config(Shape::new(1, 1, 1)).grid, (1, 1, 1));
+        assert_eq!(launch_config(Shape::new(1, 300, 70)).grid, (5, 1, 1));
+        assert_eq!(launch_config(Shape::square(PERF_WIDTH)).grid, (256, 256, 1));
+        assert_eq!(launch_config(Shape::square(16)).shared_bytes, 0);
+    }
+
+    #[test]
+    fn sizes_are_what_the_readme_promises() {
+        let t = TILE as usize;
+        assert!(TILED_WIDTHS.iter().all(|w| w % t == 0));
+        assert!(NAIVE_WIDTHS.iter().any(|&w| w < t) && NAIVE_WIDTHS.iter().filter(|&&w| w % t != 0).count() >= 4);
+        assert!(RECT_SHAPES.contains(&Shape::new(1, 1, 1)));
+        assert!(RECT_SHAPES.contains(&Shape::new(1000, 3, 1000)) && RECT_SHAPES.contains(&Shape::new(4096, 16, 7)));
+        assert!(RECT_SHAPES.iter().any(|s| s.k == 1));
+        let odd = |s: &Shape| s.m % t != 0 && s.k % t != 0 && s.n % t != 0;
+        assert!(RECT_SHAPES.iter().filter(|s| odd(s)).count() >= 3);
+        assert!(odd(&PERF_RECT) && PERF_WIDTH % t == 0);
+        // Correctness stays cheap on the CPU, even in a debug build.
+        let work = |s: &Shape| s.m * s.k * s.n;
+        let (tiled, naive) = (TILED_WIDTHS.map(Shape::square), NAIVE_WIDTHS.map(Shape::square));
+        let all: Vec<usize> = RECT_SHAPES.iter().chain(&tiled).chain(&naive).map(work).collect();
+        assert!(all.iter().all(|&w| w <= 10_000_000) && all.iter().sum::<usize>() <= 40_000_000);
+        // Timed launches are long: the naive kernel does 2 G multiply-adds or more.
+        assert!(work(&Shape::square(PERF_WIDTH)) > 1 << 31 && work(&PERF_RECT) > 1 << 31);
+    }
+
+    #[test]
+    fn case_names_are_unique_and_readable() {
+        assert_eq!(NAIVE.case_name(Shape::square(257)), "257x257");
+        assert_eq!(RECT.case_name(Shape::new(1000, 3, 1000)), "m=1000,k=3,n=1000");
+        let mut names: Vec<String> = RECT_SHAPES.iter().map(|&s| RECT.case_name(s)).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), RECT_SHAPES.len());
+    }
+
+    /// The farthest element an unguarded tile load can touch, with the usual
+    /// indexing, must lie inside the NaN tail.
+    #[test]
+    fn nan_tail_covers_every_unguarded_tile_load() {
+        let t = TILE as usize;
+        for s in RECT_SHAPES.iter().copied().chain([PERF_RECT, Shape::new(5, 1, 3)]) {
+            let (rows, cols, phases) = (s.m.div_ceil(t) * t, s.n.div_ceil(t) * t, s.k.div_ceil(t) * t);
+            let last_m = (rows - 1) * s.k + (phases - 1); // M[row * k + t * TILE + tx]
+            let last_n = (phases - 1) * s.n + (cols - 1); // N[(t * TILE + ty) * n + col]
+            assert!(last_m < s.m * s.k + nan_tail(s.k), "{s:?}");
+            assert!(last_n < s.k * s.n + nan_tail(s.n), "{s:?}");
+        }
+        let v = with_nan_tail(&[1.0, 2.0], 2);
+        assert_eq!(v.len(), 2 + 3 * t);
+        assert!(v[..2] == [1.0, 2.0] && v[2..].iter().all(|x| x.is_nan()));
+    }
+
+    #[test]
+    fn inputs_are_seeded_uniform_and_sized() {
+        let s = Shape::new(3, 5, 7);
+        let (m, n) = matrices(&mut rng_for(9, "x"), s);
+        assert_eq!((m.len(), n.len()), (15, 35));
+        assert!(m.iter().chain(&n).all(|v| (-1.0..1.0).contains(v)));
+        assert_eq!(matrices(&mut rng_for(9, "x"), s), (m, n));
+        let (pm, pn) = perf_matrices(&mut rng_for(9, "p"), Shape::new(300, 301, 302));
+        assert_eq!((pm.len(), pn.len()), (300 * 301, 301 * 302));
+    }
+
+    #[test]
+    fn samples_include_the_corners_and_stay_inside() {
+        let s = PERF_RECT;
+        let at = sample_positions(&mut rng_for(1, "s"), s, PERF_SAMPLES);
+        assert_eq!(at.len(), PERF_SAMPLES);
+        assert!(at.contains(&(s.m - 1, s.n - 1)) && at.contains(&(0, s.n - 1)));
+        assert!(at.iter().all(|&(r, c)| r < s.m && c < s.n));
+    }
+
+    #[test]
+    fn parts_and_check_names() {
+        let ex = exercise();
+        let names: Vec<(&str, Vec<String>)> = ex
+            .parts
+            .iter()
+            .map(|p| (p.name, p.checks.iter().map(|c| format!("{}::{}", c.kind.label(), c.name)).collect()))
+            .collect();
+        assert_eq!(names.iter().map(|n| n.0).collect::<Vec<_>>(), ["naive", "tiled", "rect"]);
+        assert!(names[0].1.iter().all(|n| n.starts_with("correct::")));
+        for (_, checks) in &names[1..] {
+            for c in ["structure::shared-tiles", "structure::two-barriers", "perf::faster-than-naive"] {
+                assert!(checks.iter().any(|n| n == c), "{c}");
+            }
+        }
+    }
+}
