@@ -59,8 +59,13 @@ impl KernelPtx<'_> {
         self.count(prefix) > 0
     }
 
-    /// Opcodes, with any `@p` guard removed.
-    fn instructions(&self) -> impl Iterator<Item = &str> {
+    /// The kernel's body, braces included.
+    pub fn body(&self) -> &str {
+        self.body
+    }
+
+    /// Opcodes in text order, with any `@p` guard removed.
+    pub fn instructions(&self) -> impl Iterator<Item = &str> {
         self.body.lines().filter_map(|l| {
             let l = l.trim();
             let l = if l.starts_with('@') { l.split_once(char::is_whitespace)?.1.trim_start() } else { l };
