@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::RecvTimeoutError;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -254,13 +254,23 @@ fn compile_part(root: &Path, rel: &str, compiler: Result<&Compiler, &String>, op
         Ok(c) => c,
         Err(e) => return failed(sha, Vec::new(), format!("not compiled: {e}")),
     };
-    let limit = compile_time_limit();
+    let stuck = STUCK_COMPILE.get();
+    let limit = if stuck.is_some() { CACHE_HIT_WAIT } else { compile_time_limit() };
     let Some(compiled) = compile_within(compiler, &source, options, limit) else {
-        let why = format!(
-            "{rel}: error: compiling took longer than {} s and was stopped. Look for macros or templates \
-             that expand without end (each level doubling the code)",
-            limit.as_secs_f64()
-        );
+        let why = match stuck {
+            Some(first) => format!(
+                "{rel}: error: not compiled: the compiler is still busy with `{first}`, which took too long \
+                 (it compiles one file at a time). Fix that file, or grade this part alone with --part"
+            ),
+            None => {
+                let _ = STUCK_COMPILE.set(rel.to_string());
+                format!(
+                    "{rel}: error: compiling took longer than {} s and was stopped. Look for macros or \
+                     templates that expand without end (each level doubling the code)",
+                    limit.as_secs_f64()
+                )
+            }
+        };
         return failed(sha, Vec::new(), why);
     };
     match compiled {
@@ -288,6 +298,12 @@ fn compile_part(root: &Path, rel: &str, compiler: Result<&Compiler, &String>, op
 /// macros can keep NVRTC busy for hours, and NVRTC runs inside this process.
 pub const COMPILE_TIMEOUT_ENV: &str = "CUDA_LAB_COMPILE_TIMEOUT";
 const DEFAULT_COMPILE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The file whose compile was abandoned, if one was. NVRTC compiles one file at
+/// a time per process, so every later compile only queues behind it.
+static STUCK_COMPILE: OnceLock<String> = OnceLock::new();
+/// How long later compiles wait once one is stuck: enough for a cache hit.
+const CACHE_HIT_WAIT: Duration = Duration::from_secs(1);
 
 fn compile_time_limit() -> Duration {
     std::env::var(COMPILE_TIMEOUT_ENV)

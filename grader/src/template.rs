@@ -18,7 +18,14 @@ const TOP_LEVEL: &[&str] =
     &["Cargo.toml", "Cargo.lock", "rustfmt.toml", ".gitignore", "exercises", "grader", "ptx-build", "ptx-sim", "docs"];
 
 /// Paths under those that are for instructors only.
-const INSTRUCTORS_ONLY: &[&str] = &["grader/tests", "docs/ta-guide.md", "docs/classroom.md", "docs/gradescope"];
+const INSTRUCTORS_ONLY: &[&str] = &[
+    "grader/tests",
+    "docs/ta-guide.md",
+    "docs/classroom.md",
+    "docs/gradescope",
+    "docs/hostile.md",
+    "docs/gpu-runs.md",
+];
 
 /// Names left out wherever they appear.
 fn left_out(name: &str) -> bool {

@@ -9,9 +9,10 @@ use rand::Rng;
 pub const THREADS: u32 = 256;
 /// The grid is capped, so large inputs need a grid-stride loop.
 pub const MAX_BLOCKS: u32 = 1024;
-/// Sizes tested for correctness: one point, less than a block, not a multiple of
-/// the block, and more points than the capped grid has threads.
-pub const SIZES: [usize; 5] = [1, 255, 65_537, 1_000_003, 4_194_311];
+/// Sizes tested for correctness: less than a block, not a multiple of the block,
+/// and more points than the capped grid has threads. No single point: its count
+/// (0 or 1) could be guessed.
+pub const SIZES: [usize; 5] = [100, 255, 65_537, 1_000_003, 4_194_311];
 /// Points for the timing: 256 MiB of input, far beyond any L2 cache.
 pub const PERF_POINTS: usize = 1 << 25;
 /// `shared` must beat the one-atomic-per-hit pattern by this factor.
@@ -152,7 +153,7 @@ mod tests {
 
     #[test]
     fn launch_is_capped_so_a_grid_stride_loop_is_needed() {
-        assert_eq!(launch_config(1).grid.0, 1);
+        assert_eq!(launch_config(SIZES[0]).grid.0, 1);
         assert_eq!(launch_config(257).grid.0, 2);
         assert_eq!(launch_config(SIZES[4]).grid.0, MAX_BLOCKS);
         assert!(SIZES[4] > (MAX_BLOCKS * THREADS) as usize);

@@ -127,11 +127,12 @@ impl Variant {
         if self != Variant::V3 {
             return Ok(());
         }
+        // Context, not a new error: the verdict (missing-kernel) reads the typed cause.
         module.set_constant(SEQ_SYMBOL, seq).map_err(|e| match e.downcast_ref::<BackendError>() {
-            Some(BackendError::MissingSymbol(_)) => anyhow::anyhow!(
+            Some(BackendError::MissingSymbol(_)) => e.context(format!(
                 "search_v3.cu has no `__constant__ unsigned char seq[{SEQ_LEN}];` at file scope (TODO 1): \
                  the host copies the sequence into it before every launch, as cudaMemcpyToSymbol does"
-            ),
+            )),
             _ => e.context(format!("writing the sequence into `__constant__ {SEQ_SYMBOL}`")),
         })
     }

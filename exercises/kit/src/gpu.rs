@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use bytemuck::Pod;
 
 use crate::backend::{Arg, Backend, BackendError, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
-use crate::inspect::{self, PtxParam};
+use crate::inspect::{self, EntryDecl};
 
 /// Bytes of guard zone on each side of every buffer (a multiple of 256 keeps alignment).
 pub const GUARD_BYTES: usize = 1024;
@@ -75,7 +75,7 @@ impl Gpu {
 
     pub fn load(&self, ptx: &str) -> Result<Module> {
         let id = self.inner.backend.load_module(ptx)?;
-        Ok(Module { gpu: self.clone(), id, params: inspect::entry_params(ptx) })
+        Ok(Module { gpu: self.clone(), id, kernels: inspect::entry_decls(ptx) })
     }
 
     /// A buffer of `len` elements, every byte set to the poison pattern.
@@ -137,9 +137,10 @@ impl Gpu {
 pub struct Module {
     gpu: Gpu,
     id: ModuleId,
-    /// Each kernel's parameters as the PTX declares them: every launch is checked
-    /// against them, since the driver would copy mismatched arguments silently.
-    params: HashMap<String, Vec<PtxParam>>,
+    /// Each kernel's declaration: every launch is checked against it, since the
+    /// driver copies mismatched arguments silently and refuses a block that
+    /// cannot fit with only `CUDA_ERROR_INVALID_VALUE`.
+    kernels: HashMap<String, EntryDecl>,
 }
 
 impl Module {
@@ -163,8 +164,11 @@ impl Module {
         if cfg.threads_per_block() > max {
             bail!("{} asks for more than {max} threads per block", describe(&cfg));
         }
-        if let Some(declared) = self.params.get(kernel) {
-            inspect::check_args(kernel, declared, args)?;
+        if let Some(decl) = self.kernels.get(kernel) {
+            inspect::check_args(kernel, &decl.params, args)?;
+            if let Some(why) = unfit_block(kernel, decl, &cfg, self.gpu.info()) {
+                return Err(BackendError::LaunchFailed(why).into());
+            }
         }
         self.gpu
             .backend()
@@ -177,6 +181,26 @@ impl Module {
         self.gpu.backend().write_symbol(self.id, symbol, bytemuck::cast_slice(values))?;
         Ok(())
     }
+}
+
+/// Why a block of `cfg` cannot run `kernel`, in the student's terms; `None` when it can.
+fn unfit_block(kernel: &str, decl: &EntryDecl, cfg: &LaunchConfig, info: &DeviceInfo) -> Option<String> {
+    let threads = cfg.threads_per_block();
+    if let Some(max) = decl.max_threads.filter(|&max| threads > max) {
+        return Some(format!(
+            "`{kernel}` is compiled for at most {max} threads per block (`__launch_bounds__`), \
+             but the grader launches {threads}: remove the bound or make it at least {threads}"
+        ));
+    }
+    let shared = decl.static_shared_bytes + cfg.shared_bytes as usize;
+    let limit = info.max_shared_bytes_per_block as usize;
+    (shared > limit).then(|| {
+        format!(
+            "`{kernel}` needs {shared} bytes of shared memory per block ({} of fixed-size `__shared__` arrays \
+             + {} given at launch), but a block may have at most {limit}",
+            decl.static_shared_bytes, cfg.shared_bytes
+        )
+    })
 }
 
 fn describe(cfg: &LaunchConfig) -> String {
@@ -285,6 +309,12 @@ mod tests {
 	st.global.u32 [%rd2], %r1;
 	ret;
 }
+.visible .entry bounded()
+.maxntid 32, 1, 1
+{
+	.shared .align 4 .b8 _ZZ7boundedE3big[40000];
+	ret;
+}
 ";
 
     #[test]
@@ -304,5 +334,30 @@ mod tests {
 
         module.launch("store_one", cfg, &crate::args![&out]).unwrap();
         assert_eq!(out.read().unwrap(), [1]);
+    }
+
+    #[test]
+    fn blocks_that_cannot_fit_are_explained_before_the_driver_refuses_them() {
+        let gpu = Gpu::simulator();
+        let module = gpu.load(ONE_POINTER).unwrap();
+        let refusal = |cfg: LaunchConfig| {
+            let e = module.launch("bounded", cfg, &[]).unwrap_err();
+            match e.downcast_ref::<BackendError>() {
+                Some(BackendError::LaunchFailed(why)) => why.clone(),
+                _ => panic!("not a launch failure: {e:#}"),
+            }
+        };
+        let why = refusal(LaunchConfig::linear(1, 64));
+        assert!(
+            why.contains("at most 32 threads per block (`__launch_bounds__`), but the grader launches 64"),
+            "{why}"
+        );
+        let limit = gpu.info().max_shared_bytes_per_block;
+        let why = refusal(LaunchConfig::linear(1, 32).with_shared(limit));
+        assert!(
+            why.contains(&format!("({} of fixed-size `__shared__` arrays + {limit} given at launch)", 40000)),
+            "{why}"
+        );
+        module.launch("bounded", LaunchConfig::linear(1, 32), &[]).unwrap();
     }
 }

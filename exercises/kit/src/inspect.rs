@@ -2,10 +2,10 @@
 //! that its numbers are right (a global-memory kernel gives the same count as a
 //! shared-memory one).
 
-mod params;
+mod entry;
 mod shared;
 
-pub use params::{check_args, entry_params, PtxParam, WrongSignature};
+pub use entry::{check_args, entry_decls, EntryDecl, PtxParam, WrongSignature};
 pub use shared::{SharedArray, SharedSize};
 
 /// The PTX of one `.entry`, with what it declares and which instructions it uses.

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use ptx_build::Compiler;
@@ -30,16 +30,25 @@ pub fn grade_all(plans: &[Planned], settings: &ChildSettings, gpus: &[String], c
     let total_parts: usize = todo.iter().map(|p| p.pending.len()).sum();
     let bar = progress_bar(total_parts as u64);
     let queue: Mutex<VecDeque<&Planned>> = Mutex::new(todo.iter().copied().collect());
-    let prefetch = Prefetch::default();
+    let prefetch_handle = Arc::new(Prefetch::default());
+    let prefetch = &*prefetch_handle;
     let errors: Mutex<Vec<String>> = Mutex::default();
     // Ready-made results from an earlier run already tell the architecture.
     if let Some(report) = plans.iter().flat_map(|p| &p.jobs).find_map(|j| j.existing_result()) {
         prefetch.learn_arch(&report);
     }
-    let compile_queue: Vec<Vec<StagedFile>> = todo
+    let compile_queue: Arc<Vec<Vec<StagedFile>>> = todo
         .iter()
         .map(|p| p.pending.iter().map(|&i| (p.staging.join(p.jobs[i].file()), p.jobs[i].file())).collect())
-        .collect();
+        .collect::<Vec<_>>()
+        .into();
+    // Compiling ahead runs on a detached thread that the batch never waits for:
+    // NVRTC cannot be interrupted, and a compile bomb (deep macro expansion) would
+    // otherwise hold the gradebook back. The children compile what it has not.
+    if let Some(compiler) = compiler {
+        let (prefetch, queue) = (prefetch_handle.clone(), compile_queue.clone());
+        std::thread::spawn(move || prefetch.run(&compiler, &queue));
+    }
     let workers: Vec<Option<&str>> =
         if gpus.is_empty() { vec![None] } else { gpus.iter().map(|g| Some(g.as_str())).collect() };
     let done = Mutex::new(0usize);
@@ -49,14 +58,10 @@ pub fn grade_all(plans: &[Planned], settings: &ChildSettings, gpus: &[String], c
     let submissions = todo.len();
 
     std::thread::scope(|scope| {
-        let prefetcher = compiler.map(|compiler| {
-            let (prefetch, compile_queue) = (&prefetch, &compile_queue);
-            scope.spawn(move || prefetch.run(&compiler, compile_queue))
-        });
         let handles: Vec<_> = workers
             .iter()
             .map(|&gpu| {
-                let (queue, prefetch, bar, errors, done, stop) = (&queue, &prefetch, &bar, &errors, &done, &stop);
+                let (queue, bar, errors, done, stop) = (&queue, &bar, &errors, &done, &stop);
                 let parts_graded = &parts_graded;
                 scope.spawn(move || loop {
                     if stop.load(Ordering::Relaxed) {
@@ -102,9 +107,6 @@ pub fn grade_all(plans: &[Planned], settings: &ChildSettings, gpus: &[String], c
             h.join().expect("a grading worker panicked");
         }
         prefetch.finish();
-        if let Some(p) = prefetcher {
-            p.join().expect("the compile-ahead thread panicked");
-        }
     });
     bar.finish_and_clear();
     Graded {

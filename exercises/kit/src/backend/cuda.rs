@@ -81,7 +81,7 @@ fn classify(state: &mut State, e: DriverError) -> BackendError {
         | E::CUDA_ERROR_HARDWARE_STACK_ERROR
         | E::CUDA_ERROR_LAUNCH_FAILED
         | E::CUDA_ERROR_ASSERT => BackendError::Crashed(describe(e)),
-        E::CUDA_ERROR_LAUNCH_TIMEOUT => BackendError::Timeout(Duration::ZERO),
+        E::CUDA_ERROR_LAUNCH_TIMEOUT => BackendError::Timeout("the display driver's watchdog time".into()),
         E::CUDA_ERROR_OUT_OF_MEMORY => BackendError::OutOfMemory(describe(e)),
         E::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES | E::CUDA_ERROR_INVALID_VALUE => BackendError::LaunchFailed(describe(e)),
         E::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => BackendError::LoadFailed(format!(
@@ -222,7 +222,7 @@ impl Backend for CudaBackend {
                 sys::CUresult::CUDA_SUCCESS => return Ok(()),
                 sys::CUresult::CUDA_ERROR_NOT_READY => {
                     if start.elapsed() > timeout {
-                        let err = BackendError::Timeout(timeout);
+                        let err = BackendError::Timeout(format!("{:.1} s", timeout.as_secs_f64()));
                         state.lost = Some(err.to_string());
                         return Err(err);
                     }

@@ -11,9 +11,9 @@ use ptx_sim::{ParamValue, SimConfig, SimError, Simulator};
 use super::{Arg, BResult, Backend, BackendError, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
 use crate::profile::MemoryProfile;
 
-/// Warp instructions one launch may execute before it counts as stuck. A
-/// simulated instruction costs ~10-50 ns, so this is a few seconds of CPU.
-pub const MAX_STEPS_PER_LAUNCH: u64 = 200_000_000;
+/// Warp instructions one launch may execute before it counts as stuck: about
+/// 10 s of CPU, some 15x what the largest simulated reference check needs.
+pub const MAX_STEPS_PER_LAUNCH: u64 = 50_000_000;
 
 pub struct SimBackend {
     sim: Mutex<Simulator>,
@@ -53,7 +53,7 @@ fn classify(e: SimError) -> BackendError {
     match e {
         SimError::MissingKernel(k) => BackendError::MissingKernel(k),
         SimError::MissingSymbol(s) => BackendError::MissingSymbol(s),
-        SimError::StepLimit { .. } => BackendError::Timeout(Duration::ZERO),
+        SimError::StepLimit { steps, .. } => BackendError::Timeout(format!("{steps} simulated warp instructions")),
         e @ (SimError::IllegalAddress { .. } | SimError::MisalignedAddress { .. }) => {
             BackendError::Crashed(e.to_string())
         }

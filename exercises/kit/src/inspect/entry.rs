@@ -1,17 +1,28 @@
-//! A kernel's parameter list as its PTX declares it, and the check that a
-//! launch's arguments fit it.
+//! What a launch of an `.entry` must match: its parameter list, its
+//! `__launch_bounds__` and its static shared memory, as the PTX declares them.
 //!
 //! `cuLaunchKernel` copies whatever bytes it is given: a kernel whose student
 //! dropped a parameter reads the next argument in its place, and one that turned
 //! `int n` into `float n` reads the int's bits as a float. Neither crashes; both
-//! give numbers that make no sense. Checking the arguments against the `.entry`
-//! first turns that into one message that says what to fix.
+//! give numbers that make no sense. And a launch the driver refuses says only
+//! `CUDA_ERROR_INVALID_VALUE`. Reading the declaration first turns each of these
+//! into one message that says what to fix.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::shared::type_bytes;
 use crate::backend::Arg;
+
+/// The declaration of one kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryDecl {
+    pub params: Vec<PtxParam>,
+    /// The most threads a block may have: `.maxntid`, from `__launch_bounds__`.
+    pub max_threads: Option<u32>,
+    /// Bytes of `__shared__` memory the kernel declares with a fixed size.
+    pub static_shared_bytes: usize,
+}
 
 /// One `.param` of an `.entry`, e.g. `.param .u64 pi_global_param_0` or
 /// `.param .align 8 .b8 k_param_1[16]` (a struct passed by value).
@@ -84,26 +95,41 @@ fn describe_arg(arg: &Arg) -> &'static str {
     }
 }
 
-/// The parameters of every `.entry` of a module, by kernel name.
-pub fn entry_params(ptx: &str) -> HashMap<String, Vec<PtxParam>> {
+/// The declaration of every `.entry` of a module, by kernel name. A kernel
+/// whose parameter list cannot be read is left out: the driver decides then.
+pub fn entry_decls(ptx: &str) -> HashMap<String, EntryDecl> {
     let mut found = HashMap::new();
     for (at, _) in ptx.match_indices(".entry ") {
         let rest = &ptx[at + ".entry ".len()..];
-        let Some(open) = rest.find('(') else { continue };
-        let name = rest[..open].trim();
-        let Some(close) = rest[open..].find(')') else { continue };
+        let Some(body) = rest.find('{') else { continue };
+        let header = &rest[..body];
+        // `.entry k(...)` or, with no parameters, `.entry k` alone.
+        let (name, list, directives) = match (header.find('('), header.find(')')) {
+            (Some(open), Some(close)) if open < close => {
+                (&header[..open], &header[open + 1..close], &header[close + 1..])
+            }
+            (None, None) => header.split_once('\n').map_or((header, "", ""), |(n, d)| (n, "", d)),
+            _ => continue,
+        };
+        let name = name.trim();
         if name.is_empty() || name.contains(char::is_whitespace) {
             continue;
         }
-        let list = &rest[open + 1..open + close];
         let params: Option<Vec<PtxParam>> =
             list.split(',').map(str::trim).filter(|d| !d.is_empty()).map(parse_param).collect();
-        // A list we cannot read is left to the driver rather than guessed at.
-        if let Some(params) = params {
-            found.insert(name.to_string(), params);
-        }
+        let Some(params) = params else { continue };
+        let max_threads = max_ntid(directives);
+        let static_shared_bytes = super::kernel(ptx, name).map_or(0, |k| k.static_shared_bytes());
+        found.insert(name.to_string(), EntryDecl { params, max_threads, static_shared_bytes });
     }
     found
+}
+
+/// `.maxntid 128, 1, 1` between the parameter list and the body: 128.
+fn max_ntid(directives: &str) -> Option<u32> {
+    let at = directives.find(".maxntid")? + ".maxntid".len();
+    let dims = directives[at..].lines().next()?;
+    dims.split(',').map(|d| d.trim().parse::<u32>().ok()).product()
 }
 
 /// Parses `.param [.align N] [.ptr [.space] [.align N]] .TYPE name[[LEN]]`.
@@ -210,7 +236,10 @@ mod tests {
 	.param .u64 .ptr .global .align 4 mixed_param_2,
 	.param .s8 mixed_param_3
 )
+.maxntid 128, 1, 1
 {
+	.shared .align 4 .b8 _ZZ5mixedE3big[400000];
+	.shared .align 4 .u32 _ZZ5mixedE10block_hits;
 	ret;
 }
 "#;
@@ -220,17 +249,20 @@ mod tests {
     }
 
     #[test]
-    fn reads_every_entry_s_parameters() {
-        let all = entry_params(PTX);
+    fn reads_every_entry_s_declaration() {
+        let all = entry_decls(PTX);
         assert_eq!(all.len(), 3);
-        assert_eq!(all["pi_global"], [p("u64", 8), p("u64", 8), p("u32", 4), p("u64", 8)]);
-        assert_eq!(all["no_params"], []);
-        assert_eq!(all["mixed"], [p("f32", 4), p("b8", 16), p("u64", 8), p("s8", 1)]);
+        assert_eq!(all["pi_global"].params, [p("u64", 8), p("u64", 8), p("u32", 4), p("u64", 8)]);
+        assert_eq!(all["pi_global"].max_threads, None);
+        assert_eq!(all["no_params"].params, []);
+        assert_eq!(all["mixed"].params, [p("f32", 4), p("b8", 16), p("u64", 8), p("s8", 1)]);
+        assert_eq!(all["mixed"].max_threads, Some(128));
+        assert_eq!(all["mixed"].static_shared_bytes, 400_004);
     }
 
     #[test]
     fn the_stub_s_arguments_fit() {
-        let params = &entry_params(PTX)["pi_global"];
+        let params = &entry_decls(PTX)["pi_global"].params;
         let args = [Arg::Ptr(1), Arg::Ptr(2), Arg::I32(3), Arg::Ptr(4)];
         assert_eq!(check_args("pi_global", params, &args), Ok(()));
         // Signedness is not in the bits the driver copies.
@@ -270,10 +302,16 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_without_a_parameter_list_takes_none() {
+        let all = entry_decls(".entry bare\n.maxntid 64, 2, 1\n{\n\tret;\n}\n");
+        assert_eq!(all["bare"], EntryDecl { params: vec![], max_threads: Some(128), static_shared_bytes: 0 });
+    }
+
+    #[test]
     fn unreadable_lists_are_left_out() {
         let ptx = ".entry odd(\n\t.param .weird\n)\n{ ret; }\n.entry ok(\n\t.param .u32 ok_param_0\n)\n{ ret; }";
-        let all = entry_params(ptx);
+        let all = entry_decls(ptx);
         assert!(!all.contains_key("odd"));
-        assert_eq!(all["ok"], [p("u32", 4)]);
+        assert_eq!(all["ok"].params, [p("u32", 4)]);
     }
 }

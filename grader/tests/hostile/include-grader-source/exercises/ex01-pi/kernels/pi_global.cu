@@ -1,0 +1,11 @@
+// hostile/include-grader-source: reads the grader's own source. Refused before NVRTC sees it.
+#include "../../grader/src/main.rs"
+
+extern "C" __global__ void pi_global(const float *x, const float *y, int n, unsigned int *hits)
+{
+    int stride = gridDim.x * blockDim.x;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        if (x[i] * x[i] + y[i] * y[i] <= 1.0f)
+            atomicAdd(hits, 1u);
+    }
+}

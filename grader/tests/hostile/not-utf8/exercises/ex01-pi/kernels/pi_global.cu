@@ -1,0 +1,10 @@
+// hostile/not-utf8: saved as Latin-1; the next line has an e-acute (byte 0xE9).
+// Calcul de pi par la méthode de Monte-Carlo.
+extern "C" __global__ void pi_global(const float *x, const float *y, int n, unsigned int *hits)
+{
+    int stride = gridDim.x * blockDim.x;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        if (x[i] * x[i] + y[i] * y[i] <= 1.0f)
+            atomicAdd(hits, 1u);
+    }
+}

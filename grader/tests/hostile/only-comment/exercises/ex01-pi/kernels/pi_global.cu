@@ -1,0 +1,2 @@
+// hostile/only-comment: the file is only this comment.
+// TODO: write pi_global

@@ -1,0 +1,11 @@
+// hostile/oob-read-past-end: `i <= n`: reads x[n] and y[n], one past the end. Reads are not
+// guarded; the guard pattern reads as a tiny float, inside the circle, so
+// the count is one too many.
+extern "C" __global__ void pi_global(const float *x, const float *y, int n, unsigned int *hits)
+{
+    int stride = gridDim.x * blockDim.x;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= n; i += stride) {
+        if (x[i] * x[i] + y[i] * y[i] <= 1.0f)
+            atomicAdd(hits, 1u);
+    }
+}

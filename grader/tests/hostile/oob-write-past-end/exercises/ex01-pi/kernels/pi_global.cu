@@ -1,0 +1,10 @@
+// hostile/oob-write-past-end: counts into hits[1], one element past the end of `hits`
+// (it has one element). Caught in the guard zone after the launch.
+extern "C" __global__ void pi_global(const float *x, const float *y, int n, unsigned int *hits)
+{
+    int stride = gridDim.x * blockDim.x;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        if (x[i] * x[i] + y[i] * y[i] <= 1.0f)
+            atomicAdd(hits + 1, 1u);
+    }
+}
