@@ -140,7 +140,40 @@ fn generate_huge_source(dir: &Path) {
     let mut text = line.repeat(HUGE_SOURCE_BYTES / line.len() + 1);
     text += &std::fs::read_to_string(reference.join("pi_global.cu")).unwrap();
     std::fs::write(kernels.join("pi_global.cu"), text).unwrap();
-    std::fs::copy(reference.join("pi_shared.cu"), kernels.join("pi_shared.cu")).unwrap();
+}
+
+/// A case as a submission under `into`: the case's own (broken) files, plus
+/// the reference file of every part it leaves alone. The corpus keeps only the
+/// broken files; `check.py prepare` fills in the rest the same way.
+fn materialize(name: &str, case: &Case, into: &Path) -> PathBuf {
+    let root = into.join(name);
+    if case.generated {
+        generate_huge_source(&root);
+    } else {
+        let from = corpus().join(name);
+        for entry in walkdir::WalkDir::new(&from) {
+            let entry = entry.unwrap();
+            let to = root.join(entry.path().strip_prefix(&from).unwrap());
+            if entry.file_type().is_dir() {
+                std::fs::create_dir_all(&to).unwrap();
+            } else {
+                std::fs::copy(entry.path(), &to).unwrap();
+            }
+        }
+    }
+    let registry = grader::registry::all();
+    for key in case.parts.keys() {
+        let (id, part) = key.split_once('/').expect("<exercise>/<part>");
+        let exercise = registry.iter().find(|e| e.id == id).expect("a known exercise");
+        let file = exercise.parts.iter().find(|p| p.name == part).expect("a known part").file;
+        let rel = Path::new(exercise.folder_name()).join(file);
+        let to = root.join("exercises").join(&rel);
+        if !to.exists() {
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(workspace().join("reference").join(&rel), &to).unwrap();
+        }
+    }
+    root
 }
 
 /// Lines that must never reach a student: what the include cases try to read.
@@ -174,13 +207,7 @@ fn run_corpus(backend: Backend) -> Vec<String> {
         if wanted.is_empty() {
             continue;
         }
-        let root = if case.generated {
-            let root = generated.path().join(&name);
-            generate_huge_source(&root);
-            root
-        } else {
-            corpus().join(&name)
-        };
+        let root = materialize(&name, &case, generated.path());
         let mut exercises: Vec<&str> = case.parts.keys().filter_map(|k| k.split('/').next()).collect();
         exercises.dedup();
         let run = grade(&root, &exercises, backend);
@@ -284,10 +311,16 @@ fn the_table_covers_the_corpus_and_names_real_parts() {
             let exercise = registry.iter().find(|e| e.id == ex).unwrap_or_else(|| panic!("{name}: no {ex}"));
             let part = exercise.parts.iter().find(|p| p.name == part).unwrap_or_else(|| panic!("{name}: no {key}"));
             assert!(expected.gpu.is_some(), "{name} {key}: every case runs on the GPU");
-            if !case.generated {
-                let file = corpus().join(name).join("exercises").join(exercise.folder_name()).join(part.file);
-                assert!(file.is_file(), "{name}: {} is missing", file.display());
-            }
+            assert!(part.kernels.iter().all(|k| !k.is_empty()), "{name}: {key} names its kernels");
+        }
+        if !case.generated {
+            let broken = case.parts.keys().any(|key| {
+                let (ex, part) = key.split_once('/').unwrap();
+                let exercise = registry.iter().find(|e| e.id == ex).unwrap();
+                let part = exercise.parts.iter().find(|p| p.name == part).unwrap();
+                corpus().join(name).join("exercises").join(exercise.folder_name()).join(part.file).is_file()
+            });
+            assert!(broken, "{name}: the case holds none of its parts' files");
         }
     }
 }

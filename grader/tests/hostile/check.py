@@ -41,7 +41,18 @@ def generate_huge_source(case_dir: Path):
     with open(kernels / "pi_global.cu", "w") as f:
         f.write(line * (HUGE_SOURCE_BYTES // len(line) + 1))
         f.write(kernel)
-    shutil.copy(REPO / "reference/ex01-pi/kernels/pi_shared.cu", kernels / "pi_shared.cu")
+
+
+def fill_from_reference(case_dir: Path, case):
+    """The corpus keeps only the broken files of a case; every other kernel
+    file of its exercises comes from reference/ (hostile.rs does the same)."""
+    for exercise in sorted({key.split("/")[0] for key in case["parts"]}):
+        (folder,) = (REPO / "reference").glob(f"{exercise}-*")
+        for source in (folder / "kernels").glob("*.cu"):
+            target = case_dir / "exercises" / folder.name / "kernels" / source.name
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(source, target)
 
 
 def prepare(class_dir: Path):
@@ -52,6 +63,7 @@ def prepare(class_dir: Path):
             generate_huge_source(class_dir / name)
         else:
             shutil.copytree(HERE / name, class_dir / name)
+        fill_from_reference(class_dir / name, case)
     print(f"{len(load_table()['cases'])} submissions in {class_dir}")
 
 

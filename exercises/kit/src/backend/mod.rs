@@ -103,7 +103,9 @@ pub enum BackendError {
     MissingSymbol(String),
     #[error("the launch could not start: {0}")]
     LaunchFailed(String),
-    #[error("the kernel accessed memory it does not own (illegal address): check every index against the array's length")]
+    #[error(
+        "the kernel accessed memory it does not own (illegal address): check every index against the array's length"
+    )]
     IllegalAddress,
     #[error("the kernel crashed: {0}")]
     Crashed(String),
