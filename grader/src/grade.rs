@@ -92,7 +92,7 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
         for part in &ex.parts {
             let built = built_iter.next().expect("one build per part");
             for check in &part.checks {
-                let name = format!("{}::{}::{}::{}", ex.id, part.name, check.kind.label(), check.name);
+                let name = ex.test_name(part, check);
                 let simulated = gpu.as_ref().is_some_and(|g| g.info().backend == "sim");
                 let skip_reason = match (check.needs_gpu(), &gpu) {
                     (true, None) => Some("no GPU"),
@@ -140,7 +140,7 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
                 .checks
                 .iter()
                 .map(|c| {
-                    let name = format!("{}::{}::{}::{}", ex.id, part.name, c.kind.label(), c.name);
+                    let name = ex.test_name(part, c);
                     records.get(&name).cloned().unwrap_or_else(|| {
                         let status = if ignored.contains(&name) { Status::Ignored } else { Status::NotRun };
                         TestReport::new(name, c.kind, status)
@@ -202,13 +202,13 @@ fn open_environment(opts: &Options) -> Result<(Environment, Option<Gpu>, Result<
             env.gpu = Some(i.name.clone());
             env.compute_capability = Some(format!("{}.{}", i.compute_capability.0, i.compute_capability.1));
             env.driver = i.driver_version.clone();
-            println!(
-                "GPU: {} (compute capability {}.{}, driver {})",
-                i.name,
-                i.compute_capability.0,
-                i.compute_capability.1,
-                i.driver_version.as_deref().unwrap_or("?")
-            );
+            match &i.driver_version {
+                Some(driver) => println!(
+                    "GPU: {} (compute capability {}.{}, driver {driver})",
+                    i.name, i.compute_capability.0, i.compute_capability.1
+                ),
+                None => println!("Kernels run on {}", i.name),
+            }
         }
         None => env.backend = "none".into(),
     }

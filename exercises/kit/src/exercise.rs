@@ -28,6 +28,11 @@ pub struct Exercise {
 }
 
 impl Exercise {
+    /// The full test name of one check: "ex01::shared::correct::n=1000003".
+    pub fn test_name(&self, part: &Part, check: &Check) -> String {
+        format!("{}::{}::{}::{}", self.id, part.name, check.kind.label(), check.name)
+    }
+
     /// "ex01-pi": the folder name, also accepted by the grader.
     pub fn folder_name(&self) -> &'static str {
         self.dir.rsplit('/').next().unwrap_or(self.dir)

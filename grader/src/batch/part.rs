@@ -168,11 +168,7 @@ impl PartJob<'_> {
             .map(|c| TestReport {
                 verdict: Some(verdict.into()),
                 message: Some(message.clone()),
-                ..TestReport::new(
-                    format!("{}::{}::{}::{}", ex.id, part.name, c.kind.label(), c.name),
-                    c.kind,
-                    Status::Fail,
-                )
+                ..TestReport::new(ex.test_name(part, c), c.kind, Status::Fail)
             })
             .collect();
         crate::score::score_part(part.points, &mut tests);
