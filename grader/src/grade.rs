@@ -57,6 +57,8 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
     let (env_report, gpu, compiler) = open_environment(opts)?;
     let options = CompileOptions {
         arch: gpu.as_ref().map(|g| g.info().compute_capability).unwrap_or(CompileOptions::default().arch),
+        // The simulator names the .cu line of a race or a bad access when it has line info.
+        line_info: gpu.as_ref().is_some_and(|g| g.info().backend == "sim"),
         ..CompileOptions::default()
     };
     let compiler_for_env = compiler.as_ref().ok().cloned();

@@ -84,6 +84,8 @@ fn a_missing_barrier_is_reported_as_a_race() {
     assert!(!raced.is_empty(), "no race found");
     let msg = raced[0].message.as_deref().unwrap();
     assert!(msg.contains("no __syncthreads() between") && msg.contains("PTX line"), "{msg}");
+    // With line info the race names the student's file and line.
+    assert!(msg.contains("planted/ex03-matmul/kernels/matmul_tiled.cu:"), "{msg}");
 }
 
 fn sectors_per_store(t: &TestReport) -> f64 {

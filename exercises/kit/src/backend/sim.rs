@@ -144,8 +144,10 @@ impl Backend for SimBackend {
             shared_atomics: s.shared_atomics,
         });
         if let Some(r) = report.races.first() {
+            // NVRTC's line info makes the student's path absolute from the current folder; show it as given.
+            let cwd = std::env::current_dir().map(|d| format!("{}/", d.display())).unwrap_or_default();
             let at = |line: usize, src: &Option<String>| match src {
-                Some(s) => format!("{s} (PTX line {line})"),
+                Some(s) => format!("{} (PTX line {line})", s.strip_prefix(cwd.as_str()).unwrap_or(s)),
                 None => format!("PTX line {line}"),
             };
             return Err(BackendError::SharedRace(format!(
