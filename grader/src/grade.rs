@@ -119,19 +119,7 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
     let conclusion = libtest_mimic::run(&args, trials);
 
     let records = std::mem::take(&mut *records.lock().unwrap());
-    let mut report = GradeReport {
-        schema: crate::report::SCHEMA.into(),
-        grader_version: env!("CARGO_PKG_VERSION").into(),
-        seed: opts.seed,
-        finished_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        source_root: opts.root.display().to_string(),
-        sources: opts.sources.clone(),
-        environment: env_report,
-        score: 0.0,
-        max_score: 0.0,
-        counts: Default::default(),
-        exercises: Vec::new(),
-    };
+    let mut report = GradeReport::new(opts.seed, &opts.root, &opts.sources, env_report);
     let mut built_iter = parts.into_iter();
     for ex in exercises {
         let mut ex_report =

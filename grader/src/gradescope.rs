@@ -64,6 +64,6 @@ pub fn results(report: &GradeReport) -> Results {
 
 /// Writes `results.json` atomically.
 pub fn write(report: &GradeReport, path: &Path) -> Result<()> {
-    crate::batch::atomic::write_json(path, &results(report))?;
+    crate::atomic::write_json(path, &results(report))?;
     Ok(())
 }

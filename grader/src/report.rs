@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use kit::CheckKind;
 use ptx_build::Diagnostic;
 use serde::{Deserialize, Serialize};
@@ -137,6 +137,23 @@ impl TestReport {
 }
 
 impl GradeReport {
+    /// An empty report of this grader version, stamped now; `total_up` fills the sums.
+    pub fn new(seed: u64, source_root: &Path, sources: &str, environment: Environment) -> Self {
+        Self {
+            schema: SCHEMA.into(),
+            grader_version: env!("CARGO_PKG_VERSION").into(),
+            seed,
+            finished_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            source_root: source_root.display().to_string(),
+            sources: sources.into(),
+            environment,
+            score: 0.0,
+            max_score: 0.0,
+            counts: Counts::default(),
+            exercises: Vec::new(),
+        }
+    }
+
     /// Sums scores and counts from the tests up.
     pub fn total_up(&mut self) {
         let mut counts = Counts::default();
@@ -164,12 +181,7 @@ impl GradeReport {
     /// Writes the JSON atomically (a temporary file, then a rename), so a reader
     /// never sees half a report.
     pub fn write(&self, path: &Path) -> Result<()> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+        crate::atomic::write_json(path, self)?;
         Ok(())
     }
 

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::atomic;
 use super::student::StudentReport;
+use crate::atomic;
 
 pub const SCHEMA: &str = "cuda-lab.gradebook/1";
 pub const JSON_NAME: &str = "gradebook.json";

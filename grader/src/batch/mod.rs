@@ -12,7 +12,6 @@
 //! Every result is written atomically and a result already on disk is never
 //! recomputed without `--force`, so a batch stopped midway resumes where it was.
 
-pub mod atomic;
 pub mod capture;
 pub mod child;
 pub mod gradebook;
@@ -151,7 +150,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
             *summary.outcomes.entry(Outcome::of(part)).or_default() += 1;
         }
         *summary.students.entry(student.status.clone()).or_default() += 1;
-        atomic::write_json(&opts.out.join(gradebook::report_path(&student.key)), &student)?;
+        crate::atomic::write_json(&opts.out.join(gradebook::report_path(&student.key)), &student)?;
         rows.push(Row::of(&student));
     }
     let book = Gradebook {
@@ -196,7 +195,7 @@ fn settle_seed(opts: &Options) -> Result<u64> {
         (Some(m), _) => m.seed,
         (None, given) => given.unwrap_or_else(rand::random),
     };
-    atomic::write_json(&path, &Manifest { schema: MANIFEST_SCHEMA.into(), seed, backend })?;
+    crate::atomic::write_json(&path, &Manifest { schema: MANIFEST_SCHEMA.into(), seed, backend })?;
     Ok(seed)
 }
 

@@ -10,8 +10,8 @@ use anyhow::Result;
 use clap::ValueEnum;
 use kit::{Exercise, Part};
 
-use super::atomic;
 use super::child::{self, ChildRun, Ending, Limits};
+use crate::atomic;
 use crate::grade::BackendChoice;
 use crate::report::{
     CompileReport, CompileStatus, Environment, ExerciseReport, GradeReport, PartReport, Status, TestReport,
@@ -173,39 +173,29 @@ impl PartJob<'_> {
             .collect();
         crate::score::score_part(part.points, &mut tests);
         let backend = settings.backend.to_possible_value().expect("named").get_name().to_string();
-        let mut report = GradeReport {
-            schema: crate::report::SCHEMA.into(),
-            grader_version: env!("CARGO_PKG_VERSION").into(),
-            seed: settings.seed,
-            finished_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-            source_root: self.root.display().to_string(),
-            sources: "exercises".into(),
-            environment: Environment { backend, note: Some(message.clone()), ..Default::default() },
+        let environment = Environment { backend, note: Some(message.clone()), ..Default::default() };
+        let mut report = GradeReport::new(settings.seed, &self.root, "exercises", environment);
+        report.exercises = vec![ExerciseReport {
+            id: ex.id.into(),
+            title: ex.title.into(),
             score: 0.0,
             max_score: 0.0,
-            counts: Default::default(),
-            exercises: vec![ExerciseReport {
-                id: ex.id.into(),
-                title: ex.title.into(),
+            parts: vec![PartReport {
+                name: part.name.into(),
+                file: self.file(),
+                sha256: sha256_of(&self.root.join(self.file())),
                 score: 0.0,
                 max_score: 0.0,
-                parts: vec![PartReport {
-                    name: part.name.into(),
-                    file: self.file(),
-                    sha256: sha256_of(&self.root.join(self.file())),
-                    score: 0.0,
-                    max_score: 0.0,
-                    // The child died before saying how compiling went.
-                    compile: CompileReport {
-                        status: CompileStatus::Ok,
-                        diagnostics: Vec::new(),
-                        message: Some(format!("no compile result: {verdict}")),
-                        from_cache: false,
-                    },
-                    tests,
-                }],
+                // The child died before saying how compiling went.
+                compile: CompileReport {
+                    status: CompileStatus::Ok,
+                    diagnostics: Vec::new(),
+                    message: Some(format!("no compile result: {verdict}")),
+                    from_cache: false,
+                },
+                tests,
             }],
-        };
+        }];
         report.total_up();
         report
     }
