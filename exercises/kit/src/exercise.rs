@@ -93,22 +93,33 @@ pub struct Check {
     pub run: CheckFn,
     /// Too big to run on the simulator in reasonable time (skipped there).
     pub heavy: bool,
+    /// For a performance check: a judgement of the same lesson from the
+    /// simulator's measured memory behaviour (sectors per request, bank
+    /// conflicts, global traffic), used where no timing is possible and the
+    /// course's policy asks for it. `None`: no sound stand-in exists.
+    pub stand_in: Option<CheckFn>,
 }
 
 impl Check {
     pub fn correctness(name: impl Into<String>, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
-        Self { name: name.into(), kind: CheckKind::Correctness, run: Arc::new(f), heavy: false }
+        Self { name: name.into(), kind: CheckKind::Correctness, run: Arc::new(f), heavy: false, stand_in: None }
     }
     pub fn structure(name: impl Into<String>, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
-        Self { name: name.into(), kind: CheckKind::Structure, run: Arc::new(f), heavy: false }
+        Self { name: name.into(), kind: CheckKind::Structure, run: Arc::new(f), heavy: false, stand_in: None }
     }
     pub fn performance(name: impl Into<String>, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
-        Self { name: name.into(), kind: CheckKind::Performance, run: Arc::new(f), heavy: false }
+        Self { name: name.into(), kind: CheckKind::Performance, run: Arc::new(f), heavy: false, stand_in: None }
     }
     /// Marks a check too big for the simulator when `cond` holds: it then runs
     /// on a GPU only. Every part keeps smaller cases that the simulator runs.
     pub fn heavy_if(mut self, cond: bool) -> Self {
         self.heavy = cond;
+        self
+    }
+
+    /// Gives a performance check a measured stand-in (see [`Check::stand_in`]).
+    pub fn with_stand_in(mut self, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
+        self.stand_in = Some(Arc::new(f));
         self
     }
 
