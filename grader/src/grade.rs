@@ -348,6 +348,7 @@ fn make_trial(
             Ok(build) => {
                 let ctx = Ctx { check_name: &name, env: &env, build };
                 discard_profiles(&env);
+                kit::perf::take_figures();
                 kit::digest::set_current_check(&name);
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
                     .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))
@@ -357,6 +358,7 @@ fn make_trial(
         let mut record = TestReport {
             duration_ms: start.elapsed().as_secs_f64() * 1e3,
             profile,
+            perf: kit::perf::take_figures(),
             ..TestReport::new(name.clone(), check.kind, Status::Pass)
         };
         let result = match outcome {

@@ -106,6 +106,9 @@ pub struct TestReport {
     /// On the simulator: the memory behaviour of each kernel the check launched.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profile: Vec<kit::profile::MemoryProfile>,
+    /// For a timed check: the measured ratio, its threshold and the two kernels' figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perf: Option<kit::perf::PerfFigures>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -132,6 +135,7 @@ impl TestReport {
             max_score: 0.0,
             duration_ms: 0.0,
             profile: Vec::new(),
+            perf: None,
         }
     }
 }

@@ -2,6 +2,8 @@
 //! the same run on the same GPU, never an absolute time, because the grader runs
 //! on a student's laptop as well as on an H100.
 
+use std::cell::RefCell;
+
 use anyhow::{anyhow, bail, Result};
 
 use crate::backend::BackendError;
@@ -72,6 +74,40 @@ pub fn measure(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timi
     Ok(Timing { samples_ms })
 }
 
+/// The figures behind one performance verdict, for reports and gradebooks
+/// (a bar chart of the student's kernel against the yardstick and threshold).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PerfFigures {
+    /// `speedup` (baseline time / student time) or `share` (student throughput / reference throughput).
+    pub kind: String,
+    /// The measured ratio the threshold applies to.
+    pub value: f64,
+    /// The least ratio that passes.
+    pub threshold: f64,
+    /// The student's kernel: median milliseconds (`speedup`) or GB/s (`share`).
+    pub student: f64,
+    /// The yardstick, in the same unit.
+    pub baseline: f64,
+    /// `ms` or `GB/s`.
+    pub unit: String,
+    /// What the student's kernel was compared with.
+    pub baseline_name: String,
+}
+
+thread_local! {
+    /// Figures of the last verdict on this thread; the grader takes them after each check.
+    static LAST_FIGURES: RefCell<Option<PerfFigures>> = const { RefCell::new(None) };
+}
+
+/// The figures recorded by the last `require_*` on this thread, if any (and forgets them).
+pub fn take_figures() -> Option<PerfFigures> {
+    LAST_FIGURES.with(|f| f.borrow_mut().take())
+}
+
+fn record_figures(f: PerfFigures) {
+    LAST_FIGURES.with(|slot| *slot.borrow_mut() = Some(f));
+}
+
 /// Passes when `faster` beats `baseline` by at least `min_speedup`; the message
 /// says by how much either way, so a student sees how far off they are.
 pub fn require_speedup(
@@ -82,6 +118,15 @@ pub fn require_speedup(
     min_speedup: f64,
 ) -> Result<String> {
     let speedup = baseline.median_ms() / faster.median_ms();
+    record_figures(PerfFigures {
+        kind: "speedup".into(),
+        value: speedup,
+        threshold: min_speedup,
+        student: faster.median_ms(),
+        baseline: baseline.median_ms(),
+        unit: "ms".into(),
+        baseline_name: baseline_name.into(),
+    });
     let line = format!(
         "{what}: {:.3} ms vs {baseline_name} {:.3} ms = {speedup:.2}x (needs >= {min_speedup:.2}x)",
         faster.median_ms(),
@@ -103,6 +148,15 @@ pub fn require_share(
     min_share: f64,
 ) -> Result<String> {
     let share = achieved_gbps / reference_gbps;
+    record_figures(PerfFigures {
+        kind: "share".into(),
+        value: share,
+        threshold: min_share,
+        student: achieved_gbps,
+        baseline: reference_gbps,
+        unit: "GB/s".into(),
+        baseline_name: reference_name.into(),
+    });
     let line = format!(
         "{what}: {achieved_gbps:.0} GB/s = {:.0}% of {reference_name} ({reference_gbps:.0} GB/s); needs >= {:.0}%",
         share * 100.0,
@@ -131,5 +185,8 @@ mod tests {
         assert!(err.contains("5.00x") && err.contains(">= 6.00x"), "{err}");
         assert!(require_share("k", 50.0, "copy", 100.0, 0.4).is_ok());
         assert!(require_share("k", 30.0, "copy", 100.0, 0.4).is_err());
+        let f = take_figures().expect("the last verdict's figures");
+        assert_eq!((f.kind.as_str(), f.value, f.threshold), ("share", 0.3, 0.4));
+        assert_eq!(take_figures(), None, "taken once");
     }
 }
