@@ -349,6 +349,7 @@ fn make_trial(
                 let ctx = Ctx { check_name: &name, env: &env, build };
                 discard_profiles(&env);
                 kit::perf::take_figures();
+                kit::check::take_mismatches();
                 kit::digest::set_current_check(&name);
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
                     .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))
@@ -359,6 +360,7 @@ fn make_trial(
             duration_ms: start.elapsed().as_secs_f64() * 1e3,
             profile,
             perf: kit::perf::take_figures(),
+            mismatches: kit::check::take_mismatches(),
             ..TestReport::new(name.clone(), check.kind, Status::Pass)
         };
         let result = match outcome {

@@ -109,6 +109,9 @@ pub struct TestReport {
     /// For a timed check: the measured ratio, its threshold and the two kernels' figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub perf: Option<kit::perf::PerfFigures>,
+    /// For a wrong output: where the wrong elements lie (binned), for the report's pictures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mismatches: Option<kit::check::Mismatches>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -136,6 +139,7 @@ impl TestReport {
             duration_ms: 0.0,
             profile: Vec::new(),
             perf: None,
+            mismatches: None,
         }
     }
 }

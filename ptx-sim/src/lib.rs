@@ -35,7 +35,7 @@ pub use ir::ParamInfo;
 pub use memory::{GLOBAL_BASE, GUARD_GAP};
 pub use printf::{PrintfOutput, PRINTF_CAP};
 pub use race::{Race, RaceKind, MAX_RACES};
-pub use stats::{AccessKind, InstrStats, Stats};
+pub use stats::{AccessKind, InstrStats, Stats, WarpAccess};
 
 /// Simulator limits and switches.
 #[derive(Debug, Clone, PartialEq, Eq)]

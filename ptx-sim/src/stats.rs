@@ -59,6 +59,17 @@ pub struct InstrStats {
     pub max_ways: u32,
     /// Branches: executions where the warp diverged.
     pub divergent: u64,
+    /// Global load/store: the addresses of the first warp that executed it,
+    /// kept so a report can draw which 32-byte sectors one warp touches.
+    pub first_warp: Option<WarpAccess>,
+}
+
+/// One warp's addresses for one global access: `None` for inactive lanes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarpAccess {
+    pub lanes: Vec<Option<u64>>,
+    /// Bytes each lane reads or writes.
+    pub bytes: u32,
 }
 
 impl InstrStats {
@@ -264,6 +275,7 @@ impl Collector {
                 bank_conflicts: 0,
                 max_ways: 0,
                 divergent: 0,
+                first_warp: None,
             }
         })
     }

@@ -119,6 +119,8 @@ pub fn verify(
         (0..total).filter(|&i| bad(i)).fold((0, None), |(c, f), i| (c + 1, f.or(Some(i))))
     };
 
+    let bad = |i: usize| !got[i].is_finite() || (got[i] as f64 - expected[i]).abs() > element_bound(s.k, abs[i]);
+    kit::check::record_matrix("P", s.m, s.n, (0..total).filter(|&i| bad(i)).map(&at));
     let (unwritten, i) = first(&|i| is_poison(&got[i]));
     if let Some(i) = i {
         let (r, c) = at(i);

@@ -70,6 +70,7 @@ pub fn compare(enc: &Encoding, width: usize, height: usize, out: &[f32]) -> Resu
     let expected = |k: usize| enc.value((k % height) * width + k / height);
     let wrong: Vec<usize> = (0..n).filter(|&k| out[k].to_bits() != expected(k).to_bits()).collect();
     let Some(&k) = wrong.first() else { return Ok(()) };
+    kit::check::record_matrix("out", width, height, wrong.iter().map(|&k| (k / height, k % height)));
     let unwritten = wrong.iter().filter(|&&k| is_poison(&out[k])).count();
     let at = |i: usize| format!("in({}, {})", i / width, i % width);
     let got = match enc.source(out[k]) {

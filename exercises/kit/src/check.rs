@@ -1,6 +1,7 @@
 //! Comparisons that explain themselves: which element, what was expected, what
 //! came back, how many are wrong, and whether they were never written at all.
 
+use std::cell::RefCell;
 use std::fmt::Debug;
 
 use anyhow::{bail, Result};
@@ -49,6 +50,13 @@ fn compare<E, A: Pod + Debug>(
         }
     }
     let Some(i) = first else { return Ok(()) };
+    record(Mismatches::vector(
+        what,
+        expected.len(),
+        (0..expected.len()).filter(|&j| !ok(&expected[j], &actual[j])),
+        (0..expected.len()).filter(|&j| is_poison(&actual[j])),
+        (0..expected.len()).filter(|&j| bytemuck::bytes_of(&actual[j]).iter().any(|&b| b != 0) && ok(&expected[j], &actual[j])),
+    ));
     let got = if is_poison(&actual[i]) { "nothing (never written)".to_string() } else { format!("{:?}", actual[i]) };
     let mut msg = format!(
         "`{what}`: {wrong} of {} element(s) wrong; first at index {i}: expected {}, got {got}",
@@ -61,6 +69,105 @@ fn compare<E, A: Pod + Debug>(
         msg += &format!(". {unwritten} of the wrong elements were never written (are some threads or blocks missing?)");
     }
     bail!(msg)
+}
+
+/// Where the wrong elements of the first failed comparison of a check lie, for
+/// the report's pictures (a heat map for matrices, a strip for vectors). Counts
+/// are binned, so the record stays small for any size.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Mismatches {
+    /// The output's name, as in the message.
+    pub what: String,
+    /// `vector` or `matrix`.
+    pub layout: String,
+    pub rows: usize,
+    pub cols: usize,
+    pub wrong: usize,
+    /// Wrong elements that still hold the poison (never written).
+    pub unwritten: usize,
+    /// `bin_rows` x `bin_cols` counts of wrong elements, row-major.
+    pub bin_rows: usize,
+    pub bin_cols: usize,
+    pub bins: Vec<u32>,
+    /// The first wrong indices (row-major), at most [`MAX_MARKS`].
+    pub marks: Vec<usize>,
+    /// For a sparse vector (DNA match flags): the first indices where a nonzero
+    /// value was expected and came back right, at most [`MAX_MARKS`].
+    #[serde(default)]
+    pub right_marks: Vec<usize>,
+}
+
+pub const MAX_MARKS: usize = 512;
+const VECTOR_BINS: usize = 256;
+const MATRIX_BINS: usize = 48;
+
+impl Mismatches {
+    fn vector(
+        what: &str,
+        len: usize,
+        wrong: impl Iterator<Item = usize>,
+        unwritten: impl Iterator<Item = usize>,
+        right_nonzero: impl Iterator<Item = usize>,
+    ) -> Self {
+        let mut m = Self::binned(what, "vector", 1, len, wrong.map(|i| (0, i)));
+        m.unwritten = unwritten.count();
+        m.right_marks = right_nonzero.take(MAX_MARKS).collect();
+        m
+    }
+
+    fn binned(what: &str, layout: &str, rows: usize, cols: usize, wrong: impl Iterator<Item = (usize, usize)>) -> Self {
+        let bin_rows = rows.clamp(1, MATRIX_BINS);
+        let bin_cols = cols.clamp(1, if rows == 1 { VECTOR_BINS } else { MATRIX_BINS });
+        let mut m = Self {
+            what: what.into(),
+            layout: layout.into(),
+            rows,
+            cols,
+            wrong: 0,
+            unwritten: 0,
+            bin_rows,
+            bin_cols,
+            bins: vec![0; bin_rows * bin_cols],
+            marks: Vec::new(),
+            right_marks: Vec::new(),
+        };
+        for (r, c) in wrong {
+            m.wrong += 1;
+            let (br, bc) = (r * bin_rows / rows.max(1), c * bin_cols / cols.max(1));
+            m.bins[br.min(bin_rows - 1) * bin_cols + bc.min(bin_cols - 1)] += 1;
+            if m.marks.len() < MAX_MARKS {
+                m.marks.push(r * cols + c);
+            }
+        }
+        m
+    }
+}
+
+thread_local! {
+    /// The first failed comparison of the running check; the grader takes it after each check.
+    static MISMATCHES: RefCell<Option<Mismatches>> = const { RefCell::new(None) };
+}
+
+/// The positions recorded by the first failed comparison on this thread since
+/// the last call, if any (and forgets them).
+pub fn take_mismatches() -> Option<Mismatches> {
+    MISMATCHES.with(|m| m.borrow_mut().take())
+}
+
+/// Keeps the first record: a check that compares several outputs fails on the first.
+fn record(m: Mismatches) {
+    MISMATCHES.with(|slot| {
+        slot.borrow_mut().get_or_insert(m);
+    });
+}
+
+/// Records where a `rows` x `cols` matrix is wrong, for checks with their own
+/// comparison (matrix products, transposes). Records nothing when `wrong` is empty.
+pub fn record_matrix(what: &str, rows: usize, cols: usize, wrong: impl Iterator<Item = (usize, usize)>) {
+    let m = Mismatches::binned(what, "matrix", rows, cols, wrong);
+    if m.wrong > 0 {
+        record(m);
+    }
 }
 
 /// One integer result.
@@ -109,6 +216,27 @@ mod tests {
         assert!(err.contains("index 1: expected 2, got 7"), "{err}");
         assert!(err.contains("1 of the wrong elements were never written"), "{err}");
         assert!(exact("out", &[1u32, 2], &[1, 2]).is_ok());
+    }
+
+    #[test]
+    fn mismatches_are_recorded_once_and_binned() {
+        take_mismatches();
+        let expected: Vec<u32> = (0..1000).map(|i| (i % 100 == 0) as u32).collect();
+        let mut got = expected.clone();
+        got[500] = 0;
+        got[999] = 1;
+        assert!(exact("found", &expected, &got).is_err());
+        assert!(exact("second", &[1u32], &[2]).is_err(), "a later failure does not replace the first");
+        let m = take_mismatches().expect("recorded");
+        assert_eq!((m.what.as_str(), m.wrong, m.marks.clone()), ("found", 2, vec![500, 999]));
+        assert_eq!(m.bins.iter().sum::<u32>(), 2);
+        assert_eq!(m.right_marks.len(), 9, "the other expected matches came back right");
+        assert_eq!(take_mismatches(), None);
+        record_matrix("P", 100, 200, [(99, 199), (0, 0)].into_iter());
+        let m = take_mismatches().unwrap();
+        assert_eq!((m.layout.as_str(), m.bin_rows, m.bin_cols, m.bins[m.bins.len() - 1], m.bins[0]), ("matrix", 48, 48, 1, 1));
+        record_matrix("P", 2, 2, std::iter::empty());
+        assert_eq!(take_mismatches(), None, "nothing wrong, nothing recorded");
     }
 
     #[test]

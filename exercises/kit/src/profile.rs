@@ -20,6 +20,26 @@ pub struct MemoryProfile {
     pub divergent_branches: u64,
     pub global_atomics: u64,
     pub shared_atomics: u64,
+    /// One warp's addresses for the global access with the most sectors per
+    /// request: the picture of coalescing a report draws.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warp_sample: Option<WarpSample>,
+}
+
+/// The addresses one warp gave one global load or store.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WarpSample {
+    /// `ld.global.f32`, say.
+    pub instruction: String,
+    /// `kernel.cu:12` when the PTX has line info.
+    pub source: Option<String>,
+    pub store: bool,
+    /// Bytes per lane.
+    pub bytes: u32,
+    /// One entry per lane; `None` for an inactive lane.
+    pub addresses: Vec<Option<u64>>,
+    /// This instruction's average over the whole launch.
+    pub sectors_per_request: f64,
 }
 
 impl MemoryProfile {
@@ -35,6 +55,12 @@ impl MemoryProfile {
         self.divergent_branches += o.divergent_branches;
         self.global_atomics += o.global_atomics;
         self.shared_atomics += o.shared_atomics;
+        let worse = |a: &WarpSample, b: &WarpSample| b.sectors_per_request > a.sectors_per_request;
+        match (&self.warp_sample, &o.warp_sample) {
+            (None, Some(b)) => self.warp_sample = Some(b.clone()),
+            (Some(a), Some(b)) if worse(a, b) => self.warp_sample = Some(b.clone()),
+            _ => {}
+        }
     }
 
     /// One line for the report, in the terms of the coalescing slides: a warp

@@ -348,6 +348,12 @@ impl Exec<'_> {
             }
         }
         let row = st.row(self.k, pc);
+        if row.first_warp.is_none() && gmask != 0 && !atomic {
+            row.first_warp = Some(crate::stats::WarpAccess {
+                lanes: (0..32).map(|l| (gmask >> l & 1 == 1).then(|| addrs[l])).collect(),
+                bytes: len as u32,
+            });
+        }
         row.executions += 1;
         row.thread_accesses += m.count_ones() as u64;
         row.sectors += sectors;

@@ -142,6 +142,7 @@ impl Backend for SimBackend {
             divergent_branches: s.divergent_branches,
             global_atomics: s.global_atomics,
             shared_atomics: s.shared_atomics,
+            warp_sample: worst_global_access(s),
         });
         if let Some(r) = report.races.first() {
             // NVRTC's line info makes the student's path absolute from the current folder; show it as given.
@@ -175,4 +176,26 @@ impl Backend for SimBackend {
     fn take_profiles(&self) -> Vec<MemoryProfile> {
         std::mem::take(&mut *self.profiles.lock().unwrap())
     }
+}
+
+/// The global load or store with the most sectors per request, with the
+/// addresses of the first warp that ran it (ties go to the first in the code).
+fn worst_global_access(s: &ptx_sim::Stats) -> Option<crate::profile::WarpSample> {
+    use ptx_sim::AccessKind::{GenericLoad, GenericStore, GlobalLoad, GlobalStore};
+    let mut best: Option<&ptx_sim::InstrStats> = None;
+    for r in s.per_instruction.iter().filter(|r| matches!(r.kind, GlobalLoad | GlobalStore | GenericLoad | GenericStore)) {
+        if r.first_warp.is_some() && best.is_none_or(|b| r.sectors_per_request() > b.sectors_per_request()) {
+            best = Some(r);
+        }
+    }
+    let r = best?;
+    let w = r.first_warp.as_ref()?;
+    Some(crate::profile::WarpSample {
+        instruction: r.instruction.clone(),
+        source: r.source.clone(),
+        store: matches!(r.kind, GlobalStore | GenericStore),
+        bytes: w.bytes,
+        addresses: w.lanes.clone(),
+        sectors_per_request: r.sectors_per_request(),
+    })
 }
