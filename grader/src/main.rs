@@ -9,9 +9,10 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use grader::batch::{self, gradebook, student::StudentReport, submission::Shard};
+use clap::ValueEnum as _;
 use grader::grade::{self, BackendChoice};
 use grader::report::GradeReport;
-use grader::{classroom, gradescope, registry, template};
+use grader::{classroom, gradescope, registry, student, template};
 
 #[derive(Parser)]
 #[command(
@@ -89,6 +90,9 @@ enum Format {
     Classroom,
     /// Gradescope's results.json.
     Gradescope,
+    /// The score table and first failures as Markdown, appended to
+    /// $GITHUB_STEP_SUMMARY when set (printed otherwise).
+    Summary,
 }
 
 #[derive(Subcommand)]
@@ -117,6 +121,52 @@ enum Command {
         /// As for the grading run (default: results.json in the current folder).
         #[arg(long)]
         results: Option<PathBuf>,
+        /// Also write the HTML report with pictures here (e.g. for a CI artifact).
+        #[arg(long)]
+        html: Option<PathBuf>,
+    },
+    /// Every exercise and part with its last result (also what `grader` alone shows).
+    Status {
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+    /// Re-grade an exercise whenever one of its .cu files is saved (q quits, h hints).
+    Watch {
+        /// The exercise graded at the start (default: wait for a save).
+        exercise: Option<String>,
+        #[arg(long)]
+        root: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+        backend: BackendChoice,
+    },
+    /// The next hint for the first failing check of an exercise (or of one part).
+    Hint {
+        exercise: String,
+        part: Option<String>,
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+    /// Experiments from the notes, drawn in the report: `coalescing`.
+    Lab {
+        #[arg(value_enum)]
+        lab: Lab,
+        /// Where the lab's CSV, JSON and report.html go (default: <root>/target/grades).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        root: Option<PathBuf>,
+        /// Seconds one kernel may run before it is declared stuck.
+        #[arg(long, default_value_t = 10.0)]
+        timeout: f64,
+    },
+    /// Rewrite grader/data/baseline-profiles.json: the reference kernels' memory
+    /// profiles on the simulator, which the HTML report draws students' figures against.
+    #[command(hide = true)]
+    BaselineProfiles {
+        #[arg(long)]
+        root: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
     /// Write the students' template repository (no reference solutions) into DIR.
     ExportTemplate {
@@ -142,6 +192,12 @@ enum Command {
         #[arg(long)]
         root: Option<PathBuf>,
     },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Lab {
+    /// Bandwidth and sectors per request over offsets 0-32 and strides 1-32 (notes, seed 000).
+    Coalescing,
 }
 
 #[derive(clap::Args)]
@@ -191,6 +247,9 @@ fn real_main() -> Result<ExitCode> {
     if let Some(command) = cli.command {
         return run_command(command);
     }
+    if cli.exercises.is_empty() {
+        return run_command(Command::Status { root: cli.root });
+    }
     let mut exercises = registry::select(&cli.exercises)?;
     if let Some(part) = &cli.part {
         registry::keep_part(&mut exercises, part)?;
@@ -233,6 +292,7 @@ fn real_main() -> Result<ExitCode> {
     });
     report.write(&json)?;
     println!("  scores written to {}", json.display());
+    write_html(&report, &root, &grader::html::default_path(&root));
     println!("  seed {seed}: `--seed {seed}` reruns with the same inputs");
     let results = cli.results.unwrap_or_else(|| root.join("target").join("grades").join("results.json"));
     write_format(&report, cli.format, cli.github_output, &results)?;
@@ -252,9 +312,74 @@ fn run_command(command: Command) -> Result<ExitCode> {
                 out.join(gradebook::CSV_NAME).display()
             );
         }
-        Command::Report { json, format, github_output, results } => {
+        Command::Report { json, format, github_output, results, html } => {
             let report = read_grades(&json)?;
             write_format(&report, format, github_output, &results.unwrap_or_else(|| PathBuf::from("results.json")))?;
+            if let Some(path) = html {
+                write_html(&report, &PathBuf::from(&report.source_root), &path);
+            }
+        }
+        Command::Status { root } => {
+            let root = root.map_or_else(default_root, Ok)?;
+            let results = grader::student::status::last_results(&root.join("target").join("grades"));
+            print!("{}", grader::student::status::render(student::exercises(), &results, &root));
+        }
+        Command::Watch { exercise, root, backend } => {
+            let root = root.map_or_else(default_root, Ok)?;
+            let first = exercise.map(|e| registry::select(&[e])).transpose()?;
+            let first = first.and_then(|v| v.first().and_then(|e| student::exercises().iter().find(|a| a.id == e.id)));
+            let backend = backend.to_possible_value().expect("named").get_name().to_string();
+            grader::student::watch::run(grader::student::watch::Options {
+                root,
+                first,
+                exe: std::env::current_exe().context("finding the grader's own binary")?,
+                grade_args: vec!["--backend".into(), backend],
+            })?;
+        }
+        Command::Hint { exercise, part, root } => {
+            let root = root.map_or_else(default_root, Ok)?;
+            let ex = registry::select(&[exercise])?;
+            let ex = student::exercises().iter().find(|a| a.id == ex[0].id).expect("selected from all");
+            print!("{}", grader::student::hint::next_hint(&root, ex, part.as_deref())?);
+        }
+        Command::Lab { lab: Lab::Coalescing, out, root, timeout } => {
+            use grader::lab::coalescing;
+            let root = root.map_or_else(default_root, Ok)?;
+            let out = out.unwrap_or_else(|| root.join("target").join("grades"));
+            let lab = coalescing::run(Duration::from_secs_f64(timeout), &|m| println!("{m}"))?;
+            grader::atomic::write(&out.join("lab-coalescing.csv"), lab.csv().as_bytes())?;
+            grader::atomic::write_json(&out.join("lab-coalescing.json"), &lab)?;
+            let default_json = coalescing::default_json(&root);
+            if out.join("lab-coalescing.json") != default_json {
+                grader::atomic::write_json(&default_json, &lab)?;
+            }
+            print!("{}", lab.csv());
+            let latest = grader::student::status::latest_report(&root.join("target").join("grades"));
+            let report = latest.unwrap_or_else(|| {
+                let env = grader::report::Environment { backend: "lab".into(), ..Default::default() };
+                GradeReport::new(0, &root, "exercises", env)
+            });
+            let mut extras = grader::html::Extras::gather(&report, &root);
+            extras.lab = Some(lab);
+            let path = out.join("report.html");
+            grader::html::write(&report, &extras, &path)?;
+            println!("lab written to {} and {}", out.join("lab-coalescing.csv").display(), path.display());
+        }
+        Command::BaselineProfiles { root, seed } => {
+            let root = root.map_or_else(default_root, Ok)?;
+            let tmp = tempfile::tempdir()?;
+            let json = tmp.path().join("reference.json");
+            let status = std::process::Command::new(std::env::current_exe()?)
+                .args(["all", "--reference", "--backend", "sim", "--seed", &seed.to_string(), "--json"])
+                .arg(&json)
+                .arg("--root")
+                .arg(&root)
+                .status()?;
+            anyhow::ensure!(json.exists(), "grading the reference failed ({status})");
+            let profiles = grader::html::baseline::BaselineProfiles::from_report(&read_grades(&json)?);
+            let path = root.join("grader").join("data").join("baseline-profiles.json");
+            grader::atomic::write_json(&path, &profiles)?;
+            println!("{} tests' profiles written to {}", profiles.tests.len(), path.display());
         }
         Command::ExportTemplate { dir, exercises, root } => {
             let exercises = registry::select(&exercises)?;
@@ -348,8 +473,29 @@ fn write_format(
             gradescope::write(report, results)?;
             println!("Gradescope results written to {}", results.display());
         }
+        Format::Summary => {
+            let md = grader::job_summary::markdown(report);
+            match std::env::var_os("GITHUB_STEP_SUMMARY").map(PathBuf::from) {
+                Some(path) => {
+                    use std::io::Write as _;
+                    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
+                    f.write_all(md.as_bytes())?;
+                    println!("job summary appended to {}", path.display());
+                }
+                None => print!("{md}"),
+            }
+        }
     }
     Ok(())
+}
+
+/// Writes the HTML report; a failure to draw never fails the grading.
+fn write_html(report: &GradeReport, root: &std::path::Path, path: &std::path::Path) {
+    let extras = grader::html::Extras::gather(report, root);
+    match grader::html::write(report, &extras, path) {
+        Ok(()) => println!("  report with pictures: file://{}", path.canonicalize().unwrap_or(path.to_path_buf()).display()),
+        Err(e) => println!("  (the HTML report could not be written: {e:#})"),
+    }
 }
 
 /// The current folder when it holds the exercises (a student's checkout, or the

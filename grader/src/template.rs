@@ -165,6 +165,20 @@ jobs:
           "$RUNNER_TEMP/grader" batch class --out "$RUNNER_TEMP/grades" --exercises "$EXERCISES" --backend cuda
           "$RUNNER_TEMP/grader" report "$RUNNER_TEMP/grades/submissions/submission.json" \
             --format classroom --github-output "$GITHUB_OUTPUT"
+      - name: Job summary and HTML report
+        if: ${{ !cancelled() }}
+        # The score table and each part's first failure on the run's page, and
+        # the report with pictures as an artifact (docs/classroom.md).
+        run: |
+          "$RUNNER_TEMP/grader" report "$RUNNER_TEMP/grades/submissions/submission.json" \
+            --format summary --html "$RUNNER_TEMP/report/report.html"
+      - name: Upload the HTML report
+        if: ${{ !cancelled() }}
+        uses: actions/upload-artifact@v4
+        with:
+          name: cuda-lab-report
+          path: ${{ runner.temp }}/report/report.html
+          if-no-files-found: warn
       - name: Report to GitHub Classroom
         if: ${{ !cancelled() }}
         uses: classroom-resources/autograding-grading-reporter@v1

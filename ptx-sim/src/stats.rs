@@ -72,6 +72,12 @@ pub struct WarpAccess {
     pub bytes: u32,
 }
 
+impl WarpAccess {
+    pub fn active(&self) -> u32 {
+        self.lanes.iter().filter(|a| a.is_some()).count() as u32
+    }
+}
+
 impl InstrStats {
     /// Average sectors per request (global).
     pub fn sectors_per_request(&self) -> f64 {

@@ -20,6 +20,12 @@ pub struct MemoryProfile {
     pub divergent_branches: u64,
     pub global_atomics: u64,
     pub shared_atomics: u64,
+    /// Threads per block and dynamic shared bytes of the largest launch: with the
+    /// kernel's registers and static shared memory they set the occupancy.
+    #[serde(default)]
+    pub block_threads: u32,
+    #[serde(default)]
+    pub dynamic_shared_bytes: u32,
     /// One warp's addresses for the global access with the most sectors per
     /// request: the picture of coalescing a report draws.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,6 +61,8 @@ impl MemoryProfile {
         self.divergent_branches += o.divergent_branches;
         self.global_atomics += o.global_atomics;
         self.shared_atomics += o.shared_atomics;
+        self.block_threads = self.block_threads.max(o.block_threads);
+        self.dynamic_shared_bytes = self.dynamic_shared_bytes.max(o.dynamic_shared_bytes);
         let worse = |a: &WarpSample, b: &WarpSample| b.sectors_per_request > a.sectors_per_request;
         match (&self.warp_sample, &o.warp_sample) {
             (None, Some(b)) => self.warp_sample = Some(b.clone()),

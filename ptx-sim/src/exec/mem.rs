@@ -348,7 +348,8 @@ impl Exec<'_> {
             }
         }
         let row = st.row(self.k, pc);
-        if row.first_warp.is_none() && gmask != 0 && !atomic {
+        // the first warp with the most active lanes: a full warp shows the pattern best
+        if gmask != 0 && !atomic && row.first_warp.as_ref().is_none_or(|w| w.active() < gmask.count_ones()) {
             row.first_warp = Some(crate::stats::WarpAccess {
                 lanes: (0..32).map(|l| (gmask >> l & 1 == 1).then(|| addrs[l])).collect(),
                 bytes: len as u32,

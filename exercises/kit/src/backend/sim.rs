@@ -142,6 +142,8 @@ impl Backend for SimBackend {
             divergent_branches: s.divergent_branches,
             global_atomics: s.global_atomics,
             shared_atomics: s.shared_atomics,
+            block_threads: cfg.threads_per_block(),
+            dynamic_shared_bytes: cfg.shared_bytes,
             warp_sample: worst_global_access(s),
         });
         if let Some(r) = report.races.first() {

@@ -1,0 +1,125 @@
+//! The report's charts drawn from the grades JSON: memory behaviour against the
+//! reference kernel, where a wrong output is wrong, and timed checks as bars.
+
+use kit::check::Mismatches;
+use kit::perf::PerfFigures;
+use kit::profile::MemoryProfile;
+
+use super::svg::{self, Group, REFERENCE, STUDENT, THRESHOLD};
+
+/// A full bar: one sector (or one shared pass) per lane of a warp.
+const WORST: f64 = 32.0;
+
+fn per(a: u64, b: u64) -> Option<f64> {
+    (b > 0).then(|| a as f64 / b as f64)
+}
+
+/// Sectors per request that hold a full warp's words: as many as bytes per lane.
+fn ideal_sectors(p: &MemoryProfile) -> f64 {
+    p.warp_sample.as_ref().map_or(4.0, |w| w.bytes.max(1) as f64)
+}
+
+/// Global sectors per request (loads, stores), shared passes per request and
+/// divergence of the student's kernel against the reference's in the same test.
+pub fn memory(test: &str, p: &MemoryProfile, reference: Option<&MemoryProfile>) -> String {
+    let pair = |f: &dyn Fn(&MemoryProfile) -> Option<f64>| vec![f(p), reference.and_then(f)];
+    let ideal = ideal_sectors(p);
+    let groups = vec![
+        Group {
+            label: "global load sectors/request".into(),
+            values: pair(&|p| per(p.global_load_sectors, p.global_load_requests)),
+            ideal: Some(ideal),
+            full: Some(WORST),
+        },
+        Group {
+            label: "global store sectors/request".into(),
+            values: pair(&|p| per(p.global_store_sectors, p.global_store_requests)),
+            ideal: Some(ideal),
+            full: Some(WORST),
+        },
+        Group {
+            label: "shared passes/request".into(),
+            values: pair(&|p| per(p.shared_wavefronts, p.shared_requests)),
+            ideal: Some(1.0),
+            full: Some(WORST),
+        },
+        Group {
+            label: "divergent branches %".into(),
+            values: pair(&|p| per(p.divergent_branches, p.branches).map(|x| 100.0 * x)),
+            ideal: None,
+            full: Some(100.0),
+        },
+    ];
+    let series = [("your kernel", STUDENT), ("reference", REFERENCE)];
+    let body = svg::grouped_bars(&series, &groups, &|v| svg::short(v));
+    let atomics = if p.global_atomics + p.shared_atomics > 0 {
+        format!("; atomics: {} global, {} shared", p.global_atomics, p.shared_atomics)
+    } else {
+        String::new()
+    };
+    svg::figure(
+        "memory",
+        &format!(
+            "{}: memory behaviour in {test} (dashed: ideal, {ideal:.0} sector(s) when 32 lanes read consecutive \
+             words; 1 shared pass without bank conflicts; a full bar is 32, one per lane, or 100%){atomics}{}",
+            p.kernel,
+            if reference.is_none() { "; no reference figures for this test" } else { "" }
+        ),
+        &body,
+    )
+}
+
+/// The student's time (or throughput) against the yardstick and the threshold.
+pub fn timing(test: &str, f: &PerfFigures) -> String {
+    // The threshold in the same unit: the slowest time (or least throughput) that passes.
+    let (needed, rule) = if f.unit == "ms" {
+        (f.baseline / f.threshold, format!("needs <= {} ms (yardstick / {:.2})", svg::short(f.baseline / f.threshold), f.threshold))
+    } else {
+        (f.baseline * f.threshold, format!("needs >= {} {} ({:.0}% of the yardstick)", svg::short(f.baseline * f.threshold), f.unit, 100.0 * f.threshold))
+    };
+    let groups = vec![Group {
+        label: f.unit.clone(),
+        values: vec![Some(f.student), Some(f.baseline)],
+        ideal: Some(needed),
+        full: None,
+    }];
+    let series = [("your kernel", STUDENT), (f.baseline_name.as_str(), REFERENCE)];
+    let body = svg::grouped_bars(&series, &groups, &|v| format!("{} {}", svg::short(v), f.unit));
+    let body = body.replace(svg::IDEAL, THRESHOLD);
+    svg::figure(
+        "timing",
+        &format!("{test}: {} {} = {:.2} ({}); dashed: the threshold, {rule}", svg::short(f.student), f.unit, f.value, f.kind),
+        &body,
+    )
+}
+
+/// Where the wrong elements are: a heat map for a matrix, a strip for a vector,
+/// marked positions for DNA match flags.
+pub fn mismatches(test: &str, m: &Mismatches, dna: bool) -> String {
+    let unwritten = if m.unwritten > 0 { format!(", {} never written", m.unwritten) } else { String::new() };
+    if m.layout == "matrix" {
+        let body = svg::heat_map(m.bin_rows, m.bin_cols, &m.bins, "row", "column");
+        let bins = if (m.bin_rows, m.bin_cols) != (m.rows, m.cols) {
+            format!("; each cell is a block of about {} x {} elements", m.rows.div_ceil(m.bin_rows), m.cols.div_ceil(m.bin_cols))
+        } else {
+            String::new()
+        };
+        return svg::figure(
+            "mismatch",
+            &format!("{test}: `{}` ({} x {}): {} wrong element(s){unwritten} in red{bins}", m.what, m.rows, m.cols, m.wrong),
+            &body,
+        );
+    }
+    let (marks, right): (&[usize], &[usize]) = if dna { (&m.marks, &m.right_marks) } else { (&[], &[]) };
+    let body = svg::strip(m.cols, &m.bins, marks, right);
+    let legend = if dna {
+        "; red ticks above: positions answered wrongly; green ticks below: matches found correctly"
+    } else {
+        ""
+    };
+    svg::figure(
+        "mismatch",
+        &format!("{test}: `{}` ({} elements): {} wrong{unwritten}, in red along the vector{legend}", m.what, m.cols, m.wrong),
+        &body,
+    )
+}

@@ -1,0 +1,285 @@
+//! `target/grades/report.html`: one self-contained page (inline CSS and SVG, no
+//! script, nothing fetched) with pictures of what each kernel does to memory,
+//! drawn from the grades JSON so it shows whatever the checks recorded.
+
+pub mod charts;
+pub mod baseline;
+pub mod resources;
+pub mod svg;
+pub mod warp;
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use ptx_build::{CompileOptions, Compiler, SourceFile};
+
+use crate::lab::coalescing::CoalescingLab;
+use crate::report::{CompileStatus, GradeReport, PartReport, Status, TestReport};
+use baseline::BaselineProfiles;
+use resources::KernelResources;
+use svg::esc;
+
+/// Where every run writes the page.
+pub fn default_path(root: &Path) -> PathBuf {
+    root.join("target").join("grades").join("report.html")
+}
+
+/// Everything the page shows besides the JSON.
+#[derive(Default)]
+pub struct Extras {
+    pub reference: BaselineProfiles,
+    /// Part file -> its kernels' resources.
+    pub resources: HashMap<String, Vec<KernelResources>>,
+    pub lab: Option<CoalescingLab>,
+}
+
+impl Extras {
+    /// The shipped reference figures, the resources of every compiled part (from
+    /// `root`), and the last coalescing lab under `root`'s grades folder.
+    pub fn gather(report: &GradeReport, root: &Path) -> Self {
+        Self {
+            reference: BaselineProfiles::embedded(),
+            resources: gather_resources(report, root),
+            lab: CoalescingLab::read(&crate::lab::coalescing::default_json(root)).ok(),
+        }
+    }
+}
+
+/// Writes the page for `report` to `path`, atomically.
+pub fn write(report: &GradeReport, extras: &Extras, path: &Path) -> Result<()> {
+    crate::atomic::write(path, render(report, extras).as_bytes())?;
+    Ok(())
+}
+
+pub fn render(report: &GradeReport, extras: &Extras) -> String {
+    let mut h = String::new();
+    let pct = if report.max_score > 0.0 { 100.0 * report.score / report.max_score } else { 0.0 };
+    let env = &report.environment;
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>cuda-lab report: {:.1} / {:.1}</title><style>{CSS}</style></head><body>\n\
+         <h1>cuda-lab report <span class=\"score\">{:.2} / {:.2} ({pct:.0}%)</span></h1>\n\
+         <p class=\"env\">{} passed, {} failed, {} ignored, {} not run · seed {} · {} · {} · {} · {}</p>\n",
+        report.score,
+        report.max_score,
+        report.score,
+        report.max_score,
+        report.counts.passed,
+        report.counts.failed,
+        report.counts.ignored,
+        report.counts.not_run,
+        report.seed,
+        esc(&format!("backend {}", env.backend)),
+        esc(env.gpu.as_deref().unwrap_or("no GPU")),
+        esc(env.compiler.as_deref().unwrap_or("no compiler")),
+        esc(&report.finished_at),
+    );
+    if let Some(note) = &env.note {
+        let _ = write!(h, "<p class=\"note\">{}</p>\n", esc(note));
+    }
+    h += &overview(report);
+    for e in &report.exercises {
+        for p in &e.parts {
+            h += &part_section(&e.id, &e.title, p, report, extras);
+        }
+    }
+    if let Some(lab) = &extras.lab {
+        h += &crate::lab::coalescing::section(lab);
+    }
+    h += "</body></html>\n";
+    h
+}
+
+fn overview(r: &GradeReport) -> String {
+    let mut h = String::from("<table class=\"overview\"><tr><th>exercise</th><th>part</th><th>file</th><th>score</th><th>state</th></tr>\n");
+    for e in &r.exercises {
+        for p in &e.parts {
+            let (state, class) = part_state(p);
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td><a href=\"#{}-{}\">{}</a></td><td><code>{}</code></td><td>{:.2} / {:.2}</td><td class=\"{class}\">{state}</td></tr>\n",
+                esc(&e.id),
+                esc(&e.id),
+                esc(&p.name),
+                esc(&p.name),
+                esc(&p.file),
+                p.score,
+                p.max_score
+            );
+        }
+    }
+    h + "</table>\n"
+}
+
+/// "done", "failing" or "not run", and its CSS class.
+fn part_state(p: &PartReport) -> (&'static str, &'static str) {
+    if p.compile.status == CompileStatus::Error || p.tests.iter().any(|t| t.status == Status::Fail) {
+        ("failing", "bad")
+    } else if p.tests.iter().any(|t| t.status == Status::Pass) {
+        ("done", "good")
+    } else {
+        ("not run", "dim")
+    }
+}
+
+fn part_section(id: &str, title: &str, p: &PartReport, r: &GradeReport, x: &Extras) -> String {
+    let (state, class) = part_state(p);
+    let mut h = format!(
+        "<section id=\"{0}-{1}\"><h2>{0} {1} <span class=\"{class}\">{state}</span> <small>{2} · {3:.2} / {4:.2}</small></h2>\n",
+        esc(id),
+        esc(&p.name),
+        esc(title),
+        p.score,
+        p.max_score
+    );
+    if p.compile.status == CompileStatus::Error {
+        let why = p.compile.message.clone().unwrap_or_default();
+        let _ = write!(h, "<pre class=\"fail\">did not compile: {}</pre>\n", esc(&why));
+        for d in &p.compile.diagnostics {
+            let _ = write!(h, "<pre class=\"diag\">{}</pre>\n", esc(&d.to_string()));
+        }
+    }
+    if let Some(t) = p.tests.iter().find(|t| t.status == Status::Fail) {
+        let _ = write!(
+            h,
+            "<p><b>first failure</b> <code>{}</code></p><pre class=\"fail\">{}</pre>\n",
+            esc(&t.name),
+            esc(t.message.as_deref().unwrap_or(""))
+        );
+    }
+    // Memory: the largest test that ran each kernel (its averages are the steadiest).
+    let mut kernels: Vec<(&TestReport, &kit::profile::MemoryProfile)> = Vec::new();
+    for t in &p.tests {
+        for prof in &t.profile {
+            let size = prof.global_load_requests + prof.global_store_requests + prof.shared_requests;
+            match kernels.iter_mut().find(|(_, k)| k.kernel == prof.kernel) {
+                Some(slot) => {
+                    if size > slot.1.global_load_requests + slot.1.global_store_requests + slot.1.shared_requests {
+                        *slot = (t, prof);
+                    }
+                }
+                None => kernels.push((t, prof)),
+            }
+        }
+    }
+    if !kernels.is_empty() {
+        h += "<h3>What the kernel does to memory</h3>\n<div class=\"row\">";
+        for (t, prof) in &kernels {
+            h += &charts::memory(&t.name, prof, x.reference.kernel(&t.name, &prof.kernel));
+        }
+        h += "</div>\n";
+        let samples: Vec<_> = kernels.iter().filter_map(|(_, k)| k.warp_sample.as_ref().map(|w| (&k.kernel, w))).collect();
+        if !samples.is_empty() {
+            h += "<h3>One warp, one load</h3>\n";
+            for (k, w) in samples {
+                h += &warp::chart(k, w);
+            }
+        }
+    }
+    let wrong: Vec<&TestReport> = p.tests.iter().filter(|t| t.mismatches.is_some()).take(3).collect();
+    if !wrong.is_empty() {
+        h += "<h3>Where the output is wrong</h3>\n";
+        for t in wrong {
+            h += &charts::mismatches(&t.name, t.mismatches.as_ref().unwrap(), id == "ex04");
+        }
+    }
+    let timed: Vec<&TestReport> = p.tests.iter().filter(|t| t.perf.is_some()).collect();
+    if !timed.is_empty() {
+        h += "<h3>Timing</h3>\n";
+        for t in timed {
+            h += &charts::timing(&t.name, t.perf.as_ref().unwrap());
+        }
+    } else if p.tests.iter().any(|t| t.kind == kit::CheckKind::Performance) {
+        let _ = write!(h, "<p class=\"dim\">Timed checks did not run here ({}): no timing bars.</p>\n", esc(&r.environment.backend));
+    }
+    h += &resources_table(p, &kernels, r, x);
+    h + "</section>\n"
+}
+
+fn resources_table(
+    p: &PartReport,
+    kernels: &[(&TestReport, &kit::profile::MemoryProfile)],
+    r: &GradeReport,
+    x: &Extras,
+) -> String {
+    let Some(res) = x.resources.get(&p.file).filter(|v| !v.is_empty()) else { return String::new() };
+    // The simulator reports an old compute capability; its limits would mislead: assume an H100.
+    let cc = r.environment.compute_capability.as_deref().filter(|_| r.environment.backend == "cuda");
+    let limits = resources::limits(cc);
+    let mut rows = String::new();
+    let mut bars = Vec::new();
+    for k in res {
+        let block = kernels.iter().find(|(_, m)| m.kernel == k.kernel).map(|(_, m)| (m.block_threads, m.dynamic_shared_bytes));
+        let (threads, dynamic) = block.unwrap_or((0, 0));
+        let threads_shown = if threads > 0 { threads } else { 256 };
+        let (occ, why) = resources::occupancy(&limits, threads_shown, k.registers, k.static_shared + dynamic as u64);
+        let _ = write!(
+            rows,
+            "<tr><td><code>{}</code></td><td>{}</td><td>{} B{}</td><td>{}{}</td><td>{:.0}%{} (limited by {why})</td><td>{}</td></tr>",
+            esc(&k.kernel),
+            k.registers.map_or("unknown".to_string(), |r| r.to_string()),
+            k.static_shared,
+            if dynamic > 0 { format!(" + {dynamic} B dynamic") } else { String::new() },
+            threads_shown,
+            if threads == 0 { " (assumed)" } else { "" },
+            100.0 * occ,
+            if k.registers.is_none() { " at most" } else { "" },
+            esc(&k.source)
+        );
+        bars.push(svg::Group {
+            label: k.kernel.clone(),
+            values: vec![Some(100.0 * occ)],
+            ideal: None,
+            full: Some(100.0),
+        });
+    }
+    let chart = svg::grouped_bars(&[("occupancy %", svg::REFERENCE)], &bars, &|v| format!("{v:.0}%"));
+    format!(
+        "<h3>Resources and occupancy</h3>\n<table><tr><th>kernel</th><th>registers/thread</th><th>shared/block</th>\
+         <th>threads/block</th><th>occupancy on {}</th><th>from</th></tr>{rows}</table>\n{}",
+        esc(limits.name),
+        svg::figure(
+            "resources",
+            "resident warps per SM over the most an SM holds; registers unknown means ptxas was not found and no GPU reported them",
+            &chart
+        )
+    )
+}
+
+/// Compiles each part again (a cache hit) to read its kernels' resources.
+fn gather_resources(report: &GradeReport, root: &Path) -> HashMap<String, Vec<KernelResources>> {
+    let mut out = HashMap::new();
+    let Ok(compiler) = Compiler::from_env() else { return out };
+    let compiler = compiler.with_cache_dir(root.join("target").join("ptx-cache"));
+    let cc = report.environment.compute_capability.clone();
+    let arch = cc
+        .as_deref()
+        .and_then(|c| c.split_once('.'))
+        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+        .unwrap_or(CompileOptions::default().arch);
+    let opts = CompileOptions { arch, line_info: report.environment.backend == "sim", ..CompileOptions::default() };
+    let base = PathBuf::from(&report.source_root);
+    let tmp = root.join("target").join("grades");
+    for p in report.exercises.iter().flat_map(|e| &e.parts) {
+        if p.compile.status != CompileStatus::Ok {
+            continue;
+        }
+        let Ok(src) = SourceFile::read(&base.join(&p.file), p.file.clone()) else { continue };
+        let Ok(ptx) = compiler.compile(&src, &opts) else { continue };
+        let res = resources::from_ptxas(&ptx.text, cc.as_deref(), &tmp).unwrap_or_else(|| resources::from_ptx(&ptx.text));
+        out.insert(p.file.clone(), res);
+    }
+    out
+}
+
+const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:980px;color:#222;background:#fff}\
+h1 .score{font-weight:normal;color:#555}h2{border-top:1px solid #ddd;padding-top:14px}h2 small{font-weight:normal;color:#777}\
+.good{color:#2e7d32}.bad{color:#c62828}.dim{color:#888}.env{color:#555}.note{background:#fff8e1;padding:6px 10px}\
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}\
+pre{white-space:pre-wrap;background:#f7f7f7;padding:8px;border-left:3px solid #ccc}pre.fail{border-left-color:#c62828}\
+figure.chart{margin:10px 0;overflow-x:auto}figcaption{color:#555;font-size:13px}\
+svg text.lbl{font:12px sans-serif;fill:#333}svg text.val{font:11px sans-serif;fill:#444}";

@@ -1,0 +1,100 @@
+//! The Markdown a GitHub Actions job writes to `$GITHUB_STEP_SUMMARY`: the score
+//! table and the first failure of each part, so a student sees them on the
+//! run's page without opening the log.
+
+use std::fmt::Write as _;
+
+use crate::report::{CompileStatus, GradeReport, Status};
+
+pub fn markdown(r: &GradeReport) -> String {
+    let pct = if r.max_score > 0.0 { 100.0 * r.score / r.max_score } else { 0.0 };
+    let mut s = format!("## cuda-lab: {:.2} / {:.2} ({pct:.0}%)\n\n", r.score, r.max_score);
+    let _ = writeln!(
+        s,
+        "{} passed, {} failed, {} ignored, {} not run · seed `{}` · {}\n",
+        r.counts.passed,
+        r.counts.failed,
+        r.counts.ignored,
+        r.counts.not_run,
+        r.seed,
+        r.environment.gpu.as_deref().unwrap_or(&r.environment.backend)
+    );
+    s += "| exercise | part | score | first failure |\n| --- | --- | ---: | --- |\n";
+    for e in &r.exercises {
+        for p in &e.parts {
+            let failure = if p.compile.status == CompileStatus::Error {
+                format!("did not compile: {}", p.compile.message.as_deref().unwrap_or(""))
+            } else {
+                match p.tests.iter().find(|t| t.status == Status::Fail) {
+                    Some(t) => format!(
+                        "`{}`: {}",
+                        t.name,
+                        t.message.as_deref().unwrap_or("").lines().next().unwrap_or("")
+                    ),
+                    None if p.tests.iter().any(|t| t.status == Status::Pass) => "✓".into(),
+                    None => "not run".into(),
+                }
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {:.2} / {:.2} | {} |",
+                e.id,
+                p.name,
+                p.score,
+                p.max_score,
+                cell(&failure)
+            );
+        }
+    }
+    if let Some(note) = &r.environment.note {
+        let _ = writeln!(s, "\n> {}", cell(note));
+    }
+    s += "\nThe report with pictures (report.html) is attached to this run as an artifact.\n";
+    s
+}
+
+/// Text safe inside a Markdown table cell.
+fn cell(s: &str) -> String {
+    let s: String = s.replace('|', "\\|").replace(['\n', '\r'], " ");
+    if s.chars().count() > 300 {
+        format!("{}…", s.chars().take(300).collect::<String>())
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{CompileReport, Environment, ExerciseReport, PartReport, TestReport};
+    use kit::CheckKind;
+
+    #[test]
+    fn table_names_each_part_and_its_first_failure() {
+        let mut r = GradeReport::new(7, std::path::Path::new("."), "exercises", Environment::default());
+        let mut failing = TestReport::new("ex01::shared::correct::n=100".into(), CheckKind::Correctness, Status::Fail);
+        failing.message = Some("`hits`: expected 3 | got 4\nmore".into());
+        let part = |name: &str, tests| PartReport {
+            name: name.into(),
+            file: format!("exercises/ex01-pi/kernels/pi_{name}.cu"),
+            sha256: None,
+            score: 0.0,
+            max_score: 0.0,
+            compile: CompileReport { status: CompileStatus::Ok, diagnostics: vec![], message: None, from_cache: false },
+            tests,
+        };
+        let passing = TestReport::new("ex01::global::correct::n=100".into(), CheckKind::Correctness, Status::Pass);
+        r.exercises.push(ExerciseReport {
+            id: "ex01".into(),
+            title: "pi".into(),
+            score: 0.0,
+            max_score: 0.0,
+            parts: vec![part("global", vec![passing]), part("shared", vec![failing])],
+        });
+        r.total_up();
+        let md = markdown(&r);
+        assert!(md.contains("| ex01 | global | 0.00 / 0.00 | ✓ |"), "{md}");
+        assert!(md.contains("`ex01::shared::correct::n=100`: `hits`: expected 3 \\| got 4 |"), "{md}");
+        assert!(!md.contains("more"), "only the first line of the message: {md}");
+    }
+}
