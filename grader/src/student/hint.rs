@@ -77,15 +77,15 @@ pub fn next_hint(root: &Path, e: &Exercise, part: Option<&str>) -> Result<String
         anyhow::ensure!(e.parts.iter().any(|p| p.name == want), "{} has no part `{want}`", e.id);
     }
     if candidates.is_empty() {
-        return Ok(format!("No result for {} yet: run `grader {}` first, then ask again.", e.id, e.id));
+        return Ok(format!("No result for {} yet: run `grader {}` first, then ask again.\n", e.id, e.id));
     }
     candidates.retain(|r| r.first_failure().is_some() || r.part.compile.status == crate::report::CompileStatus::Error);
     let Some(failing) = candidates.first() else {
-        return Ok(format!("Nothing fails in {} at the last run: no hint needed.", e.id));
+        return Ok(format!("Nothing fails in {} at the last run: no hint needed.\n", e.id));
     };
     let Some(test) = failing.first_failure() else {
         return Ok(format!(
-            "{} {} did not compile: the compiler's message points at the line.\n{}",
+            "{} {} did not compile: the compiler's message points at the line.\n{}\n",
             e.id,
             failing.part.name,
             failing.part.compile.message.as_deref().unwrap_or("")
@@ -93,13 +93,23 @@ pub fn next_hint(root: &Path, e: &Exercise, part: Option<&str>) -> Result<String
     };
     let file = HintFile::read(&hints_path(root, e))?;
     let Some(hint) = file.find(&test.name) else {
-        return Ok(format!("No hint is written for {} yet. Its message:\n{}", test.name, test.message.as_deref().unwrap_or("")));
+        return Ok(format!(
+            "No hint is written for {} yet. Its message:\n{}\n",
+            test.name,
+            test.message.as_deref().unwrap_or("")
+        ));
     };
     let mut levels: Levels = std::fs::read(levels_path(&grades))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
-    let shown = levels.shown.entry(test.name.clone()).or_insert(0);
+    // Levels belong to the hint (one per check, or per kind of check in a part),
+    // so a failure that moves to another size keeps its level.
+    let mut key = test.name.splitn(4, "::").take(3).collect::<Vec<_>>().join("::");
+    if let Some(name) = &hint.name {
+        key += &format!("::{name}");
+    }
+    let shown = levels.shown.entry(key).or_insert(0);
     let level = (*shown).min(hint.levels.len().saturating_sub(1));
     *shown = (level + 1).min(hint.levels.len());
     crate::atomic::write_json(&levels_path(&grades), &levels)?;

@@ -3,6 +3,7 @@
 //! `h` shows the next hint. Each grading runs in a child grader process, so a
 //! stuck compile or a crash never takes the watcher down.
 
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -69,14 +70,24 @@ pub fn run(opts: Options) -> Result<()> {
             watched.display()
         )),
     }
+    // What each exercise's files held when last graded: editors touch files
+    // without changing them, and a save that changes nothing is not re-graded.
+    let mut graded: HashMap<&'static str, Vec<u8>> = HashMap::new();
+    if let Some(ex) = opts.first {
+        graded.insert(ex.id, contents(&opts.root, ex));
+    }
     while let Ok(ev) = rx.recv() {
         match ev {
             Event::Quit => break,
             Event::Saved(ex) => {
+                let now = contents(&opts.root, ex);
+                if graded.get(ex.id) == Some(&now) {
+                    continue;
+                }
                 current = Some(ex);
-                // Saves that arrived while grading are one more grading, not many.
-                while let Ok(Event::Saved(_)) = rx.try_recv() {}
+                screen.show(&format!("{} — grading…\n", ex.id));
                 screen.show(&grade(&opts, ex));
+                graded.insert(ex.id, now);
             }
             Event::Hint => {
                 let text = match current {
@@ -92,6 +103,12 @@ pub fn run(opts: Options) -> Result<()> {
     }
     println!();
     Ok(())
+}
+
+/// The bytes of every file the exercise grades, in order.
+fn contents(root: &Path, ex: &Exercise) -> Vec<u8> {
+    let dir = root.join("exercises").join(ex.folder_name());
+    ex.parts.iter().flat_map(|p| std::fs::read(dir.join(p.file)).unwrap_or_default()).collect()
 }
 
 /// The exercise a saved `.cu` file belongs to.
