@@ -26,24 +26,14 @@ pub fn markdown(r: &GradeReport) -> String {
                 format!("did not compile: {}", p.compile.message.as_deref().unwrap_or(""))
             } else {
                 match p.tests.iter().find(|t| t.status == Status::Fail) {
-                    Some(t) => format!(
-                        "`{}`: {}",
-                        t.name,
-                        t.message.as_deref().unwrap_or("").lines().next().unwrap_or("")
-                    ),
+                    Some(t) => {
+                        format!("`{}`: {}", t.name, t.message.as_deref().unwrap_or("").lines().next().unwrap_or(""))
+                    }
                     None if p.tests.iter().any(|t| t.status == Status::Pass) => "✓".into(),
                     None => "not run".into(),
                 }
             };
-            let _ = writeln!(
-                s,
-                "| {} | {} | {:.2} / {:.2} | {} |",
-                e.id,
-                p.name,
-                p.score,
-                p.max_score,
-                cell(&failure)
-            );
+            let _ = writeln!(s, "| {} | {} | {:.2} / {:.2} | {} |", e.id, p.name, p.score, p.max_score, cell(&failure));
         }
     }
     if let Some(note) = &r.environment.note {

@@ -8,8 +8,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
-use grader::batch::{self, gradebook, student::StudentReport, submission::Shard};
 use clap::ValueEnum as _;
+use grader::batch::{self, gradebook, student::StudentReport, submission::Shard};
 use grader::grade::{self, BackendChoice};
 use grader::report::GradeReport;
 use grader::{classroom, gradescope, registry, student, template};
@@ -493,7 +493,9 @@ fn write_format(
 fn write_html(report: &GradeReport, root: &std::path::Path, path: &std::path::Path) {
     let extras = grader::html::Extras::gather(report, root);
     match grader::html::write(report, &extras, path) {
-        Ok(()) => println!("  report with pictures: file://{}", path.canonicalize().unwrap_or(path.to_path_buf()).display()),
+        Ok(()) => {
+            println!("  report with pictures: file://{}", path.canonicalize().unwrap_or(path.to_path_buf()).display())
+        }
         Err(e) => println!("  (the HTML report could not be written: {e:#})"),
     }
 }

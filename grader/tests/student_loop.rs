@@ -69,9 +69,9 @@ fn grade(root: &Path, exercises: &[&str]) -> (Output, GradeReport) {
     args.extend(["--backend", "sim", "--seed", "3", "--root", root_s]);
     let out = grader(&args);
     let json = root.join("target/grades").join(format!("{}.json", exercises.join("-")));
-    let report = serde_json::from_slice(&std::fs::read(&json).unwrap_or_else(|_| {
-        panic!("no JSON; output:\n{}", String::from_utf8_lossy(&out.stdout))
-    }))
+    let report = serde_json::from_slice(
+        &std::fs::read(&json).unwrap_or_else(|_| panic!("no JSON; output:\n{}", String::from_utf8_lossy(&out.stdout))),
+    )
     .unwrap();
     (out, report)
 }
@@ -152,9 +152,10 @@ fn report_draws_every_chart_for_a_failing_and_a_passing_run() {
 
 #[test]
 fn report_opens_in_headless_chromium_and_the_screenshot_is_not_blank() {
-    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|c| {
-        Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success())
-    }) else {
+    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+    else {
         eprintln!("skipped: no chromium installed (apt-get install chromium; CI installs it)");
         return;
     };
@@ -221,7 +222,9 @@ fn status_lists_every_part_and_hints_unfold_one_level_at_a_time() {
     let r = root.path().to_str().unwrap();
     let fresh = String::from_utf8(grader(&["--root", r]).stdout).unwrap();
     assert!(fresh.contains("0 of 16 parts done"), "{fresh}");
-    assert!(String::from_utf8(grader(&["hint", "ex03", "--root", r]).stdout).unwrap().contains("run `grader ex03` first"));
+    assert!(String::from_utf8(grader(&["hint", "ex03", "--root", r]).stdout)
+        .unwrap()
+        .contains("run `grader ex03` first"));
 
     grade(root.path(), &["ex03"]);
     let status = String::from_utf8(grader(&["status", "--root", r]).stdout).unwrap();

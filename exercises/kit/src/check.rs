@@ -55,7 +55,8 @@ fn compare<E, A: Pod + Debug>(
         expected.len(),
         (0..expected.len()).filter(|&j| !ok(&expected[j], &actual[j])),
         (0..expected.len()).filter(|&j| is_poison(&actual[j])),
-        (0..expected.len()).filter(|&j| bytemuck::bytes_of(&actual[j]).iter().any(|&b| b != 0) && ok(&expected[j], &actual[j])),
+        (0..expected.len())
+            .filter(|&j| bytemuck::bytes_of(&actual[j]).iter().any(|&b| b != 0) && ok(&expected[j], &actual[j])),
     ));
     let got = if is_poison(&actual[i]) { "nothing (never written)".to_string() } else { format!("{:?}", actual[i]) };
     let mut msg = format!(
@@ -234,7 +235,10 @@ mod tests {
         assert_eq!(take_mismatches(), None);
         record_matrix("P", 100, 200, [(99, 199), (0, 0)].into_iter());
         let m = take_mismatches().unwrap();
-        assert_eq!((m.layout.as_str(), m.bin_rows, m.bin_cols, m.bins[m.bins.len() - 1], m.bins[0]), ("matrix", 48, 48, 1, 1));
+        assert_eq!(
+            (m.layout.as_str(), m.bin_rows, m.bin_cols, m.bins[m.bins.len() - 1], m.bins[0]),
+            ("matrix", 48, 48, 1, 1)
+        );
         record_matrix("P", 2, 2, std::iter::empty());
         assert_eq!(take_mismatches(), None, "nothing wrong, nothing recorded");
     }

@@ -152,6 +152,12 @@ impl Module {
         Ok(self.gpu.backend().has_kernel(self.id, name)?)
     }
 
+    /// Registers per thread and static shared bytes the driver gives `kernel`
+    /// (`None` on the simulator), for the report's occupancy.
+    pub fn kernel_resources(&self, kernel: &str) -> Result<Option<(u32, u32)>> {
+        Ok(self.gpu.backend().kernel_resources(self.id, kernel)?)
+    }
+
     /// Launches `kernel` and waits for it; then checks every buffer's guard zones.
     pub fn launch(&self, kernel: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
         self.launch_async(kernel, cfg, args)?;

@@ -73,9 +73,20 @@ pub fn memory(test: &str, p: &MemoryProfile, reference: Option<&MemoryProfile>) 
 pub fn timing(test: &str, f: &PerfFigures) -> String {
     // The threshold in the same unit: the slowest time (or least throughput) that passes.
     let (needed, rule) = if f.unit == "ms" {
-        (f.baseline / f.threshold, format!("needs <= {} ms (yardstick / {:.2})", svg::short(f.baseline / f.threshold), f.threshold))
+        (
+            f.baseline / f.threshold,
+            format!("needs <= {} ms (yardstick / {:.2})", svg::short(f.baseline / f.threshold), f.threshold),
+        )
     } else {
-        (f.baseline * f.threshold, format!("needs >= {} {} ({:.0}% of the yardstick)", svg::short(f.baseline * f.threshold), f.unit, 100.0 * f.threshold))
+        (
+            f.baseline * f.threshold,
+            format!(
+                "needs >= {} {} ({:.0}% of the yardstick)",
+                svg::short(f.baseline * f.threshold),
+                f.unit,
+                100.0 * f.threshold
+            ),
+        )
     };
     let groups = vec![Group {
         label: f.unit.clone(),
@@ -88,7 +99,13 @@ pub fn timing(test: &str, f: &PerfFigures) -> String {
     let body = body.replace(svg::IDEAL, THRESHOLD);
     svg::figure(
         "timing",
-        &format!("{test}: {} {} = {:.2} ({}); dashed: the threshold, {rule}", svg::short(f.student), f.unit, f.value, f.kind),
+        &format!(
+            "{test}: {} {} = {:.2} ({}); dashed: the threshold, {rule}",
+            svg::short(f.student),
+            f.unit,
+            f.value,
+            f.kind
+        ),
         &body,
     )
 }
@@ -100,13 +117,20 @@ pub fn mismatches(test: &str, m: &Mismatches, dna: bool) -> String {
     if m.layout == "matrix" {
         let body = svg::heat_map(m.bin_rows, m.bin_cols, &m.bins, "row", "column");
         let bins = if (m.bin_rows, m.bin_cols) != (m.rows, m.cols) {
-            format!("; each cell is a block of about {} x {} elements", m.rows.div_ceil(m.bin_rows), m.cols.div_ceil(m.bin_cols))
+            format!(
+                "; each cell is a block of about {} x {} elements",
+                m.rows.div_ceil(m.bin_rows),
+                m.cols.div_ceil(m.bin_cols)
+            )
         } else {
             String::new()
         };
         return svg::figure(
             "mismatch",
-            &format!("{test}: `{}` ({} x {}): {} wrong element(s){unwritten} in red{bins}", m.what, m.rows, m.cols, m.wrong),
+            &format!(
+                "{test}: `{}` ({} x {}): {} wrong element(s){unwritten} in red{bins}",
+                m.what, m.rows, m.cols, m.wrong
+            ),
             &body,
         );
     }
@@ -119,7 +143,10 @@ pub fn mismatches(test: &str, m: &Mismatches, dna: bool) -> String {
     };
     svg::figure(
         "mismatch",
-        &format!("{test}: `{}` ({} elements): {} wrong{unwritten}, in red along the vector{legend}", m.what, m.cols, m.wrong),
+        &format!(
+            "{test}: `{}` ({} elements): {} wrong{unwritten}, in red along the vector{legend}",
+            m.what, m.cols, m.wrong
+        ),
         &body,
     )
 }

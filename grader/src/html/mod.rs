@@ -2,8 +2,8 @@
 //! script, nothing fetched) with pictures of what each kernel does to memory,
 //! drawn from the grades JSON so it shows whatever the checks recorded.
 
-pub mod charts;
 pub mod baseline;
+pub mod charts;
 pub mod resources;
 pub mod svg;
 pub mod warp;
@@ -57,13 +57,13 @@ pub fn render(report: &GradeReport, extras: &Extras) -> String {
     let mut h = String::new();
     let pct = if report.max_score > 0.0 { 100.0 * report.score / report.max_score } else { 0.0 };
     let env = &report.environment;
-    let _ = write!(
+    let _ = writeln!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>cuda-lab report: {:.1} / {:.1}</title><style>{CSS}</style></head><body>\n\
          <h1>cuda-lab report <span class=\"score\">{:.2} / {:.2} ({pct:.0}%)</span></h1>\n\
-         <p class=\"env\">{} passed, {} failed, {} ignored, {} not run · seed {} · {} · {} · {} · {}</p>\n",
+         <p class=\"env\">{} passed, {} failed, {} ignored, {} not run · seed {} · {} · {} · {} · {}</p>",
         report.score,
         report.max_score,
         report.score,
@@ -79,9 +79,13 @@ pub fn render(report: &GradeReport, extras: &Extras) -> String {
         esc(&report.finished_at),
     );
     if let Some(note) = &env.note {
-        let _ = write!(h, "<p class=\"note\">{}</p>\n", esc(note));
+        let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(note));
     }
-    h += &overview(report);
+    if report.exercises.is_empty() {
+        h += "<p class=\"dim\">No grading run yet: `grader exNN` adds its results here.</p>\n";
+    } else {
+        h += &overview(report);
+    }
     for e in &report.exercises {
         for p in &e.parts {
             h += &part_section(&e.id, &e.title, p, report, extras);
@@ -95,13 +99,15 @@ pub fn render(report: &GradeReport, extras: &Extras) -> String {
 }
 
 fn overview(r: &GradeReport) -> String {
-    let mut h = String::from("<table class=\"overview\"><tr><th>exercise</th><th>part</th><th>file</th><th>score</th><th>state</th></tr>\n");
+    let mut h = String::from(
+        "<table class=\"overview\"><tr><th>exercise</th><th>part</th><th>file</th><th>score</th><th>state</th></tr>\n",
+    );
     for e in &r.exercises {
         for p in &e.parts {
             let (state, class) = part_state(p);
-            let _ = write!(
+            let _ = writeln!(
                 h,
-                "<tr><td>{}</td><td><a href=\"#{}-{}\">{}</a></td><td><code>{}</code></td><td>{:.2} / {:.2}</td><td class=\"{class}\">{state}</td></tr>\n",
+                "<tr><td>{}</td><td><a href=\"#{}-{}\">{}</a></td><td><code>{}</code></td><td>{:.2} / {:.2}</td><td class=\"{class}\">{state}</td></tr>",
                 esc(&e.id),
                 esc(&e.id),
                 esc(&p.name),
@@ -138,15 +144,15 @@ fn part_section(id: &str, title: &str, p: &PartReport, r: &GradeReport, x: &Extr
     );
     if p.compile.status == CompileStatus::Error {
         let why = p.compile.message.clone().unwrap_or_default();
-        let _ = write!(h, "<pre class=\"fail\">did not compile: {}</pre>\n", esc(&why));
+        let _ = writeln!(h, "<pre class=\"fail\">did not compile: {}</pre>", esc(&why));
         for d in &p.compile.diagnostics {
-            let _ = write!(h, "<pre class=\"diag\">{}</pre>\n", esc(&d.to_string()));
+            let _ = writeln!(h, "<pre class=\"diag\">{}</pre>", esc(&d.to_string()));
         }
     }
     if let Some(t) = p.tests.iter().find(|t| t.status == Status::Fail) {
-        let _ = write!(
+        let _ = writeln!(
             h,
-            "<p><b>first failure</b> <code>{}</code></p><pre class=\"fail\">{}</pre>\n",
+            "<p><b>first failure</b> <code>{}</code></p><pre class=\"fail\">{}</pre>",
             esc(&t.name),
             esc(t.message.as_deref().unwrap_or(""))
         );
@@ -172,7 +178,8 @@ fn part_section(id: &str, title: &str, p: &PartReport, r: &GradeReport, x: &Extr
             h += &charts::memory(&t.name, prof, x.reference.kernel(&t.name, &prof.kernel));
         }
         h += "</div>\n";
-        let samples: Vec<_> = kernels.iter().filter_map(|(_, k)| k.warp_sample.as_ref().map(|w| (&k.kernel, w))).collect();
+        let samples: Vec<_> =
+            kernels.iter().filter_map(|(_, k)| k.warp_sample.as_ref().map(|w| (&k.kernel, w))).collect();
         if !samples.is_empty() {
             h += "<h3>One warp, one load</h3>\n";
             for (k, w) in samples {
@@ -194,7 +201,11 @@ fn part_section(id: &str, title: &str, p: &PartReport, r: &GradeReport, x: &Extr
             h += &charts::timing(&t.name, t.perf.as_ref().unwrap());
         }
     } else if p.tests.iter().any(|t| t.kind == kit::CheckKind::Performance) {
-        let _ = write!(h, "<p class=\"dim\">Timed checks did not run here ({}): no timing bars.</p>\n", esc(&r.environment.backend));
+        let _ = writeln!(
+            h,
+            "<p class=\"dim\">Timed checks did not run here ({}): no timing bars.</p>",
+            esc(&r.environment.backend)
+        );
     }
     h += &resources_table(p, &kernels, r, x);
     h + "</section>\n"
@@ -213,7 +224,8 @@ fn resources_table(
     let mut rows = String::new();
     let mut bars = Vec::new();
     for k in res {
-        let block = kernels.iter().find(|(_, m)| m.kernel == k.kernel).map(|(_, m)| (m.block_threads, m.dynamic_shared_bytes));
+        let block =
+            kernels.iter().find(|(_, m)| m.kernel == k.kernel).map(|(_, m)| (m.block_threads, m.dynamic_shared_bytes));
         let (threads, dynamic) = block.unwrap_or((0, 0));
         let threads_shown = if threads > 0 { threads } else { 256 };
         let (occ, why) = resources::occupancy(&limits, threads_shown, k.registers, k.static_shared + dynamic as u64);
@@ -264,13 +276,21 @@ fn gather_resources(report: &GradeReport, root: &Path) -> HashMap<String, Vec<Ke
     let opts = CompileOptions { arch, line_info: report.environment.backend == "sim", ..CompileOptions::default() };
     let base = PathBuf::from(&report.source_root);
     let tmp = root.join("target").join("grades");
+    // On a GPU the driver says what it allocated; otherwise ptxas, or the PTX alone.
+    let gpu = (report.environment.backend == "cuda")
+        .then(|| kit::Gpu::cuda(std::time::Duration::from_secs(10)).ok())
+        .flatten();
     for p in report.exercises.iter().flat_map(|e| &e.parts) {
         if p.compile.status != CompileStatus::Ok {
             continue;
         }
         let Ok(src) = SourceFile::read(&base.join(&p.file), p.file.clone()) else { continue };
         let Ok(ptx) = compiler.compile(&src, &opts) else { continue };
-        let res = resources::from_ptxas(&ptx.text, cc.as_deref(), &tmp).unwrap_or_else(|| resources::from_ptx(&ptx.text));
+        let res = gpu
+            .as_ref()
+            .and_then(|g| resources::from_driver(g, &ptx.text))
+            .or_else(|| resources::from_ptxas(&ptx.text, cc.as_deref(), &tmp))
+            .unwrap_or_else(|| resources::from_ptx(&ptx.text));
         out.insert(p.file.clone(), res);
     }
     out

@@ -1,9 +1,10 @@
 //! Registers per thread, shared memory per block, and the occupancy they allow:
 //! the notes' third lesson after coalescing and shared memory.
 //!
-//! Registers come from ptxas's resource report when ptxas is installed; from the
-//! PTX alone only the declared shared memory is known (the PTX's `.reg` are
-//! virtual registers, not what the hardware allocates), and the report says so.
+//! Registers come from the driver on a GPU, from ptxas's resource report when
+//! ptxas is installed; from the PTX alone only the declared shared memory is
+//! known (the PTX's `.reg` are virtual registers, not what the hardware
+//! allocates), and the report says so.
 
 use std::path::Path;
 use std::process::Command;
@@ -17,7 +18,7 @@ pub struct KernelResources {
     pub registers: Option<u32>,
     /// Static shared memory per block, bytes.
     pub static_shared: u64,
-    /// Where the figures come from: "ptxas" or "PTX declarations".
+    /// Where the figures come from: "the driver", "ptxas" or "PTX declarations".
     pub source: String,
 }
 
@@ -94,6 +95,23 @@ pub fn from_ptx(ptx: &str) -> Vec<KernelResources> {
         .collect()
 }
 
+/// Registers and static shared memory as the driver allocated them (cuFuncGetAttribute).
+pub fn from_driver(gpu: &kit::Gpu, ptx: &str) -> Option<Vec<KernelResources>> {
+    let module = gpu.load(ptx).ok()?;
+    kit::inspect::entries(ptx)
+        .into_iter()
+        .map(|name| {
+            let (regs, shared) = module.kernel_resources(&name).ok()??;
+            Some(KernelResources {
+                kernel: name,
+                registers: Some(regs),
+                static_shared: shared as u64,
+                source: "the driver".into(),
+            })
+        })
+        .collect()
+}
+
 /// Registers and shared memory from ptxas's `-v` report, when ptxas is on the PATH.
 pub fn from_ptxas(ptx: &str, cc: Option<&str>, dir: &Path) -> Option<Vec<KernelResources>> {
     let arch = format!("sm_{}", cc.unwrap_or("9.0").replace('.', ""));
@@ -113,7 +131,8 @@ pub fn parse_ptxas(text: &str) -> Vec<KernelResources> {
             let name = rest.split('\'').next().unwrap_or("").to_string();
             out.push(KernelResources { kernel: name, registers: None, static_shared: 0, source: "ptxas".into() });
         } else if let (Some(k), true) = (out.last_mut(), line.contains("Used ")) {
-            let words: Vec<&str> = line.split(|c: char| c == ',' || c.is_whitespace()).filter(|w| !w.is_empty()).collect();
+            let words: Vec<&str> =
+                line.split(|c: char| c == ',' || c.is_whitespace()).filter(|w| !w.is_empty()).collect();
             for w in words.windows(2) {
                 match w[1] {
                     "registers" => k.registers = w[0].parse().ok(),

@@ -17,10 +17,7 @@ pub fn esc(s: &str) -> String {
 
 /// Wraps an SVG (or any body) as a figure the tests can find by `kind`.
 pub fn figure(kind: &str, caption: &str, body: &str) -> String {
-    format!(
-        "<figure class=\"chart\" data-chart=\"{kind}\">{body}<figcaption>{}</figcaption></figure>\n",
-        esc(caption)
-    )
+    format!("<figure class=\"chart\" data-chart=\"{kind}\">{body}<figcaption>{}</figcaption></figure>\n", esc(caption))
 }
 
 /// One group of bars (a metric), one bar per series; `None` is drawn as "n/a".
@@ -71,7 +68,8 @@ pub fn grouped_bars(series: &[(&str, &str)], groups: &[Group], value_fmt: &dyn F
                     );
                 }
                 None => {
-                    let _ = write!(s, "<text x=\"{}\" y=\"{:.1}\" class=\"val\">n/a</text>", left + 4.0, y + bar_h - 5.0);
+                    let _ =
+                        write!(s, "<text x=\"{}\" y=\"{:.1}\" class=\"val\">n/a</text>", left + 4.0, y + bar_h - 5.0);
                 }
             }
         }
@@ -132,7 +130,10 @@ pub fn strip(len: usize, bins: &[u32], wrong: &[usize], right: &[usize]) -> Stri
     let (left, width, top, h) = (20.0, 820.0, 24.0, 26.0);
     let plot_w = width - 2.0 * left;
     let mut s = svg_open(width, 90.0);
-    let _ = write!(s, "<rect x=\"{left}\" y=\"{top}\" width=\"{plot_w}\" height=\"{h}\" fill=\"#e8f5e9\" stroke=\"#999\"/>");
+    let _ = write!(
+        s,
+        "<rect x=\"{left}\" y=\"{top}\" width=\"{plot_w}\" height=\"{h}\" fill=\"#e8f5e9\" stroke=\"#999\"/>"
+    );
     let max = bins.iter().copied().max().unwrap_or(0).max(1) as f64;
     let bw = plot_w / bins.len().max(1) as f64;
     for (i, &n) in bins.iter().enumerate() {
@@ -177,8 +178,11 @@ pub fn line_chart(lines: &[Line], x_label: &str, y_label: &str) -> String {
     let (pw, ph) = (width - left - 20.0, height - top - 40.0);
     let xs = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
     let (x0, x1) = xs.clone().fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
-    let y1 = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0f64, f64::max).max(1e-9) * 1.1;
+    let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0f64, f64::max).max(1e-9);
     let (x0, x1) = if x0 >= x1 { (x0.min(0.0), x0.max(0.0) + 1.0) } else { (x0, x1) };
+    let y_step = nice_step(y_max / 4.0);
+    let y1 = (y_max / y_step).ceil().max(1.0) * y_step;
+    let x_step = nice_step((x1 - x0) / 4.0);
     let px = |x: f64| left + (x - x0) / (x1 - x0) * pw;
     let py = |y: f64| top + ph - y / y1 * ph;
     let mut s = svg_open(width, height);
@@ -190,11 +194,33 @@ pub fn line_chart(lines: &[Line], x_label: &str, y_label: &str) -> String {
         top + ph,
         left + pw
     );
-    for k in 0..=4 {
-        let y = y1 * k as f64 / 4.0;
-        let _ = write!(s, "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" class=\"val\">{}</text>", left - 4.0, py(y) + 4.0, short(y));
-        let x = x0 + (x1 - x0) * k as f64 / 4.0;
-        let _ = write!(s, "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\" class=\"val\">{}</text>", px(x), top + ph + 14.0, short(x));
+    let mut y = 0.0;
+    while y <= y1 + 1e-9 {
+        let (tx, ty, gy, label, right) = (left - 4.0, py(y) + 4.0, py(y), short(y), left + pw);
+        let _ = write!(
+            s,
+            "<text x=\"{tx}\" y=\"{ty:.1}\" text-anchor=\"end\" class=\"val\">{label}</text>\
+             <line x1=\"{left}\" x2=\"{right:.1}\" y1=\"{gy:.1}\" y2=\"{gy:.1}\" stroke=\"#eee\"/>"
+        );
+        y += y_step;
+    }
+    // x ticks at multiples of the step (0, 8, 16, ...), plus the first x (a stride of 1).
+    let mut ticks = vec![x0];
+    let mut x = (x0 / x_step).floor() * x_step + x_step;
+    while x <= x1 + 1e-9 {
+        if x - x0 > x_step / 3.0 {
+            ticks.push(x);
+        }
+        x += x_step;
+    }
+    for x in ticks {
+        let _ = write!(
+            s,
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\" class=\"val\">{}</text>",
+            px(x),
+            top + ph + 14.0,
+            short(x)
+        );
     }
     let _ = write!(
         s,
@@ -208,7 +234,12 @@ pub fn line_chart(lines: &[Line], x_label: &str, y_label: &str) -> String {
     );
     for l in lines {
         let pts: Vec<String> = l.points.iter().map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
-        let _ = write!(s, "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>", l.colour, pts.join(" "));
+        let _ = write!(
+            s,
+            "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>",
+            l.colour,
+            pts.join(" ")
+        );
         for &(x, y) in &l.points {
             let _ = write!(
                 s,
@@ -225,9 +256,25 @@ pub fn line_chart(lines: &[Line], x_label: &str, y_label: &str) -> String {
     s + "</svg>"
 }
 
+/// A round step (1, 2 or 5 times a power of ten) near `raw`.
+fn nice_step(raw: f64) -> f64 {
+    let raw = raw.max(1e-9);
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    mag * if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    }
+}
+
 /// A number in a few characters.
 pub fn short(v: f64) -> String {
-    if v.abs() >= 100.0 {
+    if v.abs() >= 100.0 || v.fract() == 0.0 {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {
         format!("{v:.1}")

@@ -61,7 +61,14 @@ impl CoalescingLab {
         let cell = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_default();
         for (kind, points) in [("offset", &self.offsets), ("stride", &self.strides)] {
             for p in points {
-                let _ = writeln!(out, "{kind},{},{},{},{}", p.x, cell(p.gbps), cell(p.median_ms), cell(p.sectors_per_request));
+                let _ = writeln!(
+                    out,
+                    "{kind},{},{},{},{}",
+                    p.x,
+                    cell(p.gbps),
+                    cell(p.median_ms),
+                    cell(p.sectors_per_request)
+                );
             }
         }
         out
@@ -91,7 +98,7 @@ pub fn run(timeout: Duration, progress: &dyn Fn(&str)) -> Result<CoalescingLab> 
             time_on(gpu, &ptx, &mut lab)?;
         }
         Err(e) => {
-            lab.device = format!("no GPU ({e})");
+            lab.device = e.to_string();
             progress(&format!("{e}: bandwidth needs a GPU; counting sectors on the simulator only"));
         }
     }
@@ -149,7 +156,8 @@ pub fn section(lab: &CoalescingLab) -> String {
         let sectors: Vec<(f64, f64)> =
             points.iter().filter_map(|p| Some((p.x as f64, p.sectors_per_request?))).collect();
         if !gbps.is_empty() {
-            let chart = svg::line_chart(&[Line { name: "effective bandwidth", colour: STUDENT, points: gbps }], name, "GB/s");
+            let chart =
+                svg::line_chart(&[Line { name: "effective bandwidth", colour: STUDENT, points: gbps }], name, "GB/s");
             h += &svg::figure("lab", &format!("Effective bandwidth vs. {name} ({})", lab.device), &chart);
         }
         if !sectors.is_empty() {
@@ -158,7 +166,11 @@ pub fn section(lab: &CoalescingLab) -> String {
                 name,
                 "sectors / request",
             );
-            h += &svg::figure("lab", &format!("Sectors per warp request vs. {name}: 4 is perfectly coalesced, 32 is one sector per thread"), &chart);
+            h += &svg::figure(
+                "lab",
+                &format!("Sectors per warp request vs. {name}: 4 is perfectly coalesced, 32 is one sector per thread"),
+                &chart,
+            );
         }
     }
     if lab.offsets.iter().all(|p| p.gbps.is_none()) {

@@ -99,10 +99,8 @@ pub fn next_hint(root: &Path, e: &Exercise, part: Option<&str>) -> Result<String
             test.message.as_deref().unwrap_or("")
         ));
     };
-    let mut levels: Levels = std::fs::read(levels_path(&grades))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+    let mut levels: Levels =
+        std::fs::read(levels_path(&grades)).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     // Levels belong to the hint (one per check, or per kind of check in a part),
     // so a failure that moves to another size keeps its level.
     let mut key = test.name.splitn(4, "::").take(3).collect::<Vec<_>>().join("::");

@@ -107,10 +107,8 @@ pub fn render(exercises: &[Exercise], results: &HashMap<(String, String), LastRe
                 State::NotStarted => ("·", "not started"),
             };
             let score = last.map(|l| format!("{:>6.2} / {:<6.2}", l.part.score, l.part.max_score)).unwrap_or_default();
-            let changed = last
-                .filter(|l| changed_since(root, e, p.file, l))
-                .map(|_| "  (edited since)")
-                .unwrap_or_default();
+            let changed =
+                last.filter(|l| changed_since(root, e, p.file, l)).map(|_| "  (edited since)").unwrap_or_default();
             let ignored = last.map_or(0, |l| l.part.tests.iter().filter(|t| t.status == Status::Ignored).count());
             let ignored = if ignored > 0 { format!("  ({ignored} checks need a GPU)") } else { String::new() };
             let _ = writeln!(out, "  {mark} {:<12} {:<12} {score}{changed}{ignored}", p.name, word);

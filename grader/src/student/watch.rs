@@ -233,7 +233,11 @@ pub fn screen(r: &GradeReport, ex: &Exercise, secs: f64, root: &Path) -> String 
     let first_failure = parts.clone().find_map(|p| {
         if p.compile.status == CompileStatus::Error {
             let diag = p.compile.diagnostics.first().map(|d| d.to_string());
-            return Some(format!("{} did not compile:\n{}", p.file, diag.or(p.compile.message.clone()).unwrap_or_default()));
+            return Some(format!(
+                "{} did not compile:\n{}",
+                p.file,
+                diag.or(p.compile.message.clone()).unwrap_or_default()
+            ));
         }
         let t = p.tests.iter().find(|t| t.status == Status::Fail)?;
         Some(format!("FAILED {}\n{}", t.name, t.message.as_deref().unwrap_or("")))

@@ -154,6 +154,22 @@ impl Backend for CudaBackend {
         Ok(unsafe { result::module::get_function(m, cname) }.is_ok())
     }
 
+    fn kernel_resources(&self, module: ModuleId, kernel: &str) -> BResult<Option<(u32, u32)>> {
+        use sys::CUfunction_attribute_enum::{CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES};
+        let mut state = self.enter()?;
+        let m = Self::module(&state, module)?;
+        let cname = CString::new(kernel).map_err(|_| BackendError::MissingKernel(kernel.into()))?;
+        let f = unsafe { result::module::get_function(m, cname) }
+            .map_err(|_| BackendError::MissingKernel(kernel.into()))?;
+        // SAFETY: `f` was just looked up in a loaded module.
+        let regs = unsafe { result::function::get_function_attribute(f, CU_FUNC_ATTRIBUTE_NUM_REGS) };
+        let shared = unsafe { result::function::get_function_attribute(f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) };
+        match (regs, shared) {
+            (Ok(r), Ok(s)) => Ok(Some((r as u32, s as u32))),
+            (Err(e), _) | (_, Err(e)) => Err(classify(&mut state, e)),
+        }
+    }
+
     fn alloc(&self, bytes: usize) -> BResult<DevPtr> {
         let mut state = self.enter()?;
         unsafe { result::malloc_sync(bytes.max(1)) }.map_err(|e| classify(&mut state, e))

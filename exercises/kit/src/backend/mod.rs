@@ -172,4 +172,10 @@ pub trait Backend: Send + Sync {
     fn take_profiles(&self) -> Vec<crate::profile::MemoryProfile> {
         Vec::new()
     }
+
+    /// Registers per thread and static shared bytes per block that the driver
+    /// gives `kernel`: what sets occupancy. `None` where the backend cannot tell.
+    fn kernel_resources(&self, _module: ModuleId, _kernel: &str) -> BResult<Option<(u32, u32)>> {
+        Ok(None)
+    }
 }

@@ -185,7 +185,9 @@ impl Backend for SimBackend {
 fn worst_global_access(s: &ptx_sim::Stats) -> Option<crate::profile::WarpSample> {
     use ptx_sim::AccessKind::{GenericLoad, GenericStore, GlobalLoad, GlobalStore};
     let mut best: Option<&ptx_sim::InstrStats> = None;
-    for r in s.per_instruction.iter().filter(|r| matches!(r.kind, GlobalLoad | GlobalStore | GenericLoad | GenericStore)) {
+    for r in
+        s.per_instruction.iter().filter(|r| matches!(r.kind, GlobalLoad | GlobalStore | GenericLoad | GenericStore))
+    {
         if r.first_warp.is_some() && best.is_none_or(|b| r.sectors_per_request() > b.sectors_per_request()) {
             best = Some(r);
         }
