@@ -77,6 +77,10 @@ struct Cli {
     #[arg(long)]
     results: Option<PathBuf>,
 
+    /// Do not write target/grades/report.html (batch grading's children skip it).
+    #[arg(long)]
+    no_report: bool,
+
     /// Arguments for the test harness after `--`: a name filter, --exact, --list, --skip, -q, ...
     #[arg(last = true)]
     test_args: Vec<String>,
@@ -292,7 +296,9 @@ fn real_main() -> Result<ExitCode> {
     });
     report.write(&json)?;
     println!("  scores written to {}", json.display());
-    write_html(&report, &root, &grader::html::default_path(&root));
+    if !cli.no_report {
+        write_html(&report, &root, &grader::html::default_path(&root));
+    }
     println!("  seed {seed}: `--seed {seed}` reruns with the same inputs");
     let results = cli.results.unwrap_or_else(|| root.join("target").join("grades").join("results.json"));
     write_format(&report, cli.format, cli.github_output, &results)?;

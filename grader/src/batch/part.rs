@@ -87,6 +87,7 @@ impl PartJob<'_> {
             .arg(self.scratch_path())
             .args(["--backend", backend.get_name()])
             .args(["--timeout", &settings.kernel_timeout.as_secs_f64().to_string()])
+            .arg("--no-report")
             .args(["--", "--quiet", "--color", "never"])
             .current_dir(&self.root)
             .env(crate::grade::PTX_CACHE_ENV, &settings.ptx_cache)

@@ -61,7 +61,7 @@ pub fn memory(test: &str, p: &MemoryProfile, reference: Option<&MemoryProfile>) 
         "memory",
         &format!(
             "{}: memory behaviour in {test} (dashed: ideal, {ideal:.0} sector(s) when 32 lanes read consecutive \
-             words; 1 shared pass without bank conflicts; a full bar is 32, one per lane, or 100%){atomics}{}",
+             elements; 1 shared pass without bank conflicts; a full bar is 32, one per lane, or 100%){atomics}{}",
             p.kernel,
             if reference.is_none() { "; no reference figures for this test" } else { "" }
         ),

@@ -49,6 +49,8 @@ pub fn grouped_bars(series: &[(&str, &str)], groups: &[Group], value_fmt: &dyn F
             y0 + group_h / 2.0 - 4.0,
             esc(&g.label)
         );
+        // Labels start right of the bar and of the ideal's line, so neither hides them.
+        let ideal_x = g.ideal.map_or(left, |i| left + i / max * plot_w);
         for (si, v) in g.values.iter().enumerate() {
             let y = y0 + si as f64 * bar_h;
             match v {
@@ -62,14 +64,18 @@ pub fn grouped_bars(series: &[(&str, &str)], groups: &[Group], value_fmt: &dyn F
                         series[si].1,
                         esc(series[si].0),
                         value_fmt(*v),
-                        left + w + 4.0,
+                        left + w.max(ideal_x - left) + 5.0,
                         y + bar_h - 5.0,
                         value_fmt(*v)
                     );
                 }
                 None => {
-                    let _ =
-                        write!(s, "<text x=\"{}\" y=\"{:.1}\" class=\"val\">n/a</text>", left + 4.0, y + bar_h - 5.0);
+                    let _ = write!(
+                        s,
+                        "<text x=\"{}\" y=\"{:.1}\" class=\"val\">n/a</text>",
+                        ideal_x.max(left) + 5.0,
+                        y + bar_h - 5.0
+                    );
                 }
             }
         }
