@@ -115,6 +115,8 @@ fn report_draws_every_chart_for_a_failing_and_a_passing_run() {
     assert!(mismatch_figures.iter().any(|f| f.contains("`P` (") && f.contains("in red")), "heat map of P");
     assert!(mismatch_figures.iter().any(|f| f.contains("positions answered wrongly")), "DNA positions marked");
     assert!(html.contains("<p><b>first failure</b> <code>ex03::rect::correct::"), "first failure shown");
+    assert_eq!(html.matches("<svg").count(), html.matches("</svg>").count(), "every chart closed");
+    assert_eq!(html.matches("<figure").count(), html.matches("</figure>").count());
 
     // Passing: the same charts but no mismatch picture.
     let passing = student_root(&[(
