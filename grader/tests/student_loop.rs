@@ -406,3 +406,30 @@ fn coalescing_lab_draws_the_sector_curves_on_the_simulator() {
     assert_eq!(charts(&html, "lab"), 2, "sectors vs offset and vs stride (no bandwidth without a GPU)");
     assert!(html.contains("these need a GPU"));
 }
+
+#[test]
+fn classroom_job_summary_and_html_artifact_from_a_grades_json() {
+    if !nvrtc_available() {
+        return;
+    }
+    let root = student_root(&[]);
+    let r = root.path().to_str().unwrap();
+    let json = root.path().join("ex05.json");
+    let out = grader(&["ex05", "--backend", "none", "--root", r, "--json", json.to_str().unwrap(), "--no-report"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(!root.path().join("target/grades/report.html").exists(), "--no-report writes no page");
+    let summary = root.path().join("summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let html = root.path().join("artifact/report.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_grader"))
+        .args(["report", json.to_str().unwrap(), "--format", "summary", "--html", html.to_str().unwrap()])
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = std::fs::read_to_string(&summary).unwrap();
+    assert!(md.starts_with("earlier step\n## cuda-lab: "), "appended, not overwritten:\n{md}");
+    assert!(md.contains("| ex05 | stencil |"), "{md}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("id=\"ex05-stencil\"") && page.contains("data-chart=\"resources\""), "the artifact's page");
+}

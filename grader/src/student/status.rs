@@ -110,7 +110,7 @@ pub fn render(exercises: &[Exercise], results: &HashMap<(String, String), LastRe
             let changed =
                 last.filter(|l| changed_since(root, e, p.file, l)).map(|_| "  (edited since)").unwrap_or_default();
             let ignored = last.map_or(0, |l| l.part.tests.iter().filter(|t| t.status == Status::Ignored).count());
-            let ignored = if ignored > 0 { format!("  ({ignored} checks need a GPU)") } else { String::new() };
+            let ignored = if ignored > 0 { format!("  ({ignored} check(s) need a GPU)") } else { String::new() };
             let _ = writeln!(out, "  {mark} {:<12} {:<12} {score}{changed}{ignored}", p.name, word);
             if let Some(t) = last.and_then(|l| l.first_failure()) {
                 let msg = t.message.as_deref().unwrap_or("").lines().next().unwrap_or("");

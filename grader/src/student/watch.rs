@@ -261,7 +261,7 @@ pub fn screen(r: &GradeReport, ex: &Exercise, secs: f64, root: &Path) -> String 
             p.score,
             p.max_score,
             if failed > 0 { format!("{failed} failing") } else { String::new() },
-            if ignored > 0 { format!("  ({ignored} need a GPU)") } else { String::new() }
+            if ignored > 0 { format!("  ({ignored} check(s) need a GPU)") } else { String::new() }
         );
     }
     let pct = if r.max_score > 0.0 { 100.0 * r.score / r.max_score } else { 0.0 };
