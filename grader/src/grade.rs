@@ -197,7 +197,12 @@ fn without_compiler(exercises: &[Exercise], opts: &Options, env: Environment, wh
                 sha256,
                 score: 0.0,
                 max_score: 0.0,
-                compile: CompileReport { status: CompileStatus::Error, diagnostics: Vec::new(), message, from_cache: false },
+                compile: CompileReport {
+                    status: CompileStatus::Error,
+                    diagnostics: Vec::new(),
+                    message,
+                    from_cache: false,
+                },
                 tests,
             });
         }
@@ -205,8 +210,7 @@ fn without_compiler(exercises: &[Exercise], opts: &Options, env: Environment, wh
     }
     report.total_up();
     println!("\n{not_run} tests not run: install a CUDA compiler as said above, then grade again.\n");
-    let conclusion =
-        Conclusion { num_filtered_out: 0, num_passed: 0, num_failed: 0, num_ignored: 0, num_measured: 0 };
+    let conclusion = Conclusion { num_filtered_out: 0, num_passed: 0, num_failed: 0, num_ignored: 0, num_measured: 0 };
     (report, conclusion)
 }
 

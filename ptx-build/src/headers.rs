@@ -157,5 +157,11 @@ pub fn uses_device_headers(text: &str) -> bool {
 
 /// "<stdio.h>, <cstdio>, ..." for messages.
 pub fn allowed_list() -> String {
-    ALLOWED.iter().map(|h| h.name).chain(DEVICE.iter().copied()).map(|n| format!("<{n}>")).collect::<Vec<_>>().join(", ")
+    ALLOWED
+        .iter()
+        .map(|h| h.name)
+        .chain(DEVICE.iter().copied())
+        .map(|n| format!("<{n}>"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

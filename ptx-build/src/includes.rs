@@ -381,7 +381,9 @@ impl Scanner<'_> {
             // `"name"` would look in the student's folder first.
             return Err(self.refuse(
                 hash,
-                format!("write `#include <{name}>` (with angle brackets): CUDA's headers are not read from your folder"),
+                format!(
+                    "write `#include <{name}>` (with angle brackets): CUDA's headers are not read from your folder"
+                ),
             ));
         }
         if closed && headers::is_allowed(&name) {

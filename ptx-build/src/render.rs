@@ -43,8 +43,7 @@ fn excerpt(d: &Diagnostic, source: &str) -> Option<String> {
     let mut s = format!("{n:>GUTTER$} | {line}\n");
     if let Some(col) = d.column.filter(|&c| c >= 1) {
         // Keep the tabs of the line, so the caret lands under the same character.
-        let pad: String =
-            line.chars().take(col as usize - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+        let pad: String = line.chars().take(col as usize - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
         s.push_str(&format!("{:>GUTTER$} | {pad}^\n", ""));
     }
     Some(s)
@@ -100,6 +99,13 @@ pub(crate) fn hints(d: &Diagnostic, source: &str) -> Vec<String> {
                 .into(),
         );
     }
+    if msg.contains("without execution space annotations") && msg.contains("function") && !defines_main(line) {
+        out.push(
+            "a helper function called from a kernel needs `__device__` in front (`__device__ float f(...)`); \
+             host functions do not belong in this file"
+                .into(),
+        );
+    }
     if line.contains("extern") && !line.contains("extern \"C\"") && line.contains("__global__") {
         out.push(
             "write the kernel's first line as in the stub: `extern \"C\" __global__ void name(...)` \
@@ -132,7 +138,13 @@ mod tests {
     use super::*;
 
     fn error(line: u32, column: Option<u32>, message: &str) -> Diagnostic {
-        Diagnostic { file: "kernels/k.cu".into(), line: Some(line), column, severity: Severity::Error, message: message.into() }
+        Diagnostic {
+            file: "kernels/k.cu".into(),
+            line: Some(line),
+            column,
+            severity: Severity::Error,
+            message: message.into(),
+        }
     }
 
     #[test]
@@ -184,6 +196,16 @@ mod tests {
         assert!(h.iter().any(|h| h.contains("extern \\\"C\\\"") || h.contains("extern \"C\" __global__")), "{h:?}");
         // The right spelling gets no such hint.
         assert!(hints(&error(1, Some(1), "x"), "extern \"C\" __global__ void k() {}\n").is_empty());
+    }
+
+    #[test]
+    fn an_unannotated_helper_is_told_about_device() {
+        let msg = "A function without execution space annotations (__host__/__device__/__global__) is considered a \
+                   host function, and host functions are not allowed in JIT mode.";
+        let h = hints(&error(1, Some(7), msg), "float sq(float x) { return x * x; }\n");
+        assert!(h.iter().any(|h| h.contains("needs `__device__` in front")), "{h:?}");
+        let h = hints(&error(1, Some(5), msg), "int main() {}\n");
+        assert!(h.iter().all(|h| !h.contains("__device__` in front")) && h[0].starts_with("`main`"), "{h:?}");
     }
 
     #[test]
