@@ -62,6 +62,9 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
         ..CompileOptions::default()
     };
     let compiler_for_env = compiler.as_ref().ok().cloned();
+    if let (Err(why), false) = (&compiler, opts.test_args.list) {
+        return Ok(without_compiler(exercises, opts, env_report, why));
+    }
     println!("seed {} (rerun with --seed {})", opts.seed, opts.seed);
 
     // Compile first, so a student sees every compile error before any test runs.
@@ -77,9 +80,7 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
             let rel = format!("{}/{}/{}", opts.sources, ex.folder_name(), part.file);
             let built = compile_part(&opts.root, &rel, compiler.as_ref(), &options);
             println!("  {:<55} {}", rel, built.line());
-            for d in built.report.diagnostics.iter() {
-                println!("      {d}");
-            }
+            print_diagnostics(&opts.root.join(&rel), &built.report.diagnostics);
             parts.push(built);
         }
     }
@@ -154,6 +155,77 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
     Ok((report, conclusion))
 }
 
+/// Exit status of a run where nothing could be compiled (no CUDA compiler
+/// found, none could be installed): documented in the README.
+pub const EXIT_NO_COMPILER: u8 = 3;
+
+/// Whether `report` comes from a run that had no compiler at all.
+pub fn nothing_compiled(report: &GradeReport) -> bool {
+    report.environment.compiler.is_none() && !report.exercises.is_empty()
+}
+
+/// No compiler: say why once, list every test as not run (one line each),
+/// and score them all 0 without starting the harness (whose ten failures
+/// would each repeat the same paragraph).
+fn without_compiler(exercises: &[Exercise], opts: &Options, env: Environment, why: &str) -> (GradeReport, Conclusion) {
+    println!("\nerror: nothing can be compiled, so no test can run: {why}\n");
+    let filter = opts.test_args.filter.as_deref().unwrap_or("");
+    let mut report = GradeReport::new(opts.seed, &opts.root, &opts.sources, env);
+    let mut not_run = 0;
+    for ex in exercises {
+        let mut ex_report =
+            ExerciseReport { id: ex.id.into(), title: ex.title.into(), score: 0.0, max_score: 0.0, parts: Vec::new() };
+        for part in &ex.parts {
+            let rel = format!("{}/{}/{}", opts.sources, ex.folder_name(), part.file);
+            let sha256 = SourceFile::read(&opts.root.join(&rel), &rel).ok().map(|s| s.sha256_hex());
+            let mut tests: Vec<TestReport> = part
+                .checks
+                .iter()
+                .map(|c| TestReport::new(ex.test_name(part, c), c.kind, Status::NotRun))
+                .filter(|t| t.name.contains(filter))
+                .collect();
+            for t in &tests {
+                println!("test {} ... not run (no compiler)", t.name);
+            }
+            not_run += tests.len();
+            score::score_part(part.points, &mut tests);
+            // Short: the reason was said once at the top.
+            let message = Some("not compiled: no CUDA compiler (the run's first error says what to install)".into());
+            ex_report.parts.push(PartReport {
+                name: part.name.into(),
+                file: rel,
+                sha256,
+                score: 0.0,
+                max_score: 0.0,
+                compile: CompileReport {
+                    status: CompileStatus::Error,
+                    diagnostics: Vec::new(),
+                    message,
+                    from_cache: false,
+                },
+                tests,
+            });
+        }
+        report.exercises.push(ex_report);
+    }
+    report.total_up();
+    println!("\n{not_run} tests not run: install a CUDA compiler as said above, then grade again.\n");
+    let conclusion = Conclusion { num_filtered_out: 0, num_passed: 0, num_failed: 0, num_ignored: 0, num_measured: 0 };
+    (report, conclusion)
+}
+
+/// The compiler's messages as rustc shows them: each with the student's line,
+/// a caret under the column and, for first-week mistakes, a `help:`.
+fn print_diagnostics(file: &Path, diagnostics: &[ptx_build::Diagnostic]) {
+    if diagnostics.is_empty() {
+        return;
+    }
+    let source = std::fs::read_to_string(file).unwrap_or_default();
+    for line in ptx_build::render_diagnostics(diagnostics, &source).lines() {
+        println!("      {line}");
+    }
+}
+
 /// Finds the compiler and the GPU, saying in one line each what is missing.
 fn open_environment(opts: &Options) -> Result<(Environment, Option<Gpu>, Result<Compiler, String>)> {
     let mut env = Environment::default();
@@ -161,9 +233,9 @@ fn open_environment(opts: &Options) -> Result<(Environment, Option<Gpu>, Result<
         .map(PathBuf::from)
         .unwrap_or_else(|| opts.root.join("target").join("ptx-cache"));
     let compiler = Compiler::from_env().map(|c| c.with_cache_dir(cache_dir)).map_err(|e| e.to_string());
-    match &compiler {
-        Ok(c) => env.compiler = Some(c.version().to_string()),
-        Err(e) => println!("no CUDA compiler: {e}"),
+    // A missing compiler is said once, by `without_compiler`.
+    if let Ok(c) = &compiler {
+        env.compiler = Some(c.version().to_string());
     }
     let gpu = match opts.backend {
         BackendChoice::None => {

@@ -302,6 +302,9 @@ fn real_main() -> Result<ExitCode> {
     println!("  seed {seed}: `--seed {seed}` reruns with the same inputs");
     let results = cli.results.unwrap_or_else(|| root.join("target").join("grades").join("results.json"));
     write_format(&report, cli.format, cli.github_output, &results)?;
+    if grade::nothing_compiled(&report) {
+        return Ok(ExitCode::from(grade::EXIT_NO_COMPILER));
+    }
     Ok(conclusion.exit_code())
 }
 

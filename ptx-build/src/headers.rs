@@ -128,11 +128,40 @@ using ::fma; using ::hypot; using ::isnan; using ::isinf; using ::isfinite; usin
     Header { name: "device_launch_parameters.h", text: EMPTY },
 ];
 
+/// CUDA's device headers, read from the provisioned CUDA include folder
+/// (see `provision::DEVICE_HEADERS`), never from the student's folder: they may
+/// be included only as `<name>`. Host headers of that folder
+/// (`cuda_runtime_api.h`, ...) stay refused.
+pub const DEVICE: &[&str] = &[
+    "cuda_fp16.h",
+    "cuda_bf16.h",
+    "cooperative_groups.h",
+    "cooperative_groups/reduce.h",
+    "cooperative_groups/scan.h",
+    "cooperative_groups/memcpy_async.h",
+];
+
 pub fn is_allowed(name: &str) -> bool {
-    ALLOWED.iter().any(|h| h.name == name)
+    ALLOWED.iter().any(|h| h.name == name) || is_device(name)
+}
+
+pub fn is_device(name: &str) -> bool {
+    DEVICE.contains(&name)
+}
+
+/// Whether `text` may include a device header (a mention in a comment counts
+/// too: it only costs a lookup of the provisioned headers).
+pub fn uses_device_headers(text: &str) -> bool {
+    DEVICE.iter().any(|h| text.contains(h))
 }
 
 /// "<stdio.h>, <cstdio>, ..." for messages.
 pub fn allowed_list() -> String {
-    ALLOWED.iter().map(|h| format!("<{}>", h.name)).collect::<Vec<_>>().join(", ")
+    ALLOWED
+        .iter()
+        .map(|h| h.name)
+        .chain(DEVICE.iter().copied())
+        .map(|n| format!("<{n}>"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -377,6 +377,15 @@ impl Scanner<'_> {
             }
         };
         let name = String::from_utf8_lossy(&name).into_owned();
+        if closed && close == b'"' && headers::is_device(&name) {
+            // `"name"` would look in the student's folder first.
+            return Err(self.refuse(
+                hash,
+                format!(
+                    "write `#include <{name}>` (with angle brackets): CUDA's headers are not read from your folder"
+                ),
+            ));
+        }
         if closed && headers::is_allowed(&name) {
             return Ok(());
         }
@@ -512,8 +521,38 @@ mod tests {
     fn refused_names_are_shown_short_and_printable() {
         let long = "a".repeat(500);
         let r = refused(&format!("#include \"{long}\"\n"));
-        assert!(r.reason.len() < 400, "{}", r.reason);
+        // The allowed list itself is ~400 bytes; the name adds at most 80 characters.
+        assert!(r.reason.len() < 600, "{}", r.reason);
         assert!(refused("#include \"a\x1bb\"\n").reason.contains("a?b"));
+    }
+
+    #[test]
+    fn device_headers_pass_only_in_angle_brackets() {
+        let src = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <cooperative_groups.h>\n\
+                   #include <cooperative_groups/reduce.h>\n";
+        assert_eq!(check(src), Ok(()));
+        // `"name"` searches the student's folder first: a cuda_fp16.h of their own could include anything.
+        let r = refused("#include <cuda_fp16.h>\n#include \"cuda_fp16.h\"\n");
+        assert_eq!(r.line, 2);
+        assert!(r.reason.contains("write `#include <cuda_fp16.h>` (with angle brackets)"), "{}", r.reason);
+    }
+
+    #[test]
+    fn host_headers_of_the_cuda_include_folder_stay_refused() {
+        for h in [
+            "cuda_runtime_api.h",
+            "driver_types.h",
+            "cuda_fp16.hpp",
+            "cooperative_groups/details/info.h",
+            "nv/target",
+            "cuda/std/cstdint",
+            "cooperative_groups/../../../etc/passwd",
+            "stdlib.h",
+            "iostream",
+        ] {
+            let r = refused(&format!("#include <{h}>\n"));
+            assert!(r.reason.contains("is not allowed"), "{h}: {}", r.reason);
+        }
     }
 
     #[test]

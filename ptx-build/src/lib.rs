@@ -29,10 +29,14 @@ mod includes;
 mod nvcc;
 mod nvrtc;
 mod process;
+mod provision;
+mod render;
 mod source;
 
 pub use diagnostics::{Diagnostic, Severity, MAX_DIAGNOSTICS, MAX_LOG_BYTES};
 pub use error::BuildError;
+pub use provision::OFFLINE_ENV;
+pub use render::render_diagnostics;
 pub use source::{SourceFile, DEFAULT_MAX_SOURCE_BYTES};
 
 /// Checks `src` against the include policy without compiling it (what
@@ -48,6 +52,12 @@ pub fn check_source(src: &SourceFile) -> Result<(), BuildError> {
 /// Names of the headers exercise files may include (all served from memory).
 pub fn allowed_headers() -> impl Iterator<Item = &'static str> {
     headers::ALLOWED.iter().map(|h| h.name)
+}
+
+/// CUDA's device headers exercise files may include as `<name>` (read from
+/// the provisioned CUDA include folder, installed on first use).
+pub fn device_headers() -> impl Iterator<Item = &'static str> {
+    headers::DEVICE.iter().copied()
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use std::time::Duration;
 use cudarc::nvrtc::sys::{self, nvrtcResult};
 
 use crate::diagnostics::{self, cap_log, LogContext};
-use crate::{headers, BuildError, CompileOptions, Ptx, SourceFile};
+use crate::{headers, provision, BuildError, CompileOptions, Ptx, SourceFile};
 
 const WHAT: &str = "NVRTC (the CUDA runtime compiler)";
 const INSTALL_HINT: &str = "Install the CUDA toolkit, or run `python3 -m pip install nvidia-cuda-nvrtc-cu12`, \
@@ -63,6 +63,22 @@ fn find_and_load() -> Result<Loaded, Missing> {
     // Not in any folder we know: maybe the system linker finds it (ldconfig).
     if cudarc_can_load() {
         return verify(None, &search.searched);
+    }
+    // Nowhere at all, nor unusable: install it into our own cache (first run).
+    if unusable.is_none() && problems.is_empty() {
+        match provision::ensure(&provision::NVRTC) {
+            Ok(dir) => {
+                let file = dir.join(provision::NVRTC.proof);
+                return match preload::open(&file) {
+                    Ok(()) => verify(Some(&file), &search.searched),
+                    Err(e) => Err(Missing {
+                        searched: search.searched,
+                        hint: format!("{} could not be loaded: {e}. {INSTALL_HINT}", file.display()),
+                    }),
+                };
+            }
+            Err(f) => return Err(Missing { searched: search.searched, hint: f.message(&provision::NVRTC) }),
+        }
     }
     let mut hint = unusable.unwrap_or_else(|| INSTALL_HINT.to_string());
     for p in problems.iter().rev() {
@@ -144,8 +160,10 @@ mod locate {
                 }
                 self.queue = match self.stage {
                     0 => toolkit_dirs(),
-                    1 => site_packages().iter().flat_map(|sp| wheel_dirs(sp)).collect(),
-                    2 => system_dirs(),
+                    // What an earlier run installed (cheap: no Python to ask).
+                    1 => provision::installed(&provision::NVRTC).into_iter().flat_map(|d| wheel_dirs(&d)).collect(),
+                    2 => site_packages().iter().flat_map(|sp| wheel_dirs(sp)).collect(),
+                    3 => system_dirs(),
                     _ => return None,
                 };
                 self.stage += 1;
@@ -373,6 +391,9 @@ enum Outcome {
 
 pub(crate) fn compile(src: &SourceFile, opts: &CompileOptions, version: &str) -> Result<Ptx, BuildError> {
     let mut args = args(opts);
+    if headers::uses_device_headers(&src.text) {
+        add_device_include_paths(&mut args, &src.display_path)?;
+    }
     let mut outcome = run(src, &args)?;
     if matches!(&outcome, Outcome::BadOption { log } if log.contains(NO_SOURCE_INCLUDE.trim_start_matches('-'))) {
         // An NVRTC older than the option: the include scan still applies.
@@ -395,6 +416,22 @@ pub(crate) fn compile(src: &SourceFile, opts: &CompileOptions, version: &str) ->
         Outcome::BadOption { log } => Err(bad_option(opts, version, &args, &log)),
         Outcome::Broken(why) => Err(BuildError::Other(format!("{version} failed on `{display}`: {why}"))),
     }
+}
+
+/// `cuda_fp16.h` & co. come from the provisioned headers (installed on first
+/// use), and only from there. Their own `#include "details/x.h"` resolve
+/// relative to the header, which `--no-source-include` forbids; dropping it is
+/// safe because the include policy admits device headers only as `<name>`,
+/// which never searches the student's folder.
+fn add_device_include_paths(args: &mut Vec<String>, display: &str) -> Result<(), BuildError> {
+    let dir = provision::ensure(&provision::DEVICE_HEADERS)
+        .map_err(|f| BuildError::Other(format!("{display}: error: {}", f.message(&provision::DEVICE_HEADERS))))?;
+    args.retain(|a| a != NO_SOURCE_INCLUDE);
+    let at = args.len().min(2);
+    for (i, inc) in provision::DEVICE_INCLUDE_DIRS.iter().enumerate() {
+        args.insert(at + i, format!("--include-path={}", dir.join(inc).display()));
+    }
+    Ok(())
 }
 
 fn bad_option(opts: &CompileOptions, version: &str, args: &[String], log: &str) -> BuildError {

@@ -185,3 +185,76 @@ fn many_threads_compile_at_once() {
         }
     });
 }
+
+const DEVICE_HEADERS_KERNEL: &str = r#"#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+
+extern "C" __global__ void mixed(__half *h, __nv_bfloat16 *b, float *sum)
+{
+    cg::thread_block block = cg::this_thread_block();
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+    h[threadIdx.x] = __hadd(h[threadIdx.x], __float2half(1.0f));
+    b[threadIdx.x] = __float2bfloat16(__bfloat162float(b[threadIdx.x]) * 2.0f);
+    float s = cg::reduce(warp, __half2float(h[threadIdx.x]), cg::plus<float>());
+    block.sync();
+    if (warp.thread_rank() == 0)
+        atomicAdd(sum, s);
+}
+"#;
+
+#[test]
+fn device_headers_compile_from_the_provisioned_cuda_headers() {
+    let Some(c) = nvrtc() else { return };
+    let ptx = c.compile(&SourceFile::from_text("kernels/mixed.cu", DEVICE_HEADERS_KERNEL), &CompileOptions::default());
+    let ptx = ptx.unwrap_or_else(|e| panic!("{e}"));
+    assert!(ptx.text.contains(".entry mixed("), "{}", ptx.text);
+    // Half-precision arithmetic really came from cuda_fp16.h.
+    assert!(ptx.text.contains(".f16"), "{}", ptx.text);
+}
+
+#[test]
+fn a_students_own_cuda_fp16_h_is_never_read() {
+    let Some(c) = nvrtc() else { return };
+    // A submission folder holding its own cuda_fp16.h next to the kernel: the
+    // angle-bracket include must still read CUDA's header, never this one.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cuda_fp16.h"), "#error EVIL_HEADER_FROM_THE_STUDENTS_FOLDER\n").unwrap();
+    std::fs::write(dir.path().join("info.h"), "#error EVIL_INFO\n").unwrap();
+    let kernel = dir.path().join("k.cu");
+    let text = "#include <cuda_fp16.h>\n#include <cooperative_groups.h>\n\
+                extern \"C\" __global__ void k(__half *h) { h[0] = __float2half(2.0f); }\n";
+    std::fs::write(&kernel, text).unwrap();
+    let src = SourceFile::read(&kernel, kernel.to_str().unwrap()).unwrap();
+    let ptx = c.compile(&src, &CompileOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ptx.text.contains(".entry k("));
+    // Quoted, it would search that folder first: refused before any compiler runs.
+    let quoted = SourceFile::from_text("kernels/q.cu", "#include \"cuda_fp16.h\"\n");
+    let e = c.compile(&quoted, &CompileOptions::default()).unwrap_err();
+    assert!(matches!(e, BuildError::Refused { line: 1, .. }), "{e}");
+}
+
+#[test]
+fn host_headers_stay_refused_next_to_device_headers() {
+    let Some(c) = nvrtc() else { return };
+    for host in ["cuda_runtime_api.h", "cuda_fp16.hpp", "nv/target", "cooperative_groups/details/info.h", "stdlib.h"] {
+        let text = format!("#include <cuda_fp16.h>\n#include <{host}>\nextern \"C\" __global__ void k() {{}}\n");
+        let e = c.compile(&SourceFile::from_text("kernels/h.cu", text), &CompileOptions::default()).unwrap_err();
+        assert!(matches!(e, BuildError::Refused { line: 2, .. }), "{host}: {e}");
+        assert!(e.to_string().contains("is not allowed"), "{e}");
+    }
+}
+
+#[test]
+fn compile_errors_render_with_a_caret_and_a_hint() {
+    let Some(c) = nvrtc() else { return };
+    let text = "extern \"C\" __global__ void k(float *a)\n{\n    float *d;\n    cudaMalloc(&d, 4);\n}\n";
+    let e = c.compile(&SourceFile::from_text("kernels/host.cu", text), &CompileOptions::default()).unwrap_err();
+    let BuildError::Compile { diagnostics, .. } = &e else { panic!("{e:?}") };
+    let shown = ptx_build::render_diagnostics(diagnostics, text);
+    assert!(shown.starts_with("kernels/host.cu:4:5: error: identifier \"cudaMalloc\" is undefined\n"), "{shown}");
+    assert!(shown.contains("     4 |     cudaMalloc(&d, 4);\n       |     ^\n"), "{shown}");
+    assert!(shown.contains("= help: `cudaMalloc` is host code"), "{shown}");
+}
