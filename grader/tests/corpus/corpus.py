@@ -128,7 +128,7 @@ def strings(value):
             yield from strings(v)
 
 
-def judge(want, backend, verdict, test_name, message, part):
+def judge(want, backend, verdict, test_name, message, part, zero_on_fail):
     """What is wrong with one part's result (empty: as expected)."""
     why = []
     if verdict != want[backend]:
@@ -138,15 +138,23 @@ def judge(want, backend, verdict, test_name, message, part):
     if verdict != "pass":
         why += [f"message lacks {s!r}" for s in want.get("says", []) if s not in message]
     if backend == "gpu" and not why:
-        score = want.get("gpu_score", part["max_score"] if want["gpu"] == "pass" else 0.0)
-        if abs(part["score"] - score) > 1e-6:
-            why.append(f"score {part['score']}, expected {score}")
+        # A passing part has every point; a failing one loses some (all of them
+        # where the corpus says failing parts score 0), or exactly `gpu_score`.
+        full = part["max_score"]
+        if "gpu_score" in want or want["gpu"] == "pass" or zero_on_fail:
+            score = want.get("gpu_score", full if want["gpu"] == "pass" else 0.0)
+            if abs(part["score"] - score) > 1e-6:
+                why.append(f"score {part['score']}, expected {score}")
+        elif part["score"] >= full - 1e-6:
+            why.append(f"score {part['score']}: full marks for a failing part")
     return why
 
 
 def check(corpus: Path, grades: Path, backend: str):
     problems, pending, stale = [], [], []
-    for name, case in load_table(corpus)["cases"].items():
+    table = load_table(corpus)
+    zero_on_fail = table.get("failing_parts_score_zero", False)
+    for name, case in table["cases"].items():
         parts = {k: v for k, v in case["parts"].items() if v.get(backend) is not None}
         if not parts:
             continue
@@ -160,7 +168,7 @@ def check(corpus: Path, grades: Path, backend: str):
                 problems.append(f"{name} {key}: not graded")
                 continue
             verdict, test_name, message = part_verdict(part)
-            why = judge(want, backend, verdict, test_name, message, part)
+            why = judge(want, backend, verdict, test_name, message, part, zero_on_fail)
             needs = (want.get("needs") or {}).get(backend)
             if why and needs:
                 mark = "PEND"
