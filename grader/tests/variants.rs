@@ -64,3 +64,35 @@ fn every_timed_check_has_a_family() {
         assert!(correct >= 3 && slow >= 1, "{family}: {correct} correct and {slow} slow variant(s)");
     }
 }
+
+/// Needs no compiler: the comparison itself. A wrong verdict, a wrong failing
+/// check or a missing phrase is a mismatch (the corpus test then fails); the
+/// same on a part marked as waiting for unmerged work is only pending; a mark
+/// whose verdict is already met is reported for removal.
+#[test]
+fn a_wrong_verdict_is_a_mismatch_and_a_marked_one_is_pending() {
+    let row = |needs: &str| -> corpus::Expected {
+        let needs = if needs.is_empty() { String::new() } else { format!(r#", "needs": {{"sim": "{needs}"}}"#) };
+        serde_json::from_str(&format!(
+            r#"{{"sim": "race", "gpu": "race", "check": "correct::", "says": ["pi_shared.cu:"]{needs}}}"#
+        ))
+        .unwrap()
+    };
+    let mut outcome = corpus::Outcome::default();
+    let race = "data race at exercises/ex01-pi/kernels/pi_shared.cu:8";
+    let sim = Backend::Sim;
+    outcome.add(sim, "good", "ex01/shared", &row(""), "race", "race", "ex01::shared::correct::n=1", race);
+    assert!(outcome.problems.is_empty() && outcome.pending.is_empty() && outcome.met.is_empty());
+    outcome.add(sim, "passes", "ex01/shared", &row(""), "race", "pass", "", "");
+    outcome.add(sim, "other-check", "ex01/shared", &row(""), "race", "race", "ex01::shared::perf::x", race);
+    outcome.add(sim, "no-line", "ex01/shared", &row(""), "race", "race", "ex01::shared::correct::n=1", "data race");
+    assert_eq!(outcome.problems.len(), 3, "{:?}", outcome.problems);
+    assert!(outcome.problems[0].contains("verdict `pass`, expected `race`"));
+    assert!(outcome.problems[1].contains("first failing test `ex01::shared::perf::x`"));
+    assert!(outcome.problems[2].contains("does not say \"pi_shared.cu:\""));
+    outcome.add(sim, "waits", "ex01/shared", &row("racecheck"), "race", "pass", "", "");
+    assert_eq!((outcome.problems.len(), outcome.pending.len()), (3, 1));
+    outcome.add(sim, "done", "ex01/shared", &row("racecheck"), "race", "race", "ex01::shared::correct::n=1", race);
+    assert_eq!(outcome.met.len(), 1);
+    assert!(outcome.report("variants", sim).contains("3 mismatch(es), 1 pending on unmerged work, 1 mark(s) to remove"));
+}

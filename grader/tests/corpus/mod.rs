@@ -252,6 +252,40 @@ impl Outcome {
     }
 }
 
+impl Outcome {
+    /// One graded part against its row: as expected, a mismatch, or pending on unmerged work.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add(
+        &mut self,
+        backend: Backend,
+        name: &str,
+        key: &str,
+        expected: &Expected,
+        wanted: &str,
+        got: &str,
+        test: &str,
+        message: &str,
+    ) {
+        let why = judge(expected, wanted, got, test, message);
+        let mark = match (why.is_empty(), expected.needs.get(backend.name())) {
+            (true, Some(needs)) => {
+                self.met.push(format!("{name} {key}: got `{got}` already; remove `needs: {needs}`"));
+                "ok  "
+            }
+            (true, None) => "ok  ",
+            (false, Some(needs)) => {
+                self.pending.extend(why.iter().map(|w| format!("{name} {key}: {w} (needs {needs})")));
+                "PEND"
+            }
+            (false, None) => {
+                self.problems.extend(why.iter().map(|w| format!("{name} ({}): {key}: {w}", backend.name())));
+                "BAD "
+            }
+        };
+        self.lines.push(format!("{mark} {name:<40} {key:<18} {got:<20} {test}"));
+    }
+}
+
 /// What is wrong with one part's result, compared with its row (empty: as expected).
 fn judge(expected: &Expected, wanted: &str, got: &str, test: &str, message: &str) -> Vec<String> {
     let mut why = Vec::new();
@@ -311,24 +345,7 @@ pub fn run(
                 continue;
             };
             let (got, test, message) = verdict(part);
-            let why = judge(expected, verdict_wanted, &got, &test, &message);
-            let needs = expected.needs.get(backend.name());
-            let mark = match (why.is_empty(), needs) {
-                (true, Some(needs)) => {
-                    outcome.met.push(format!("{name} {key}: got `{got}` already; remove `needs: {needs}`"));
-                    "ok  "
-                }
-                (true, None) => "ok  ",
-                (false, Some(needs)) => {
-                    outcome.pending.extend(why.iter().map(|w| format!("{name} {key}: {w} (needs {needs})")));
-                    "PEND"
-                }
-                (false, None) => {
-                    outcome.problems.extend(why.iter().map(|w| format!("{name} ({}): {key}: {w}", backend.name())));
-                    "BAD "
-                }
-            };
-            outcome.lines.push(format!("{mark} {name:<40} {key:<18} {got:<20} {test}"));
+            outcome.add(backend, name, key, expected, verdict_wanted, &got, &test, &message);
         }
         extra(name, &run, &mut outcome.problems);
     }
