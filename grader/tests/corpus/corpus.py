@@ -8,6 +8,10 @@ its expected.json, and tabulate the timed checks' figures.
     corpus.py check CORPUS GRADES_DIR [--backend gpu|sim|none]
                                             GRADES_DIR/<set>/ holds each set's batch output;
                                             prints every part's verdict, exits 1 on a mismatch
+    corpus.py table CORPUS SIM_LOG RUN_DIR...
+                                            a markdown table of expected against got per
+                                            case: `sim` from the output of the corpus's cargo
+                                            test (--nocapture), `gpu` from the runs, one per seed
     corpus.py perf CORPUS RUN_DIR...        every timed check's figures from the runs (one
                                             RUN_DIR per seed, each as `check` reads it), as a
                                             table per family and RUN_DIR/../perf.json
@@ -269,6 +273,49 @@ def perf(corpus: Path, runs):
     return 0
 
 
+def sim_verdicts(log: Path):
+    """`case/part` -> verdict, from the lines mod.rs prints (`ok|BAD|PEND case part verdict test`)."""
+    got = {}
+    for line in log.read_text(errors="replace").splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[0] in ("ok", "BAD", "PEND"):
+            got[f"{fields[1]}/{fields[2]}"] = fields[3]
+    return got
+
+
+def table(corpus: Path, sim_log: Path, runs):
+    sim = sim_verdicts(sim_log)
+    cases = load_table(corpus)["cases"]
+    print("| case | part | expected (sim / GPU) | sim | GPU, seeds " + ", ".join(r.name.split("-")[-1] for r in runs)
+          + " | agree | waits for |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    totals = {"sim": 0, "gpu": 0, "agree": 0, "parts": 0}
+    for name, case in cases.items():
+        for key, want in case["parts"].items():
+            got_sim = sim.get(f"{name}/{key}", "–")
+            got_gpu = []
+            for run in runs:
+                _, parts = graded_parts(run, name, case)
+                got_gpu.append(part_verdict(parts[key])[0] if key in parts else "–")
+            gpu_cell = got_gpu[0] if len(set(got_gpu)) == 1 else " / ".join(got_gpu)
+            ok_sim = got_sim == want["sim"]
+            ok_gpu = all(g == want["gpu"] for g in got_gpu)
+            agree = len(set(got_gpu + [got_sim])) == 1
+            totals["parts"] += 1
+            totals["sim"] += ok_sim
+            totals["gpu"] += ok_gpu
+            totals["agree"] += agree
+            expected = want["sim"] if want["sim"] == want["gpu"] else f"{want['sim']} / {want['gpu']}"
+            mark = lambda ok, text: text if ok else f"**{text}**"
+            needs = ", ".join(f"{b}: {n}" for b, n in (want.get("needs") or {}).items())
+            print(f"| `{name}` | {key} | {expected} | {mark(ok_sim, got_sim)} | {mark(ok_gpu, gpu_cell)} "
+                  f"| {'yes' if agree else 'no'} | {needs} |")
+    n = totals["parts"]
+    print(f"\n{n} parts: the simulator gives {totals['sim']} of the expected verdicts, the GPU {totals['gpu']} "
+          f"(on every seed); the two agree on {totals['agree']}. Bold: not the expected verdict.")
+    return 0
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "groups":
         return groups(corpus_dir(argv[1]))
@@ -277,6 +324,8 @@ def main(argv):
     if len(argv) >= 3 and argv[0] == "check":
         backend = argv[argv.index("--backend") + 1] if "--backend" in argv else "gpu"
         return check(corpus_dir(argv[1]), Path(argv[2]), backend)
+    if len(argv) >= 4 and argv[0] == "table":
+        return table(corpus_dir(argv[1]), Path(argv[2]), [Path(a) for a in argv[3:]])
     if len(argv) >= 3 and argv[0] == "perf":
         return perf(corpus_dir(argv[1]), [Path(a) for a in argv[2:]])
     sys.exit(__doc__)
