@@ -50,7 +50,7 @@ fn every_timed_check_has_a_family() {
     assert!(families.len() >= 11, "{families:?}");
     for (name, case) in &corpus.table.cases {
         for family in &case.calibrates {
-            let part = family.rsplitn(2, '/').nth(1).unwrap();
+            let (part, _) = family.rsplit_once('/').unwrap();
             assert!(case.parts.contains_key(part), "{name}: calibrates {family} but does not vary {part}");
             let counts = families.get_mut(family).unwrap_or_else(|| panic!("{name}: no timed check {family}"));
             match case.role.as_deref() {
@@ -94,5 +94,7 @@ fn a_wrong_verdict_is_a_mismatch_and_a_marked_one_is_pending() {
     assert_eq!((outcome.problems.len(), outcome.pending.len()), (3, 1));
     outcome.add(sim, "done", "ex01/shared", &row("racecheck"), "race", "race", "ex01::shared::correct::n=1", race);
     assert_eq!(outcome.met.len(), 1);
-    assert!(outcome.report("variants", sim).contains("3 mismatch(es), 1 pending on unmerged work, 1 mark(s) to remove"));
+    assert!(outcome
+        .report("variants", sim)
+        .contains("3 mismatch(es), 1 pending on unmerged work, 1 mark(s) to remove"));
 }

@@ -165,9 +165,7 @@ pub fn grade(root: &Path, exercises: &[&str], part: Option<&str>, backend: Backe
 /// A part's verdict: that of its first failing test, else `pass`; that test's name and message.
 pub fn verdict(part: &PartReport) -> (String, String, String) {
     match part.tests.iter().find(|t| t.status == Status::Fail) {
-        Some(t) => {
-            (t.verdict.clone().unwrap_or_default(), t.name.clone(), t.message.clone().unwrap_or_default())
-        }
+        Some(t) => (t.verdict.clone().unwrap_or_default(), t.name.clone(), t.message.clone().unwrap_or_default()),
         None => ("pass".into(), String::new(), String::new()),
     }
 }
