@@ -46,11 +46,16 @@ pub const PERF_RECT: Shape = Shape::new(2047, 3001, 2501);
 /// Elements of P checked against the CPU after timing (the full product is too
 /// costly to recompute there): corners plus random positions.
 pub const PERF_SAMPLES: usize = 256;
-/// `tiled` must beat the naive kernel (yardsticks/matmul_naive.cu) at PERF_WIDTH by this factor.
-/// Provisional; see CALIBRATION.md in this folder.
-pub const MIN_SPEEDUP_TILED: f64 = 1.25;
-/// `rect` must beat the naive kernel at PERF_RECT by this factor. Provisional; see CALIBRATION.md.
-pub const MIN_SPEEDUP_RECT: f64 = 1.15;
+/// `tiled` must reach this multiple of the naive kernel's speed at PERF_WIDTH: a floor,
+/// not the proof of tiling. On the H100 correct tiled kernels span 1.18x-1.55x with
+/// style alone, and a half-tiled one (N still read from global memory) reaches 1.30x:
+/// time cannot tell tiling from its spelling, so the technique is graded by its measured
+/// memory behaviour (structure checks), and the floor fails only kernels slower than the
+/// naive one (N's tile read down its columns: 0.58x). See CALIBRATION.md in this folder.
+pub const MIN_SPEEDUP_TILED: f64 = 0.8;
+/// `rect` must reach this multiple of the naive kernel's speed at PERF_RECT: correct kernels
+/// span 1.05x-1.34x on the H100, tiles one element deep 0.18x. See CALIBRATION.md.
+pub const MIN_SPEEDUP_RECT: f64 = 0.8;
 
 /// M is m x k, N is k x n, P is m x n.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -29,9 +29,12 @@ pub const SATURATED_BLOCKS: u32 = 16;
 /// Blocks for the timing: 8 MiB per input; each launch runs well above the launch
 /// overhead (the work is 512 reads per thread, not the memory traffic).
 pub const PERF_BLOCKS: u32 = 1 << 15;
-/// `compute` must beat the same computation reading in1 and in2 from global
-/// memory on every use by this factor. Provisional: see CALIBRATION.md.
-pub const MIN_SPEEDUP_VS_GLOBAL: f64 = 1.1;
+/// `compute` must reach this multiple of the speed of the same computation reading
+/// in1 and in2 from global memory on every use. Correct kernels span 1.15x-2.1x on
+/// the H100 (a compare instead of `%` costs half), one that copies the whole vectors
+/// per thread 0.67x; reading from global (0.95x) is a structure failure, not a timing
+/// one. See CALIBRATION.md.
+pub const MIN_SPEEDUP_VS_GLOBAL: f64 = 0.9;
 /// Blocks whose outputs are checked after the timed run (spread over the grid).
 const SPOT_BLOCKS: u32 = 16;
 const KERNEL: &str = "compute";

@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""One runner for the graded corpora (grader/tests/hostile, grader/tests/variants)
+on a GPU: prepare a corpus for `grader batch`, compare the batch's verdicts with
+its expected.json, and tabulate the timed checks' figures.
+
+    corpus.py groups CORPUS                 the exercise sets to batch separately, one a line
+    corpus.py prepare CORPUS CLASS_DIR      one folder per exercise set, one submission per case
+    corpus.py check CORPUS GRADES_DIR [--backend gpu|sim|none]
+                                            GRADES_DIR/<set>/ holds each set's batch output;
+                                            prints every part's verdict, exits 1 on a mismatch
+    corpus.py table CORPUS SIM_LOG RUN_DIR...
+                                            a markdown table of expected against got per
+                                            case: `sim` from the output of the corpus's cargo
+                                            test (--nocapture), `gpu` from the runs, one per seed
+    corpus.py perf CORPUS RUN_DIR...        every timed check's figures from the runs (one
+                                            RUN_DIR per seed, each as `check` reads it), as a
+                                            table per family and RUN_DIR/../perf.json
+
+CORPUS is a folder name under grader/tests (`hostile`, `variants`) or a path.
+The rules are those of grader/tests/corpus/mod.rs, which checks `none` and `sim`
+without a GPU: a part's verdict is that of its first failing test, or `pass`; a
+part whose expected verdict `needs` unmerged work is reported as pending, not
+as a mismatch.
+"""
+
+import json
+import shutil
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+# No message in a result may be longer (compile logs and printf are capped upstream).
+MAX_MESSAGE_BYTES = 64 * 1024
+# `grader batch` keeps 256 KiB of each of a child's stdout and stderr.
+MAX_LOG_BYTES = 2 * 256 * 1024 + 4096
+# What a leaked /etc/passwd, grader source or key would show.
+LEAK_MARKERS = ["root:x:0", "fn real_main", "PRIVATE KEY"]
+HUGE_SOURCE_BYTES = 10 * 1024 * 1024
+
+
+def corpus_dir(name: str) -> Path:
+    path = Path(name)
+    return path if path.is_dir() else HERE.parent / name
+
+
+def load_table(corpus: Path):
+    return json.loads((corpus / "expected.json").read_text())
+
+
+def exercises_of(case):
+    return sorted({key.split("/")[0] for key in case["parts"]})
+
+
+def group_of(case) -> str:
+    """Cases are batched by the exercises they touch: grading only those keeps a
+    batch of one-exercise cases from grading all eight exercises per case."""
+    return ",".join(exercises_of(case))
+
+
+def generate_huge_source(case_dir: Path):
+    """A 10 MB pi_global.cu: the reference kernel after 10 MB of comment lines."""
+    kernels = case_dir / "exercises/ex01-pi/kernels"
+    kernels.mkdir(parents=True, exist_ok=True)
+    line = "// " + "padding " * 12 + "\n"
+    kernel = (REPO / "reference/ex01-pi/kernels/pi_global.cu").read_text()
+    with open(kernels / "pi_global.cu", "w") as f:
+        f.write(line * (HUGE_SOURCE_BYTES // len(line) + 1))
+        f.write(kernel)
+
+
+def fill_from_reference(case_dir: Path, case):
+    """A case keeps only its varied files; every other kernel file of its
+    exercises comes from reference/ (mod.rs does the same)."""
+    for exercise in exercises_of(case):
+        (folder,) = (REPO / "reference").glob(f"{exercise}-*")
+        for source in (folder / "kernels").glob("*.cu"):
+            target = case_dir / "exercises" / folder.name / "kernels" / source.name
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(source, target)
+
+
+def groups(corpus: Path):
+    for g in sorted({group_of(c) for c in load_table(corpus)["cases"].values()}):
+        print(g)
+
+
+def prepare(corpus: Path, class_dir: Path):
+    if class_dir.exists():
+        sys.exit(f"{class_dir} exists: prepare into a new folder")
+    cases = load_table(corpus)["cases"]
+    for name, case in cases.items():
+        target = class_dir / group_of(case) / name
+        if case.get("generated"):
+            generate_huge_source(target)
+        else:
+            shutil.copytree(corpus / name, target)
+        fill_from_reference(target, case)
+    print(f"{len(cases)} submissions in {class_dir}")
+
+
+def part_verdict(part):
+    failed = [t for t in part["tests"] if t["status"] == "fail"]
+    return (failed[0]["verdict"], failed[0]["name"], failed[0].get("message") or "") if failed else ("pass", "", "")
+
+
+def part_reports(grades: Path, case: str):
+    """The student's merged grades, or, when the batch never got to merging
+    them, the one-part results its children wrote as they finished."""
+    merged = grades / "submissions" / f"{case}.json"
+    if merged.is_file():
+        return [json.loads(merged.read_text())["grades"]]
+    return [json.loads(f.read_text()) for f in sorted((grades / "results" / case).glob("*-*.json"))
+            if not f.name.endswith(".child.json")]
+
+
+def graded_parts(grades: Path, name: str, case):
+    reports = part_reports(grades / group_of(case), name)
+    return reports, {f"{e['id']}/{p['name']}": p for r in reports for e in r["exercises"] for p in e["parts"]}
+
+
+def strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings(v)
+
+
+def judge(want, backend, verdict, test_name, message, part, zero_on_fail):
+    """What is wrong with one part's result (empty: as expected)."""
+    why = []
+    if verdict != want[backend]:
+        why.append(f"verdict `{verdict}`, expected `{want[backend]}`")
+    elif verdict != "pass" and want.get("check") and want["check"] not in test_name:
+        why.append(f"first failing test `{test_name}`, expected one named like `{want['check']}`")
+    if verdict != "pass":
+        why += [f"message lacks {s!r}" for s in want.get("says", []) if s not in message]
+    if backend == "gpu" and not why:
+        # A passing part has every point; a failing one loses some (all of them
+        # where the corpus says failing parts score 0), or exactly `gpu_score`.
+        full = part["max_score"]
+        if "gpu_score" in want or want["gpu"] == "pass" or zero_on_fail:
+            score = want.get("gpu_score", full if want["gpu"] == "pass" else 0.0)
+            if abs(part["score"] - score) > 1e-6:
+                why.append(f"score {part['score']}, expected {score}")
+        elif part["score"] >= full - 1e-6:
+            why.append(f"score {part['score']}: full marks for a failing part")
+    return why
+
+
+def check(corpus: Path, grades: Path, backend: str):
+    problems, pending, stale = [], [], []
+    table = load_table(corpus)
+    zero_on_fail = table.get("failing_parts_score_zero", False)
+    for name, case in table["cases"].items():
+        parts = {k: v for k, v in case["parts"].items() if v.get(backend) is not None}
+        if not parts:
+            continue
+        reports, got = graded_parts(grades, name, case)
+        if not reports:
+            problems.append(f"{name}: no result in {grades}")
+            continue
+        for key, want in parts.items():
+            part = got.get(key)
+            if part is None:
+                problems.append(f"{name} {key}: not graded")
+                continue
+            verdict, test_name, message = part_verdict(part)
+            why = judge(want, backend, verdict, test_name, message, part, zero_on_fail)
+            needs = (want.get("needs") or {}).get(backend)
+            if why and needs:
+                mark = "PEND"
+                pending += [f"{name} {key}: {w} (needs {needs})" for w in why]
+            elif why:
+                mark = "BAD "
+                problems += [f"{name} {key}: {w}" for w in why]
+            else:
+                mark = "ok  "
+                if needs:
+                    stale.append(f"{name} {key}: expected `{want[backend]}` and got it; remove `needs: {needs}`")
+            print(f"{mark} {name:<40} {key:<18} {verdict:<20} {part['score']:>5.2f}/{part['max_score']:<5.2f} "
+                  f"{test_name}")
+            if why and message:
+                print(f"      {message.splitlines()[0][:200]}")
+        longest = max((len(s.encode()) for s in strings(reports)), default=0)
+        if longest > MAX_MESSAGE_BYTES:
+            problems.append(f"{name}: a string of {longest} bytes in its result")
+    for f in grades.rglob("*"):
+        if not f.is_file() or f.suffix not in (".json", ".log", ".csv"):
+            continue
+        if f.suffix == ".log" and f.stat().st_size > MAX_LOG_BYTES:
+            problems.append(f"{f}: {f.stat().st_size} bytes of log")
+        text = f.read_text(errors="replace")
+        problems += [f"{f}: contains {m!r}" for m in LEAK_MARKERS if m in text]
+    print()
+    for p in pending:
+        print(f"PENDING {p}")
+    for s in stale:
+        print(f"MET {s}")
+    for p in problems:
+        print(f"MISMATCH {p}")
+    print(f"{len(problems)} mismatch(es), {len(pending)} pending" if problems
+          else f"every verdict as expected ({len(pending)} pending on unmerged work)")
+    return 1 if problems else 0
+
+
+def perf_rows(corpus: Path, run: Path):
+    """(family, source, role, value, threshold, student_ms, baseline_ms) for every timed
+    test in one run; `source` is the case, or `reference` for the parts a case left alone."""
+    for name, case in load_table(corpus)["cases"].items():
+        reports, got = graded_parts(run, name, case)
+        for key, part in got.items():
+            own = key in case["parts"]
+            for test in part["tests"]:
+                figures = test.get("perf")
+                if not figures:
+                    continue
+                check_name = test["name"].split(f"{part['name']}::", 1)[-1]
+                family = f"{key}/{check_name}"
+                if own:
+                    if family not in case.get("calibrates", []):
+                        role = "other"
+                    else:
+                        role = case["role"]
+                    source = name
+                else:
+                    role, source = "correct", "reference"
+                yield family, source, role, figures
+
+
+def perf(corpus: Path, runs):
+    table = {}
+    for run in runs:
+        for family, source, role, fig in perf_rows(corpus, run):
+            entry = table.setdefault(family, {}).setdefault(source, {"role": role, "values": []})
+            entry["values"].append(fig["value"])
+            entry["threshold"] = fig["threshold"]
+            entry.setdefault("student_ms", []).append(fig.get("student"))
+            entry.setdefault("baseline_ms", []).append(fig.get("baseline"))
+    out = {}
+    for family in sorted(table):
+        rows = table[family]
+        print(f"\n## {family}")
+        print("| source | role | runs | min | median | max | threshold |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for source, e in sorted(rows.items(), key=lambda kv: (kv[1]["role"], -min(kv[1]["values"]))):
+            vals = e["values"]
+            print(f"| {source} | {e['role']} | {len(vals)} | {min(vals):.3f} | {statistics.median(vals):.3f} "
+                  f"| {max(vals):.3f} | {e['threshold']} |")
+        correct = [min(e["values"]) for e in rows.values() if e["role"] == "correct"]
+        # `technique` variants do without the technique and are caught by a
+        # structure check; only `slow` ones (the technique spelled, not done) bound the threshold.
+        slow = [max(e["values"]) for e in rows.values() if e["role"] == "slow"]
+        summary = {"slowest_correct": min(correct) if correct else None,
+                   "fastest_slow": max(slow) if slow else None, "sources": rows}
+        if correct and slow:
+            summary["gap"] = min(correct) / max(slow) - 1 if max(slow) > 0 else None
+            print(f"slowest correct {min(correct):.3f}, fastest slow {max(slow):.3f}, "
+                  f"gap {summary['gap'] * 100:.1f} %" if summary["gap"] is not None else "")
+        out[family] = summary
+    target = Path(runs[0]).parent / "perf.json"
+    try:
+        target.write_text(json.dumps(out, indent=1))
+        print(f"\nwritten to {target}")
+    except OSError as e:
+        print(f"\n(perf.json not written: {e})")
+    return 0
+
+
+def sim_verdicts(log: Path):
+    """`case/part` -> verdict, from the lines mod.rs prints (`ok|BAD|PEND case part verdict test`)."""
+    got = {}
+    for line in log.read_text(errors="replace").splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[0] in ("ok", "BAD", "PEND"):
+            got[f"{fields[1]}/{fields[2]}"] = fields[3]
+    return got
+
+
+def table(corpus: Path, sim_log: Path, runs):
+    sim = sim_verdicts(sim_log)
+    cases = load_table(corpus)["cases"]
+    print("| case | part | expected (sim / GPU) | sim | GPU, seeds " + ", ".join(r.name.split("-")[-1] for r in runs)
+          + " | agree | waits for |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    totals = {"sim": 0, "gpu": 0, "agree": 0, "parts": 0}
+    for name, case in cases.items():
+        for key, want in case["parts"].items():
+            got_sim = sim.get(f"{name}/{key}", "–")
+            got_gpu = []
+            for run in runs:
+                _, parts = graded_parts(run, name, case)
+                got_gpu.append(part_verdict(parts[key])[0] if key in parts else "–")
+            gpu_cell = got_gpu[0] if len(set(got_gpu)) == 1 else " / ".join(got_gpu)
+            ran = any(g != "–" for g in got_gpu)
+            ok_sim = got_sim == want["sim"]
+            ok_gpu = all(g == want["gpu"] for g in got_gpu) or not ran
+            agree = len(set(got_gpu + [got_sim])) == 1
+            totals["parts"] += 1
+            totals["sim"] += ok_sim
+            totals["gpu_parts"] = totals.get("gpu_parts", 0) + ran
+            totals["gpu"] += ok_gpu and ran
+            totals["agree"] += agree
+            expected = want["sim"] if want["sim"] == want["gpu"] else f"{want['sim']} / {want['gpu']}"
+            mark = lambda ok, text: text if ok else f"**{text}**"
+            needs = ", ".join(f"{b}: {n}" for b, n in (want.get("needs") or {}).items())
+            print(f"| `{name}` | {key} | {expected} | {mark(ok_sim, got_sim)} "
+                  f"| {mark(ok_gpu, gpu_cell) if ran else 'not run'} "
+                  f"| {('yes' if agree else 'no') if ran else '–'} | {needs} |")
+    n = totals["parts"]
+    print(f"\n{n} parts: the simulator gives {totals['sim']} of the expected verdicts; the GPU ran "
+          f"{totals.get('gpu_parts', 0)} and gives {totals['gpu']} of them on every seed; the two agree on "
+          f"{totals['agree']}. Bold: not the expected verdict.")
+    return 0
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "groups":
+        return groups(corpus_dir(argv[1]))
+    if len(argv) >= 3 and argv[0] == "prepare":
+        return prepare(corpus_dir(argv[1]), Path(argv[2]))
+    if len(argv) >= 3 and argv[0] == "check":
+        backend = argv[argv.index("--backend") + 1] if "--backend" in argv else "gpu"
+        return check(corpus_dir(argv[1]), Path(argv[2]), backend)
+    if len(argv) >= 4 and argv[0] == "table":
+        return table(corpus_dir(argv[1]), Path(argv[2]), [Path(a) for a in argv[3:]])
+    if len(argv) >= 3 and argv[0] == "perf":
+        return perf(corpus_dir(argv[1]), [Path(a) for a in argv[2:]])
+    sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,382 @@
+//! The runner every graded corpus shares (`grader/tests/hostile`,
+//! `grader/tests/variants`), without a GPU. A corpus is a folder of cases, one
+//! submission each holding only its own `.cu` files, and an `expected.json`
+//! that says, per case and part, the verdict each backend must give. The same
+//! table drives the GPU run: `grader/tests/corpus/corpus.py` and `run-gpu.sh`.
+//!
+//! A part's verdict is that of its first failing test, or `pass`. Where the
+//! table marks an expected verdict as waiting for unmerged work (`needs`), a
+//! mismatch is *pending*, not a failure; a pending mark whose verdict is
+//! already met is reported so that the mark can be removed.
+
+// Each corpus's test uses part of this module.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use grader::report::{GradeReport, PartReport, Status};
+use serde::Deserialize;
+
+/// The generated case: a source file ten times the 1 MiB limit.
+const HUGE_SOURCE_BYTES: usize = 10 << 20;
+
+#[derive(Deserialize)]
+pub struct Table {
+    pub cases: BTreeMap<String, Case>,
+}
+
+#[derive(Deserialize)]
+pub struct Case {
+    /// Made by the runner (the 10 MB source), not committed.
+    #[serde(default)]
+    pub generated: bool,
+    /// `<exercise>/<part>` → what it must get.
+    pub parts: BTreeMap<String, Expected>,
+    /// The timed checks (`<exercise>/<part>/perf::<check>`) whose threshold this case brackets.
+    #[serde(default)]
+    pub calibrates: Vec<String>,
+    /// With `calibrates`: `correct` (must pass the timing) or `slow` (must fail it).
+    pub role: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct Expected {
+    pub none: Option<String>,
+    pub sim: Option<String>,
+    pub gpu: Option<String>,
+    /// Phrases the first failure's message contains.
+    #[serde(default)]
+    pub says: Vec<String>,
+    /// The first failing test's name contains this.
+    pub check: Option<String>,
+    /// Backend → the unmerged capability its verdict waits for.
+    #[serde(default)]
+    pub needs: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Backend {
+    None,
+    Sim,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::None => "none",
+            Backend::Sim => "sim",
+        }
+    }
+
+    fn expected(self, e: &Expected) -> Option<&str> {
+        match self {
+            Backend::None => e.none.as_deref(),
+            Backend::Sim => e.sim.as_deref(),
+        }
+    }
+}
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// One corpus folder and its table.
+pub struct Corpus {
+    pub dir: PathBuf,
+    pub table: Table,
+}
+
+impl Corpus {
+    pub fn open(name: &str) -> Corpus {
+        let dir = workspace().join("grader/tests").join(name);
+        let text = std::fs::read_to_string(dir.join("expected.json")).expect("expected.json");
+        Corpus { table: serde_json::from_str(&text).expect("expected.json parses"), dir }
+    }
+
+    /// The case folders on disk.
+    pub fn folders(&self) -> Vec<String> {
+        std::fs::read_dir(&self.dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().unwrap().is_dir())
+            .map(|e| e.file_name().into_string().unwrap())
+            .collect()
+    }
+}
+
+pub fn nvrtc_available() -> bool {
+    let ok = ptx_build::Compiler::nvrtc().is_ok();
+    if !ok && std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() {
+        panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing");
+    }
+    ok
+}
+
+/// How one case is graded.
+pub struct Settings {
+    pub seed: u64,
+    /// The grader's compile time limit, in seconds.
+    pub compile_timeout_secs: &'static str,
+}
+
+/// What one grading run of one case left behind.
+pub struct Run {
+    pub report: GradeReport,
+    /// stdout, stderr and the JSON, for leak and size checks.
+    pub texts: [String; 3],
+    pub elapsed: Duration,
+}
+
+/// Grades `exercises` (and only `part`, when given) of the submission at `root`.
+pub fn grade(root: &Path, exercises: &[&str], part: Option<&str>, backend: Backend, settings: &Settings) -> Run {
+    let scratch = tempfile::tempdir().unwrap();
+    let json = scratch.path().join("grades.json");
+    let start = Instant::now();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_grader"));
+    command.args(exercises);
+    if let Some(part) = part {
+        command.args(["--part", part]);
+    }
+    let out = command
+        .args(["--backend", backend.name(), "--seed", &settings.seed.to_string(), "--root"])
+        .arg(root)
+        .arg("--json")
+        .arg(&json)
+        .args(["--", "--quiet", "--color", "never"])
+        .current_dir(scratch.path())
+        // A fresh cache per case: a part must not pass on another case's PTX.
+        .env(grader::grade::PTX_CACHE_ENV, scratch.path().join("ptx-cache"))
+        .env(grader::grade::COMPILE_TIMEOUT_ENV, settings.compile_timeout_secs)
+        .output()
+        .expect("the grader runs");
+    let elapsed = start.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json_text = std::fs::read_to_string(&json).unwrap_or_else(|e| {
+        panic!("{}: no grades JSON ({e}); exit {:?}\n{stdout}\n{stderr}", root.display(), out.status)
+    });
+    let report = serde_json::from_str(&json_text).expect("a grades JSON");
+    Run { report, texts: [stdout, stderr, json_text], elapsed }
+}
+
+/// A part's verdict: that of its first failing test, else `pass`; that test's name and message.
+pub fn verdict(part: &PartReport) -> (String, String, String) {
+    match part.tests.iter().find(|t| t.status == Status::Fail) {
+        Some(t) => (t.verdict.clone().unwrap_or_default(), t.name.clone(), t.message.clone().unwrap_or_default()),
+        None => ("pass".into(), String::new(), String::new()),
+    }
+}
+
+/// The pi_global.cu of `huge-source`: the reference kernel under 10 MB of comments.
+fn generate_huge_source(dir: &Path) {
+    let kernels = dir.join("exercises/ex01-pi/kernels");
+    std::fs::create_dir_all(&kernels).unwrap();
+    let reference = workspace().join("reference/ex01-pi/kernels");
+    let line = format!("// {}\n", "padding ".repeat(12));
+    let mut text = line.repeat(HUGE_SOURCE_BYTES / line.len() + 1);
+    text += &std::fs::read_to_string(reference.join("pi_global.cu")).unwrap();
+    std::fs::write(kernels.join("pi_global.cu"), text).unwrap();
+}
+
+/// A case as a submission under `into`: the case's own files, plus the
+/// reference file of every part it leaves alone (`corpus.py prepare` does the same).
+pub fn materialize(corpus: &Corpus, name: &str, case: &Case, into: &Path) -> PathBuf {
+    let root = into.join(name);
+    if case.generated {
+        generate_huge_source(&root);
+    } else {
+        let from = corpus.dir.join(name);
+        for entry in walkdir::WalkDir::new(&from) {
+            let entry = entry.unwrap();
+            let to = root.join(entry.path().strip_prefix(&from).unwrap());
+            if entry.file_type().is_dir() {
+                std::fs::create_dir_all(&to).unwrap();
+            } else {
+                std::fs::copy(entry.path(), &to).unwrap();
+            }
+        }
+    }
+    let registry = grader::registry::all();
+    for key in case.parts.keys() {
+        let (id, _) = key.split_once('/').expect("<exercise>/<part>");
+        let exercise = registry.iter().find(|e| e.id == id).expect("a known exercise");
+        for part in &exercise.parts {
+            let rel = Path::new(exercise.folder_name()).join(part.file);
+            let to = root.join("exercises").join(&rel);
+            if !to.exists() {
+                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                std::fs::copy(workspace().join("reference").join(&rel), &to).unwrap();
+            }
+        }
+    }
+    root
+}
+
+/// How a corpus fared on one backend.
+#[derive(Default)]
+pub struct Outcome {
+    /// Every graded part: `ok|BAD|PEND  case  part  verdict  first failing test`.
+    pub lines: Vec<String>,
+    /// Mismatches: the test fails on any.
+    pub problems: Vec<String>,
+    /// Mismatches on parts whose verdict waits for unmerged work.
+    pub pending: Vec<String>,
+    /// Parts marked as waiting whose verdict is already met.
+    pub met: Vec<String>,
+}
+
+impl Outcome {
+    /// Everything, for a test's output: the table, then what is pending, then the mismatches.
+    pub fn report(&self, corpus: &str, backend: Backend) -> String {
+        let mut text = format!("{corpus} on `{}`:\n{}\n", backend.name(), self.lines.join("\n"));
+        for p in &self.pending {
+            text += &format!("PENDING {p}\n");
+        }
+        for m in &self.met {
+            text += &format!("MET {m}\n");
+        }
+        for p in &self.problems {
+            text += &format!("MISMATCH {p}\n");
+        }
+        text + &format!(
+            "{} mismatch(es), {} pending on unmerged work, {} mark(s) to remove\n",
+            self.problems.len(),
+            self.pending.len(),
+            self.met.len()
+        )
+    }
+}
+
+impl Outcome {
+    /// One graded part against its row: as expected, a mismatch, or pending on unmerged work.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add(
+        &mut self,
+        backend: Backend,
+        name: &str,
+        key: &str,
+        expected: &Expected,
+        wanted: &str,
+        got: &str,
+        test: &str,
+        message: &str,
+    ) {
+        let why = judge(expected, wanted, got, test, message);
+        let mark = match (why.is_empty(), expected.needs.get(backend.name())) {
+            (true, Some(needs)) => {
+                self.met.push(format!("{name} {key}: got `{got}` already; remove `needs: {needs}`"));
+                "ok  "
+            }
+            (true, None) => "ok  ",
+            (false, Some(needs)) => {
+                self.pending.extend(why.iter().map(|w| format!("{name} {key}: {w} (needs {needs})")));
+                "PEND"
+            }
+            (false, None) => {
+                self.problems.extend(why.iter().map(|w| format!("{name} ({}): {key}: {w}", backend.name())));
+                "BAD "
+            }
+        };
+        self.lines.push(format!("{mark} {name:<40} {key:<18} {got:<20} {test}"));
+    }
+}
+
+/// What is wrong with one part's result, compared with its row (empty: as expected).
+fn judge(expected: &Expected, wanted: &str, got: &str, test: &str, message: &str) -> Vec<String> {
+    let mut why = Vec::new();
+    if got != wanted {
+        why.push(format!("verdict `{got}`, expected `{wanted}`: {}", first_line(message)));
+    } else if got != "pass" {
+        if let Some(check) = expected.check.as_deref().filter(|c| !test.contains(c)) {
+            why.push(format!("first failing test `{test}`, expected one named like `{check}`"));
+        }
+        for phrase in expected.says.iter().filter(|p| !message.contains(p.as_str())) {
+            why.push(format!("the message does not say {phrase:?}: {}", first_line(message)));
+        }
+    }
+    why
+}
+
+fn first_line(message: &str) -> &str {
+    let line = message.lines().next().unwrap_or("");
+    let end = (0..=line.len().min(300)).rev().find(|&i| line.is_char_boundary(i)).unwrap_or(0);
+    &line[..end]
+}
+
+/// Grades every case that has verdicts for `backend`, one process per case (only
+/// its part, when it has one), and compares them with the table. `extra` adds
+/// the corpus's own checks of a run (leaks, sizes, time) to the problems.
+pub fn run(
+    corpus: &Corpus,
+    backend: Backend,
+    settings: &Settings,
+    mut extra: impl FnMut(&str, &Run, &mut Vec<String>),
+) -> Outcome {
+    let generated = tempfile::tempdir().unwrap();
+    let mut outcome = Outcome::default();
+    for (name, case) in &corpus.table.cases {
+        let wanted: Vec<(&String, &Expected, &str)> =
+            case.parts.iter().filter_map(|(key, e)| Some((key, e, backend.expected(e)?))).collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        let root = materialize(corpus, name, case, generated.path());
+        let mut exercises: Vec<&str> = case.parts.keys().filter_map(|k| k.split('/').next()).collect();
+        exercises.dedup();
+        let only_part = match (exercises.len(), case.parts.len()) {
+            (1, 1) => case.parts.keys().next().and_then(|k| k.split_once('/')).map(|(_, p)| p),
+            _ => None,
+        };
+        let run = grade(&root, &exercises, only_part, backend, settings);
+        let parts: BTreeMap<String, &PartReport> = run
+            .report
+            .exercises
+            .iter()
+            .flat_map(|e| e.parts.iter().map(move |p| (format!("{}/{}", e.id, p.name), p)))
+            .collect();
+        for (key, expected, verdict_wanted) in wanted {
+            let Some(part) = parts.get(key) else {
+                outcome.problems.push(format!("{name} ({}): {key} was not graded", backend.name()));
+                continue;
+            };
+            let (got, test, message) = verdict(part);
+            outcome.add(backend, name, key, expected, verdict_wanted, &got, &test, &message);
+        }
+        extra(name, &run, &mut outcome.problems);
+    }
+    outcome
+}
+
+/// Needs no compiler: the table, the folders and the registry agree.
+pub fn check_table(corpus: &Corpus) {
+    let folders = corpus.folders();
+    for folder in &folders {
+        assert!(corpus.table.cases.contains_key(folder), "{folder} has no row in expected.json");
+    }
+    let registry = grader::registry::all();
+    for (name, case) in &corpus.table.cases {
+        assert!(case.generated != folders.contains(name), "{name}: committed xor generated");
+        for (key, expected) in &case.parts {
+            let (ex, part) = key.split_once('/').expect("<exercise>/<part>");
+            let exercise = registry.iter().find(|e| e.id == ex).unwrap_or_else(|| panic!("{name}: no {ex}"));
+            let part = exercise.parts.iter().find(|p| p.name == part).unwrap_or_else(|| panic!("{name}: no {key}"));
+            assert!(expected.gpu.is_some(), "{name} {key}: every case runs on the GPU");
+            assert!(part.kernels.iter().all(|k| !k.is_empty()), "{name}: {key} names its kernels");
+            for backend in expected.needs.keys() {
+                assert!(["none", "sim", "gpu"].contains(&backend.as_str()), "{name} {key}: needs for `{backend}`");
+            }
+        }
+        if !case.generated {
+            let own = case.parts.keys().any(|key| {
+                let (ex, part) = key.split_once('/').unwrap();
+                let exercise = registry.iter().find(|e| e.id == ex).unwrap();
+                let part = exercise.parts.iter().find(|p| p.name == part).unwrap();
+                corpus.dir.join(name).join("exercises").join(exercise.folder_name()).join(part.file).is_file()
+            });
+            assert!(own, "{name}: the case holds none of its parts' files");
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! The variants corpus (`grader/tests/variants`, docs/grading-accuracy.md) on
+//! the simulator: correct kernels unlike the reference must get full marks, and
+//! broken ones (races that pass by luck, off-by-one bounds, reads past the end
+//! that do not change the output, wrong non-square strides, global where shared
+//! was asked, the wrong technique, hard-coded answers) must fail the check and
+//! with the verdict `expected.json` names. The `gpu` column is checked on a GPU
+//! by `grader/tests/corpus/run-gpu.sh variants`, which also times every family
+//! of variants the performance thresholds are calibrated from.
+
+mod corpus;
+
+use std::collections::BTreeMap;
+
+use corpus::{Backend, Corpus, Settings};
+
+const SETTINGS: Settings = Settings { seed: 1, compile_timeout_secs: "60" };
+
+#[test]
+fn on_the_simulator_every_variant_gets_its_verdict() {
+    if !corpus::nvrtc_available() {
+        return;
+    }
+    let outcome = corpus::run(&Corpus::open("variants"), Backend::Sim, &SETTINGS, |_, _, _| {});
+    let report = outcome.report("variants", Backend::Sim);
+    // The whole table, mismatches or not: docs/grading-accuracy.md is written from it.
+    println!("{report}");
+    assert!(outcome.problems.is_empty(), "{report}");
+}
+
+/// Needs no compiler: the table, the folders and the registry agree.
+#[test]
+fn the_table_covers_the_corpus_and_names_real_parts() {
+    corpus::check_table(&Corpus::open("variants"));
+}
+
+/// Every timed check is bracketed by a family: at least three correct variants
+/// unlike the reference and one slow or wrong-technique variant; and every
+/// family a case names is a real timed check of the part the case varies.
+#[test]
+fn every_timed_check_has_a_family() {
+    let corpus = Corpus::open("variants");
+    let mut families: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for exercise in grader::registry::all() {
+        for part in &exercise.parts {
+            for check in part.checks.iter().filter(|c| c.kind.label() == "perf") {
+                families.insert(format!("{}/{}/perf::{}", exercise.id, part.name, check.name), (0, 0));
+            }
+        }
+    }
+    assert!(families.len() >= 11, "{families:?}");
+    for (name, case) in &corpus.table.cases {
+        for family in &case.calibrates {
+            let (part, _) = family.rsplit_once('/').unwrap();
+            assert!(case.parts.contains_key(part), "{name}: calibrates {family} but does not vary {part}");
+            let counts = families.get_mut(family).unwrap_or_else(|| panic!("{name}: no timed check {family}"));
+            match case.role.as_deref() {
+                Some("correct") => counts.0 += 1,
+                Some("slow" | "technique") => counts.1 += 1,
+                other => panic!("{name}: role {other:?}, expected `correct`, `slow` or `technique`"),
+            }
+        }
+    }
+    for (family, (correct, slow)) in families {
+        assert!(correct >= 3 && slow >= 1, "{family}: {correct} correct and {slow} slow variant(s)");
+    }
+}
+
+/// Needs no compiler: the comparison itself. A wrong verdict, a wrong failing
+/// check or a missing phrase is a mismatch (the corpus test then fails); the
+/// same on a part marked as waiting for unmerged work is only pending; a mark
+/// whose verdict is already met is reported for removal.
+#[test]
+fn a_wrong_verdict_is_a_mismatch_and_a_marked_one_is_pending() {
+    let row = |needs: &str| -> corpus::Expected {
+        let needs = if needs.is_empty() { String::new() } else { format!(r#", "needs": {{"sim": "{needs}"}}"#) };
+        serde_json::from_str(&format!(
+            r#"{{"sim": "race", "gpu": "race", "check": "correct::", "says": ["pi_shared.cu:"]{needs}}}"#
+        ))
+        .unwrap()
+    };
+    let mut outcome = corpus::Outcome::default();
+    let race = "data race at exercises/ex01-pi/kernels/pi_shared.cu:8";
+    let sim = Backend::Sim;
+    outcome.add(sim, "good", "ex01/shared", &row(""), "race", "race", "ex01::shared::correct::n=1", race);
+    assert!(outcome.problems.is_empty() && outcome.pending.is_empty() && outcome.met.is_empty());
+    outcome.add(sim, "passes", "ex01/shared", &row(""), "race", "pass", "", "");
+    outcome.add(sim, "other-check", "ex01/shared", &row(""), "race", "race", "ex01::shared::perf::x", race);
+    outcome.add(sim, "no-line", "ex01/shared", &row(""), "race", "race", "ex01::shared::correct::n=1", "data race");
+    assert_eq!(outcome.problems.len(), 3, "{:?}", outcome.problems);
+    assert!(outcome.problems[0].contains("verdict `pass`, expected `race`"));
+    assert!(outcome.problems[1].contains("first failing test `ex01::shared::perf::x`"));
+    assert!(outcome.problems[2].contains("does not say \"pi_shared.cu:\""));
+    outcome.add(sim, "waits", "ex01/shared", &row("racecheck"), "race", "pass", "", "");
+    assert_eq!((outcome.problems.len(), outcome.pending.len()), (3, 1));
+    outcome.add(sim, "done", "ex01/shared", &row("racecheck"), "race", "race", "ex01::shared::correct::n=1", race);
+    assert_eq!(outcome.met.len(), 1);
+    assert!(outcome
+        .report("variants", sim)
+        .contains("3 mismatch(es), 1 pending on unmerged work, 1 mark(s) to remove"));
+}

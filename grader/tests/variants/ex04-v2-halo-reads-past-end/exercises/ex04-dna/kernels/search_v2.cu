@@ -1,0 +1,22 @@
+// Variant: the window loads are not bounded by n. The last block reads up to
+// SEQ_LEN - 1 + THREADS letters past the end of `dna`; no position that is
+// written uses them, so the output is right.
+#define THREADS 256
+#define SEQ_LEN 8
+extern "C" __global__ void search_v2(const unsigned char *dna, int n, const unsigned char *seq, unsigned char *found)
+{
+    __shared__ unsigned char window[THREADS + SEQ_LEN - 1];
+    int t = threadIdx.x;
+    int first = blockIdx.x * THREADS;
+    window[t] = dna[first + t];
+    if (t < SEQ_LEN - 1)
+        window[THREADS + t] = dna[first + THREADS + t];
+    __syncthreads();
+    int p = first + t;
+    if (p > n - SEQ_LEN)
+        return;
+    unsigned char hit = 1;
+    for (int k = 0; k < SEQ_LEN; k++)
+        hit &= window[t + k] == seq[k];
+    found[p] = hit;
+}

@@ -1,0 +1,18 @@
+// Variant: no barrier between filling the tile and reading it transposed: a
+// thread reads elements that other warps have not stored yet.
+#define TILE_DIM 32
+#define BLOCK_ROWS 8
+extern "C" __global__ void transpose_coalesced(float *out, const float *in, int width, int height)
+{
+    __shared__ float tile[TILE_DIM][TILE_DIM];
+    int x = blockIdx.x * TILE_DIM + threadIdx.x;
+    int y = blockIdx.y * TILE_DIM + threadIdx.y;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        if (x < width && y + j < height)
+            tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * width + x];
+    x = blockIdx.y * TILE_DIM + threadIdx.x;
+    y = blockIdx.x * TILE_DIM + threadIdx.y;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        if (x < height && y + j < width)
+            out[(y + j) * height + x] = tile[threadIdx.x][threadIdx.y + j];
+}

@@ -1,0 +1,24 @@
+// Variant: the unpadded tile under the padded kernel's name: correct and
+// coalesced, but every column read of the tile is a 32-way bank conflict.
+#define TILE_DIM 32
+#define BLOCK_ROWS 8
+
+extern "C" __global__ void transpose_padded(float *out, const float *in, int width, int height)
+{
+    __shared__ float tile[TILE_DIM][TILE_DIM];
+
+    int x = blockIdx.x * TILE_DIM + threadIdx.x;
+    int y = blockIdx.y * TILE_DIM + threadIdx.y;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        if (x < width && y + j < height)
+            tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * width + x];
+
+    __syncthreads();  // reached by every thread: the bounds tests are inside the loops
+
+    // The tile at block (bx, by) of `in` lands at block (by, bx) of `out`.
+    x = blockIdx.y * TILE_DIM + threadIdx.x;
+    y = blockIdx.x * TILE_DIM + threadIdx.y;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        if (x < height && y + j < width)
+            out[(y + j) * height + x] = tile[threadIdx.x][threadIdx.y + j];
+}
