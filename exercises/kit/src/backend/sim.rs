@@ -27,7 +27,7 @@ impl SimBackend {
         let info = DeviceInfo {
             backend: "sim".into(),
             name: "ptx-sim (PTX interpreter on the CPU)".into(),
-            compute_capability: (7, 5),
+            compute_capability: (9, 0),
             driver_version: None,
             multiprocessors: 1,
             l2_cache_bytes: 4 << 20,
@@ -49,19 +49,61 @@ impl Default for SimBackend {
     }
 }
 
+/// Where in the student's code: `file.cu:line (PTX line N)`, the path as the
+/// student gave it (NVRTC's line info makes it absolute from the current folder).
+fn at(ptx_line: usize, location: &Option<String>) -> String {
+    let cwd = std::env::current_dir().map(|d| format!("{}/", d.display())).unwrap_or_default();
+    match location {
+        Some(s) => format!("{} (PTX line {ptx_line})", s.strip_prefix(cwd.as_str()).unwrap_or(s)),
+        None => format!("PTX line {ptx_line}"),
+    }
+}
+
 fn classify(e: SimError) -> BackendError {
     match e {
         SimError::MissingKernel(k) => BackendError::MissingKernel(k),
         SimError::MissingSymbol(s) => BackendError::MissingSymbol(s),
         SimError::StepLimit { steps, .. } => BackendError::Timeout(format!("{steps} simulated warp instructions")),
+        SimError::OutOfBounds { write, size, zone, before, distance, ptx_line, location, kernel, thread, block, .. } => {
+            let (verb, fix) = if write {
+                ("writes", "check the bounds test of this store (e.g. `if (i < n)`)")
+            } else {
+                ("reads", "guard the load with a bounds test (e.g. `if (i < n)`; for a halo, `if (i > 0)` / `if (i + 1 < n)`)")
+            };
+            let side = if before { "before the start of" } else { "past the end of" };
+            let text = format!(
+                "`{kernel}` at {}, thread {thread:?} of block {block:?}, {verb} {size} byte(s) {distance} byte(s) {side} \
+                 the buffer `{zone}`: {fix}",
+                at(ptx_line, &location)
+            );
+            if write {
+                BackendError::OutOfBoundsWrite(text)
+            } else {
+                BackendError::OutOfBoundsRead(text)
+            }
+        }
+        SimError::UninitialisedRead { offset, size, ptx_line, location, kernel, thread, block } => {
+            BackendError::UninitialisedRead(format!(
+                "`{kernel}` at {}, thread {thread:?} of block {block:?}, reads {size} byte(s) of shared memory (offset \
+                 {offset}) that no thread of the block wrote in this launch: make sure the loads fill every slot that \
+                 is read (check their bounds and loop counts), with __syncthreads() between the loads and the reads",
+                at(ptx_line, &location)
+            ))
+        }
+        SimError::BarrierDivergence { ptx_line, location, kernel, block, detail } => BackendError::BarrierDivergence(
+            format!("`{kernel}` at {}, block {block:?}: {detail}", at(ptx_line, &location)),
+        ),
+        SimError::Unsupported { instruction, line } => {
+            BackendError::NotSimulated(format!("`{instruction}` (PTX line {line})"))
+        }
         e @ (SimError::IllegalAddress { .. } | SimError::MisalignedAddress { .. }) => {
             BackendError::Crashed(e.to_string())
         }
-        e @ (SimError::Trap { .. } | SimError::BarrierDivergence { .. }) => BackendError::Crashed(e.to_string()),
+        e @ SimError::Trap { .. } => BackendError::Crashed(e.to_string()),
         e @ (SimError::InvalidLaunch(_) | SimError::SharedMemoryTooLarge { .. } | SimError::BadParams(_)) => {
             BackendError::LaunchFailed(e.to_string())
         }
-        e @ (SimError::Parse { .. } | SimError::Unsupported { .. }) => BackendError::LoadFailed(e.to_string()),
+        e @ SimError::Parse { .. } => BackendError::LoadFailed(e.to_string()),
         SimError::OutOfMemory(m) => BackendError::OutOfMemory(m),
         e => BackendError::Other(e.to_string()),
     }
@@ -147,12 +189,6 @@ impl Backend for SimBackend {
             warp_sample: worst_global_access(s),
         });
         if let Some(r) = report.races.first() {
-            // NVRTC's line info makes the student's path absolute from the current folder; show it as given.
-            let cwd = std::env::current_dir().map(|d| format!("{}/", d.display())).unwrap_or_default();
-            let at = |line: usize, src: &Option<String>| match src {
-                Some(s) => format!("{} (PTX line {line})", s.strip_prefix(cwd.as_str()).unwrap_or(s)),
-                None => format!("PTX line {line}"),
-            };
             return Err(BackendError::SharedRace(format!(
                 "{kernel}: threads {:?} and {:?} of block {:?} touch the same shared-memory byte (offset {}) at {} and {} with no __syncthreads() between, and at least one of them writes ({} such pair(s) of instructions)",
                 r.thread_a,
@@ -164,6 +200,10 @@ impl Backend for SimBackend {
                 report.races.len()
             )));
         }
+        // after the races: a read that ran before another warp's write is the race's fault
+        if let Some(e) = report.uninitialised_read {
+            return Err(classify(e));
+        }
         Ok(())
     }
 
@@ -173,6 +213,10 @@ impl Backend for SimBackend {
 
     fn time_ms(&self, _work: &mut dyn FnMut() -> BResult<()>, _timeout: Duration) -> BResult<f32> {
         Err(BackendError::Unsupported("timing", "simulator"))
+    }
+
+    fn protect(&self, ptr: DevPtr, len: usize, buffer: &str, before: bool) -> BResult<()> {
+        self.sim().protect(ptr, len, buffer, before).map_err(classify)
     }
 
     fn take_profiles(&self) -> Vec<MemoryProfile> {
