@@ -13,6 +13,7 @@
 pub mod alu;
 mod mem;
 mod ops;
+mod half;
 mod sanitize;
 
 use std::cell::Cell;
