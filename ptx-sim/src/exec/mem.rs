@@ -471,8 +471,20 @@ impl Exec<'_> {
         let rb = w * self.nslots * LANES;
         let mut quiet = 0u32;
         match &acc {
-            Access::Uniform(Region::Shared, offs) if self.race.is_some() => {
+            Access::Uniform(Region::Shared, offs) if self.race.is_some() && vec == 1 && es == 4 => {
                 // lane by lane, in lane order, noting which lanes change nothing
+                let s = src[0] as usize;
+                lanes(m, |l| {
+                    let o = offs[l];
+                    let new = (self.regs[rb + s + l] as u32).to_le_bytes();
+                    let word: &mut [u8; 4] = (&mut self.shared[o..o + 4]).try_into().unwrap();
+                    if *word == new {
+                        quiet |= 1 << l;
+                    }
+                    *word = new;
+                });
+            }
+            Access::Uniform(Region::Shared, offs) if self.race.is_some() => {
                 lanes(m, |l| {
                     let mut b = [0u8; 32];
                     for (e, &s) in src.iter().enumerate().take(vec as usize) {

@@ -51,7 +51,13 @@ impl Exec<'_> {
         match acc {
             Access::Uniform(Region::Global(i), offs) => {
                 let a = &self.mem.allocs[*i];
-                if !a.zones.is_empty() {
+                // zones sit at the allocation's edges: lanes spanning none of them are the rule
+                let (mut lo, mut hi) = (usize::MAX, 0);
+                lanes(m, |l| {
+                    lo = lo.min(offs[l]);
+                    hi = hi.max(offs[l]);
+                });
+                if a.zone_hit(lo, hi + len - lo).is_some() {
                     lanes(m, |l| {
                         if hit.is_none() && a.zone_hit(offs[l], len).is_some() {
                             hit = Some((l, *i, offs[l]));
@@ -97,11 +103,21 @@ impl Exec<'_> {
         let Some(init) = &self.init else { return };
         let (sm, offs) = shared_lanes(acc, m);
         let mut bad = None;
-        lanes(sm, |l| {
-            if bad.is_none() && init[offs[l]..offs[l] + len].iter().any(|&b| b == 0) {
-                bad = Some(l);
-            }
-        });
+        if len == 4 {
+            // one word compare per lane (the common case)
+            lanes(sm, |l| {
+                let w = u32::from_ne_bytes(init[offs[l]..offs[l] + 4].try_into().unwrap());
+                if bad.is_none() && w != 0x0101_0101 {
+                    bad = Some(l);
+                }
+            });
+        } else {
+            lanes(sm, |l| {
+                if bad.is_none() && init[offs[l]..offs[l] + len].contains(&0) {
+                    bad = Some(l);
+                }
+            });
+        }
         let Some(l) = bad else { return };
         let (thread, _) = self.thread_of(w, l);
         self.uninit_found = Some(SimError::UninitialisedRead {
