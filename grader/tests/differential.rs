@@ -45,6 +45,8 @@ fn run_on_sim() -> Option<(Inputs, HashMap<String, Outputs>)> {
 }
 
 #[test]
+// Indexes several buffers by element, as the kernels do.
+#[allow(clippy::needless_range_loop)]
 fn the_corpus_runs_on_the_simulator_and_matches_the_cpu() {
     let Some((inp, out)) = run_on_sim() else { return };
     let x = &inp.i;

@@ -3,9 +3,9 @@
 //! `cvt` between `f16` and other types stays with the general `cvt`.
 
 use super::{KCtx, Mods};
-use crate::parse::ast;
 use crate::error::SimError;
 use crate::ir::*;
+use crate::parse::ast;
 
 use super::FnScope;
 
@@ -98,8 +98,10 @@ impl KCtx<'_> {
                 let f32s = mods.types();
                 match (fmts.as_slice(), f32s.as_slice()) {
                     // cvt.rn.{f16x2,bf16x2}.f32 d, a, b
-                    ([f], [Ty::F(32)]) if f.x2() && ins.mods.iter().position(|m| HFmt::parse(m).is_some())
-                        < ins.mods.iter().position(|m| m == "f32") =>
+                    ([f], [Ty::F(32)])
+                        if f.x2()
+                            && ins.mods.iter().position(|m| HFmt::parse(m).is_some())
+                                < ins.mods.iter().position(|m| m == "f32") =>
                     {
                         need(3)?;
                         let d = self.dst(fs, &ops[0])?;
@@ -109,7 +111,8 @@ impl KCtx<'_> {
                     }
                     ([HFmt::Bf16], [Ty::F(32)]) => {
                         need(2)?;
-                        let to_f32 = ins.mods.iter().position(|m| m == "f32") < ins.mods.iter().position(|m| m == "bf16");
+                        let to_f32 =
+                            ins.mods.iter().position(|m| m == "f32") < ins.mods.iter().position(|m| m == "bf16");
                         let d = self.dst(fs, &ops[0])?;
                         let a = self.src(fs, &ops[1], if to_f32 { Ty::B(16) } else { Ty::F(32) })?;
                         Op::HalfCvt { fmt, to_f32, d, a, b: NO_REG }

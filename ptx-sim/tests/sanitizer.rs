@@ -71,7 +71,14 @@ fn reading_shared_memory_nobody_wrote_is_reported() {
     // a later block starts with poisoned memory again, whatever the first one wrote
     let half = sim.launch(m, "half_loaded", (2, 1, 1), (64, 1, 1), 0, &[ptr(pin), ptr(pout), ParamValue::I32(32)]);
     match half.unwrap().uninitialised_read {
-        Some(SimError::UninitialisedRead { offset: 128, size: 4, thread: (32, 0, 0), block: (0, 0, 0), ref location, .. }) => {
+        Some(SimError::UninitialisedRead {
+            offset: 128,
+            size: 4,
+            thread: (32, 0, 0),
+            block: (0, 0, 0),
+            ref location,
+            ..
+        }) => {
             assert!(location.as_deref().is_some_and(|l| l.ends_with("sanitize.cu:58")), "{location:?}")
         }
         e => panic!("expected thread 32's read of tile[32]: {e:?}"),
@@ -96,7 +103,9 @@ fn guard_zones_catch_out_of_bounds_reads_and_writes() {
     let args = |guarded: i32| [ptr(pin), ptr(pout), ParamValue::I32(n as i32), ParamValue::I32(guarded)];
     sim.launch(m, "stencil3", (1, 1, 1), (128, 1, 1), 0, &args(1)).unwrap();
     match sim.launch(m, "stencil3", (1, 1, 1), (128, 1, 1), 0, &args(0)).unwrap_err() {
-        SimError::OutOfBounds { write: false, ref zone, before: true, distance: 4, size: 4, thread: (0, 0, 0), .. } => {
+        SimError::OutOfBounds {
+            write: false, ref zone, before: true, distance: 4, size: 4, thread: (0, 0, 0), ..
+        } => {
             assert_eq!(zone, "in")
         }
         e => panic!("expected thread 0's read of in[-1]: {e}"),
@@ -105,7 +114,15 @@ fn guard_zones_catch_out_of_bounds_reads_and_writes() {
     sim.launch(m, "fill", (1, 1, 1), (128, 1, 1), 0, &fargs(0)).unwrap();
     let e = sim.launch(m, "fill", (1, 1, 1), (128, 1, 1), 0, &fargs(1)).unwrap_err();
     match e {
-        SimError::OutOfBounds { write: true, ref zone, before: false, distance: 0, thread: (100, 0, 0), ref location, .. } => {
+        SimError::OutOfBounds {
+            write: true,
+            ref zone,
+            before: false,
+            distance: 0,
+            thread: (100, 0, 0),
+            ref location,
+            ..
+        } => {
             assert_eq!(zone, "out");
             assert!(location.as_deref().is_some_and(|l| l.ends_with("sanitize.cu:77")), "{location:?}");
         }

@@ -11,9 +11,9 @@
 //! lanes of their member mask are at that instruction (Volta semantics).
 
 pub mod alu;
+mod half;
 mod mem;
 mod ops;
-mod half;
 mod sanitize;
 
 use std::cell::Cell;

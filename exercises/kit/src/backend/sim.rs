@@ -64,7 +64,19 @@ fn classify(e: SimError) -> BackendError {
         SimError::MissingKernel(k) => BackendError::MissingKernel(k),
         SimError::MissingSymbol(s) => BackendError::MissingSymbol(s),
         SimError::StepLimit { steps, .. } => BackendError::Timeout(format!("{steps} simulated warp instructions")),
-        SimError::OutOfBounds { write, size, zone, before, distance, ptx_line, location, kernel, thread, block, .. } => {
+        SimError::OutOfBounds {
+            write,
+            size,
+            zone,
+            before,
+            distance,
+            ptx_line,
+            location,
+            kernel,
+            thread,
+            block,
+            ..
+        } => {
             let (verb, fix) = if write {
                 ("writes", "check the bounds test of this store (e.g. `if (i < n)`)")
             } else {
@@ -310,7 +322,10 @@ mod tests {
         assert_eq!(out.read().unwrap(), vec![1, 2, 3, 4]);
         match typed(m.launch("copy", cfg, &crate::args![&out, &input, 1u32]).unwrap_err()) {
             BackendError::OutOfBoundsRead(msg) => {
-                assert!(msg.contains("thread (3, 0, 0)") && msg.contains("0 byte(s) past the end of the buffer `in`"), "{msg}");
+                assert!(
+                    msg.contains("thread (3, 0, 0)") && msg.contains("0 byte(s) past the end of the buffer `in`"),
+                    "{msg}"
+                );
                 assert!(msg.contains("if (i < n)"), "says what to change: {msg}");
             }
             e => panic!("{e}"),
