@@ -504,6 +504,11 @@ fn verdict(e: &anyhow::Error, kind: CheckKind) -> &'static str {
             return match b {
                 BackendError::IllegalAddress => "crashed: illegal address",
                 BackendError::SharedRace(_) => "race",
+                BackendError::OutOfBoundsRead(_) => "out-of-bounds-read",
+                BackendError::OutOfBoundsWrite(_) => "out-of-bounds-write",
+                BackendError::UninitialisedRead(_) => "uninitialised-read",
+                BackendError::BarrierDivergence(_) => "barrier-divergence",
+                BackendError::NotSimulated(_) => "not-simulated",
                 BackendError::Crashed(_) => "crashed",
                 BackendError::Timeout(_) => "timeout",
                 BackendError::ContextLost(_) => "not-run: GPU lost earlier",

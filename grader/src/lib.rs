@@ -4,6 +4,7 @@
 pub mod atomic;
 pub mod batch;
 pub mod classroom;
+pub mod differential;
 pub mod digests;
 pub mod grade;
 pub mod gradescope;

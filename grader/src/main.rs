@@ -185,6 +185,19 @@ enum Command {
     /// Compare two output-digest files (CUDA_LAB_OUTPUT_DIGESTS) from the same seed
     /// on two backends, e.g. the GPU and the simulator.
     CompareDigests { a: PathBuf, b: PathBuf },
+    /// Run the differential corpus (grader/differential) on one backend; write one
+    /// output digest per buffer to OUT, for compare-digests.
+    #[command(hide = true)]
+    Differential {
+        #[arg(long, value_enum)]
+        backend: BackendChoice,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
     /// Generate a class of submissions (reference, stubs, broken variants) for tests and throughput runs.
     #[command(hide = true)]
     MakeClass {
@@ -411,6 +424,12 @@ fn run_command(command: Command) -> Result<ExitCode> {
                 println!("  differs: {d}");
             }
             if !c.different.is_empty() {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        Command::Differential { backend, out, seed, root } => {
+            let root = root.map_or_else(default_root, Ok)?;
+            if !grader::differential::command(&root, backend, seed, &out)? {
                 return Ok(ExitCode::from(1));
             }
         }

@@ -8,6 +8,9 @@ use crate::ir::*;
 use crate::memory::{write_le, GlobalMem, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 use crate::parse::ast::{self, Function, InitVal, Module, Operand, Stmt, VarDecl};
 
+#[path = "compile_half.rs"]
+mod half;
+
 /// A module-scope `.global`/`.const` variable, placed in global memory at load time.
 #[derive(Debug, Clone)]
 pub struct GlobalSym {
@@ -658,6 +661,13 @@ impl<'a> KCtx<'a> {
                 })
             }
         };
+        if let Some(op) = self.half(ins, &mut mods, fs)? {
+            if let Some(m) = mods.unused() {
+                return self.unsupported(format!("{} (modifier .{m})", ins.text));
+            }
+            self.emit(op, guard);
+            return Ok(());
+        }
         let op = match ins.opcode.as_str() {
             "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl" | "shr" | "mul24"
             | "copysign" => {

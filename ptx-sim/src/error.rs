@@ -76,6 +76,49 @@ pub enum SimError {
     )]
     Trap { ptx_line: usize, location: Option<String>, kernel: String, thread: Dim3, block: Dim3 },
 
+    /// A kernel access to a region the host marked no-access
+    /// ([`crate::Simulator::protect`]): a buffer's guard zone, reached by an index
+    /// past its end (or before its start) that a GPU would silently allow.
+    #[error(
+        "out-of-bounds {} of {size} byte(s) in kernel `{kernel}` at PTX line {ptx_line}{}, thread {thread:?} of block {block:?}: {distance} byte(s) {} `{zone}`",
+        if *write { "write" } else { "read" },
+        src_suffix(location),
+        if *before { "before the start of" } else { "past the end of" }
+    )]
+    OutOfBounds {
+        write: bool,
+        addr: u64,
+        size: u32,
+        /// The name the host gave the protected region (a buffer's name).
+        zone: String,
+        /// The region lies before the buffer (else after it).
+        before: bool,
+        /// Bytes from the buffer's edge to the access: 0 is the first byte past the
+        /// end; for `before`, 1 is the last byte before the start.
+        distance: u64,
+        ptx_line: usize,
+        location: Option<String>,
+        kernel: String,
+        thread: Dim3,
+        block: Dim3,
+    },
+
+    /// A read of shared memory no thread of the block has written in this launch:
+    /// its value is whatever an earlier kernel left (the simulator poisons it).
+    #[error(
+        "uninitialised shared-memory read of {size} byte(s) at offset {offset} in kernel `{kernel}` at PTX line {ptx_line}{}, thread {thread:?} of block {block:?}",
+        src_suffix(location)
+    )]
+    UninitialisedRead {
+        offset: u32,
+        size: u32,
+        ptx_line: usize,
+        location: Option<String>,
+        kernel: String,
+        thread: Dim3,
+        block: Dim3,
+    },
+
     #[error("out of simulated device memory: {0}")]
     OutOfMemory(String),
 

@@ -333,6 +333,47 @@ pub enum Special {
     TotalSmemSize,
 }
 
+/// Half-precision formats: one 16-bit value, or two packed in 32 bits (the low
+/// half is element 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HFmt {
+    F16,
+    F16x2,
+    Bf16,
+    Bf16x2,
+}
+
+impl HFmt {
+    pub fn parse(s: &str) -> Option<HFmt> {
+        Some(match s {
+            "f16" => HFmt::F16,
+            "f16x2" => HFmt::F16x2,
+            "bf16" => HFmt::Bf16,
+            "bf16x2" => HFmt::Bf16x2,
+            _ => return None,
+        })
+    }
+    pub fn bf16(self) -> bool {
+        matches!(self, HFmt::Bf16 | HFmt::Bf16x2)
+    }
+    pub fn x2(self) -> bool {
+        matches!(self, HFmt::F16x2 | HFmt::Bf16x2)
+    }
+}
+
+/// Half-precision arithmetic (always round-to-nearest-even).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HOp {
+    Add,
+    Sub,
+    Mul,
+    Fma,
+    Neg,
+    Abs,
+    Min,
+    Max,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
     IBin {
@@ -402,6 +443,39 @@ pub enum Op {
         irnd: IRnd,
         sat: bool,
         ftz: bool,
+    },
+    /// Half-precision arithmetic; `b`/`c` are `NO_REG` when unused.
+    Half {
+        op: HOp,
+        fmt: HFmt,
+        ftz: bool,
+        sat: bool,
+        relu: bool,
+        /// `.NaN` on `min`/`max`: a NaN operand gives NaN.
+        nan: bool,
+        d: Reg,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+    },
+    /// `setp.cmp.f16` (`q` = not `p`) or `.f16x2` (`p` from the low half, `q` the high).
+    HalfSetp {
+        cmp: Cmp,
+        fmt: HFmt,
+        ftz: bool,
+        p: Pred,
+        q: Pred,
+        a: Reg,
+        b: Reg,
+    },
+    /// `cvt.rn.{f16x2,bf16,bf16x2}.f32` (from `a`, and `b` into the low half of a
+    /// pair) or `cvt.f32.bf16` (`to_f32`).
+    HalfCvt {
+        fmt: HFmt,
+        to_f32: bool,
+        d: Reg,
+        a: Reg,
+        b: Reg,
     },
     Setp {
         cmp: Cmp,

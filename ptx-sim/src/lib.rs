@@ -50,6 +50,9 @@ pub struct SimConfig {
     pub track_stats: bool,
     /// Detect shared-memory races ([`Race`]).
     pub detect_races: bool,
+    /// Report a read of shared memory nobody wrote in the launch
+    /// ([`SimError::UninitialisedRead`]).
+    pub detect_uninitialised: bool,
 }
 
 impl Default for SimConfig {
@@ -60,6 +63,7 @@ impl Default for SimConfig {
             max_threads_per_block: 1024,
             track_stats: true,
             detect_races: true,
+            detect_uninitialised: true,
         }
     }
 }
@@ -106,6 +110,11 @@ pub struct LaunchReport {
     /// Thread-level instructions: active lanes summed over issued warp instructions.
     pub thread_instructions: u64,
     pub printf: PrintfOutput,
+    /// The first read of shared memory that no thread of its block had written
+    /// in this launch (a [`SimError::UninitialisedRead`]), with
+    /// `SimConfig::detect_uninitialised`. Reported, not raised: a race behind it
+    /// should be named as the race.
+    pub uninitialised_read: Option<SimError>,
 }
 
 struct Module {
@@ -178,6 +187,18 @@ impl Simulator {
     /// freed pointer would be an error the simulator has no use for).
     pub fn free(&mut self, addr: u64) {
         self.mem.free(addr);
+    }
+
+    /// Marks `len` bytes at `addr` (inside one allocation) as off limits to kernels:
+    /// a kernel access there is [`SimError::OutOfBounds`] naming `name`, while the
+    /// host may still read and write them. `before`: the zone precedes the buffer
+    /// `name` (else it follows it). Used for the guard zones around a buffer.
+    pub fn protect(&mut self, addr: u64, len: usize, name: &str, before: bool) -> Result<(), SimError> {
+        let i = self.mem.find(addr, len as u64).ok_or(SimError::HostAccess { addr, len })?;
+        let a = &mut self.mem.allocs[i];
+        let start = (addr - a.base) as usize;
+        a.zones.push(memory::Zone { start, end: start + len, name: name.to_string(), before });
+        Ok(())
     }
 
     pub fn write(&mut self, addr: u64, bytes: &[u8]) -> Result<(), SimError> {
@@ -271,6 +292,7 @@ impl Simulator {
             warp_instructions: out.warp_instructions,
             thread_instructions: out.thread_instructions,
             printf: out.printf,
+            uninitialised_read: out.uninitialised_read,
         })
     }
 }

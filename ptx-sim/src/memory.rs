@@ -21,6 +21,29 @@ pub const MAX_GLOBAL_BYTES: u64 = 16 << 30;
 pub struct Alloc {
     pub base: u64,
     pub data: Vec<u8>,
+    /// Byte ranges kernels may not touch (host accesses still may): a buffer's
+    /// guard zones, marked by [`crate::Simulator::protect`].
+    pub zones: Vec<Zone>,
+}
+
+/// A no-access byte range of an allocation.
+#[derive(Debug, Clone)]
+pub struct Zone {
+    /// Offsets in the allocation, `start..end`.
+    pub start: usize,
+    pub end: usize,
+    /// The buffer it guards.
+    pub name: String,
+    /// The zone lies before the buffer's first byte (else after its last).
+    pub before: bool,
+}
+
+impl Alloc {
+    /// The zone overlapping `off..off+len`, if any.
+    #[inline]
+    pub fn zone_hit(&self, off: usize, len: usize) -> Option<&Zone> {
+        self.zones.iter().find(|z| off < z.end && off + len > z.start)
+    }
 }
 
 #[derive(Debug)]
@@ -53,7 +76,7 @@ impl GlobalMem {
         self.next = next;
         self.bytes_in_use += bytes as u64;
         // bases only grow, so pushing keeps the vector sorted
-        self.allocs.push(Alloc { base, data: vec![0; bytes] });
+        self.allocs.push(Alloc { base, data: vec![0; bytes], zones: Vec::new() });
         Some(base)
     }
 

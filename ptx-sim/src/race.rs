@@ -1,11 +1,21 @@
 //! Shared-memory race detection.
 //!
-//! Two accesses to the same shared byte race when they come from different
-//! threads of a block, at least one writes, they are not both atomics, and no
-//! barrier separates them: `bar.sync` orders the whole block, `bar.warp.sync`
-//! (`__syncwarp`) orders the lanes of one warp. The shadow keeps, per byte, the
-//! last writer and up to two readers of the current barrier interval (an
-//! "epoch"), which finds every race whose accesses lie in one interval.
+//! The rules are compute-sanitizer racecheck's, so that a kernel the GPU runs
+//! correctly is never called racy: two accesses to the same shared byte race
+//! when they come from different threads of a block, no barrier separates them
+//! (`bar.sync` orders the whole block, `bar.warp.sync` / `__syncwarp` the lanes
+//! of one warp), and
+//! - a plain write meets a plain read, a plain write, or an atomic; but
+//! - atomic vs atomic is never a race, nor is a plain read vs an atomic (the
+//!   Programming Guide's `atomicCAS` loop reads the word plainly first), and
+//! - a plain write that leaves the bytes as they were (every thread storing the
+//!   same value) is harmless, racecheck's "INFO" level: it is not recorded.
+//!
+//! A plain write then an atomic *is* a race: a counter cleared by one thread
+//! with no barrier before the others `atomicAdd` to it passes on a GPU by luck.
+//! The shadow keeps, per byte, the last writer and up to two readers of the
+//! current barrier interval (an "epoch"), which finds every race whose accesses
+//! lie in one interval.
 
 use crate::error::Dim3;
 
@@ -85,38 +95,62 @@ pub(crate) struct Detector {
 
 /// Whether an earlier access `a` is unordered with one by thread `tid` now.
 #[inline(always)]
-fn concurrent(a: &Acc, epoch: u32, tid: u16, atomic: bool, wsync: &[u32]) -> bool {
-    if a.epoch != epoch || a.tid == NONE || a.tid == tid || (a.pc & ATOMIC != 0 && atomic) {
+fn concurrent(a: &Acc, epoch: u32, tid: u16, wsync: &[u32]) -> bool {
+    if a.epoch != epoch || a.tid == NONE || a.tid == tid {
         return false;
     }
     let (wa, wb) = (a.tid / 32, tid / 32);
     !(wa == wb && wsync[wa as usize] as u16 != a.wsync)
 }
 
+/// What one access does to a shadow cell.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Read,
+    Write,
+    Atomic,
+}
+
 /// Checks one shadow cell and records the access; returns a conflict if any.
 #[inline(always)]
-fn check(c: &mut Cell, me: Acc, write: bool, atomic: bool, wsync: &[u32]) -> Option<(Acc, RaceKind)> {
-    let mut hit = None;
-    if concurrent(&c.w, me.epoch, me.tid, atomic, wsync) {
-        hit = Some((c.w, if write { RaceKind::WriteWrite } else { RaceKind::WriteRead }));
-    }
-    if write {
-        if hit.is_none() {
-            for r in [c.r1, c.r2] {
-                if concurrent(&r, me.epoch, me.tid, atomic, wsync) {
-                    hit = Some((r, RaceKind::ReadWrite));
-                    break;
+fn check(c: &mut Cell, me: Acc, kind: Kind, wsync: &[u32]) -> Option<(Acc, RaceKind)> {
+    let w_atomic = c.w.pc & ATOMIC != 0;
+    match kind {
+        Kind::Read => {
+            // a plain read never races with an atomic
+            let hit = (!w_atomic && concurrent(&c.w, me.epoch, me.tid, wsync)).then_some((c.w, RaceKind::WriteRead));
+            if c.r1.epoch != me.epoch || c.r1.tid == me.tid {
+                c.r1 = me;
+            } else {
+                // keep readers from two distinct threads: any later writer differs from one
+                c.r2 = me;
+            }
+            hit
+        }
+        Kind::Write => {
+            let mut hit = concurrent(&c.w, me.epoch, me.tid, wsync).then_some((c.w, RaceKind::WriteWrite));
+            if hit.is_none() {
+                for r in [c.r1, c.r2] {
+                    if concurrent(&r, me.epoch, me.tid, wsync) {
+                        hit = Some((r, RaceKind::ReadWrite));
+                        break;
+                    }
                 }
             }
+            c.w = me;
+            hit
         }
-        c.w = me;
-    } else if c.r1.epoch != me.epoch || c.r1.tid == me.tid {
-        c.r1 = me;
-    } else {
-        // keep readers from two distinct threads: any later writer differs from one
-        c.r2 = me;
+        Kind::Atomic => {
+            // only an unordered plain write races with an atomic; reads and atomics do not
+            let plain_w = !w_atomic && c.w.epoch == me.epoch && c.w.tid != NONE;
+            let hit = (plain_w && concurrent(&c.w, me.epoch, me.tid, wsync)).then_some((c.w, RaceKind::WriteWrite));
+            // keep a plain write of this interval: later atomics and reads of other threads race with it
+            if !plain_w {
+                c.w = me;
+            }
+            hit
+        }
     }
-    hit
 }
 
 impl Detector {
@@ -143,19 +177,20 @@ impl Detector {
         self.epoch += 1;
     }
 
-    pub fn access(&mut self, off: usize, len: usize, tid: u32, pc: u32, write: bool, atomic: bool) {
+    pub fn access(&mut self, off: usize, len: usize, tid: u32, pc: u32, kind: Kind) {
         let wsync = self.wsync[(tid / 32) as usize] as u16;
+        let atomic = kind == Kind::Atomic;
         let me = Acc { epoch: self.epoch, pc: pc | if atomic { ATOMIC } else { 0 }, tid: tid as u16, wsync };
         let end = (off + len).min(self.words.len() * 4);
         if off % 4 == 0 && len % 4 == 0 {
             for wd in off / 4..end / 4 {
                 if self.split[wd] {
                     for b in wd * 4..wd * 4 + 4 {
-                        if let Some(h) = check(&mut self.bytes[b], me, write, atomic, &self.wsync) {
+                        if let Some(h) = check(&mut self.bytes[b], me, kind, &self.wsync) {
                             self.report(h, me, b);
                         }
                     }
-                } else if let Some(h) = check(&mut self.words[wd], me, write, atomic, &self.wsync) {
+                } else if let Some(h) = check(&mut self.words[wd], me, kind, &self.wsync) {
                     self.report(h, me, wd * 4);
                 }
             }
@@ -167,7 +202,7 @@ impl Detector {
                     let c = self.words[wd];
                     self.bytes[wd * 4..wd * 4 + 4].fill(c);
                 }
-                if let Some(h) = check(&mut self.bytes[b], me, write, atomic, &self.wsync) {
+                if let Some(h) = check(&mut self.bytes[b], me, kind, &self.wsync) {
                     self.report(h, me, b);
                 }
             }

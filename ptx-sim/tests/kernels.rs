@@ -657,12 +657,20 @@ fn local_arrays_calls_and_generic_pointers() {
     assert!(out.iter().enumerate().all(|(t, &x)| x == (t * (t + 1) + 1) as i32));
 
     sim.fill(p, 0, 128 * 4).unwrap();
-    sim.launch(m, "generic_shared", (1, 1, 1), (64, 1, 1), 0, &[ptr(p)]).unwrap();
+    let rep = sim.launch(m, "generic_shared", (1, 1, 1), (64, 1, 1), 0, &[ptr(p)]).unwrap();
     let out = download_i32(&sim, p, 128);
     for t in 0..64 {
         assert_eq!(out[t], if t % 2 == 0 { t as i32 } else { 0 }, "global part {t}");
         let s = t ^ 1;
-        assert_eq!(out[64 + t], if s % 2 == 1 { s as i32 } else { 0 }, "shared part {t}");
+        // the even slots of `s` are never written: poison, and reported
+        let expect = if s % 2 == 1 { s as i32 } else { 0xA5A5_A5A5u32 as i32 };
+        assert_eq!(out[64 + t], expect, "shared part {t}");
+    }
+    match rep.uninitialised_read {
+        Some(SimError::UninitialisedRead { offset: 0, size: 4, thread: (1, 0, 0), ref location, .. }) => {
+            assert!(location.as_deref().is_some_and(|l| l.ends_with("misc.cu:111")), "{location:?}")
+        }
+        ref e => panic!("expected the read of s[0] by thread 1: {e:?}"),
     }
 }
 

@@ -696,3 +696,84 @@ fn module_shared_variables_count_only_where_used() {
     let err = sim.launch(m, "ka", (1, 1, 1), (1, 1, 1), 16384, &[ParamValue::U64(out)]).unwrap_err();
     assert!(matches!(err, SimError::SharedMemoryTooLarge { static_bytes: 40960, .. }), "{err}");
 }
+
+/// Half precision as `cuda_fp16.h` emits it (inline-asm blocks with their own
+/// registers), against values worked out by hand, ties included.
+#[test]
+fn half_precision_arithmetic_as_cuda_fp16_emits_it() {
+    let body = "
+    cvt.rn.f16.f32 %rs1, %f2;
+    cvt.rn.f16.f32 %rs2, %f3;
+    cvt.rn.f16.f32 %rs3, %f4;
+    { add.f16 %rs4, %rs1, %rs2; }
+    { fma.rn.f16 %rs5, %rs1, %rs2, %rs3; }
+    { .reg .pred __$temp3;
+      setp.lt.f16 __$temp3, %rs1, %rs2;
+      selp.u16 %rs6, 1, 0, __$temp3; }
+    { mul.f16 %rs7, %rs1, %rs2; }
+    { sub.f16 %rs8, %rs1, %rs2; }
+    { max.f16 %rs9, %rs1, %rs2; }
+    { neg.f16 %rs10, %rs9; }
+    { abs.f16 %rs11, %rs10; }
+    mov.b32 %r10, {%rs1, %rs2};
+    mov.b32 %r11, {%rs3, %rs3};
+    { fma.rn.f16x2 %r12, %r10, %r11, %r10; }
+    cvt.rn.f16x2.f32 %r13, %f2, %f3;
+    cvt.rn.bf16.f32 %rs12, %f4;
+    cvt.f32.bf16 %f10, %rs12;
+    mov.b32 %r14, %f10;
+    { .reg .pred %lo, %hi;
+      setp.gt.f16x2 %lo|%hi, %r10, %r11;
+      selp.u32 %r15, 1, 0, %lo;
+      selp.u32 %r16, 2, 0, %hi;
+      add.u32 %r15, %r15, %r16; }
+    cvt.u32.u16 %r20, %rs4;
+    cvt.u32.u16 %r21, %rs5;
+    cvt.u32.u16 %r22, %rs6;
+    cvt.u32.u16 %r23, %rs7;
+    cvt.u32.u16 %r24, %rs8;
+    cvt.u32.u16 %r25, %rs10;
+    cvt.u32.u16 %r26, %rs11;
+"
+    .to_string()
+        + &st(0, "%r20")
+        + &st(1, "%r21")
+        + &st(2, "%r22")
+        + &st(3, "%r23")
+        + &st(4, "%r24")
+        + &st(5, "%r25")
+        + &st(6, "%r26")
+        + &st(7, "%r12")
+        + &st(8, "%r13")
+        + &st(9, "%r14")
+        + &st(10, "%r15");
+    let f = |x: f32| x.to_bits();
+    let inputs = vec![
+        [f(1.0), f(2.0), f(0.5), 0],
+        // 2048 + 1 = 2049 is halfway between 2048 and 2050: ties to even
+        [f(2048.0), f(1.0), f(1.0), 0],
+        // 2048 * (1 + 2^-10) + 1 = 2051: halfway between 2050 and 2052, to 2052
+        [f(2048.0), f(1.0 + 1.0 / 1024.0), f(1.0), 0],
+        // bf16 of 1 + 2^-8 + 2^-9 (above the tie): 1 + 2^-7
+        [f(-3.0), f(65504.0), f(1.0 + 1.0 / 256.0 + 1.0 / 512.0), 0],
+    ];
+    let out = run(&body, &inputs);
+    // f16 bit patterns
+    let (one, two, half, three, two_and_half) = (0x3c00, 0x4000, 0x3800, 0x4200, 0x4100);
+    assert_eq!(&out[0][..7], &[three, two_and_half, 1, two, 0xbc00, 0xc000, two]);
+    // fma.f16x2 of {1, 2} * {0.5, 0.5} + {1, 2} = {1.5, 3}
+    assert_eq!(out[0][7], 0x3e00 | three << 16);
+    // cvt.rn.f16x2.f32 d, a, b: a in the high half
+    assert_eq!(out[0][8], two | one << 16);
+    assert_eq!(out[0][9], f(0.5));
+    // {1, 2} > {0.5, 0.5}: both halves
+    assert_eq!(out[0][10], 3);
+    let _ = half;
+    assert_eq!(out[1][0], 0x6800, "2049 rounds to 2048 (even)");
+    assert_eq!(out[1][1], 0x6800, "fma 2048*1 + 1 rounds to 2048 (even)");
+    assert_eq!(out[2][1], 0x6802, "fma 2048*(1+2^-10) + 1 = 2051 rounds to 2052");
+    assert_eq!(out[2][0], 0x6801, "2048 + (1 + 2^-10) = 2049.0009... rounds to 2050");
+    assert_eq!(out[3][9], f(1.0 + 1.0 / 128.0), "bf16 rounding above the tie");
+    assert_eq!(out[3][3], 0xfc00, "-3 * 65504 overflows to -inf");
+    assert_eq!(out[3][0], 0x7bff, "-3 + 65504 = 65501: the halves there are 32 apart; 65504 is nearest");
+}

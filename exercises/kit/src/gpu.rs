@@ -105,6 +105,8 @@ impl Gpu {
         let base = b.alloc(bytes + 2 * GUARD_BYTES).with_context(|| format!("allocating `{name}` ({bytes} bytes)"))?;
         b.fill(base, GUARD_BYTE, GUARD_BYTES)?;
         b.fill(base + (GUARD_BYTES + bytes) as u64, GUARD_BYTE, GUARD_BYTES)?;
+        b.protect(base, GUARD_BYTES, name, true)?;
+        b.protect(base + (GUARD_BYTES + bytes) as u64, GUARD_BYTES, name, false)?;
         self.inner.live.lock().unwrap().push((base, bytes, name.to_string()));
         Ok(DeviceBuffer { gpu: self.clone(), base, len, name: name.to_string(), _t: PhantomData })
     }

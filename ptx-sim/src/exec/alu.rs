@@ -196,7 +196,7 @@ fn sat64(f: f64) -> f64 {
 }
 
 /// PTX `min`/`max`: a NaN operand yields the other; -0 orders below +0.
-fn fmin64(a: f64, b: f64) -> f64 {
+pub(crate) fn fmin64(a: f64, b: f64) -> f64 {
     if a.is_nan() {
         return b;
     }
@@ -208,7 +208,7 @@ fn fmin64(a: f64, b: f64) -> f64 {
     }
     a.min(b)
 }
-fn fmax64(a: f64, b: f64) -> f64 {
+pub(crate) fn fmax64(a: f64, b: f64) -> f64 {
     if a.is_nan() {
         return b;
     }

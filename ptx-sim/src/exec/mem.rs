@@ -7,11 +7,12 @@ use super::Exec;
 use crate::error::SimError;
 use crate::ir::*;
 use crate::memory::{read_le, write_le, GlobalMem, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOWS, WINDOW_SIZE};
+use crate::race::Kind;
 use crate::stats::{bank_wavefronts, count_sectors};
 
 /// Where a lane's access landed.
 #[derive(Clone, Copy)]
-enum Place {
+pub(super) enum Place {
     Global {
         alloc: usize,
         off: usize,
@@ -24,7 +25,7 @@ enum Place {
 
 /// A region one warp access can fall entirely into.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Region {
+pub(super) enum Region {
     Global(usize),
     Shared,
     /// The block's local memory (offsets include the thread's frame).
@@ -35,7 +36,7 @@ enum Region {
 /// The resolved lanes of one warp access.
 // The fast variant lives on the stack on purpose; the rare one is boxed.
 #[allow(clippy::large_enum_variant)]
-enum Access {
+pub(super) enum Access {
     /// All lanes in one region: byte offsets into it.
     Uniform(Region, [usize; 32]),
     /// Lanes in different allocations or spaces (rare).
@@ -257,6 +258,7 @@ impl Exec<'_> {
         len: usize,
         store: bool,
         atomic: bool,
+        quiet: u32,
     ) {
         // per-lane classification: 0 global, 1 shared (offset), 2 local, 3 other
         let mut shared_offs = [0usize; 32];
@@ -282,9 +284,17 @@ impl Exec<'_> {
             }),
         }
         if let Some(rd) = &mut self.race {
-            lanes(smask, |l| {
+            let kind = if atomic {
+                Kind::Atomic
+            } else if store {
+                Kind::Write
+            } else {
+                Kind::Read
+            };
+            // a store that left the bytes as they were cannot be observed by anyone
+            lanes(smask & !quiet, |l| {
                 let t = (w * 32 + l) as u32;
-                rd.access(shared_offs[l], len, t, pc as u32, store || atomic, atomic);
+                rd.access(shared_offs[l], len, t, pc as u32, kind);
             });
         }
         let Some(st) = &mut self.stats else { return };
@@ -379,6 +389,8 @@ impl Exec<'_> {
         let len = es * vec as usize;
         let addrs = self.addrs(w, m, addr);
         let acc = self.resolve(w, pc, m, space, &addrs, len)?;
+        self.check_zones(w, pc, m, &acc, &addrs, len, false)?;
+        self.check_initialised(w, pc, m, &acc, len);
         let rb = w * self.nslots * LANES;
         match &acc {
             Access::Uniform(region, offs) => {
@@ -434,7 +446,7 @@ impl Exec<'_> {
             }
         }
         if self.stats.is_some() || self.race.is_some() {
-            self.account(w, pc, m, &addrs, &acc, len, false, false);
+            self.account(w, pc, m, &addrs, &acc, len, false, false, 0);
         }
         Ok(())
     }
@@ -455,8 +467,36 @@ impl Exec<'_> {
         let len = es * vec as usize;
         let addrs = self.addrs(w, m, addr);
         let acc = self.resolve(w, pc, m, space, &addrs, len)?;
+        self.check_zones(w, pc, m, &acc, &addrs, len, true)?;
         let rb = w * self.nslots * LANES;
+        let mut quiet = 0u32;
         match &acc {
+            Access::Uniform(Region::Shared, offs) if self.race.is_some() && vec == 1 && es == 4 => {
+                // lane by lane, in lane order, noting which lanes change nothing
+                let s = src[0] as usize;
+                lanes(m, |l| {
+                    let o = offs[l];
+                    let new = (self.regs[rb + s + l] as u32).to_le_bytes();
+                    let word: &mut [u8; 4] = (&mut self.shared[o..o + 4]).try_into().unwrap();
+                    if *word == new {
+                        quiet |= 1 << l;
+                    }
+                    *word = new;
+                });
+            }
+            Access::Uniform(Region::Shared, offs) if self.race.is_some() => {
+                lanes(m, |l| {
+                    let mut b = [0u8; 32];
+                    for (e, &s) in src.iter().enumerate().take(vec as usize) {
+                        write_le(&mut b[e * es..], es, self.regs[rb + s as usize + l]);
+                    }
+                    let o = offs[l];
+                    if self.shared[o..o + len] == b[..len] {
+                        quiet |= 1 << l;
+                    }
+                    self.shared[o..o + len].copy_from_slice(&b[..len]);
+                });
+            }
             Access::Uniform(Region::Param, offs) => {
                 let l = m.trailing_zeros() as usize;
                 let _ = offs;
@@ -505,8 +545,9 @@ impl Exec<'_> {
                 }
             }
         }
+        self.mark_initialised(m, &acc, len);
         if self.stats.is_some() || self.race.is_some() {
-            self.account(w, pc, m, &addrs, &acc, len, true, false);
+            self.account(w, pc, m, &addrs, &acc, len, true, false, quiet);
         }
         Ok(())
     }
@@ -538,6 +579,8 @@ impl Exec<'_> {
         if let Some(l) = bad {
             return Err(self.fault(Fault::Illegal, space, addrs[l], len as u32, w, l, pc));
         }
+        self.check_zones(w, pc, m, &acc, &addrs, len, true)?;
+        self.check_initialised(w, pc, m, &acc, len);
         let rb = w * self.nslots * LANES;
         let wd = ty.bits();
         let mk = super::alu::mask(wd);
@@ -560,8 +603,9 @@ impl Exec<'_> {
                 self.regs[rb + d as usize + l] = old;
             }
         }
+        self.mark_initialised(m, &acc, len);
         if self.stats.is_some() || self.race.is_some() {
-            self.account(w, pc, m, &addrs, &acc, len, false, true);
+            self.account(w, pc, m, &addrs, &acc, len, false, true, 0);
         }
         Ok(())
     }

@@ -11,8 +11,10 @@
 //! lanes of their member mask are at that instruction (Volta semantics).
 
 pub mod alu;
+mod half;
 mod mem;
 mod ops;
+mod sanitize;
 
 use std::cell::Cell;
 
@@ -49,6 +51,7 @@ pub(crate) struct Outcome {
     pub warp_instructions: u64,
     pub thread_instructions: u64,
     pub printf: PrintfOutput,
+    pub uninitialised_read: Option<SimError>,
 }
 
 pub(crate) struct Exec<'a> {
@@ -75,6 +78,12 @@ pub(crate) struct Exec<'a> {
     printf: PrintfOutput,
     dyn_bytes: u32,
     gcache: Cell<usize>,
+    /// Per shared byte: written in this block yet (uninitialised-read detection).
+    init: Option<Vec<u8>>,
+    /// Some allocation has guard zones to check.
+    any_zones: bool,
+    /// The first read of never-written shared memory (`SimError::UninitialisedRead`).
+    uninit_found: Option<SimError>,
 }
 
 impl<'a> Exec<'a> {
@@ -92,6 +101,7 @@ impl<'a> Exec<'a> {
         let nslots = k.nslots as usize;
         let npreds = k.npreds as usize;
         let shared_bytes = (k.dyn_shared_offset + dyn_bytes).max(k.shared_static) as usize;
+        let any_zones = mem.allocs.iter().any(|a| !a.zones.is_empty());
         Exec {
             k,
             mem,
@@ -116,6 +126,9 @@ impl<'a> Exec<'a> {
             printf: PrintfOutput::default(),
             dyn_bytes,
             gcache: Cell::new(0),
+            init: cfg.detect_uninitialised.then(|| vec![0; shared_bytes]),
+            any_zones,
+            uninit_found: None,
         }
     }
 
@@ -220,12 +233,16 @@ impl<'a> Exec<'a> {
             warp_instructions: self.steps,
             thread_instructions: self.thread_instr,
             printf: std::mem::take(&mut self.printf),
+            uninitialised_read: self.uninit_found.take(),
         })
     }
 
     fn run_block(&mut self) -> Result<(), SimError> {
         self.fill_specials(true);
-        self.shared.fill(0);
+        self.shared.fill(sanitize::SHARED_POISON);
+        if let Some(init) = &mut self.init {
+            init.fill(0);
+        }
         self.local.fill(0);
         if let Some(r) = &mut self.race {
             r.new_block();

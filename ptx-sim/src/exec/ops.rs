@@ -438,6 +438,26 @@ impl Exec<'_> {
                     map1(r, m, d, a, |x| x.wrapping_sub(base) & mk)
                 }
             }
+            Op::Half { op, fmt, ftz, sat, relu, nan, d, a, b, c } => {
+                let fl = super::half::Flags { ftz, sat, relu, nan };
+                let (b, c) = (if b == NO_REG { a } else { b }, if c == NO_REG { a } else { c });
+                map3(r, m, d, a, b, c, |x, y, z| super::half::half_op(op, fmt, fl, x, y, z));
+            }
+            Op::HalfSetp { cmp, fmt, ftz, p: pd, q, a, b } => {
+                let (av, bv) = (get32(r, a), get32(r, b));
+                let (mut lo, mut hi) = (0u32, 0u32);
+                lanes(m, |l| {
+                    let (x, y) = super::half::half_cmp(cmp, fmt, ftz, av[l], bv[l]);
+                    lo |= (x as u32) << l;
+                    hi |= (y as u32) << l;
+                });
+                set_pred(p, pd, m, lo);
+                set_pred(p, q, m, if fmt.x2() { hi } else { !lo });
+            }
+            Op::HalfCvt { fmt, to_f32, d, a, b } => {
+                let b = if b == NO_REG { a } else { b };
+                map2(r, m, d, a, b, |x, y| super::half::half_cvt(fmt, to_f32, x, y));
+            }
             Op::Setp { cmp, ty, ftz, p: pd, q, a, b, comb } => {
                 // the common types get their own loops (compare() per lane is slower)
                 let res = match (ty, ftz) {

@@ -115,7 +115,7 @@ fn nvrtc() -> Option<&'static Nvrtc> {
     N.get_or_init(load).as_ref()
 }
 
-/// Compiles CUDA source to PTX (compute_75, with line info). Panics with the
+/// Compiles CUDA source to PTX (compute_90, with line info). Panics with the
 /// compiler log on a compile error.
 pub fn compile_cu(src: &str, name: &str) -> Option<String> {
     let n = match nvrtc() {
@@ -131,7 +131,7 @@ pub fn compile_cu(src: &str, name: &str) -> Option<String> {
     let csrc = CString::new(src).unwrap();
     let cname = CString::new(name).unwrap();
     let opts: Vec<CString> =
-        ["--gpu-architecture=compute_75", "-lineinfo"].iter().map(|s| CString::new(*s).unwrap()).collect();
+        ["--gpu-architecture=compute_90", "-lineinfo"].iter().map(|s| CString::new(*s).unwrap()).collect();
     let optp: Vec<*const c_char> = opts.iter().map(|s| s.as_ptr()).collect();
     // SAFETY: straightforward use of the NVRTC C API with valid C strings.
     unsafe {

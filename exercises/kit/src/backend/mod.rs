@@ -117,6 +117,23 @@ pub enum BackendError {
     ContextLost(String),
     #[error("data race on shared memory: {0}")]
     SharedRace(String),
+    /// A kernel read a buffer's guard zone (found by the simulator, which a GPU
+    /// would let pass): the message names the line, thread and buffer.
+    #[error("out-of-bounds read: {0}")]
+    OutOfBoundsRead(String),
+    /// A kernel wrote a buffer's guard zone, found as it happened (the simulator).
+    #[error("out-of-bounds write: {0}")]
+    OutOfBoundsWrite(String),
+    /// A read of shared memory that no thread of the block wrote in the launch.
+    #[error("uninitialised shared-memory read: {0}")]
+    UninitialisedRead(String),
+    /// A `__syncthreads()` (or warp-synchronous instruction) that not all threads reach.
+    #[error("barrier divergence: {0}")]
+    BarrierDivergence(String),
+    /// The kernel uses an instruction the simulator cannot run (named): the
+    /// simulator has no verdict on it, and a GPU's verdict stands.
+    #[error("not checked by the simulator: it cannot run {0}")]
+    NotSimulated(String),
     #[error("out of device memory: {0}")]
     OutOfMemory(String),
     #[error("{0} is not supported by the {1} backend")]
@@ -166,6 +183,15 @@ pub trait Backend: Send + Sync {
     /// Times `work` (which launches kernels) with device events, in milliseconds.
     /// Backends without real timing return `Unsupported`.
     fn time_ms(&self, work: &mut dyn FnMut() -> BResult<()>, timeout: Duration) -> BResult<f32>;
+
+    /// Marks `len` bytes at `ptr` (a guard zone before or after the buffer `buffer`)
+    /// as off limits to kernels; host reads and writes stay allowed. A backend that
+    /// can watch kernel accesses (the simulator) then reports an out-of-bounds read
+    /// or write as it happens; others ignore it (the guard check after a launch
+    /// still finds writes).
+    fn protect(&self, _ptr: DevPtr, _len: usize, _buffer: &str, _before: bool) -> BResult<()> {
+        Ok(())
+    }
 
     /// Memory behaviour of the launches since the last call; empty where the
     /// backend cannot see it (a real GPU).

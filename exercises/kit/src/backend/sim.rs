@@ -27,7 +27,7 @@ impl SimBackend {
         let info = DeviceInfo {
             backend: "sim".into(),
             name: "ptx-sim (PTX interpreter on the CPU)".into(),
-            compute_capability: (7, 5),
+            compute_capability: (9, 0),
             driver_version: None,
             multiprocessors: 1,
             l2_cache_bytes: 4 << 20,
@@ -49,19 +49,73 @@ impl Default for SimBackend {
     }
 }
 
+/// Where in the student's code: `file.cu:line (PTX line N)`, the path as the
+/// student gave it (NVRTC's line info makes it absolute from the current folder).
+fn at(ptx_line: usize, location: &Option<String>) -> String {
+    let cwd = std::env::current_dir().map(|d| format!("{}/", d.display())).unwrap_or_default();
+    match location {
+        Some(s) => format!("{} (PTX line {ptx_line})", s.strip_prefix(cwd.as_str()).unwrap_or(s)),
+        None => format!("PTX line {ptx_line}"),
+    }
+}
+
 fn classify(e: SimError) -> BackendError {
     match e {
         SimError::MissingKernel(k) => BackendError::MissingKernel(k),
         SimError::MissingSymbol(s) => BackendError::MissingSymbol(s),
         SimError::StepLimit { steps, .. } => BackendError::Timeout(format!("{steps} simulated warp instructions")),
+        SimError::OutOfBounds {
+            write,
+            size,
+            zone,
+            before,
+            distance,
+            ptx_line,
+            location,
+            kernel,
+            thread,
+            block,
+            ..
+        } => {
+            let (verb, fix) = if write {
+                ("writes", "check the bounds test of this store (e.g. `if (i < n)`)")
+            } else {
+                ("reads", "guard the load with a bounds test (e.g. `if (i < n)`; for a halo, `if (i > 0)` / `if (i + 1 < n)`)")
+            };
+            let side = if before { "before the start of" } else { "past the end of" };
+            let text = format!(
+                "`{kernel}` at {}, thread {thread:?} of block {block:?}, {verb} {size} byte(s) {distance} byte(s) {side} \
+                 the buffer `{zone}`: {fix}",
+                at(ptx_line, &location)
+            );
+            if write {
+                BackendError::OutOfBoundsWrite(text)
+            } else {
+                BackendError::OutOfBoundsRead(text)
+            }
+        }
+        SimError::UninitialisedRead { offset, size, ptx_line, location, kernel, thread, block } => {
+            BackendError::UninitialisedRead(format!(
+                "`{kernel}` at {}, thread {thread:?} of block {block:?}, reads {size} byte(s) of shared memory (offset \
+                 {offset}) that no thread of the block wrote in this launch: make sure the loads fill every slot that \
+                 is read (check their bounds and loop counts), with __syncthreads() between the loads and the reads",
+                at(ptx_line, &location)
+            ))
+        }
+        SimError::BarrierDivergence { ptx_line, location, kernel, block, detail } => BackendError::BarrierDivergence(
+            format!("`{kernel}` at {}, block {block:?}: {detail}", at(ptx_line, &location)),
+        ),
+        SimError::Unsupported { instruction, line } => {
+            BackendError::NotSimulated(format!("`{instruction}` (PTX line {line})"))
+        }
         e @ (SimError::IllegalAddress { .. } | SimError::MisalignedAddress { .. }) => {
             BackendError::Crashed(e.to_string())
         }
-        e @ (SimError::Trap { .. } | SimError::BarrierDivergence { .. }) => BackendError::Crashed(e.to_string()),
+        e @ SimError::Trap { .. } => BackendError::Crashed(e.to_string()),
         e @ (SimError::InvalidLaunch(_) | SimError::SharedMemoryTooLarge { .. } | SimError::BadParams(_)) => {
             BackendError::LaunchFailed(e.to_string())
         }
-        e @ (SimError::Parse { .. } | SimError::Unsupported { .. }) => BackendError::LoadFailed(e.to_string()),
+        e @ SimError::Parse { .. } => BackendError::LoadFailed(e.to_string()),
         SimError::OutOfMemory(m) => BackendError::OutOfMemory(m),
         e => BackendError::Other(e.to_string()),
     }
@@ -147,12 +201,6 @@ impl Backend for SimBackend {
             warp_sample: worst_global_access(s),
         });
         if let Some(r) = report.races.first() {
-            // NVRTC's line info makes the student's path absolute from the current folder; show it as given.
-            let cwd = std::env::current_dir().map(|d| format!("{}/", d.display())).unwrap_or_default();
-            let at = |line: usize, src: &Option<String>| match src {
-                Some(s) => format!("{} (PTX line {line})", s.strip_prefix(cwd.as_str()).unwrap_or(s)),
-                None => format!("PTX line {line}"),
-            };
             return Err(BackendError::SharedRace(format!(
                 "{kernel}: threads {:?} and {:?} of block {:?} touch the same shared-memory byte (offset {}) at {} and {} with no __syncthreads() between, and at least one of them writes ({} such pair(s) of instructions)",
                 r.thread_a,
@@ -164,6 +212,10 @@ impl Backend for SimBackend {
                 report.races.len()
             )));
         }
+        // after the races: a read that ran before another warp's write is the race's fault
+        if let Some(e) = report.uninitialised_read {
+            return Err(classify(e));
+        }
         Ok(())
     }
 
@@ -173,6 +225,10 @@ impl Backend for SimBackend {
 
     fn time_ms(&self, _work: &mut dyn FnMut() -> BResult<()>, _timeout: Duration) -> BResult<f32> {
         Err(BackendError::Unsupported("timing", "simulator"))
+    }
+
+    fn protect(&self, ptr: DevPtr, len: usize, buffer: &str, before: bool) -> BResult<()> {
+        self.sim().protect(ptr, len, buffer, before).map_err(classify)
     }
 
     fn take_profiles(&self) -> Vec<MemoryProfile> {
@@ -202,4 +258,98 @@ fn worst_global_access(s: &ptx_sim::Stats) -> Option<crate::profile::WarpSample>
         addresses: w.lanes.clone(),
         sectors_per_request: r.sectors_per_request(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Gpu;
+
+    /// `copy(out, in, k)`: thread t copies in[t + k] to out[t] (one block of 4).
+    const COPY: &str = "
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry copy(.param .u64 p_out, .param .u64 p_in, .param .u32 p_k)
+{
+	.reg .b32 %r<5>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [p_out];
+	ld.param.u64 %rd2, [p_in];
+	ld.param.u32 %r1, [p_k];
+	mov.u32 %r2, %tid.x;
+	add.s32 %r3, %r2, %r1;
+	mul.wide.s32 %rd3, %r3, 4;
+	add.s64 %rd4, %rd2, %rd3;
+	ld.global.u32 %r4, [%rd4];
+	mul.wide.u32 %rd5, %r2, 4;
+	add.s64 %rd6, %rd1, %rd5;
+	st.global.u32 [%rd6], %r4;
+	ret;
+}
+.visible .entry half_add(.param .u64 p_out)
+{
+	.reg .b16 %rs<4>;
+	.reg .b64 %rd<2>;
+	ld.param.u64 %rd1, [p_out];
+	mov.b16 %rs1, 0x3c00;
+	mov.b16 %rs2, 0x4000;
+	add.f16 %rs3, %rs1, %rs2;
+	st.global.b16 [%rd1], %rs3;
+	ret;
+}
+.visible .entry texture_free(.param .u64 p_out)
+{
+	.reg .b32 %r<3>;
+	mov.u32 %r1, 1;
+	add.cc.u32 %r2, %r1, %r1;
+	ret;
+}
+";
+
+    fn typed(e: anyhow::Error) -> BackendError {
+        e.chain().find_map(|c| c.downcast_ref::<BackendError>()).cloned().unwrap_or_else(|| panic!("{e:#}"))
+    }
+
+    #[test]
+    fn guard_zones_make_out_of_bounds_reads_a_finding() {
+        let gpu = Gpu::simulator();
+        let m = gpu.load(COPY.split(".visible .entry texture_free").next().unwrap()).unwrap();
+        let input = gpu.upload("in", &[1u32, 2, 3, 4]).unwrap();
+        let out = gpu.zeros::<u32>("out", 4).unwrap();
+        let cfg = crate::LaunchConfig::linear(1, 4);
+        m.launch("copy", cfg, &crate::args![&out, &input, 0u32]).unwrap();
+        assert_eq!(out.read().unwrap(), vec![1, 2, 3, 4]);
+        match typed(m.launch("copy", cfg, &crate::args![&out, &input, 1u32]).unwrap_err()) {
+            BackendError::OutOfBoundsRead(msg) => {
+                assert!(
+                    msg.contains("thread (3, 0, 0)") && msg.contains("0 byte(s) past the end of the buffer `in`"),
+                    "{msg}"
+                );
+                assert!(msg.contains("if (i < n)"), "says what to change: {msg}");
+            }
+            e => panic!("{e}"),
+        }
+        match typed(m.launch("copy", cfg, &crate::args![&out, &input, (-2i32) as u32]).unwrap_err()) {
+            BackendError::OutOfBoundsRead(msg) => assert!(msg.contains("8 byte(s) before the start of"), "{msg}"),
+            e => panic!("{e}"),
+        }
+        // the host still reads and writes the zones: the guard check after a launch stays quiet
+        gpu.finish().unwrap();
+    }
+
+    #[test]
+    fn half_precision_runs_and_the_unsimulated_is_named() {
+        let gpu = Gpu::simulator();
+        let m = gpu.load(COPY);
+        match m.map(|_| ()).map_err(typed) {
+            Err(BackendError::NotSimulated(what)) => assert!(what.contains("add.cc.u32"), "{what}"),
+            r => panic!("expected NotSimulated, got {r:?}"),
+        }
+        let ok = COPY.split(".visible .entry texture_free").next().unwrap();
+        let m = gpu.load(ok).unwrap();
+        let out = gpu.zeros::<u16>("out", 1).unwrap();
+        m.launch("half_add", crate::LaunchConfig::linear(1, 1), &crate::args![&out]).unwrap();
+        assert_eq!(out.read().unwrap(), vec![0x4200], "1 + 2 = 3 in f16");
+    }
 }

@@ -1,0 +1,207 @@
+//! The differential corpus (grader/differential) on the simulator: every case
+//! runs (the ones needing headers that are not provisioned yet excepted), and
+//! outputs that are cheap to compute on the CPU match it exactly. On a GPU,
+//! `grader differential --backend cuda` produces the digests to compare with.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use grader::differential::{self, Inputs, Outputs, N};
+
+fn nvrtc() -> Option<ptx_build::Compiler> {
+    match ptx_build::Compiler::nvrtc() {
+        Ok(c) => Some(c),
+        Err(_) if std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() => {
+            panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing")
+        }
+        Err(_) => None,
+    }
+}
+
+/// Cases that include a header the include policy does not allow yet.
+const NEED_HEADERS: &[&str] = &["fp16"];
+
+const THREADS: usize = differential::THREADS as usize;
+
+fn run_on_sim() -> Option<(Inputs, HashMap<String, Outputs>)> {
+    let compiler = nvrtc()?;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let gpu = kit::Gpu::simulator();
+    let results = differential::run(&root, &gpu, &compiler, 1).unwrap();
+    assert!(results.len() >= 12, "the corpus has {} cases", results.len());
+    let mut out = HashMap::new();
+    for r in results {
+        match r.outputs {
+            Ok(o) => {
+                out.insert(r.name, o);
+            }
+            Err(e) if NEED_HEADERS.contains(&r.name.as_str()) && format!("{e:#}").contains("is not allowed") => {
+                eprintln!("note: {} needs headers that are not provisioned yet", r.name)
+            }
+            Err(e) => panic!("{}: {e:#}", r.name),
+        }
+    }
+    Some((Inputs::new(1), out))
+}
+
+#[test]
+// Indexes several buffers by element, as the kernels do.
+#[allow(clippy::needless_range_loop)]
+fn the_corpus_runs_on_the_simulator_and_matches_the_cpu() {
+    let Some((inp, out)) = run_on_sim() else { return };
+    let x = &inp.i;
+    let warp_of = |i: usize| (i / 32) * 32..((i / 32) * 32 + 32).min(N);
+    let block_of = |i: usize| (i / THREADS) * THREADS..((i / THREADS) * THREADS + THREADS).min(N);
+    let nblocks = N.div_ceil(THREADS);
+
+    // ballot and popc
+    let o = &out["ballot_popc"];
+    for i in 0..N {
+        let pos: Vec<usize> = warp_of(i).filter(|&j| x[j] > 0).collect();
+        assert_eq!(o.i[i], pos.len() as i32, "ballot_popc out_i[{i}]");
+        assert_eq!(o.f[i], pos.iter().filter(|&&j| j < i).count() as f32, "ballot_popc out_f[{i}]");
+    }
+
+    // __syncthreads_count / and / or
+    let o = &out["syncthreads_count"];
+    for i in 0..N {
+        let b = block_of(i);
+        assert_eq!(o.i[i], b.clone().filter(|&j| x[j] > 100).count() as i32);
+        // threads past n hold 0, which passes `v > -990`
+        let all = b.clone().all(|j| x[j] > -990);
+        assert_eq!(o.f[i], all as i32 as f32, "syncthreads_and at {i}");
+        assert_eq!(o.d[i], b.clone().any(|j| x[j] > 995) as i32 as f64);
+    }
+
+    // atomics whose final values do not depend on the order
+    let o = &out["atomic_inc"];
+    let inc = (0..N).fold(0u32, |v, _| if v >= 37 { 0 } else { v + 1 });
+    let dec = (0..N).fold(0u32, |v, _| if v == 0 || v > 11 { 11 } else { v - 1 });
+    assert_eq!((o.i[0] as u32, o.i[1] as u32), (inc, dec));
+    assert_eq!(o.i[2], *x.iter().max().unwrap());
+    assert_eq!(o.i[3], (*x.iter().min().unwrap()).min(0));
+    assert_eq!(o.i[4], x.iter().fold(0, |a, v| a | 1 << (v & 31)));
+    assert_eq!(o.i[5], x.iter().fold(0, |a, v| a ^ v));
+    for b in 0..16 {
+        assert_eq!(o.i[16 + b], x.iter().filter(|&&v| ((v + 1000) & 15) as usize == b).count() as i32);
+    }
+
+    // the atomicCAS loops
+    let o = &out["cas_loop"];
+    assert_eq!(o.f[0], inp.f.iter().fold(0f32, |a, &v| a.max(v)));
+    for b in 0..nblocks {
+        let p = (b * THREADS..((b + 1) * THREADS).min(N)).fold(1u64, |p, j| p * (x[j] + 1001) as u64 % 1_000_003);
+        assert_eq!(o.i[b], p as i32, "cas_loop block {b}");
+    }
+
+    // double-precision atomicAdd (exact sums)
+    let o = &out["atomic_add_f64"];
+    assert_eq!(o.d[0], inp.d.iter().sum::<f64>());
+    assert_eq!(o.f[0], 0.25 * N as f32);
+    for b in 0..nblocks {
+        assert_eq!(o.d[1 + b], (b * THREADS..((b + 1) * THREADS).min(N)).map(|j| inp.d[j] * 2.0).sum::<f64>());
+    }
+
+    // a local array sorted per thread
+    let o = &out["local_array"];
+    for i in 0..N {
+        let mut a: Vec<i32> = (0..16).map(|k| x[(i + k * 37) % N]).collect();
+        a.sort();
+        assert_eq!(o.i[i], a[((x[i] + 1000) & 15) as usize]);
+        assert_eq!(o.f[i], (a[15] - a[0]) as f32);
+    }
+
+    // switch
+    let o = &out["switch"];
+    for i in 0..N {
+        let (v, f) = (x[i], inp.f[i]);
+        let (r, g) = match (v + 1000) % 9 {
+            0 => (v * 3, f),
+            1 => (v - 7, f * 2.0),
+            2 => (v ^ 0x55, f),
+            3 | 4 => (v << 2, -f),
+            5 => (v / 3, f),
+            7 => (!v, f * f),
+            _ => (0, f),
+        };
+        assert_eq!((o.i[i], o.f[i].to_bits()), (r, g.to_bits()), "switch at {i}");
+    }
+
+    // integer division by run-time values (the float parts are IEEE, compared on a GPU)
+    let o = &out["division"];
+    for i in 0..N {
+        let a = x[i];
+        let b = match x[(i + 1) % N] {
+            0 => 7,
+            b => b,
+        };
+        let (ua, ub) = ((a as u32).wrapping_mul(2_654_435_761), b as u32 | 1);
+        let want = (a / b)
+            .wrapping_add((a % b).wrapping_mul(1000))
+            .wrapping_add((ua / ub) as i32)
+            .wrapping_add((ua % ub) as i32);
+        assert_eq!(o.i[i], want, "division at {i}");
+    }
+
+    // 64-bit indexing
+    let o = &out["index64"];
+    for i in 0..N {
+        let h = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let j = ((h >> 40) % N as u64) as usize;
+        let w = x[i] as i64 * x[j] as i64 * 4097;
+        assert_eq!(o.i[i], (w >> 7) as i32 ^ j as i32);
+        assert_eq!(o.d[i], w as f64);
+    }
+
+    // warp reductions: the shuffle tree of ints and __reduce_*_sync
+    let o = &out["warp_reduce"];
+    for i in 0..N {
+        let w = warp_of(i);
+        let lane = i % 32;
+        let v = |j: usize| if j < N { x[j] } else { 0 };
+        let base = (i / 32) * 32;
+        let u = |j: usize| (v(j) + 1000) as u32;
+        let all = base..base + 32;
+        let s: i32 = if lane == 0 { w.clone().map(v).sum() } else { -1 };
+        let radd = all.clone().map(u).fold(0u32, |a, b| a.wrapping_add(b));
+        let rmin = all.clone().map(u).min().unwrap();
+        let rmax = all.clone().map(v).max().unwrap();
+        let rand = all.clone().map(|j| u(j) | 0x400).fold(!0, |a, b| a & b);
+        let ror = all.clone().map(u).fold(0, |a, b| a | b);
+        let rxor = all.clone().map(u).fold(0, |a, b| a ^ b);
+        let m = all.clone().filter(|&j| v(j) & 3 == v(i) & 3).fold(0u32, |a, j| a | 1 << (j - base));
+        let up = if lane >= 3 { v(i - 3) } else { v(i) };
+        let idx = v(base + (lane * 7) % 32);
+        if lane == 0 {
+            let want = s
+                .wrapping_add(radd as i32)
+                .wrapping_add(rmin as i32 * 3)
+                .wrapping_add(rmax * 5)
+                .wrapping_add((rand ^ ror ^ rxor) as i32)
+                .wrapping_add(m as i32)
+                .wrapping_add(up)
+                .wrapping_add(idx);
+            assert_eq!(o.i[i], want, "warp_reduce at {i}");
+        }
+        assert_eq!(o.d[i], m.count_ones() as f64);
+    }
+
+    // printf leaves the kernel's results alone
+    let o = &out["printf_ret"];
+    assert!((0..N).all(|i| o.i[i] == x[i] * 3));
+}
+
+#[test]
+fn digests_are_one_line_per_buffer_and_deterministic() {
+    let Some(compiler) = nvrtc() else { return };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let gpu = kit::Gpu::simulator();
+    let a = differential::digest_lines(&differential::run(&root, &gpu, &compiler, 3).unwrap());
+    let b = differential::digest_lines(&differential::run(&root, &gpu, &compiler, 3).unwrap());
+    assert_eq!(a, b, "the same seed gives the same bits");
+    let lines: Vec<&str> = a.lines().collect();
+    assert!(lines.len() >= 33, "{} lines", lines.len());
+    assert!(lines.iter().all(|l| l.starts_with("differential::") && l.split('\t').count() == 3));
+    let c = differential::digest_lines(&differential::run(&root, &gpu, &compiler, 4).unwrap());
+    assert_ne!(a, c, "another seed, other inputs");
+}

@@ -1,0 +1,140 @@
+//! What a sanitizer adds to a memory access, beyond bounds and alignment:
+//! guard zones of global buffers (out-of-bounds reads and writes a GPU would
+//! silently allow), shared memory that nobody wrote in the launch (poisoned, and
+//! tracked per byte), and which lanes of a shared store leave memory as it was
+//! (harmless to the race detector: racecheck's same-value write).
+
+use super::mem::{Access, Place, Region};
+use super::ops::lanes;
+use super::Exec;
+use crate::error::SimError;
+
+/// The byte shared memory holds before anything writes it. Not zero, so a
+/// counter "cleared" to 0 without a barrier is a write that changes memory.
+pub(crate) const SHARED_POISON: u8 = 0xA5;
+
+/// Shared-memory lanes of one warp access: their mask and byte offsets.
+pub(super) fn shared_lanes(acc: &Access, m: u32) -> (u32, [usize; 32]) {
+    match acc {
+        Access::Uniform(Region::Shared, offs) => (m, *offs),
+        Access::Uniform(..) => (0, [0; 32]),
+        Access::Mixed(places) => {
+            let (mut sm, mut offs) = (0u32, [0usize; 32]);
+            lanes(m, |l| {
+                if let Some(Place::Shared(o)) = places[l] {
+                    sm |= 1 << l;
+                    offs[l] = o;
+                }
+            });
+            (sm, offs)
+        }
+    }
+}
+
+impl Exec<'_> {
+    /// Faults the first lane (in lane order) whose access overlaps a guard zone.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn check_zones(
+        &self,
+        w: usize,
+        pc: usize,
+        m: u32,
+        acc: &Access,
+        addrs: &[u64; 32],
+        len: usize,
+        write: bool,
+    ) -> Result<(), SimError> {
+        if !self.any_zones {
+            return Ok(());
+        }
+        let mut hit = None;
+        match acc {
+            Access::Uniform(Region::Global(i), offs) => {
+                let a = &self.mem.allocs[*i];
+                // zones sit at the allocation's edges: lanes spanning none of them are the rule
+                let (mut lo, mut hi) = (usize::MAX, 0);
+                lanes(m, |l| {
+                    lo = lo.min(offs[l]);
+                    hi = hi.max(offs[l]);
+                });
+                if a.zone_hit(lo, hi + len - lo).is_some() {
+                    lanes(m, |l| {
+                        if hit.is_none() && a.zone_hit(offs[l], len).is_some() {
+                            hit = Some((l, *i, offs[l]));
+                        }
+                    });
+                }
+            }
+            Access::Uniform(..) => {}
+            Access::Mixed(places) => lanes(m, |l| {
+                if let Some(Place::Global { alloc, off }) = places[l] {
+                    if hit.is_none() && self.mem.allocs[alloc].zone_hit(off, len).is_some() {
+                        hit = Some((l, alloc, off));
+                    }
+                }
+            }),
+        }
+        let Some((l, i, off)) = hit else { return Ok(()) };
+        let z = self.mem.allocs[i].zone_hit(off, len).expect("found above").clone();
+        let (thread, _) = self.thread_of(w, l);
+        let distance = if z.before { (z.end - off) as u64 } else { off.saturating_sub(z.start) as u64 };
+        Err(SimError::OutOfBounds {
+            write,
+            addr: addrs[l],
+            size: len as u32,
+            zone: z.name,
+            before: z.before,
+            distance,
+            ptx_line: self.k.ptx_line(pc),
+            location: self.k.source_of(pc),
+            kernel: self.k.name.clone(),
+            thread,
+            block: self.block_idx,
+        })
+    }
+
+    /// Records the launch's first read of a shared byte no thread of the block has
+    /// written. Not a fault: the launch goes on, so that a race behind it (a read
+    /// that ran before another warp's write) is reported as the race it is.
+    pub(super) fn check_initialised(&mut self, w: usize, pc: usize, m: u32, acc: &Access, len: usize) {
+        if self.uninit_found.is_some() {
+            return;
+        }
+        let Some(init) = &self.init else { return };
+        let (sm, offs) = shared_lanes(acc, m);
+        let mut bad = None;
+        if len == 4 {
+            // one word compare per lane (the common case)
+            lanes(sm, |l| {
+                let w = u32::from_ne_bytes(init[offs[l]..offs[l] + 4].try_into().unwrap());
+                if bad.is_none() && w != 0x0101_0101 {
+                    bad = Some(l);
+                }
+            });
+        } else {
+            lanes(sm, |l| {
+                if bad.is_none() && init[offs[l]..offs[l] + len].contains(&0) {
+                    bad = Some(l);
+                }
+            });
+        }
+        let Some(l) = bad else { return };
+        let (thread, _) = self.thread_of(w, l);
+        self.uninit_found = Some(SimError::UninitialisedRead {
+            offset: offs[l] as u32,
+            size: len as u32,
+            ptx_line: self.k.ptx_line(pc),
+            location: self.k.source_of(pc),
+            kernel: self.k.name.clone(),
+            thread,
+            block: self.block_idx,
+        });
+    }
+
+    /// Records that the shared bytes of this access have been written.
+    pub(super) fn mark_initialised(&mut self, m: u32, acc: &Access, len: usize) {
+        let Some(init) = &mut self.init else { return };
+        let (sm, offs) = shared_lanes(acc, m);
+        lanes(sm, |l| init[offs[l]..offs[l] + len].fill(1));
+    }
+}
