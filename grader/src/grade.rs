@@ -17,10 +17,10 @@ use kit::{CheckKind, Ctx, Exercise, Gpu, PartBuild, RunEnv, Skip};
 use libtest_mimic::{Arguments, Completion, Conclusion, Failed, Trial};
 use ptx_build::{BuildError, CompileOptions, Compiler, Ptx, SourceFile};
 
+use crate::policy::{Instead, Policy};
 use crate::report::{
     CompileReport, CompileStatus, Environment, ExerciseReport, GradeReport, PartReport, Status, TestReport,
 };
-use crate::policy::{Instead, Policy};
 use crate::sanitize::{self, Replay, Sanitize};
 use crate::score;
 
@@ -67,20 +67,14 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
     let (mut env_report, gpu, compiler) = open_environment(opts)?;
     let options = compile_options(gpu.as_ref().map(|g| g.info().compute_capability));
     let can_time = gpu.as_ref().is_some_and(|g| g.info().backend == "cuda");
-    let policy = Policy { applied: !can_time, ..opts.policy.clone() };
+    // `--backend none` only compiles: no grade to be fair about, the policy stays out.
+    let policy = Policy { applied: gpu.is_some() && !can_time, ..opts.policy.clone() };
     env_report.policy = Some(policy.clone());
     // The simulator checks every launch itself; a GPU grade replays on it.
-    let sanitizes_itself = gpu.as_ref().is_some_and(|g| g.info().backend == "sim") && opts.backend != BackendChoice::LuckySim;
-    let sanitizing = opts.sanitize == Sanitize::On && gpu.is_some() && !sanitizes_itself;
-    env_report.sanitizer = Some(
-        match (opts.sanitize, gpu.is_some(), sanitizes_itself) {
-            (_, true, true) => "grading-run",
-            (Sanitize::On, true, false) => "on",
-            (Sanitize::Off, true, false) => "off",
-            (_, false, _) => "not-run",
-        }
-        .into(),
-    );
+    let sanitizes_itself =
+        gpu.as_ref().is_some_and(|g| g.info().backend == "sim") && opts.backend != BackendChoice::LuckySim;
+    let sanitizer = sanitize::Mode::of(opts.sanitize, gpu.is_some(), sanitizes_itself);
+    env_report.sanitizer = Some(sanitizer.name().into());
     let compiler_for_env = compiler.as_ref().ok().cloned();
     if let (Err(why), false) = (&compiler, opts.test_args.list) {
         return Ok(without_compiler(exercises, opts, env_report, why));
@@ -126,8 +120,8 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
                     (true, Some(_)) if simulated && check.heavy => Some(crate::policy::TOO_BIG_TO_SIMULATE),
                     _ => None,
                 };
-                if let (true, Replay::Yes, Ok(build)) =
-                    (sanitizing, sanitize::replay(check, &name, &opts.test_args), &built.build)
+                if let (sanitize::Mode::Pass, Replay::Yes, Ok(build)) =
+                    (sanitizer, sanitize::replay(check, &name, &opts.test_args), &built.build)
                 {
                     let ptx = Arc::new(build.ptx.clone());
                     replays.push(sanitize::Case { test: name.clone(), check: check.clone(), ptx });
@@ -153,8 +147,7 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
     // Kernels are timed; two checks must never share the GPU.
     args.test_threads = Some(1);
     // The sanitizer pass runs on other cores while the GPU works through the tests.
-    let pass = (!replays.is_empty())
-        .then(|| sanitize::Pass::start(replays, opts.seed, compiler_for_env, options));
+    let pass = (!replays.is_empty()).then(|| sanitize::Pass::start(replays, opts.seed, compiler_for_env, options));
     let mut conclusion = libtest_mimic::run(&args, trials);
     let pass = pass.map(sanitize::Pass::join);
 
@@ -175,36 +168,13 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
                         let status = if ignored.contains_key(&name) { Status::Ignored } else { Status::NotRun };
                         TestReport::new(name.clone(), c.kind, status)
                     });
-                    if stand_ins.contains(&name) {
-                        t.graded_by = Some("stand-in".into());
-                        let message = t.message.take().unwrap_or_default();
-                        t.message = Some(crate::policy::stand_in_note(t.status == Status::Pass, &message));
-                    }
-                    let why = ignored.get(&name).map(|r| r.to_string()).or_else(|| t.message.clone());
-                    policy.exclude_if_ignored(&mut t, why.as_deref().unwrap_or("cannot run here"));
+                    policy.annotate(&mut t, ignored.get(&name).copied(), stand_ins.contains(&name));
                     t
                 })
                 .collect();
-            let sanitizer = match &pass {
-                Some(pass) => {
-                    let too_big = part
-                        .checks
-                        .iter()
-                        .filter(|c| sanitize::replay(c, &ex.test_name(part, c), &opts.test_args) == Replay::TooBig)
-                        .count();
-                    let before = tests.iter().filter(|t| t.status == Status::Fail).count();
-                    let summary = pass.apply(too_big, &mut tests);
-                    let failed_now = tests.iter().filter(|t| t.status == Status::Fail).count() - before;
-                    conclusion.num_failed += failed_now as u64;
-                    conclusion.num_passed = conclusion.num_passed.saturating_sub(failed_now as u64);
-                    Some(summary)
-                }
-                None if sanitizes_itself => Some(sanitize::PartSanitizer::in_grading_run()),
-                None if opts.sanitize == Sanitize::Off && gpu.is_some() => {
-                    Some(sanitize::PartSanitizer::not_run("--sanitize off"))
-                }
-                None => None,
-            };
+            let (sanitizer, failed_now) = sanitizer.part_summary(pass.as_ref(), ex, part, &opts.test_args, &mut tests);
+            conclusion.num_failed += failed_now as u64;
+            conclusion.num_passed = conclusion.num_passed.saturating_sub(failed_now as u64);
             score::score_part(part.points, &mut tests);
             ex_report.parts.push(PartReport {
                 name: part.name.into(),
@@ -304,7 +274,11 @@ fn print_diagnostics(file: &Path, diagnostics: &[ptx_build::Diagnostic]) {
 /// `-lineinfo` does not change the code a GPU runs, so the GPU and the
 /// sanitizer pass run the same PTX. `grader batch` compiles ahead with these.
 pub fn compile_options(arch: Option<(u32, u32)>) -> CompileOptions {
-    CompileOptions { arch: arch.unwrap_or(CompileOptions::default().arch), line_info: true, ..CompileOptions::default() }
+    CompileOptions {
+        arch: arch.unwrap_or(CompileOptions::default().arch),
+        line_info: true,
+        ..CompileOptions::default()
+    }
 }
 
 /// Finds the compiler and the GPU, saying in one line each what is missing.

@@ -11,8 +11,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use clap::ValueEnum as _;
 use grader::batch::{self, gradebook, student::StudentReport, submission::Shard};
 use grader::grade::{self, BackendChoice};
-use grader::report::GradeReport;
 use grader::policy::{self, Audience, PerfWithoutGpu};
+use grader::report::GradeReport;
 use grader::sanitize::Sanitize;
 use grader::{classroom, gradescope, registry, student, template};
 
@@ -293,7 +293,11 @@ fn real_main() -> Result<ExitCode> {
     };
     let mut harness_args = vec!["grader".to_string()];
     harness_args.extend(cli.test_args);
-    let audience = if cli.format == Format::Gradescope { Audience::Gradescope } else { Audience::OwnRun };
+    let audience = match cli.format {
+        Format::Human => Audience::OwnRun,
+        Format::Classroom => Audience::Classroom,
+        Format::Gradescope => Audience::Gradescope,
+    };
     let policy = policy::resolve(&root, cli.grading.perf_without_gpu, audience)?;
     let opts = grade::Options {
         root: root.clone(),
@@ -461,7 +465,8 @@ fn run_command(command: Command) -> Result<ExitCode> {
 
 fn run_batch(args: BatchArgs) -> Result<ExitCode> {
     // Resolved here, from the course's own copy: a child's root is a staged submission.
-    let policy = policy::resolve(&default_root()?, args.grading.perf_without_gpu, Audience::Gradescope)?;
+    let course = default_root().unwrap_or_else(|_| PathBuf::from("."));
+    let policy = policy::resolve(&course, args.grading.perf_without_gpu, Audience::Gradescope)?;
     let sanitize = args.grading.sanitize.to_possible_value().expect("named").get_name().to_string();
     let grading_flags =
         vec!["--sanitize".into(), sanitize, "--perf-without-gpu".into(), policy.perf_without_gpu.name().into()];

@@ -53,6 +53,9 @@ pub enum Audience {
     /// A grade of record made without a GPU (`--format gradescope`, or a batch,
     /// as Gradescope's script runs): `simulate`.
     Gradescope,
+    /// GitHub Classroom (`--format classroom`): its workflow grades on a GPU,
+    /// and its maximum must be the assignment's full points: `fail`.
+    Classroom,
 }
 
 /// `cuda-lab.toml`.
@@ -77,7 +80,8 @@ pub struct Policy {
     pub perf_without_gpu: PerfWithoutGpu,
     /// Where it came from: the flag, the course's file, or the default.
     pub set_by: String,
-    /// Whether it mattered: the kernels ran where they cannot be timed.
+    /// Whether it mattered: the kernels ran where they cannot be timed (the
+    /// simulator). Not on a GPU, and not with `--backend none`, which only compiles.
     #[serde(default)]
     pub applied: bool,
 }
@@ -93,12 +97,20 @@ pub fn resolve(root: &Path, flag: Option<PerfWithoutGpu>, audience: Audience) ->
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => CourseConfig::default(),
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
+    if audience == Audience::Classroom {
+        let set_by = "GitHub Classroom (it grades on a GPU; every check stays in the maximum)".into();
+        return Ok(Policy { perf_without_gpu: PerfWithoutGpu::Fail, set_by, applied: false });
+    }
     let (key, set, default) = match audience {
         Audience::OwnRun => ("own-runs", config.perf_without_gpu.own_runs, PerfWithoutGpu::Exclude),
-        Audience::Gradescope => ("gradescope", config.perf_without_gpu.gradescope, PerfWithoutGpu::Simulate),
+        Audience::Gradescope | Audience::Classroom => {
+            ("gradescope", config.perf_without_gpu.gradescope, PerfWithoutGpu::Simulate)
+        }
     };
     Ok(match set {
-        Some(p) => Policy { perf_without_gpu: p, set_by: format!("{CONFIG_FILE} [perf-without-gpu] {key}"), applied: false },
+        Some(p) => {
+            Policy { perf_without_gpu: p, set_by: format!("{CONFIG_FILE} [perf-without-gpu] {key}"), applied: false }
+        }
         None => Policy { perf_without_gpu: default, set_by: format!("the default for {key}"), applied: false },
     })
 }
@@ -117,6 +129,9 @@ pub enum Instead {
 impl Policy {
     /// What to do with `check`, which this machine cannot run.
     pub fn instead(&self, check: &kit::Check) -> Instead {
+        if !self.applied {
+            return Instead::Ignore;
+        }
         match self.perf_without_gpu {
             PerfWithoutGpu::Fail => Instead::Ignore,
             PerfWithoutGpu::Simulate if check.kind == kit::CheckKind::Performance && check.stand_in.is_some() => {
@@ -126,12 +141,23 @@ impl Policy {
         }
     }
 
+    /// Records in `t` how the policy judged it: by its stand-in, or (ignored
+    /// for `skipped_for`, or for the reason its check gave) left out.
+    pub fn annotate(&self, t: &mut TestReport, skipped_for: Option<&str>, by_stand_in: bool) {
+        if by_stand_in {
+            t.graded_by = Some("stand-in".into());
+            let message = t.message.take().unwrap_or_default();
+            t.message = Some(stand_in_note(t.status == Status::Pass, &message));
+        }
+        let why = skipped_for.map(str::to_string).or_else(|| t.message.clone());
+        self.exclude_if_ignored(t, why.as_deref().unwrap_or("cannot run here"));
+    }
+
     /// Marks `t` (ignored: it could not run here, for `why`) as not graded,
     /// unless the policy counts it as failed. Its points are moved out of the
     /// maximum by `score::score_part`. Left out: a performance check (no timing
     /// here), and a correctness case too big for the simulator (the part's
-    /// smaller cases ran there). Correctness that could not run at all (no
-    /// GPU, `--backend none`) stays in the maximum: nothing was graded.
+    /// smaller cases ran there).
     pub fn exclude_if_ignored(&self, t: &mut TestReport, why: &str) {
         let excludable = t.kind == kit::CheckKind::Performance || why == TOO_BIG_TO_SIMULATE;
         if self.applied && excludable && t.status == Status::Ignored && self.perf_without_gpu != PerfWithoutGpu::Fail {
@@ -155,7 +181,7 @@ pub struct NotGraded {
 }
 
 /// The message of a performance check graded by its stand-in.
-pub fn stand_in_note(passed: bool, message: &str) -> String {
+fn stand_in_note(passed: bool, message: &str) -> String {
     let head = "judged by the simulator's measured memory behaviour (this machine cannot time kernels; \
                 the course's policy is `simulate`)";
     if passed {

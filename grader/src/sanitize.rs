@@ -44,6 +44,65 @@ const NOT_SIMULATED: &[&str] = &["not-simulated", "load-failed"];
 /// Sets how many threads the pass uses (default: every core but one).
 pub const THREADS_ENV: &str = "CUDA_LAB_SANITIZE_THREADS";
 
+/// How a run is sanitized (`environment.sanitizer` in the JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A GPU grade with the pass: the correctness cases are replayed.
+    Pass,
+    /// The grading run is on the simulator, which checks every launch itself.
+    GradingRun,
+    /// `--sanitize off` on a GPU.
+    Off,
+    /// Nothing ran (`--backend none`).
+    NotRun,
+}
+
+impl Mode {
+    pub fn of(sanitize: Sanitize, has_gpu: bool, sanitizes_itself: bool) -> Mode {
+        match (sanitize, has_gpu, sanitizes_itself) {
+            (_, false, _) => Mode::NotRun,
+            (_, true, true) => Mode::GradingRun,
+            (Sanitize::On, true, false) => Mode::Pass,
+            (Sanitize::Off, true, false) => Mode::Off,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Pass => "on",
+            Mode::GradingRun => "grading-run",
+            Mode::Off => "off",
+            Mode::NotRun => "not-run",
+        }
+    }
+
+    /// Folds the finished pass into one part's `tests` and says what it did
+    /// there; also returns how many passing tests it failed.
+    pub fn part_summary(
+        self,
+        pass: Option<&Joined>,
+        ex: &kit::Exercise,
+        part: &kit::Part,
+        args: &Arguments,
+        tests: &mut [TestReport],
+    ) -> (Option<PartSanitizer>, usize) {
+        match (self, pass) {
+            (Mode::Pass, Some(pass)) => {
+                let too_big =
+                    part.checks.iter().filter(|c| replay(c, &ex.test_name(part, c), args) == Replay::TooBig).count();
+                let failed = |tests: &[TestReport]| tests.iter().filter(|t| t.status == Status::Fail).count();
+                let before = failed(tests);
+                let summary = pass.apply(too_big, tests);
+                (Some(summary), failed(tests) - before)
+            }
+            (Mode::Pass, None) => (Some(PartSanitizer::not_run("no case of this run fits the simulator")), 0),
+            (Mode::GradingRun, _) => (Some(PartSanitizer::in_grading_run()), 0),
+            (Mode::Off, _) => (Some(PartSanitizer::not_run("--sanitize off")), 0),
+            (Mode::NotRun, _) => (None, 0),
+        }
+    }
+}
+
 /// What the pass did for one part, in the grades JSON (`parts[].sanitizer`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct PartSanitizer {
@@ -96,11 +155,19 @@ impl PartSanitizer {
 enum Outcome {
     Clean,
     /// A bug the simulator proved (`FINDINGS`).
-    Found { verdict: String, message: String },
+    Found {
+        verdict: String,
+        message: String,
+    },
     /// Another answer, without proof of a bug.
-    Differs { verdict: String, message: String },
+    Differs {
+        verdict: String,
+        message: String,
+    },
     /// The simulator cannot run this kernel.
-    NotChecked { message: String },
+    NotChecked {
+        message: String,
+    },
     /// The check skipped itself on the simulator.
     Skipped,
 }

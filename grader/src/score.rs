@@ -108,8 +108,12 @@ mod tests {
             not_graded: Some(crate::policy::NotGraded { why: "needs real timing".into(), points: 0.0 }),
             ..t(kind, Status::Ignored)
         };
-        let mut tests =
-            vec![t(Correctness, Status::Pass), not_graded(Correctness), t(Structure, Status::Pass), not_graded(Performance)];
+        let mut tests = vec![
+            t(Correctness, Status::Pass),
+            not_graded(Correctness),
+            t(Structure, Status::Pass),
+            not_graded(Performance),
+        ];
         score_part(10.0, &mut tests);
         let (s, m) = total(&tests);
         assert!((m - 4.5).abs() < 1e-9 && (s - 4.5).abs() < 1e-9, "{s} / {m}");

@@ -47,7 +47,8 @@ fn a_race_the_gpu_got_away_with_fails_the_part() {
         return;
     }
     // Without the pass the lucky backend passes the racy kernel: the case is real.
-    let (lucky, _) = grade(&[&["ex01", "--part", "shared", "--backend", "lucky-sim", "--sanitize", "off"][..], &PLANTED].concat());
+    let (lucky, _) =
+        grade(&[&["ex01", "--part", "shared", "--backend", "lucky-sim", "--sanitize", "off"][..], &PLANTED].concat());
     let shared = part(&lucky, "shared");
     assert!(correctness(shared).all(|t| t.status == Status::Pass), "the lucky backend should pass it: {shared:#?}");
     assert_eq!(shared.sanitizer.as_ref().map(|s| s.ran), Some(false));
