@@ -171,6 +171,19 @@ impl Policy {
     }
 }
 
+/// The gradebook's note on points this grade left out, and the policy that did.
+pub fn gradebook_note(report: &crate::report::GradeReport) -> Option<String> {
+    let policy = report.environment.policy.as_ref().filter(|p| p.applied)?;
+    (report.counts.not_graded > 0).then(|| {
+        format!(
+            "{:.2} points not graded without a GPU ({} check(s); --perf-without-gpu {})",
+            report.counts.not_graded_points,
+            report.counts.not_graded,
+            policy.perf_without_gpu.name()
+        )
+    })
+}
+
 /// A check left out of the maximum, in the grades JSON (`tests[].not_graded`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NotGraded {
@@ -233,6 +246,22 @@ mod tests {
         assert!(err.contains("own-run"), "{err}");
         let dir = write_config("[perf-without-gpu]\nown-runs = \"skip\"\n");
         assert!(resolve(dir.path(), None, Audience::OwnRun).is_err());
+    }
+
+    #[test]
+    fn the_gradebook_notes_what_was_left_out_and_by_which_policy() {
+        let env = crate::report::Environment {
+            policy: Some(Policy { perf_without_gpu: PerfWithoutGpu::Simulate, set_by: "x".into(), applied: true }),
+            ..Default::default()
+        };
+        let mut r = crate::report::GradeReport::new(1, Path::new("."), "exercises", env);
+        assert_eq!(gradebook_note(&r), None);
+        r.counts.not_graded = 2;
+        r.counts.not_graded_points = 5.0;
+        let note = gradebook_note(&r).unwrap();
+        assert!(note.contains("5.00 points not graded") && note.contains("simulate"), "{note}");
+        r.environment.policy.as_mut().unwrap().applied = false;
+        assert_eq!(gradebook_note(&r), None, "on a GPU nothing is left out");
     }
 
     #[test]
