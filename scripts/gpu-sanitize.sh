@@ -71,6 +71,18 @@ for n in sorted(times):
         for kind in ("findings", "disagreements", "not_checked"):
             for f in x.get(kind, []):
                 print(f"    {kind}: {f['test']}: {f['verdict']}: {f['message'].splitlines()[0][:200]}")
+# The pass must not disturb the timings: each perf check's ratio, pass off vs on.
+ratios = {}
+for n in times:
+    if n.startswith("ref-"):
+        mode = n.split("-")[1]
+        for p in parts(load(n)):
+            for t in p["tests"]:
+                if t.get("perf"):
+                    ratios.setdefault(t["name"], {}).setdefault(mode, []).append(t["perf"]["value"])
+worst = max((abs(statistics.median(v["on"]) / statistics.median(v["off"]) - 1), k)
+            for k, v in ratios.items() if v.get("on") and v.get("off"), default=(0.0, "no timed check"))
+print(f"perf ratios, median with the pass on vs off: largest change {100 * worst[0]:.1f} % ({worst[1]})")
 for case in ("ex01-race", "ex03-barrier"):
     for mode in ("off", "on"):
         rows = []
