@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 use clap::ValueEnum as _;
 use grader::batch::{self, gradebook, student::StudentReport, submission::Shard};
@@ -295,7 +295,8 @@ fn real_main() -> Result<ExitCode> {
     harness_args.extend(cli.test_args);
     let audience = match cli.format {
         Format::Human => Audience::OwnRun,
-        Format::Classroom => Audience::Classroom,
+        // The Markdown summary is Classroom's job summary.
+        Format::Classroom | Format::Summary => Audience::Classroom,
         Format::Gradescope => Audience::Gradescope,
     };
     let policy = policy::resolve(&root, cli.grading.perf_without_gpu, audience)?;
