@@ -138,7 +138,9 @@ pub fn command(root: &Path, backend: BackendChoice, seed: u64, out: &Path) -> Re
     let gpu = match backend {
         BackendChoice::Sim => Gpu::simulator(),
         BackendChoice::Cuda | BackendChoice::Auto => Gpu::cuda(Duration::from_secs(10))?,
-        BackendChoice::None => anyhow::bail!("the differential corpus needs a backend that runs kernels: cuda or sim"),
+        BackendChoice::None | BackendChoice::LuckySim => {
+            anyhow::bail!("the differential corpus runs on `--backend cuda` or `--backend sim`")
+        }
     };
     let compiler = Compiler::from_env()?;
     let results = run(root, &gpu, &compiler, seed)?;

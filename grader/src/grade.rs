@@ -17,9 +17,11 @@ use kit::{CheckKind, Ctx, Exercise, Gpu, PartBuild, RunEnv, Skip};
 use libtest_mimic::{Arguments, Completion, Conclusion, Failed, Trial};
 use ptx_build::{BuildError, CompileOptions, Compiler, Ptx, SourceFile};
 
+use crate::policy::{Instead, Policy};
 use crate::report::{
     CompileReport, CompileStatus, Environment, ExerciseReport, GradeReport, PartReport, Status, TestReport,
 };
+use crate::sanitize::{self, Replay, Sanitize};
 use crate::score;
 
 /// Which machine runs the kernels.
@@ -33,6 +35,10 @@ pub enum BackendChoice {
     Sim,
     /// Compile and check structure only; run nothing.
     None,
+    /// For tests of the sanitizer pass: the simulator without race detection
+    /// plays a GPU whose race fell the right way, and the pass must catch it.
+    #[value(name = "lucky-sim", hide = true)]
+    LuckySim,
 }
 
 /// Overrides the PTX cache folder (default `<root>/target/ptx-cache`): `grader
@@ -50,17 +56,25 @@ pub struct Options {
     /// How long one kernel may run before it is declared stuck.
     pub timeout: Duration,
     pub test_args: Arguments,
+    /// Whether a GPU grade also replays the correctness cases on the simulator.
+    pub sanitize: Sanitize,
+    /// What performance checks mean where kernels cannot be timed.
+    pub policy: Policy,
 }
 
 /// Compiles, runs and scores `exercises`. Prints as it goes.
 pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Conclusion)> {
-    let (env_report, gpu, compiler) = open_environment(opts)?;
-    let options = CompileOptions {
-        arch: gpu.as_ref().map(|g| g.info().compute_capability).unwrap_or(CompileOptions::default().arch),
-        // The simulator names the .cu line of a race or a bad access when it has line info.
-        line_info: gpu.as_ref().is_some_and(|g| g.info().backend == "sim"),
-        ..CompileOptions::default()
-    };
+    let (mut env_report, gpu, compiler) = open_environment(opts)?;
+    let options = compile_options(gpu.as_ref().map(|g| g.info().compute_capability));
+    let can_time = gpu.as_ref().is_some_and(|g| g.info().backend == "cuda");
+    // `--backend none` only compiles: no grade to be fair about, the policy stays out.
+    let policy = Policy { applied: gpu.is_some() && !can_time, ..opts.policy.clone() };
+    env_report.policy = Some(policy.clone());
+    // The simulator checks every launch itself; a GPU grade replays on it.
+    let sanitizes_itself =
+        gpu.as_ref().is_some_and(|g| g.info().backend == "sim") && opts.backend != BackendChoice::LuckySim;
+    let sanitizer = sanitize::Mode::of(opts.sanitize, gpu.is_some(), sanitizes_itself);
+    env_report.sanitizer = Some(sanitizer.name().into());
     let compiler_for_env = compiler.as_ref().ok().cloned();
     if let (Err(why), false) = (&compiler, opts.test_args.list) {
         return Ok(without_compiler(exercises, opts, env_report, why));
@@ -86,10 +100,13 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
     }
     println!();
 
-    let env = Arc::new(RunEnv::new(opts.seed, gpu.clone(), compiler_for_env, options));
+    let env = Arc::new(RunEnv::new(opts.seed, gpu.clone(), compiler_for_env.clone(), options.clone()));
     let records: Arc<Mutex<HashMap<String, TestReport>>> = Arc::default();
     let mut trials = Vec::new();
-    let mut ignored = std::collections::HashSet::new();
+    // Tests that cannot run here, and why; and those judged by a stand-in instead.
+    let mut ignored: HashMap<String, &'static str> = HashMap::new();
+    let mut stand_ins = std::collections::HashSet::new();
+    let mut replays = Vec::new();
     let mut built_iter = parts.iter();
     for ex in exercises {
         for part in &ex.parts {
@@ -100,14 +117,26 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
                 let skip_reason = match (check.needs_gpu(), &gpu) {
                     (true, None) => Some("no GPU"),
                     (true, Some(_)) if simulated && check.kind == CheckKind::Performance => Some("needs real timing"),
-                    (true, Some(_)) if simulated && check.heavy => Some("too big to simulate"),
+                    (true, Some(_)) if simulated && check.heavy => Some(crate::policy::TOO_BIG_TO_SIMULATE),
                     _ => None,
                 };
-                let trial = if let Some(reason) = skip_reason {
-                    ignored.insert(name.clone());
-                    Trial::test(name.clone(), || Ok(())).with_ignored_flag(true).with_kind(reason)
-                } else {
-                    make_trial(name, check.clone(), built, env.clone(), records.clone())
+                if let (sanitize::Mode::Pass, Replay::Yes, Ok(build)) =
+                    (sanitizer, sanitize::replay(check, &name, &opts.test_args), &built.build)
+                {
+                    let ptx = Arc::new(build.ptx.clone());
+                    replays.push(sanitize::Case { test: name.clone(), check: check.clone(), ptx });
+                }
+                let trial = match skip_reason.map(|reason| (reason, policy.instead(check))) {
+                    Some((_, Instead::StandIn)) => {
+                        stand_ins.insert(name.clone());
+                        let stand_in = kit::Check { run: check.stand_in.clone().expect("has one"), ..check.clone() };
+                        make_trial(name, stand_in, built, env.clone(), records.clone())
+                    }
+                    Some((reason, _)) => {
+                        ignored.insert(name.clone(), reason);
+                        Trial::test(name.clone(), || Ok(())).with_ignored_flag(true).with_kind(reason)
+                    }
+                    None => make_trial(name, check.clone(), built, env.clone(), records.clone()),
                 };
                 trials.push(trial);
             }
@@ -117,7 +146,10 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
     let mut args = opts.test_args.clone();
     // Kernels are timed; two checks must never share the GPU.
     args.test_threads = Some(1);
-    let conclusion = libtest_mimic::run(&args, trials);
+    // The sanitizer pass runs on other cores while the GPU works through the tests.
+    let pass = (!replays.is_empty()).then(|| sanitize::Pass::start(replays, opts.seed, compiler_for_env, options));
+    let mut conclusion = libtest_mimic::run(&args, trials);
+    let pass = pass.map(sanitize::Pass::join);
 
     let records = std::mem::take(&mut *records.lock().unwrap());
     let mut report = GradeReport::new(opts.seed, &opts.root, &opts.sources, env_report);
@@ -132,12 +164,17 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
                 .iter()
                 .map(|c| {
                     let name = ex.test_name(part, c);
-                    records.get(&name).cloned().unwrap_or_else(|| {
-                        let status = if ignored.contains(&name) { Status::Ignored } else { Status::NotRun };
-                        TestReport::new(name, c.kind, status)
-                    })
+                    let mut t = records.get(&name).cloned().unwrap_or_else(|| {
+                        let status = if ignored.contains_key(&name) { Status::Ignored } else { Status::NotRun };
+                        TestReport::new(name.clone(), c.kind, status)
+                    });
+                    policy.annotate(&mut t, ignored.get(&name).copied(), stand_ins.contains(&name));
+                    t
                 })
                 .collect();
+            let (sanitizer, failed_now) = sanitizer.part_summary(pass.as_ref(), ex, part, &opts.test_args, &mut tests);
+            conclusion.num_failed += failed_now as u64;
+            conclusion.num_passed = conclusion.num_passed.saturating_sub(failed_now as u64);
             score::score_part(part.points, &mut tests);
             ex_report.parts.push(PartReport {
                 name: part.name.into(),
@@ -147,11 +184,15 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
                 max_score: 0.0,
                 compile: built.report,
                 tests,
+                sanitizer,
             });
         }
         report.exercises.push(ex_report);
     }
     report.total_up();
+    if let Some(pass) = &pass {
+        print!("{}", sanitize::summary(pass, &report));
+    }
     Ok((report, conclusion))
 }
 
@@ -204,6 +245,7 @@ fn without_compiler(exercises: &[Exercise], opts: &Options, env: Environment, wh
                     from_cache: false,
                 },
                 tests,
+                sanitizer: None,
             });
         }
         report.exercises.push(ex_report);
@@ -226,6 +268,19 @@ fn print_diagnostics(file: &Path, diagnostics: &[ptx_build::Diagnostic]) {
     }
 }
 
+/// How every student file is compiled for a device of compute capability
+/// `arch` (the default where there is none). Always with line info: the
+/// simulator names the student's `.cu` line of a race or a bad access, and
+/// `-lineinfo` does not change the code a GPU runs, so the GPU and the
+/// sanitizer pass run the same PTX. `grader batch` compiles ahead with these.
+pub fn compile_options(arch: Option<(u32, u32)>) -> CompileOptions {
+    CompileOptions {
+        arch: arch.unwrap_or(CompileOptions::default().arch),
+        line_info: true,
+        ..CompileOptions::default()
+    }
+}
+
 /// Finds the compiler and the GPU, saying in one line each what is missing.
 fn open_environment(opts: &Options) -> Result<(Environment, Option<Gpu>, Result<Compiler, String>)> {
     let mut env = Environment::default();
@@ -243,6 +298,7 @@ fn open_environment(opts: &Options) -> Result<(Environment, Option<Gpu>, Result<
             None
         }
         BackendChoice::Sim => Some(Gpu::simulator()),
+        BackendChoice::LuckySim => Some(Gpu::new(Box::new(kit::backend::sim::SimBackend::lucky()), opts.timeout)),
         BackendChoice::Auto | BackendChoice::Cuda => match Gpu::cuda(opts.timeout) {
             Ok(gpu) => Some(gpu),
             Err(e) if opts.backend == BackendChoice::Auto => {
@@ -486,7 +542,7 @@ fn collect_profiles(env: &RunEnv) -> Vec<MemoryProfile> {
 }
 
 /// The cause of a failure in one word, for gradebooks and batch summaries.
-fn verdict(e: &anyhow::Error, kind: CheckKind) -> &'static str {
+pub(crate) fn verdict(e: &anyhow::Error, kind: CheckKind) -> &'static str {
     for cause in e.chain() {
         if cause.downcast_ref::<NotCompiled>().is_some() {
             return "compile-error";

@@ -9,7 +9,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::classroom::{round2, truncate};
-use crate::report::{GradeReport, Status};
+use crate::report::{GradeReport, Status, TestReport};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Results {
@@ -26,7 +26,8 @@ pub struct Test {
     pub name: String,
     pub score: f64,
     pub max_score: f64,
-    /// "passed" or "failed" (a check that could not run counts as failed).
+    /// "passed" or "failed". A check that could not run counts as failed, unless
+    /// the course's policy left it out of the maximum (then 0 of 0, "passed").
     pub status: String,
     pub output: String,
     pub visibility: String,
@@ -44,11 +45,9 @@ pub fn results(report: &GradeReport) -> Results {
             name: t.name.clone(),
             score: round2(t.score),
             max_score: round2(t.max_score),
-            status: if t.status == Status::Pass { "passed" } else { "failed" }.into(),
-            output: truncate(
-                &[t.verdict.as_deref(), t.message.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(": "),
-                MAX_OUTPUT_CHARS,
-            ),
+            // A check the course's policy left out (no GPU here) is no failure: 0 of 0 points.
+            status: if t.status == Status::Pass || t.not_graded.is_some() { "passed" } else { "failed" }.into(),
+            output: truncate(&test_output(t), MAX_OUTPUT_CHARS),
             visibility: "visible".into(),
         })
         .collect();
@@ -60,6 +59,18 @@ pub fn results(report: &GradeReport) -> Results {
         stdout_visibility: "hidden".into(),
         tests,
     }
+}
+
+fn test_output(t: &TestReport) -> String {
+    if let Some(n) = &t.not_graded {
+        return format!(
+            "not graded here ({}): worth {} point(s) where a GPU grades it; left out of the maximum by the \
+             course's policy",
+            n.why,
+            round2(n.points)
+        );
+    }
+    [t.verdict.as_deref(), t.message.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(": ")
 }
 
 /// Writes `results.json` atomically.

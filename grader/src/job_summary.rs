@@ -72,6 +72,7 @@ mod tests {
             max_score: 0.0,
             compile: CompileReport { status: CompileStatus::Ok, diagnostics: vec![], message: None, from_cache: false },
             tests,
+            sanitizer: None,
         };
         let passing = TestReport::new("ex01::global::correct::n=100".into(), CheckKind::Correctness, Status::Pass);
         r.exercises.push(ExerciseReport {

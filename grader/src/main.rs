@@ -11,7 +11,9 @@ use clap::{Parser, Subcommand};
 use clap::ValueEnum as _;
 use grader::batch::{self, gradebook, student::StudentReport, submission::Shard};
 use grader::grade::{self, BackendChoice};
+use grader::policy::{self, Audience, PerfWithoutGpu};
 use grader::report::GradeReport;
+use grader::sanitize::Sanitize;
 use grader::{classroom, gradescope, registry, student, template};
 
 #[derive(Parser)]
@@ -63,6 +65,9 @@ struct Cli {
     #[arg(long, default_value_t = 10.0)]
     timeout: f64,
 
+    #[command(flatten)]
+    grading: GradingFlags,
+
     /// Also write the results for GitHub Classroom or Gradescope (docs/classroom.md).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -84,6 +89,22 @@ struct Cli {
     /// Arguments for the test harness after `--`: a name filter, --exact, --list, --skip, -q, ...
     #[arg(last = true)]
     test_args: Vec<String>,
+}
+
+/// How a grade is judged, for a single run and for every child of a batch.
+#[derive(clap::Args, Clone, Copy)]
+struct GradingFlags {
+    /// On a GPU, also run every correctness case that fits the simulator on
+    /// ptx-sim (on the other CPU cores): a race, an out-of-bounds access or an
+    /// uninitialised read it finds fails the test, even where the GPU's
+    /// numbers came out right.
+    #[arg(long, value_enum, default_value_t = Sanitize::On)]
+    sanitize: Sanitize,
+    /// What performance checks count for where kernels cannot be timed (the
+    /// simulator, no GPU). Default: cuda-lab.toml, else `exclude` (`simulate`
+    /// with --format gradescope and in batches).
+    #[arg(long, value_enum)]
+    perf_without_gpu: Option<PerfWithoutGpu>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -247,6 +268,8 @@ struct BatchArgs {
     timeout: f64,
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     backend: BackendChoice,
+    #[command(flatten)]
+    grading: GradingFlags,
 }
 
 fn main() -> ExitCode {
@@ -283,6 +306,13 @@ fn real_main() -> Result<ExitCode> {
     };
     let mut harness_args = vec!["grader".to_string()];
     harness_args.extend(cli.test_args);
+    let audience = match cli.format {
+        Format::Human => Audience::OwnRun,
+        // The Markdown summary is Classroom's job summary.
+        Format::Classroom | Format::Summary => Audience::Classroom,
+        Format::Gradescope => Audience::Gradescope,
+    };
+    let policy = policy::resolve(&root, cli.grading.perf_without_gpu, audience)?;
     let opts = grade::Options {
         root: root.clone(),
         sources: sources.clone(),
@@ -290,6 +320,8 @@ fn real_main() -> Result<ExitCode> {
         backend: cli.backend,
         timeout: Duration::from_secs_f64(cli.timeout),
         test_args: libtest_mimic::Arguments::from_iter(harness_args),
+        sanitize: cli.grading.sanitize,
+        policy,
     };
     if opts.test_args.list {
         // Only the test names: nothing to compile or run.
@@ -452,6 +484,12 @@ fn run_command(command: Command) -> Result<ExitCode> {
 }
 
 fn run_batch(args: BatchArgs) -> Result<ExitCode> {
+    // Resolved here, from the course's own copy: a child's root is a staged submission.
+    let course = default_root().unwrap_or_else(|_| PathBuf::from("."));
+    let policy = policy::resolve(&course, args.grading.perf_without_gpu, Audience::Gradescope)?;
+    let sanitize = args.grading.sanitize.to_possible_value().expect("named").get_name().to_string();
+    let grading_flags =
+        vec!["--sanitize".into(), sanitize, "--perf-without-gpu".into(), policy.perf_without_gpu.name().into()];
     let opts = batch::Options {
         out: args.out.unwrap_or_else(|| batch::default_out(&args.dir)),
         dir: args.dir,
@@ -465,6 +503,7 @@ fn run_batch(args: BatchArgs) -> Result<ExitCode> {
         backend: args.backend,
         exe: std::env::current_exe().context("finding the grader's own binary")?,
         output_cap: 256 * 1024,
+        grading_flags,
     };
     if !opts.dir.is_dir() {
         anyhow::bail!("{} is not a folder of submissions", opts.dir.display());

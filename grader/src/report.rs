@@ -42,6 +42,14 @@ pub struct Environment {
     pub compiler: Option<String>,
     /// Why GPU checks did not run, when they did not.
     pub note: Option<String>,
+    /// What performance points meant here if kernels could not be timed
+    /// (`--perf-without-gpu`, cuda-lab.toml).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<crate::policy::Policy>,
+    /// The sanitizer pass: "on" (the correctness cases also ran on the
+    /// simulator), "off", or "grading-run" (the run itself was on the simulator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sanitizer: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -50,6 +58,12 @@ pub struct Counts {
     pub failed: usize,
     pub ignored: usize,
     pub not_run: usize,
+    /// Tests left out of the maximum because this machine cannot run them
+    /// (policy `exclude` or `simulate`), and the points they are worth elsewhere.
+    #[serde(default)]
+    pub not_graded: usize,
+    #[serde(default)]
+    pub not_graded_points: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -72,6 +86,9 @@ pub struct PartReport {
     pub max_score: f64,
     pub compile: CompileReport,
     pub tests: Vec<TestReport>,
+    /// What the sanitizer pass did for this part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sanitizer: Option<crate::sanitize::PartSanitizer>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -112,6 +129,15 @@ pub struct TestReport {
     /// For a wrong output: where the wrong elements lie (binned), for the report's pictures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mismatches: Option<kit::check::Mismatches>,
+    /// Left out of the maximum: why, and what it is worth where it can run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_graded: Option<crate::policy::NotGraded>,
+    /// "stand-in": a performance check judged by its measured stand-in on the simulator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graded_by: Option<String>,
+    /// "sanitizer": the verdict is the sanitizer pass's, not the GPU's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found_by: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -123,6 +149,12 @@ pub enum Status {
     Ignored,
     /// Left out by a test filter.
     NotRun,
+}
+
+/// 18.5, 20, 0.25: as people write points.
+fn round(x: f64) -> String {
+    let s = format!("{:.2}", x);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 impl TestReport {
@@ -140,6 +172,9 @@ impl TestReport {
             profile: Vec::new(),
             perf: None,
             mismatches: None,
+            not_graded: None,
+            graded_by: None,
+            found_by: None,
         }
     }
 }
@@ -170,6 +205,10 @@ impl GradeReport {
                 p.score = p.tests.iter().map(|t| t.score).sum();
                 p.max_score = p.tests.iter().map(|t| t.max_score).sum();
                 for t in &p.tests {
+                    if let Some(n) = &t.not_graded {
+                        counts.not_graded += 1;
+                        counts.not_graded_points += n.points;
+                    }
                     match t.status {
                         Status::Pass => counts.passed += 1,
                         Status::Fail => counts.failed += 1,
@@ -217,6 +256,7 @@ impl GradeReport {
         }
         let pct = if self.max_score > 0.0 { 100.0 * self.score / self.max_score } else { 0.0 };
         out += &format!("  {:<65} {:>6.2} / {:<6.2} ({pct:.0}%)\n", "total", self.score, self.max_score);
+        out += &self.not_graded_lines();
         out += &format!(
             "  {} passed, {} failed, {} ignored, {} not run\n",
             self.counts.passed, self.counts.failed, self.counts.ignored, self.counts.not_run
@@ -224,6 +264,23 @@ impl GradeReport {
         if let Some(note) = &self.environment.note {
             out += &format!("  note: {note}\n");
         }
+        out
+    }
+
+    /// The total in words where some points could not be graded here, and the policy that decided.
+    fn not_graded_lines(&self) -> String {
+        let Some(policy) = self.environment.policy.as_ref().filter(|p| p.applied) else { return String::new() };
+        let mut out = String::new();
+        if self.counts.not_graded > 0 {
+            out += &format!(
+                "  {} / {} of what can be graded here; {} points need a GPU ({} check(s) not graded)\n",
+                round(self.score),
+                round(self.max_score),
+                round(self.counts.not_graded_points),
+                self.counts.not_graded
+            );
+        }
+        out += &format!("  performance without a GPU: {}\n", policy.describe());
         out
     }
 }

@@ -11,6 +11,11 @@
 //! others in proportion. Structure and performance checks earn points only when
 //! every correctness check of the part passed: a fast or well-shaped kernel that
 //! computes the wrong thing is worth nothing.
+//!
+//! A check this machine cannot run, which the course's policy leaves out
+//! (`not_graded`, see `policy.rs`), keeps its points out of the maximum: the
+//! score is out of what could be graded here. It does not hold back structure
+//! and performance points either, since it did not fail.
 
 use kit::CheckKind;
 
@@ -30,10 +35,19 @@ pub fn score_part(points: f64, tests: &mut [TestReport]) {
     let counts = kinds.map(|k| tests.iter().filter(|t| t.kind == k).count());
     let count = |k: CheckKind| counts[kinds.iter().position(|&x| x == k).unwrap_or(0)];
     let present: f64 = kinds.iter().filter(|&&k| count(k) > 0).map(|&k| share(k)).sum();
-    let correct_ok = tests.iter().filter(|t| t.kind == CheckKind::Correctness).all(|t| t.status == Status::Pass);
+    let correct_ok = tests
+        .iter()
+        .filter(|t| t.kind == CheckKind::Correctness && t.not_graded.is_none())
+        .all(|t| t.status == Status::Pass);
     for t in tests.iter_mut() {
         let kind = t.kind;
         t.max_score = points * share(kind) / present / count(kind) as f64;
+        if let Some(not_graded) = &mut t.not_graded {
+            not_graded.points = t.max_score;
+            t.max_score = 0.0;
+            t.score = 0.0;
+            continue;
+        }
         let gated = kind != CheckKind::Correctness && !correct_ok;
         t.score = if t.status == Status::Pass && !gated { t.max_score } else { 0.0 };
         if t.status == Status::Pass && gated {
@@ -85,6 +99,26 @@ mod tests {
         score_part(10.0, &mut tests);
         assert_eq!(total(&tests).0, 0.0);
         assert!(tests[1].message.as_deref().unwrap().contains("counts only once"));
+    }
+
+    #[test]
+    fn not_graded_checks_leave_the_maximum_and_do_not_gate() {
+        use CheckKind::*;
+        let not_graded = |kind| TestReport {
+            not_graded: Some(crate::policy::NotGraded { why: "needs real timing".into(), points: 0.0 }),
+            ..t(kind, Status::Ignored)
+        };
+        let mut tests = vec![
+            t(Correctness, Status::Pass),
+            not_graded(Correctness),
+            t(Structure, Status::Pass),
+            not_graded(Performance),
+        ];
+        score_part(10.0, &mut tests);
+        let (s, m) = total(&tests);
+        assert!((m - 4.5).abs() < 1e-9 && (s - 4.5).abs() < 1e-9, "{s} / {m}");
+        assert!((tests[1].not_graded.as_ref().unwrap().points - 3.0).abs() < 1e-9);
+        assert!((tests[3].not_graded.as_ref().unwrap().points - 2.5).abs() < 1e-9);
     }
 
     #[test]

@@ -14,8 +14,18 @@ use kit::Exercise;
 
 /// Top-level entries of the workspace that go into the template. Anything
 /// else (a new folder of solutions, say) stays out until it is added here.
-const TOP_LEVEL: &[&str] =
-    &["Cargo.toml", "Cargo.lock", "rustfmt.toml", ".gitignore", "exercises", "grader", "ptx-build", "ptx-sim", "docs"];
+const TOP_LEVEL: &[&str] = &[
+    "Cargo.toml",
+    "Cargo.lock",
+    "rustfmt.toml",
+    ".gitignore",
+    "cuda-lab.toml",
+    "exercises",
+    "grader",
+    "ptx-build",
+    "ptx-sim",
+    "docs",
+];
 
 /// Paths under those that are for instructors only.
 const INSTRUCTORS_ONLY: &[&str] = &[

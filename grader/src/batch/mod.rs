@@ -55,6 +55,8 @@ pub struct Options {
     pub exe: PathBuf,
     /// Bytes kept of each output stream of a child.
     pub output_cap: usize,
+    /// Grading flags every child gets (`--sanitize`, `--perf-without-gpu`).
+    pub grading_flags: Vec<String>,
 }
 
 /// `<out>/batch.json`: what every result in `<out>` was graded with, so a
@@ -112,6 +114,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         limits: child::Limits { wall: opts.part_timeout, output_cap: opts.output_cap },
         ptx_cache: opts.out.join("ptx-cache"),
         nvrtc_dir: compiler.as_ref().and_then(|c| c.path()).and_then(Path::parent).map(Path::to_path_buf),
+        grading_flags: opts.grading_flags.clone(),
     };
     let plans = plan(opts, submissions)?;
     let parts_reused = plans.iter().map(|p| p.jobs.len() - p.pending.len()).sum();

@@ -42,6 +42,8 @@ pub struct ChildSettings {
     /// children's library path: finding it again costs each child ~0.7 s
     /// (ptx-build asks Python where pip put it).
     pub nvrtc_dir: Option<PathBuf>,
+    /// Passed to every child as they are: `--sanitize`, `--perf-without-gpu`.
+    pub grading_flags: Vec<String>,
 }
 
 /// One (submission, exercise, part).
@@ -88,6 +90,7 @@ impl PartJob<'_> {
             .args(["--backend", backend.get_name()])
             .args(["--timeout", &settings.kernel_timeout.as_secs_f64().to_string()])
             .arg("--no-report")
+            .args(&settings.grading_flags)
             .args(["--", "--quiet", "--color", "never"])
             .current_dir(&self.root)
             .env(crate::grade::PTX_CACHE_ENV, &settings.ptx_cache)
@@ -195,6 +198,7 @@ impl PartJob<'_> {
                     from_cache: false,
                 },
                 tests,
+                sanitizer: None,
             }],
         }];
         report.total_up();
@@ -271,6 +275,7 @@ mod tests {
             limits: Limits { wall: Duration::from_secs_f64(wall), output_cap: 1024 },
             ptx_cache: PathBuf::from("/nonexistent"),
             nvrtc_dir: None,
+            grading_flags: Vec::new(),
         }
     }
 

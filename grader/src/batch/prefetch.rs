@@ -90,7 +90,7 @@ impl Prefetch {
                 }
                 guard.arch.expect("waited for it")
             };
-            let options = CompileOptions { arch, ..CompileOptions::default() };
+            let options = crate::grade::compile_options(Some(arch));
             for (path, name) in files {
                 if let Ok(source) = SourceFile::read(path, name) {
                     if compiler.compile(&source, &options).is_ok() {

@@ -95,6 +95,7 @@ pub fn assemble(
         notes.push(format!("refused {}: {}", r.file, r.reason));
     }
     grades.total_up();
+    notes.extend(crate::policy::gradebook_note(&grades));
     let status = if incomplete {
         "incomplete"
     } else if intake.taken.is_empty() {

@@ -1,0 +1,274 @@
+//! What performance points mean where kernels cannot be timed (the simulator,
+//! or no GPU at all): a course decides once, in `cuda-lab.toml` at the root of
+//! the repository, and a flag (`--perf-without-gpu`) overrides it.
+//!
+//! - `exclude`: checks this machine cannot run leave the maximum; the score is
+//!   out of what could be graded here, and the report says what needs a GPU.
+//! - `simulate`: a performance check with a measured stand-in (the simulator's
+//!   memory behaviour of the same lesson, `kit::Check::stand_in`) is graded by
+//!   it; one without a stand-in is excluded.
+//! - `fail`: such checks count as not passed (the behaviour before policies).
+//!
+//! With a GPU nothing changes: every check runs, whatever the policy.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::report::{Status, TestReport};
+
+/// Why a correctness case does not run on the simulator.
+pub const TOO_BIG_TO_SIMULATE: &str = "too big to simulate";
+
+/// The course's configuration file, at the root of the repository.
+pub const CONFIG_FILE: &str = "cuda-lab.toml";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum PerfWithoutGpu {
+    /// Out of the maximum: the score is out of what can be graded here.
+    Exclude,
+    /// Graded by the check's measured stand-in on the simulator, else excluded.
+    Simulate,
+    /// Counted as not passed.
+    Fail,
+}
+
+impl PerfWithoutGpu {
+    pub fn name(self) -> &'static str {
+        match self {
+            PerfWithoutGpu::Exclude => "exclude",
+            PerfWithoutGpu::Simulate => "simulate",
+            PerfWithoutGpu::Fail => "fail",
+        }
+    }
+}
+
+/// Who the grade is for: each has its own default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// A student's own run (`grader ex01`): `exclude`.
+    OwnRun,
+    /// A grade of record made without a GPU (`--format gradescope`, or a batch,
+    /// as Gradescope's script runs): `simulate`.
+    Gradescope,
+    /// GitHub Classroom (`--format classroom`): its workflow grades on a GPU,
+    /// and its maximum must be the assignment's full points: `fail`.
+    Classroom,
+}
+
+/// `cuda-lab.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct CourseConfig {
+    #[serde(default)]
+    perf_without_gpu: PolicySection,
+}
+
+/// `[perf-without-gpu]`: the policy per audience.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct PolicySection {
+    own_runs: Option<PerfWithoutGpu>,
+    gradescope: Option<PerfWithoutGpu>,
+}
+
+/// The policy of one run, as the grades JSON records it (`environment.policy`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Policy {
+    pub perf_without_gpu: PerfWithoutGpu,
+    /// Where it came from: the flag, the course's file, or the default.
+    pub set_by: String,
+    /// Whether it mattered: the kernels ran where they cannot be timed (the
+    /// simulator). Not on a GPU, and not with `--backend none`, which only compiles.
+    #[serde(default)]
+    pub applied: bool,
+}
+
+/// The policy for `audience`: the flag, else `cuda-lab.toml` under `root`, else the default.
+pub fn resolve(root: &Path, flag: Option<PerfWithoutGpu>, audience: Audience) -> Result<Policy> {
+    if let Some(p) = flag {
+        return Ok(Policy { perf_without_gpu: p, set_by: "--perf-without-gpu".into(), applied: false });
+    }
+    let path = root.join(CONFIG_FILE);
+    let config: CourseConfig = match std::fs::read_to_string(&path) {
+        Ok(text) => toml::from_str(&text).with_context(|| format!("reading the course settings {}", path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => CourseConfig::default(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    if audience == Audience::Classroom {
+        let set_by = "GitHub Classroom (it grades on a GPU; every check stays in the maximum)".into();
+        return Ok(Policy { perf_without_gpu: PerfWithoutGpu::Fail, set_by, applied: false });
+    }
+    let (key, set, default) = match audience {
+        Audience::OwnRun => ("own-runs", config.perf_without_gpu.own_runs, PerfWithoutGpu::Exclude),
+        Audience::Gradescope | Audience::Classroom => {
+            ("gradescope", config.perf_without_gpu.gradescope, PerfWithoutGpu::Simulate)
+        }
+    };
+    Ok(match set {
+        Some(p) => {
+            Policy { perf_without_gpu: p, set_by: format!("{CONFIG_FILE} [perf-without-gpu] {key}"), applied: false }
+        }
+        None => Policy { perf_without_gpu: default, set_by: format!("the default for {key}"), applied: false },
+    })
+}
+
+/// What a run does with a check that cannot run here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Instead {
+    /// Run its measured stand-in on the simulator.
+    StandIn,
+    /// Leave it out of the maximum.
+    Exclude,
+    /// Count it as not passed (shown as ignored, scored 0).
+    Ignore,
+}
+
+impl Policy {
+    /// What to do with `check`, which this machine cannot run.
+    pub fn instead(&self, check: &kit::Check) -> Instead {
+        if !self.applied {
+            return Instead::Ignore;
+        }
+        match self.perf_without_gpu {
+            PerfWithoutGpu::Fail => Instead::Ignore,
+            PerfWithoutGpu::Simulate if check.kind == kit::CheckKind::Performance && check.stand_in.is_some() => {
+                Instead::StandIn
+            }
+            PerfWithoutGpu::Simulate | PerfWithoutGpu::Exclude => Instead::Exclude,
+        }
+    }
+
+    /// Records in `t` how the policy judged it: by its stand-in, or (ignored
+    /// for `skipped_for`, or for the reason its check gave) left out.
+    pub fn annotate(&self, t: &mut TestReport, skipped_for: Option<&str>, by_stand_in: bool) {
+        if by_stand_in {
+            t.graded_by = Some("stand-in".into());
+            let message = t.message.take().unwrap_or_default();
+            t.message = Some(stand_in_note(t.status == Status::Pass, &message));
+        }
+        let why = skipped_for.map(str::to_string).or_else(|| t.message.clone());
+        self.exclude_if_ignored(t, why.as_deref().unwrap_or("cannot run here"));
+    }
+
+    /// Marks `t` (ignored: it could not run here, for `why`) as not graded,
+    /// unless the policy counts it as failed. Its points are moved out of the
+    /// maximum by `score::score_part`. Left out: a performance check (no timing
+    /// here), and a correctness case too big for the simulator (the part's
+    /// smaller cases ran there).
+    pub fn exclude_if_ignored(&self, t: &mut TestReport, why: &str) {
+        let excludable = t.kind == kit::CheckKind::Performance || why == TOO_BIG_TO_SIMULATE;
+        if self.applied && excludable && t.status == Status::Ignored && self.perf_without_gpu != PerfWithoutGpu::Fail {
+            t.not_graded = Some(NotGraded { why: why.to_string(), points: 0.0 });
+        }
+    }
+
+    /// One line for the report.
+    pub fn describe(&self) -> String {
+        format!("--perf-without-gpu {} (set by {})", self.perf_without_gpu.name(), self.set_by)
+    }
+}
+
+/// The gradebook's note on points this grade left out, and the policy that did.
+pub fn gradebook_note(report: &crate::report::GradeReport) -> Option<String> {
+    let policy = report.environment.policy.as_ref().filter(|p| p.applied)?;
+    (report.counts.not_graded > 0).then(|| {
+        format!(
+            "{:.2} points not graded without a GPU ({} check(s); --perf-without-gpu {})",
+            report.counts.not_graded_points,
+            report.counts.not_graded,
+            policy.perf_without_gpu.name()
+        )
+    })
+}
+
+/// A check left out of the maximum, in the grades JSON (`tests[].not_graded`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NotGraded {
+    /// Why it could not run here ("needs real timing", "too big to simulate", ...).
+    pub why: String,
+    /// The points it is worth where it can run.
+    pub points: f64,
+}
+
+/// The message of a performance check graded by its stand-in.
+fn stand_in_note(passed: bool, message: &str) -> String {
+    let head = "judged by the simulator's measured memory behaviour (this machine cannot time kernels; \
+                the course's policy is `simulate`)";
+    if passed {
+        if message.is_empty() {
+            head.to_string()
+        } else {
+            format!("{head}: {message}")
+        }
+    } else {
+        format!("{message}\n{head}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_config(text: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE), text).unwrap();
+        dir
+    }
+
+    #[test]
+    fn defaults_per_audience() {
+        let dir = tempfile::tempdir().unwrap();
+        let own = resolve(dir.path(), None, Audience::OwnRun).unwrap();
+        assert_eq!(own.perf_without_gpu, PerfWithoutGpu::Exclude);
+        let gs = resolve(dir.path(), None, Audience::Gradescope).unwrap();
+        assert_eq!(gs.perf_without_gpu, PerfWithoutGpu::Simulate);
+        assert!(gs.set_by.contains("default"), "{}", gs.set_by);
+    }
+
+    #[test]
+    fn the_course_file_then_the_flag() {
+        let dir = write_config("[perf-without-gpu]\nown-runs = \"fail\"\ngradescope = \"exclude\"\n");
+        let own = resolve(dir.path(), None, Audience::OwnRun).unwrap();
+        assert_eq!(own.perf_without_gpu, PerfWithoutGpu::Fail);
+        assert!(own.set_by.contains("cuda-lab.toml"));
+        assert_eq!(resolve(dir.path(), None, Audience::Gradescope).unwrap().perf_without_gpu, PerfWithoutGpu::Exclude);
+        let flagged = resolve(dir.path(), Some(PerfWithoutGpu::Simulate), Audience::OwnRun).unwrap();
+        assert_eq!(flagged.perf_without_gpu, PerfWithoutGpu::Simulate);
+    }
+
+    #[test]
+    fn a_misspelt_setting_is_an_error_not_a_silent_default() {
+        let dir = write_config("[perf-without-gpu]\nown-run = \"fail\"\n");
+        let err = format!("{:#}", resolve(dir.path(), None, Audience::OwnRun).unwrap_err());
+        assert!(err.contains("own-run"), "{err}");
+        let dir = write_config("[perf-without-gpu]\nown-runs = \"skip\"\n");
+        assert!(resolve(dir.path(), None, Audience::OwnRun).is_err());
+    }
+
+    #[test]
+    fn the_gradebook_notes_what_was_left_out_and_by_which_policy() {
+        let env = crate::report::Environment {
+            policy: Some(Policy { perf_without_gpu: PerfWithoutGpu::Simulate, set_by: "x".into(), applied: true }),
+            ..Default::default()
+        };
+        let mut r = crate::report::GradeReport::new(1, Path::new("."), "exercises", env);
+        assert_eq!(gradebook_note(&r), None);
+        r.counts.not_graded = 2;
+        r.counts.not_graded_points = 5.0;
+        let note = gradebook_note(&r).unwrap();
+        assert!(note.contains("5.00 points not graded") && note.contains("simulate"), "{note}");
+        r.environment.policy.as_mut().unwrap().applied = false;
+        assert_eq!(gradebook_note(&r), None, "on a GPU nothing is left out");
+    }
+
+    #[test]
+    fn the_repository_file_parses() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let own = resolve(&root, None, Audience::OwnRun).unwrap();
+        assert_eq!(own.perf_without_gpu, PerfWithoutGpu::Exclude);
+        assert_eq!(resolve(&root, None, Audience::Gradescope).unwrap().perf_without_gpu, PerfWithoutGpu::Simulate);
+    }
+}

@@ -1,0 +1,484 @@
+//! The sanitizer pass: on a real GPU, every graded part's correctness cases
+//! that fit the simulator run a second time on ptx-sim, on CPU threads, while
+//! the GPU works through the tests. A GPU that computes the right numbers can
+//! still hide a bug (a race that happened to fall the right way, a read past
+//! the end of an array that changed nothing); the simulator sees those, and a
+//! student gets the same verdict whether a GPU or the simulator ran the kernel.
+//!
+//! The pass never makes the GPU wait: it starts before the first test and is
+//! joined only when the results are assembled. Each case gets its own
+//! simulator, so cases run in parallel on a bounded pool of threads.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use kit::backend::sim::SimBackend;
+use kit::{CheckKind, Ctx, Gpu, PartBuild, RunEnv, Skip};
+use libtest_mimic::Arguments;
+use ptx_build::{CompileOptions, Compiler};
+use serde::{Deserialize, Serialize};
+
+use crate::report::{Status, TestReport};
+
+/// `--sanitize`: whether GPU grades also run the sanitizer pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Sanitize {
+    /// Replay the correctness cases on the simulator (the default).
+    #[default]
+    On,
+    /// Only the GPU judges (for timing comparisons; the grade is weaker).
+    Off,
+}
+
+/// Verdicts that prove a bug in the kernel, whatever numbers the GPU got.
+/// Matched as strings (the verdicts of `grade::verdict`), so that new typed
+/// backend errors count as soon as they get their verdict.
+const FINDINGS: &[&str] =
+    &["race", "out-of-bounds", "out-of-bounds-read", "out-of-bounds-write", "uninitialised-read", "barrier-divergence"];
+/// Verdicts that mean the simulator could not run the kernel at all.
+const NOT_SIMULATED: &[&str] = &["not-simulated", "load-failed"];
+
+/// Sets how many threads the pass uses (default: every core but one).
+pub const THREADS_ENV: &str = "CUDA_LAB_SANITIZE_THREADS";
+
+/// How a run is sanitized (`environment.sanitizer` in the JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A GPU grade with the pass: the correctness cases are replayed.
+    Pass,
+    /// The grading run is on the simulator, which checks every launch itself.
+    GradingRun,
+    /// `--sanitize off` on a GPU.
+    Off,
+    /// Nothing ran (`--backend none`).
+    NotRun,
+}
+
+impl Mode {
+    pub fn of(sanitize: Sanitize, has_gpu: bool, sanitizes_itself: bool) -> Mode {
+        match (sanitize, has_gpu, sanitizes_itself) {
+            (_, false, _) => Mode::NotRun,
+            (_, true, true) => Mode::GradingRun,
+            (Sanitize::On, true, false) => Mode::Pass,
+            (Sanitize::Off, true, false) => Mode::Off,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Pass => "on",
+            Mode::GradingRun => "grading-run",
+            Mode::Off => "off",
+            Mode::NotRun => "not-run",
+        }
+    }
+
+    /// Folds the finished pass into one part's `tests` and says what it did
+    /// there; also returns how many passing tests it failed.
+    pub fn part_summary(
+        self,
+        pass: Option<&Joined>,
+        ex: &kit::Exercise,
+        part: &kit::Part,
+        args: &Arguments,
+        tests: &mut [TestReport],
+    ) -> (Option<PartSanitizer>, usize) {
+        match (self, pass) {
+            (Mode::Pass, Some(pass)) => {
+                let too_big =
+                    part.checks.iter().filter(|c| replay(c, &ex.test_name(part, c), args) == Replay::TooBig).count();
+                let failed = |tests: &[TestReport]| tests.iter().filter(|t| t.status == Status::Fail).count();
+                let before = failed(tests);
+                let summary = pass.apply(too_big, tests);
+                (Some(summary), failed(tests) - before)
+            }
+            (Mode::Pass, None) => (Some(PartSanitizer::not_run("no case of this run fits the simulator")), 0),
+            (Mode::GradingRun, _) => (Some(PartSanitizer::in_grading_run()), 0),
+            (Mode::Off, _) => (Some(PartSanitizer::not_run("--sanitize off")), 0),
+            (Mode::NotRun, _) => (None, 0),
+        }
+    }
+}
+
+/// What the pass did for one part, in the grades JSON (`parts[].sanitizer`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PartSanitizer {
+    /// Whether the correctness cases were replayed on the simulator.
+    pub ran: bool,
+    /// Why it did not run, or where the checking happened instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Correctness cases replayed on the simulator.
+    #[serde(default)]
+    pub cases: usize,
+    /// Correctness cases too big to simulate (checked by the GPU only).
+    #[serde(default)]
+    pub too_big: usize,
+    /// Bugs the simulator proved: each failed its test.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+    /// Cases where the simulator computed another answer than the GPU without
+    /// proving a bug: reported, not scored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disagreements: Vec<Finding>,
+    /// Cases the simulator could not run (an instruction it does not know).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_checked: Vec<Finding>,
+    /// CPU time the replays took, in milliseconds.
+    #[serde(default)]
+    pub cpu_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    pub test: String,
+    pub verdict: String,
+    pub message: String,
+}
+
+impl PartSanitizer {
+    /// A part whose grading run was on the simulator: every launch was already checked.
+    pub fn in_grading_run() -> Self {
+        Self { note: Some("graded on the simulator, which checks every launch itself".into()), ..Self::default() }
+    }
+    /// A part the pass did not replay, and why.
+    pub fn not_run(why: &str) -> Self {
+        Self { note: Some(why.into()), ..Self::default() }
+    }
+}
+
+/// What one replay on the simulator came to.
+#[derive(Debug, Clone)]
+enum Outcome {
+    Clean,
+    /// A bug the simulator proved (`FINDINGS`).
+    Found {
+        verdict: String,
+        message: String,
+    },
+    /// Another answer, without proof of a bug.
+    Differs {
+        verdict: String,
+        message: String,
+    },
+    /// The simulator cannot run this kernel.
+    NotChecked {
+        message: String,
+    },
+    /// The check skipped itself on the simulator.
+    Skipped,
+}
+
+/// One correctness case to replay.
+pub struct Case {
+    /// The test's full name: also the seed of its inputs, so both runs see the same data.
+    pub test: String,
+    pub check: kit::Check,
+    pub ptx: Arc<String>,
+}
+
+/// Whether the pass replays `check` (the test `name`): correctness checks
+/// that fit the simulator and that the harness's filter selects.
+pub fn replay(check: &kit::Check, name: &str, args: &Arguments) -> Replay {
+    if check.kind != CheckKind::Correctness || args.list || args.ignored || !filter_selects(args, name) {
+        Replay::No
+    } else if check.heavy {
+        Replay::TooBig
+    } else {
+        Replay::Yes
+    }
+}
+
+/// Whether the pass replays one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replay {
+    Yes,
+    /// A correctness case too big for the simulator: the GPU alone checks it.
+    TooBig,
+    No,
+}
+
+/// Whether the GPU runs the test `name` under the harness arguments.
+pub fn filter_selects(args: &Arguments, name: &str) -> bool {
+    let matches = |pattern: &str| if args.exact { name == pattern } else { name.contains(pattern) };
+    args.filter.as_deref().is_none_or(matches) && !args.skip.iter().any(|s| matches(s))
+}
+
+/// The pass while it runs.
+pub struct Pass {
+    workers: Vec<JoinHandle<()>>,
+    outcomes: Arc<Mutex<HashMap<String, (Outcome, Duration)>>>,
+    cases: usize,
+    started: Instant,
+}
+
+impl Pass {
+    /// Starts replaying `cases` on background threads and returns at once.
+    pub fn start(cases: Vec<Case>, seed: u64, compiler: Option<Compiler>, options: CompileOptions) -> Pass {
+        let count = cases.len();
+        let threads = threads().min(count);
+        let queue = Arc::new((cases, AtomicUsize::new(0)));
+        let outcomes: Arc<Mutex<HashMap<String, (Outcome, Duration)>>> = Arc::default();
+        let workers = (0..threads)
+            .filter_map(|i| {
+                let (queue, outcomes) = (queue.clone(), outcomes.clone());
+                let (compiler, options) = (compiler.clone(), options.clone());
+                std::thread::Builder::new()
+                    .name(format!("sanitizer {i}"))
+                    .spawn(move || {
+                        lower_priority();
+                        kit::digest::mute_this_thread();
+                        let (cases, next) = &*queue;
+                        while let Some(case) = cases.get(next.fetch_add(1, Ordering::Relaxed)) {
+                            let cpu = thread_cpu_time();
+                            let outcome = run_case(case, seed, compiler.clone(), options.clone());
+                            let spent = thread_cpu_time().saturating_sub(cpu);
+                            outcomes.lock().unwrap().insert(case.test.clone(), (outcome, spent));
+                        }
+                    })
+                    .ok()
+            })
+            .collect();
+        Pass { workers, outcomes, cases: count, started: Instant::now() }
+    }
+
+    /// Waits for the last replay. Called once the GPU has run every test.
+    pub fn join(self) -> Joined {
+        let waited = Instant::now();
+        for w in self.workers {
+            let _ = w.join();
+        }
+        let outcomes = std::mem::take(&mut *self.outcomes.lock().unwrap());
+        Joined { outcomes, cases: self.cases, wall: self.started.elapsed(), waited: waited.elapsed() }
+    }
+}
+
+/// The finished pass.
+pub struct Joined {
+    outcomes: HashMap<String, (Outcome, Duration)>,
+    pub cases: usize,
+    /// From the start of the pass to its last replay.
+    pub wall: Duration,
+    /// How long the results waited for it after the GPU had finished.
+    pub waited: Duration,
+}
+
+impl Joined {
+    /// Folds the outcomes into one part's `tests` (as the GPU left them) and
+    /// returns the part's summary; `too_big` cases were not replayed.
+    pub fn apply(&self, too_big: usize, tests: &mut [TestReport]) -> PartSanitizer {
+        let mut summary = PartSanitizer { ran: true, too_big, ..PartSanitizer::default() };
+        for t in tests.iter_mut() {
+            let Some((outcome, cpu)) = self.outcomes.get(&t.name) else { continue };
+            summary.cases += 1;
+            summary.cpu_ms += cpu.as_secs_f64() * 1e3;
+            fold(t, outcome, &mut summary);
+        }
+        summary
+    }
+
+    pub fn cpu(&self) -> Duration {
+        self.outcomes.values().map(|(_, cpu)| *cpu).sum()
+    }
+}
+
+/// What the pass did, printed after the tests: its cost, and every finding.
+pub fn summary(pass: &Joined, report: &crate::report::GradeReport) -> String {
+    let parts: Vec<&PartSanitizer> =
+        report.exercises.iter().flat_map(|e| &e.parts).filter_map(|p| p.sanitizer.as_ref()).collect();
+    let mut out = format!(
+        "\nSanitizer pass: {} correctness case(s) also ran on the simulator ({:.1} s of CPU; the results waited {:.1} s for it)\n",
+        pass.cases,
+        pass.cpu().as_secs_f64(),
+        pass.waited.as_secs_f64()
+    );
+    for f in parts.iter().flat_map(|p| &p.findings) {
+        let first = f.message.lines().next().unwrap_or("");
+        out += &format!("  {} ... {}: {first}\n", f.test, f.verdict);
+    }
+    let (differ, unchecked) = (
+        parts.iter().map(|p| p.disagreements.len()).sum::<usize>(),
+        parts.iter().map(|p| p.not_checked.len()).sum::<usize>(),
+    );
+    if differ > 0 {
+        out += &format!("  {differ} case(s) computed another answer on the simulator (not counted; see the JSON)\n");
+    }
+    if unchecked > 0 {
+        out += &format!("  {unchecked} case(s) could not run on the simulator (the GPU's verdict stands)\n");
+    }
+    out
+}
+
+/// One replay's outcome into its test. The GPU's numbers are the grade of
+/// record; only a proved bug overrides them.
+fn fold(t: &mut TestReport, outcome: &Outcome, summary: &mut PartSanitizer) {
+    let finding = |verdict: &str, message: &str| Finding {
+        test: t.name.clone(),
+        verdict: verdict.to_string(),
+        message: message.to_string(),
+    };
+    match outcome {
+        Outcome::Clean | Outcome::Skipped => {}
+        Outcome::Found { verdict, message } => {
+            summary.findings.push(finding(verdict, message));
+            if t.status == Status::Pass {
+                t.status = Status::Fail;
+                t.verdict = Some(verdict.clone());
+                t.found_by = Some("sanitizer".into());
+                t.message = Some(format!(
+                    "{message}\nfound by the simulator's sanitizer pass; the GPU gave the right numbers by luck, \
+                     and another run or another GPU may not"
+                ));
+            } else if t.status == Status::Fail {
+                append(t, &format!("the simulator's sanitizer pass also found: {verdict}: {message}"));
+            }
+        }
+        Outcome::Differs { verdict, message } => {
+            summary.disagreements.push(finding(verdict, message));
+            // Not scored: a different answer on the simulator is not proof of a
+            // bug in the kernel (the simulator may be wrong, or the kernel may
+            // rely on what every GPU does), and the GPU's numbers are the grade
+            // of record. It is recorded so that a TA can look.
+            if t.status == Status::Pass {
+                let first = message.lines().next().unwrap_or("");
+                append(
+                    t,
+                    &format!(
+                        "note: the simulator's sanitizer pass got another answer ({verdict}: {first}); \
+                         not counted, the GPU's result stands"
+                    ),
+                );
+            }
+        }
+        Outcome::NotChecked { message } => {
+            summary.not_checked.push(finding("not-simulated", message));
+            append(t, &format!("not checked by the simulator: {message}; the GPU's verdict stands"));
+        }
+    }
+}
+
+fn append(t: &mut TestReport, line: &str) {
+    t.message = Some(match t.message.take() {
+        Some(m) if !m.is_empty() => format!("{m}\n{line}"),
+        _ => line.to_string(),
+    });
+}
+
+/// Runs one case on a simulator of its own.
+fn run_case(case: &Case, seed: u64, compiler: Option<Compiler>, options: CompileOptions) -> Outcome {
+    let gpu = Gpu::new(Box::new(SimBackend::silent()), Duration::MAX);
+    let env = RunEnv::new(seed, Some(gpu), compiler, options);
+    let build = PartBuild::new(case.ptx.to_string());
+    let ctx = Ctx { check_name: &case.test, env: &env, build: &build };
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (case.check.run)(&ctx)));
+    match result {
+        Ok(Ok(_)) => Outcome::Clean,
+        Ok(Err(e)) if e.downcast_ref::<Skip>().is_some() => Outcome::Skipped,
+        Ok(Err(e)) => classify(crate::grade::verdict(&e, CheckKind::Correctness), format!("{e:#}")),
+        Err(_) => Outcome::Differs { verdict: "crashed".into(), message: "the check panicked on the simulator".into() },
+    }
+}
+
+fn classify(verdict: &str, message: String) -> Outcome {
+    if FINDINGS.contains(&verdict) {
+        Outcome::Found { verdict: verdict.into(), message }
+    } else if NOT_SIMULATED.contains(&verdict) {
+        Outcome::NotChecked { message }
+    } else {
+        Outcome::Differs { verdict: verdict.into(), message }
+    }
+}
+
+/// Every core but one (the GPU's host thread), or `CUDA_LAB_SANITIZE_THREADS`.
+fn threads() -> usize {
+    std::env::var(THREADS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1)))
+        .max(1)
+}
+
+/// The replays yield to the GPU's host thread, whose launches and timings matter more.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on this thread's own id; failure only leaves the priority as it was.
+    unsafe {
+        let _ = libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10);
+    }
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu_time() -> Duration {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a valid timespec to fill; the clock exists on every unix we build for.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+        }
+    }
+    Duration::ZERO
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kit::CheckKind;
+
+    fn passed() -> TestReport {
+        TestReport::new("ex01::shared::correct::n=100".into(), CheckKind::Correctness, Status::Pass)
+    }
+
+    #[test]
+    fn a_finding_fails_a_test_the_gpu_passed() {
+        let mut t = passed();
+        let mut s = PartSanitizer::default();
+        let found = classify("race", "data race on shared memory: pi_shared.cu:7".into());
+        fold(&mut t, &found, &mut s);
+        assert_eq!(t.status, Status::Fail);
+        assert_eq!(t.verdict.as_deref(), Some("race"));
+        let msg = t.message.unwrap();
+        assert!(msg.contains("pi_shared.cu:7") && msg.contains("sanitizer pass"), "{msg}");
+        assert_eq!(s.findings.len(), 1);
+    }
+
+    #[test]
+    fn a_different_answer_is_recorded_but_not_scored() {
+        let mut t = passed();
+        let mut s = PartSanitizer::default();
+        fold(&mut t, &classify("wrong", "`hits`: expected 3, got 4".into()), &mut s);
+        assert_eq!(t.status, Status::Pass);
+        assert!(t.message.unwrap().contains("not counted"));
+        assert_eq!(s.disagreements.len(), 1);
+    }
+
+    #[test]
+    fn an_instruction_the_simulator_lacks_leaves_the_gpu_verdict() {
+        let mut t = passed();
+        let mut s = PartSanitizer::default();
+        fold(&mut t, &classify("not-simulated", "redux.sync".into()), &mut s);
+        assert_eq!(t.status, Status::Pass);
+        assert!(t.message.unwrap().contains("not checked by the simulator: redux.sync"));
+        assert_eq!(s.not_checked.len(), 1);
+    }
+
+    #[test]
+    fn every_sanitizer_verdict_is_a_finding() {
+        for v in ["race", "out-of-bounds-read", "out-of-bounds-write", "uninitialised-read", "barrier-divergence"] {
+            assert!(matches!(classify(v, String::new()), Outcome::Found { .. }), "{v}");
+        }
+        assert!(matches!(classify("timeout", String::new()), Outcome::Differs { .. }));
+    }
+
+    #[test]
+    fn the_filter_is_libtests() {
+        let args = Arguments::from_iter(["grader", "shared"]);
+        assert!(filter_selects(&args, "ex01::shared::correct::n=100"));
+        assert!(!filter_selects(&args, "ex01::global::correct::n=100"));
+        let args = Arguments::from_iter(["grader", "--skip", "n=100"]);
+        assert!(!filter_selects(&args, "ex01::shared::correct::n=100"));
+    }
+}
