@@ -185,6 +185,16 @@ enum Command {
     /// Compare two output-digest files (CUDA_LAB_OUTPUT_DIGESTS) from the same seed
     /// on two backends, e.g. the GPU and the simulator.
     CompareDigests { a: PathBuf, b: PathBuf },
+    /// Grade parts sent as JSON lines on stdin, one process for many (started by `grader batch`).
+    #[command(hide = true)]
+    BatchWorker {
+        #[arg(long)]
+        seed: u64,
+        #[arg(long, value_enum)]
+        backend: BackendChoice,
+        #[arg(long)]
+        timeout: f64,
+    },
     /// Generate a class of submissions (reference, stubs, broken variants) for tests and throughput runs.
     #[command(hide = true)]
     MakeClass {
@@ -234,6 +244,13 @@ struct BatchArgs {
     timeout: f64,
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     backend: BackendChoice,
+    /// Grade every part in a process of its own (slower; no state is shared between parts).
+    #[arg(long)]
+    isolate: bool,
+    /// Worker processes per GPU: while one times kernels, the other compiles,
+    /// computes CPU references and runs correctness checks (ignored with --isolate).
+    #[arg(long, default_value_t = 2)]
+    workers_per_gpu: usize,
 }
 
 fn main() -> ExitCode {
@@ -414,6 +431,10 @@ fn run_command(command: Command) -> Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
+        Command::BatchWorker { seed, backend, timeout } => {
+            let settings = batch::worker::Settings { seed, backend, timeout: Duration::from_secs_f64(timeout) };
+            batch::worker::serve(&settings)?;
+        }
         Command::MakeClass { dir, students, exercises, root } => {
             let exercises = registry::select(&exercises)?;
             let root = match root {
@@ -446,6 +467,8 @@ fn run_batch(args: BatchArgs) -> Result<ExitCode> {
         backend: args.backend,
         exe: std::env::current_exe().context("finding the grader's own binary")?,
         output_cap: 256 * 1024,
+        isolate: args.isolate,
+        workers_per_gpu: args.workers_per_gpu,
     };
     if !opts.dir.is_dir() {
         anyhow::bail!("{} is not a folder of submissions", opts.dir.display());

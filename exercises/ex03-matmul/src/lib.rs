@@ -228,7 +228,7 @@ fn speedup(ctx: &Ctx, kernel: Kernel, s: Shape, yardstick: Kernel, min: f64) -> 
         .with_context(|| format!("{} at {}", kernel.name, kernel.case_name(s)))?;
 
     let naive_args = yardstick.args(s, &bufs);
-    let base = ctx.time(|| naive.launch_async(yardstick.name, cfg, &naive_args))?;
+    let base = ctx.time_yardstick(yardstick.name, || naive.launch_async(yardstick.name, cfg, &naive_args))?;
     let line = kit::perf::require_speedup(kernel.name, &timed, &base, "the naive kernel", min)?;
     Ok(format!("{line}, at {}", kernel.case_name(s)))
 }
