@@ -251,6 +251,10 @@ struct BatchArgs {
     /// computes CPU references and runs correctness checks (ignored with --isolate).
     #[arg(long, default_value_t = 2)]
     workers_per_gpu: usize,
+    /// Also regrade alone a part whose kernel got stuck in a worker (its verdicts
+    /// are already those of a fresh process; this costs the kernel time limit again).
+    #[arg(long)]
+    regrade_hangs: bool,
 }
 
 fn main() -> ExitCode {
@@ -469,6 +473,7 @@ fn run_batch(args: BatchArgs) -> Result<ExitCode> {
         output_cap: 256 * 1024,
         isolate: args.isolate,
         workers_per_gpu: args.workers_per_gpu,
+        regrade_hangs: args.regrade_hangs,
     };
     if !opts.dir.is_dir() {
         anyhow::bail!("{} is not a folder of submissions", opts.dir.display());

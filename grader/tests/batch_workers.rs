@@ -37,13 +37,21 @@ fn nvrtc_available() -> bool {
 /// `students` of make-class's cycle for ex01, in `dir/class`.
 fn make_class(dir: &Path, students: usize) {
     let class = dir.join("class");
-    ok(grader_cmd(&["make-class", class.to_str().unwrap(), "--students", &students.to_string(), "--exercises", "ex01"])
-        .output()
-        .unwrap());
+    ok(grader_cmd(&[
+        "make-class",
+        class.to_str().unwrap(),
+        "--students",
+        &students.to_string(),
+        "--exercises",
+        "ex01",
+    ])
+    .output()
+    .unwrap());
 }
 
 fn batch_args(dir: &Path, out: &str, extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = ["batch", "--exercises", "ex01", "--backend", "sim", "--seed", "5"].map(String::from).into();
+    let mut args: Vec<String> =
+        ["batch", "--exercises", "ex01", "--backend", "sim", "--seed", "5"].map(String::from).into();
     args.push(dir.join("class").display().to_string());
     args.extend(["--out".into(), dir.join(out).display().to_string()]);
     args.extend(extra.iter().map(|s| s.to_string()));
@@ -83,7 +91,8 @@ fn verdicts(dir: &Path, out: &str) -> BTreeMap<String, Vec<(String, String, Opti
 }
 
 fn time_breakdown(dir: &Path, out: &str) -> serde_json::Value {
-    let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join(out).join("batch.json")).unwrap()).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join(out).join("batch.json")).unwrap()).unwrap();
     manifest["time"].clone()
 }
 
@@ -207,7 +216,10 @@ fn killed_anywhere_it_resumes_to_the_same_gradebook() {
         assert_eq!(gradebook(dir.path(), &out).students, expected_book, "round {round} (killed after {moment:?})");
         assert_eq!(verdicts(dir.path(), &out), expected, "round {round}");
         passed += 1;
-        eprintln!("round {round}: killed after {moment:?} with {} results on disk: resumed to the same gradebook", before.len());
+        eprintln!(
+            "round {round}: killed after {moment:?} with {} results on disk: resumed to the same gradebook",
+            before.len()
+        );
     }
     assert_eq!(passed, 10);
 }

@@ -130,7 +130,14 @@ impl Recorder {
         });
     }
 
-    pub fn finish(&self, mode: &str, per_gpu: usize, gpus: &[Option<&str>], wall_s: f64, compile_ahead_s: f64) -> Breakdown {
+    pub fn finish(
+        &self,
+        mode: &str,
+        per_gpu: usize,
+        gpus: &[Option<&str>],
+        wall_s: f64,
+        compile_ahead_s: f64,
+    ) -> Breakdown {
         let busy = self.busy.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut b = self.inner.lock().unwrap_or_else(|p| p.into_inner()).clone();
         b.mode = mode.into();

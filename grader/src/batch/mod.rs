@@ -65,6 +65,8 @@ pub struct Options {
     pub isolate: bool,
     /// Worker processes per GPU entry (timing stays exclusive through the GPU lock).
     pub workers_per_gpu: usize,
+    /// `--regrade-hangs`: a part with a stuck kernel is graded again alone.
+    pub regrade_hangs: bool,
 }
 
 /// `<out>/batch.json`: what every result in `<out>` was graded with, so a
@@ -134,7 +136,11 @@ pub fn run(opts: &Options) -> Result<Summary> {
     }
     let plans = plan(opts, &out, submissions)?;
     let parts_reused = plans.iter().map(|p| p.jobs.len() - p.pending.len()).sum();
-    let mode = schedule::Mode { isolate: opts.isolate, workers_per_gpu: opts.workers_per_gpu };
+    let mode = schedule::Mode {
+        isolate: opts.isolate,
+        workers_per_gpu: opts.workers_per_gpu,
+        regrade_hangs: opts.regrade_hangs,
+    };
     let graded = schedule::grade_all(&plans, &settings, &opts.gpus, compiler, mode);
     let manifest = Manifest {
         schema: MANIFEST_SCHEMA.into(),

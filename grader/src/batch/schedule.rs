@@ -33,6 +33,8 @@ pub struct Mode {
     pub isolate: bool,
     /// Worker processes per GPU (the GPU's lock keeps timing exclusive).
     pub workers_per_gpu: usize,
+    /// Regrade alone even a part whose only trouble was a stuck kernel.
+    pub regrade_hangs: bool,
 }
 
 /// What the grading phase did.
@@ -198,7 +200,12 @@ impl Slot<'_> {
         let answer = worker.grade(job, settings.limits.wall);
         self.worker_parts += 1;
         let why = match answer {
-            Answer::Replied(reply) if reply.written && (reply.poisoned.is_none() || reply.keep_result) => {
+            Answer::Replied(reply)
+                if reply.written
+                    && (reply.poisoned.is_none()
+                        || reply.keep_result
+                        || (reply.hang_only && !self.mode.regrade_hangs)) =>
+            {
                 let log = format!(
                     "graded in batch worker {} (one process for many parts; `grader batch --isolate` keeps each \
                      part's own output)\n---- {:.2} s ----\n",
@@ -215,9 +222,7 @@ impl Slot<'_> {
                     None => "its result was not whole".to_string(),
                 }
             }
-            Answer::Replied(reply) => {
-                reply.poisoned.or(reply.error).unwrap_or_else(|| "no result".into())
-            }
+            Answer::Replied(reply) => reply.poisoned.or(reply.error).unwrap_or_else(|| "no result".into()),
             Answer::Died(why) => why,
             Answer::Hung => format!("no answer within {:.0} s", settings.limits.wall.as_secs_f64()),
         };
@@ -227,7 +232,13 @@ impl Slot<'_> {
         self.alone(job, settings, recorder, true)
     }
 
-    fn alone(&self, job: &PartJob, settings: &ChildSettings, recorder: &Recorder, regraded: bool) -> Result<GradeReport> {
+    fn alone(
+        &self,
+        job: &PartJob,
+        settings: &ChildSettings,
+        recorder: &Recorder,
+        regraded: bool,
+    ) -> Result<GradeReport> {
         let start = Instant::now();
         let graded = job.grade(settings, self.gpu);
         recorder.isolated_part(self.gpu, start.elapsed().as_secs_f64(), graded.as_ref().ok(), regraded);

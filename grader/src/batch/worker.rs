@@ -9,7 +9,11 @@
 //! (`kit::shared`), so every student after the first reuses them. A part after
 //! which the context may be broken (a crash, a stuck kernel) is answered with
 //! `poisoned` and the worker exits: the batch regrades that part alone in a
-//! fresh process and starts a new worker.
+//! fresh process and starts a new worker. A kernel that never ended is the
+//! exception: the part ran start to end as it would alone (a stuck kernel
+//! fails its check and every later check is not run, in a worker as in a
+//! fresh process), so its result is kept unless `--regrade-hangs`, which
+//! would spend the kernel time limit twice.
 
 use std::io::{BufRead, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
@@ -53,6 +57,10 @@ pub struct Reply {
     /// (an abandoned compile: the verdict stands, later compiles would queue).
     #[serde(default)]
     pub keep_result: bool,
+    /// The part's only trouble was a kernel that never ended: its verdicts
+    /// are those of a fresh process (the batch keeps them unless `--regrade-hangs`).
+    #[serde(default)]
+    pub hang_only: bool,
     pub error: Option<String>,
     #[serde(default)]
     pub time: PartTime,
@@ -87,7 +95,14 @@ pub fn serve(settings: &Settings) -> Result<()> {
     let start = Instant::now();
     // Opens the GPU and the compiler now, so the first student does not pay for it.
     let _ = grade::run(&[], &options(settings, PathBuf::from(".")))?;
-    answer(&mut proto, &Reply { ready: true, time: PartTime { wall: secs(start.elapsed()), ..Default::default() }, ..Default::default() })?;
+    answer(
+        &mut proto,
+        &Reply {
+            ready: true,
+            time: PartTime { wall: secs(start.elapsed()), ..Default::default() },
+            ..Default::default()
+        },
+    )?;
     for line in std::io::stdin().lock().lines() {
         let line = line.context("reading a request")?;
         if line.trim().is_empty() {
@@ -137,7 +152,10 @@ fn grade_one(settings: &Settings, request: &Request) -> Reply {
                 .map(|t| t.duration_ms / 1e3)
                 .sum();
             reply.written = true;
-            reply.poisoned = poisoned(&report);
+            if let Some(p) = poisoned(&report) {
+                reply.poisoned = Some(p.why);
+                reply.hang_only = p.hang_only;
+            }
             if reply.poisoned.is_none() && grade::compile_stuck() {
                 reply.poisoned = Some("a compile was abandoned; later ones would queue behind it".into());
                 reply.keep_result = true;
@@ -161,21 +179,40 @@ fn grade_one(settings: &Settings, request: &Request) -> Reply {
     reply
 }
 
-/// Why the context may be unusable after `report`, if it may: the verdicts
-/// that come from a fatal CUDA error or a kernel that never ended.
+/// Why the context may be unusable (or its memory not to be trusted) after
+/// `report`, if it may: the verdicts of a fatal CUDA error, a kernel that never
+/// ended, or a write out of bounds.
 /// Only a CUDA context breaks: the simulator is an interpreter that starts
 /// every launch afresh, and its step limit stops an endless kernel cleanly.
-pub fn poisoned(report: &GradeReport) -> Option<String> {
+pub fn poisoned(report: &GradeReport) -> Option<Poison> {
     if report.environment.backend != "cuda" {
         return None;
     }
-    let verdicts = report.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests).filter_map(|t| t.verdict.as_deref());
+    let verdicts =
+        report.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests).filter_map(|t| t.verdict.as_deref());
+    let mut found: Option<Poison> = None;
     for v in verdicts {
-        if v.starts_with("crashed") || v == "timeout" || v.starts_with("not-run") || v == "gpu-error" {
-            return Some(format!("verdict `{v}`"));
+        let hang = v == "timeout" || v.starts_with("not-run");
+        // A write past a buffer's guard zone may have landed in memory another
+        // part will use: that part is regraded alone too.
+        let broken = v.starts_with("crashed") || v == "gpu-error" || v == "out-of-bounds";
+        if broken {
+            return Some(Poison { why: format!("verdict `{v}`"), hang_only: false });
+        }
+        if hang && found.is_none() {
+            found = Some(Poison { why: format!("verdict `{v}`"), hang_only: true });
         }
     }
-    None
+    found
+}
+
+/// Why a worker must stop after a part.
+pub struct Poison {
+    pub why: String,
+    /// Only a kernel that never ended (and the checks it left unrun): the part
+    /// ran start to end as in a fresh process, so its verdicts stand; the
+    /// worker still goes, since the kernel may still be running.
+    pub hang_only: bool,
 }
 
 fn options(settings: &Settings, root: PathBuf) -> grade::Options {
@@ -215,4 +252,56 @@ fn answer(proto: &mut std::fs::File, reply: &Reply) -> Result<()> {
 
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Environment, ExerciseReport, PartReport, Status, TestReport};
+
+    fn report(backend: &str, verdicts: &[&str]) -> GradeReport {
+        let environment = Environment { backend: backend.into(), ..Default::default() };
+        let mut r = GradeReport::new(1, std::path::Path::new("."), "exercises", environment);
+        let tests = verdicts
+            .iter()
+            .map(|v| TestReport {
+                verdict: Some(v.to_string()),
+                ..TestReport::new("t".into(), CheckKind::Correctness, Status::Fail)
+            })
+            .collect();
+        r.exercises = vec![ExerciseReport {
+            id: "ex01".into(),
+            title: String::new(),
+            score: 0.0,
+            max_score: 0.0,
+            parts: vec![PartReport {
+                name: "global".into(),
+                file: String::new(),
+                sha256: None,
+                score: 0.0,
+                max_score: 0.0,
+                compile: crate::report::CompileReport {
+                    status: crate::report::CompileStatus::Ok,
+                    diagnostics: Vec::new(),
+                    message: None,
+                    from_cache: false,
+                },
+                tests,
+            }],
+        }];
+        r
+    }
+
+    #[test]
+    fn only_a_cuda_context_is_poisoned_and_a_hang_alone_keeps_its_verdicts() {
+        assert!(poisoned(&report("cuda", &["wrong", "too-slow"])).is_none());
+        let hang = poisoned(&report("cuda", &["wrong", "timeout", "not-run: GPU lost earlier"])).unwrap();
+        assert!(hang.hang_only, "{}", hang.why);
+        for broken in ["crashed: illegal address", "out-of-bounds", "gpu-error"] {
+            let p = poisoned(&report("cuda", &["timeout", broken])).unwrap();
+            assert!(!p.hang_only, "{broken}");
+            assert!(p.why.contains(broken));
+        }
+        assert!(poisoned(&report("sim", &["timeout", "crashed"])).is_none(), "the simulator breaks nothing");
+    }
 }
