@@ -228,7 +228,10 @@ fn print_diagnostics(file: &Path, diagnostics: &[ptx_build::Diagnostic]) {
 
 /// A batch worker grades part after part in one process: with this set, the
 /// GPU (one CUDA context) and the compiler are opened once and kept.
-static KEPT: OnceLock<Mutex<Option<(Environment, Option<Gpu>, Result<Compiler, String>)>>> = OnceLock::new();
+static KEPT: OnceLock<Mutex<Option<Opened>>> = OnceLock::new();
+
+/// What [`open_environment`] finds: the environment's report, the GPU, the compiler.
+type Opened = (Environment, Option<Gpu>, Result<Compiler, String>);
 
 /// Keeps the environment of the next [`run`] for every later one (see `batch::worker`).
 pub fn keep_environment() {
@@ -241,7 +244,7 @@ pub fn compile_stuck() -> bool {
     STUCK_COMPILE.get().is_some()
 }
 
-fn open_environment(opts: &Options) -> Result<(Environment, Option<Gpu>, Result<Compiler, String>)> {
+fn open_environment(opts: &Options) -> Result<Opened> {
     let Some(kept) = KEPT.get() else { return open_environment_now(opts) };
     let mut kept = kept.lock().unwrap_or_else(|p| p.into_inner());
     if kept.is_none() {
@@ -251,7 +254,7 @@ fn open_environment(opts: &Options) -> Result<(Environment, Option<Gpu>, Result<
 }
 
 /// Finds the compiler and the GPU, saying in one line each what is missing.
-fn open_environment_now(opts: &Options) -> Result<(Environment, Option<Gpu>, Result<Compiler, String>)> {
+fn open_environment_now(opts: &Options) -> Result<Opened> {
     let mut env = Environment::default();
     let cache_dir = std::env::var_os(PTX_CACHE_ENV)
         .map(PathBuf::from)

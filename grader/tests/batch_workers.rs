@@ -69,8 +69,11 @@ fn gradebook(dir: &Path, out: &str) -> Gradebook {
     Gradebook::read(&dir.join(out).join("gradebook.json")).unwrap()
 }
 
-/// Every test's (name, status, verdict, score) of every student: what a grade is.
-fn verdicts(dir: &Path, out: &str) -> BTreeMap<String, Vec<(String, String, Option<String>, String)>> {
+/// One test's name, status, verdict and score: what a grade is.
+type Verdict = (String, String, Option<String>, String);
+
+/// Every test's [`Verdict`] of every student, by key.
+fn verdicts(dir: &Path, out: &str) -> BTreeMap<String, Vec<Verdict>> {
     let book = gradebook(dir, out);
     book.students
         .iter()

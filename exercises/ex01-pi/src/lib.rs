@@ -108,7 +108,7 @@ fn count_hits(ctx: &Ctx, kernel: &str, n: usize) -> Result<String> {
     let (x, y, expected) = (&inputs.0, &inputs.1, inputs.2);
     let module = ctx.kernel_module(kernel)?;
     let gpu = module.gpu();
-    let (dx, dy) = (gpu.upload("x", &x)?, gpu.upload("y", &y)?);
+    let (dx, dy) = (gpu.upload("x", x)?, gpu.upload("y", y)?);
     let hits = gpu.zeros::<u32>("hits", 1)?;
     module.launch(kernel, launch_config(n), &args![&dx, &dy, n as i32, &hits])?;
     let got = hits.read()?[0];

@@ -42,10 +42,13 @@ pub struct Drift {
     pub change: f64,
 }
 
+/// One shared value, computed by the first caller.
+type Slot = Arc<OnceLock<Arc<dyn Any + Send + Sync>>>;
+
 #[derive(Default)]
 struct Caches {
     timings: HashMap<(u64, String), Timed>,
-    values: HashMap<(u64, String), Arc<OnceLock<Arc<dyn Any + Send + Sync>>>>,
+    values: HashMap<(u64, String), Slot>,
     drift: Vec<Drift>,
 }
 
