@@ -7,6 +7,12 @@
 //! ([`shared`]) and timing ([`crate::perf::measure`]) an exclusive one
 //! ([`exclusive`]), so nothing else runs on the GPU while a kernel is timed.
 //! Without the variable (a student's `grader ex01`) both are no-ops.
+//!
+//! flock alone would let a stream of shared holders starve one waiting to time,
+//! so a second file, FILE.turnstile, gives timing the right of way: a process
+//! about to wait for the exclusive lock holds the turnstile, and a new shared
+//! holder passes through the turnstile first. No one waits on the turnstile
+//! while holding the main lock, so the two cannot deadlock.
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -20,9 +26,19 @@ enum Mode {
     Exclusive,
 }
 
+/// This thread's lock files and the modes it holds (innermost last).
+struct Held {
+    main: File,
+    turnstile: File,
+    modes: Vec<Mode>,
+}
+
 thread_local! {
-    /// This thread's open lock file and the modes it holds (innermost last).
-    static HELD: RefCell<Option<(File, Vec<Mode>)>> = const { RefCell::new(None) };
+    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+}
+
+fn open(path: &std::ffi::OsStr) -> std::io::Result<File> {
+    File::options().create(true).truncate(false).write(true).open(path)
 }
 
 /// Holds a mode until dropped; dropping returns to the mode held before.
@@ -47,17 +63,32 @@ fn acquire(mode: Mode) -> Guard {
     let active = HELD.with(|held| {
         let mut held = held.borrow_mut();
         if held.is_none() {
-            match File::options().create(true).truncate(false).write(true).open(&path) {
-                Ok(f) => *held = Some((f, Vec::new())),
+            let mut turnstile = path.clone();
+            turnstile.push(".turnstile");
+            match (open(&path), open(&turnstile)) {
+                (Ok(main), Ok(turnstile)) => *held = Some(Held { main, turnstile, modes: Vec::new() }),
                 // Best effort: a lock that cannot be opened must not fail a grade.
-                Err(_) => return false,
+                _ => return false,
             }
         }
-        let (file, modes) = held.as_mut().expect("opened above");
-        if modes.last() != Some(&mode) {
-            lock(file, mode);
+        let h = held.as_mut().expect("opened above");
+        if h.modes.last() != Some(&mode) {
+            match mode {
+                Mode::Shared => {
+                    flock(&h.turnstile, libc::LOCK_SH);
+                    lock(&h.main, Mode::Shared);
+                    flock(&h.turnstile, libc::LOCK_UN);
+                }
+                Mode::Exclusive => {
+                    // Let go of a shared hold before queueing, then bar newcomers.
+                    flock(&h.main, libc::LOCK_UN);
+                    flock(&h.turnstile, libc::LOCK_EX);
+                    lock(&h.main, Mode::Exclusive);
+                    flock(&h.turnstile, libc::LOCK_UN);
+                }
+            }
         }
-        modes.push(mode);
+        h.modes.push(mode);
         true
     });
     crate::stats::add(crate::stats::Counter::LockWait, start.elapsed());
@@ -91,12 +122,12 @@ impl Drop for Guard {
         }
         HELD.with(|held| {
             let mut held = held.borrow_mut();
-            let Some((file, modes)) = held.as_mut() else { return };
-            let left = modes.pop();
-            match modes.last() {
-                Some(&outer) if Some(outer) != left => lock(file, outer),
+            let Some(h) = held.as_mut() else { return };
+            let left = h.modes.pop();
+            match h.modes.last() {
+                Some(&outer) if Some(outer) != left => lock(&h.main, outer),
                 Some(_) => {}
-                None => flock(file, libc::LOCK_UN),
+                None => flock(&h.main, libc::LOCK_UN),
             }
         });
     }
@@ -128,12 +159,25 @@ mod tests {
         let got = rx.recv().unwrap();
         assert!(got >= released, "the exclusive holder ran while a shared one held the lock");
         t.join().unwrap();
-        // Nested: exclusive inside shared converts and converts back.
-        let a = shared();
-        {
-            let _b = exclusive();
+
+        // Two holders of shared that both go exclusive (two workers whose checks
+        // both time) take turns instead of deadlocking.
+        let both: Vec<_> = (0..2)
+            .map(|_| {
+                std::thread::spawn(|| {
+                    for _ in 0..20 {
+                        let _check = shared();
+                        let _timing = exclusive();
+                    }
+                })
+            })
+            .collect();
+        for t in both {
+            t.join().unwrap();
         }
-        drop(a);
         let _ = std::fs::remove_file(&dir);
+        let mut turnstile = dir.into_os_string();
+        turnstile.push(".turnstile");
+        let _ = std::fs::remove_file(turnstile);
     }
 }
