@@ -35,6 +35,9 @@ pub struct Breakdown {
     pub process_overhead_s: f64,
     /// Waiting for the GPU lock while another worker timed kernels.
     pub lock_wait_s: f64,
+    /// Parts whose kernel got stuck (until `--timeout`), in workers: while such
+    /// a kernel spins, nothing on its GPU can be timed.
+    pub stuck_kernels_s: f64,
     /// Per GPU: wall time minus the time some worker or child used it (an estimate:
     /// overlapping correctness work of two workers counts twice).
     pub idle_gpu_s: BTreeMap<String, f64>,
@@ -95,7 +98,7 @@ impl Recorder {
         });
     }
 
-    pub fn worker_part(&self, gpu: Option<&str>, t: &PartTime, drift: &[kit::shared::Drift]) {
+    pub fn worker_part(&self, gpu: Option<&str>, t: &PartTime, drift: &[kit::shared::Drift], stuck: bool) {
         self.busy(gpu, t.gpu_correctness + t.gpu_timing);
         self.with(|b| {
             b.parts_in_workers += 1;
@@ -104,6 +107,9 @@ impl Recorder {
             b.gpu_correctness_s += t.gpu_correctness;
             b.gpu_timing_s += t.gpu_timing;
             b.lock_wait_s += t.lock_wait;
+            if stuck {
+                b.stuck_kernels_s += t.wall;
+            }
             b.drift.extend(drift.iter().map(|d| DriftRecord {
                 gpu: gpu_name(gpu),
                 yardstick: d.yardstick.clone(),

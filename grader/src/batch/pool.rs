@@ -40,7 +40,9 @@ impl Worker {
         if let Some(dir) = log.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(std::fs::File::create(log)?);
+        // Appended: the log keeps what every worker of this slot said, the replaced ones too.
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(log)?;
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(log);
         cmd.process_group(0);
         super::child::die_with_parent(&mut cmd);
         let mut child = cmd.spawn()?;

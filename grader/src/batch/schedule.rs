@@ -216,7 +216,7 @@ impl Slot<'_> {
                 }
                 match job.accept_worker_result(&log)? {
                     Some(report) => {
-                        recorder.worker_part(self.gpu, &reply.time, &reply.drift);
+                        recorder.worker_part(self.gpu, &reply.time, &reply.drift, reply.hang_only);
                         return Ok(report);
                     }
                     None => "its result was not whole".to_string(),
