@@ -281,8 +281,35 @@ pub fn compile_options(arch: Option<(u32, u32)>) -> CompileOptions {
     }
 }
 
+/// A batch worker grades part after part in one process: with this set, the
+/// GPU (one CUDA context) and the compiler are opened once and kept.
+static KEPT: OnceLock<Mutex<Option<Opened>>> = OnceLock::new();
+
+/// What [`open_environment`] finds: the environment's report, the GPU, the compiler.
+type Opened = (Environment, Option<Gpu>, Result<Compiler, String>);
+
+/// Keeps the environment of the next [`run`] for every later one (see `batch::worker`).
+pub fn keep_environment() {
+    let _ = KEPT.set(Mutex::new(None));
+}
+
+/// Whether a compile was abandoned in this process: every later compile would
+/// queue behind it, so a batch worker that saw one is replaced.
+pub fn compile_stuck() -> bool {
+    STUCK_COMPILE.get().is_some()
+}
+
+fn open_environment(opts: &Options) -> Result<Opened> {
+    let Some(kept) = KEPT.get() else { return open_environment_now(opts) };
+    let mut kept = kept.lock().unwrap_or_else(|p| p.into_inner());
+    if kept.is_none() {
+        *kept = Some(open_environment_now(opts)?);
+    }
+    Ok(kept.clone().expect("opened above"))
+}
+
 /// Finds the compiler and the GPU, saying in one line each what is missing.
-fn open_environment(opts: &Options) -> Result<(Environment, Option<Gpu>, Result<Compiler, String>)> {
+fn open_environment_now(opts: &Options) -> Result<Opened> {
     let mut env = Environment::default();
     let cache_dir = std::env::var_os(PTX_CACHE_ENV)
         .map(PathBuf::from)
@@ -479,6 +506,8 @@ fn make_trial(
                 kit::perf::take_figures();
                 kit::check::take_mismatches();
                 kit::digest::set_current_check(&name);
+                // Shared with other batch workers on this GPU, but never with a timing.
+                let _gpu = kit::gpu_lock::shared();
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
                     .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))
             }

@@ -1,7 +1,7 @@
 //! `grader`: compiles students' CUDA files, runs seeded correctness, structure
 //! and performance checks as a libtest-mimic test suite, and writes JSON scores.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -219,6 +219,18 @@ enum Command {
         #[arg(long)]
         root: Option<PathBuf>,
     },
+    /// Grade parts sent as JSON lines on stdin, one process for many (started by `grader batch`).
+    #[command(hide = true)]
+    BatchWorker {
+        #[arg(long)]
+        seed: u64,
+        #[arg(long, value_enum)]
+        backend: BackendChoice,
+        #[arg(long)]
+        timeout: f64,
+        #[command(flatten)]
+        grading: GradingFlags,
+    },
     /// Generate a class of submissions (reference, stubs, broken variants) for tests and throughput runs.
     #[command(hide = true)]
     MakeClass {
@@ -270,6 +282,17 @@ struct BatchArgs {
     backend: BackendChoice,
     #[command(flatten)]
     grading: GradingFlags,
+    /// Grade every part in a process of its own (slower; no state is shared between parts).
+    #[arg(long)]
+    isolate: bool,
+    /// Worker processes per GPU: while one times kernels, the other compiles,
+    /// computes CPU references and runs correctness checks (ignored with --isolate).
+    #[arg(long, default_value_t = 2)]
+    workers_per_gpu: usize,
+    /// Also regrade alone a part whose kernel got stuck in a worker (its verdicts
+    /// are already those of a fresh process; this costs the kernel time limit again).
+    #[arg(long)]
+    regrade_hangs: bool,
 }
 
 fn main() -> ExitCode {
@@ -465,6 +488,18 @@ fn run_command(command: Command) -> Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
+        Command::BatchWorker { seed, backend, timeout, grading } => {
+            // The batch passes its resolved policy as the flag, so the course file is not read again.
+            let policy = policy::resolve(Path::new("."), grading.perf_without_gpu, Audience::Gradescope)?;
+            let settings = batch::worker::Settings {
+                seed,
+                backend,
+                timeout: Duration::from_secs_f64(timeout),
+                sanitize: grading.sanitize,
+                policy,
+            };
+            batch::worker::serve(&settings)?;
+        }
         Command::MakeClass { dir, students, exercises, root } => {
             let exercises = registry::select(&exercises)?;
             let root = match root {
@@ -504,6 +539,9 @@ fn run_batch(args: BatchArgs) -> Result<ExitCode> {
         exe: std::env::current_exe().context("finding the grader's own binary")?,
         output_cap: 256 * 1024,
         grading_flags,
+        isolate: args.isolate,
+        workers_per_gpu: args.workers_per_gpu,
+        regrade_hangs: args.regrade_hangs,
     };
     if !opts.dir.is_dir() {
         anyhow::bail!("{} is not a folder of submissions", opts.dir.display());

@@ -99,11 +99,16 @@ pub fn launch_config(n: usize) -> LaunchConfig {
 }
 
 fn count_hits(ctx: &Ctx, kernel: &str, n: usize) -> Result<String> {
-    let (x, y) = points(&mut ctx.rng(), n);
-    let expected = cpu_hits(&x, &y);
+    // The same for every student of a batch: drawn and counted once per seed.
+    let inputs = ctx.shared("points+hits", || {
+        let (x, y) = points(&mut ctx.rng(), n);
+        let hits = cpu_hits(&x, &y);
+        (x, y, hits)
+    });
+    let (x, y, expected) = (&inputs.0, &inputs.1, inputs.2);
     let module = ctx.kernel_module(kernel)?;
     let gpu = module.gpu();
-    let (dx, dy) = (gpu.upload("x", &x)?, gpu.upload("y", &y)?);
+    let (dx, dy) = (gpu.upload("x", x)?, gpu.upload("y", y)?);
     let hits = gpu.zeros::<u32>("hits", 1)?;
     module.launch(kernel, launch_config(n), &args![&dx, &dy, n as i32, &hits])?;
     let got = hits.read()?[0];
@@ -118,13 +123,13 @@ fn shared_speedup(ctx: &Ctx) -> Result<String> {
     let module = ctx.kernel_module("pi_shared")?;
     let baseline = ctx.yardstick("pi_global_atomics", include_str!("../yardsticks/pi_global_atomics.cu"))?;
     let gpu = module.gpu();
-    let (x, y) = points(&mut ctx.rng(), PERF_POINTS);
-    let (dx, dy) = (gpu.upload("x", &x)?, gpu.upload("y", &y)?);
+    let points = ctx.shared("points", || points(&mut ctx.rng(), PERF_POINTS));
+    let (dx, dy) = (gpu.upload("x", &points.0)?, gpu.upload("y", &points.1)?);
     let hits = gpu.zeros::<u32>("hits", 1)?;
     let cfg = launch_config(PERF_POINTS);
     let a = args![&dx, &dy, PERF_POINTS as i32, &hits];
     let shared = ctx.time(|| module.launch_async("pi_shared", cfg, &a))?;
-    let global = ctx.time(|| baseline.launch_async("pi_global_atomics", cfg, &a))?;
+    let global = ctx.time_yardstick("pi_global_atomics", || baseline.launch_async("pi_global_atomics", cfg, &a))?;
     kit::perf::require_speedup("pi_shared", &shared, &global, "one atomicAdd per hit", MIN_SPEEDUP)
 }
 

@@ -201,12 +201,17 @@ impl Buffers {
 }
 
 fn run_case(ctx: &Ctx, kernel: Kernel, s: Shape) -> Result<String> {
-    let (m, n) = matrices(&mut ctx.rng(), s);
+    // The same for every student of a batch: drawn and multiplied once per seed.
+    let inputs = ctx.shared("matrices+product", || {
+        let (m, n) = matrices(&mut ctx.rng(), s);
+        let r = cpu::product(s, &m, &n);
+        (m, n, r)
+    });
+    let (m, n, r) = (&inputs.0, &inputs.1, &inputs.2);
     let module = ctx.kernel_module(kernel.name)?;
-    let bufs = Buffers::new(module.gpu(), s, &m, &n)?;
+    let bufs = Buffers::new(module.gpu(), s, m, n)?;
     module.launch(kernel.name, launch_config(s), &kernel.args(s, &bufs))?;
     let got = bufs.p.read()?;
-    let r = cpu::product(s, &m, &n);
     cpu::verify(s, &r.expected, &r.abs, &got, |i| (i / s.n, i % s.n))
 }
 
@@ -228,7 +233,7 @@ fn speedup(ctx: &Ctx, kernel: Kernel, s: Shape, yardstick: Kernel, min: f64) -> 
         .with_context(|| format!("{} at {}", kernel.name, kernel.case_name(s)))?;
 
     let naive_args = yardstick.args(s, &bufs);
-    let base = ctx.time(|| naive.launch_async(yardstick.name, cfg, &naive_args))?;
+    let base = ctx.time_yardstick(yardstick.name, || naive.launch_async(yardstick.name, cfg, &naive_args))?;
     let line = kit::perf::require_speedup(kernel.name, &timed, &base, "the naive kernel", min)?;
     Ok(format!("{line}, at {}", kernel.case_name(s)))
 }

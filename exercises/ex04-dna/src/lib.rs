@@ -297,7 +297,8 @@ fn not_slower_than_v1(ctx: &Ctx, v: Variant, min_ratio: f64) -> Result<String> {
 
     let base_args = args![&dna, PERF_LETTERS as i32, &seq, &base_found];
     let cfg = launch_config(PERF_LETTERS);
-    let base = ctx.time(|| yardstick.launch_async("search_v1_pattern", cfg, &base_args))?;
+    let base =
+        ctx.time_yardstick("search_v1_pattern", || yardstick.launch_async("search_v1_pattern", cfg, &base_args))?;
     v.prepare(module, &seq_host)?;
     let mine = ctx.time(|| v.launch_async(module, &dna, &seq, &found))?;
 

@@ -127,7 +127,7 @@ fn share_of_copy(ctx: &Ctx) -> Result<String> {
 
     let timed = ctx.time(|| module.launch_async(KERNEL, cfg, &a))?;
     spot_check(&input, &d_out.read()?)?;
-    let yardstick = ctx.time(|| global.launch_async("stencil_global", cfg, &a))?;
+    let yardstick = ctx.time_yardstick("stencil_global", || global.launch_async("stencil_global", cfg, &a))?;
 
     let bytes = stencil_bytes(n);
     let note = format!(

@@ -201,7 +201,7 @@ fn timed_against(ctx: &Ctx, kernel: &str, yardstick: &Yardstick, need: Need) -> 
     let out = gpu.zeros::<f32>("out", side * side)?;
     let (cfg, a) = (launch_config(side, side), args![&out, &input, side as i32, side as i32]);
     let student = ctx.time(|| module.launch_async(kernel, cfg, &a))?;
-    let theirs = ctx.time(|| base.launch_async(yardstick.kernel, cfg, &a))?;
+    let theirs = ctx.time_yardstick(yardstick.kernel, || base.launch_async(yardstick.kernel, cfg, &a))?;
     let what = format!("{kernel} on {side} x {side} floats");
     match need {
         Need::Speedup(min) => require_speedup(&what, &student, &theirs, yardstick.what, min),

@@ -227,13 +227,23 @@ impl<'r> Ctx<'r> {
     }
 
     /// Device-to-device copy bandwidth (bytes read + written per second, in GB/s),
-    /// measured once per run on a buffer several times larger than the L2 cache.
+    /// measured once per run on a buffer several times larger than the L2 cache
+    /// (and, in a batch worker, re-measured like any yardstick: [`crate::shared`]).
     pub fn copy_bandwidth_gbps(&self) -> Result<f64> {
-        let measured = self.env.copy_gbps.get_or_init(|| self.measure_copy().map_err(|e| format!("{e:#}")));
+        let measured = self.env.copy_gbps.get_or_init(|| {
+            let timing = crate::shared::yardstick_timing(
+                self.env.seed,
+                "<grader>/copy".into(),
+                || self.measure_copy(),
+                || Ok(()),
+            );
+            let gbps = |t: Timing| Ok::<f64, anyhow::Error>(t.gb_per_s(2 * bandwidth_elements(self.gpu()?) * 4));
+            timing.and_then(gbps).map_err(|e| format!("{e:#}"))
+        });
         measured.clone().map_err(|e| anyhow!("measuring the copy bandwidth failed: {e}"))
     }
 
-    fn measure_copy(&self) -> Result<f64> {
+    fn measure_copy(&self) -> Result<Timing> {
         let gpu = self.gpu()?;
         let copy = self.yardstick("copy", include_str!("../kernels/copy.cu"))?;
         let floats = bandwidth_elements(gpu);
@@ -241,13 +251,42 @@ impl<'r> Ctx<'r> {
         let output = gpu.zeros::<f32>("copy.out", floats)?;
         let n4 = (floats / 4) as u64;
         let cfg = LaunchConfig::linear(gpu.info().multiprocessors * 8, 256);
-        let t = perf::measure(gpu, || copy.launch_async("copy_f32", cfg, &crate::args![&input, &output, n4]))?;
-        Ok(t.gb_per_s(2 * floats * 4))
+        perf::measure(gpu, || copy.launch_async("copy_f32", cfg, &crate::args![&input, &output, n4]))
     }
 
     /// Times `launch` (one kernel start) with events after warm-ups.
     pub fn time(&self, launch: impl FnMut() -> Result<()>) -> Result<Timing> {
         perf::measure(self.gpu()?, launch)
+    }
+
+    /// Times one of the grader's yardsticks (`name`) with `launch`. Its inputs
+    /// come from this check's seeded generator, so they are the same for every
+    /// student: a batch worker times it once and reuses the timing (re-timing it
+    /// every few uses, [`crate::shared`]), launching it once untimed otherwise
+    /// so that what it writes is there as before.
+    pub fn time_yardstick(&self, name: &str, launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+        let gpu = self.gpu()?;
+        // Nothing is timed on a backend that cannot time: no cache either.
+        if gpu.info().backend != "cuda" {
+            return perf::measure(gpu, launch);
+        }
+        let launch = std::cell::RefCell::new(launch);
+        crate::shared::yardstick_timing(
+            self.env.seed,
+            format!("{}/{name}", self.check_name),
+            || perf::measure(gpu, || (launch.borrow_mut())()),
+            || {
+                (launch.borrow_mut())()?;
+                gpu.finish()
+            },
+        )
+    }
+
+    /// A value that depends only on the seed and this check (its seeded inputs,
+    /// their CPU reference), computed once per process and shared by every
+    /// student a batch worker grades. `what` names it within the check.
+    pub fn shared<T: Send + Sync + 'static>(&self, what: &str, compute: impl FnOnce() -> T) -> std::sync::Arc<T> {
+        crate::shared::value(self.env.seed, format!("{}/{what}", self.check_name), compute)
     }
 }
 

@@ -6,10 +6,13 @@ pub mod check;
 pub mod digest;
 pub mod exercise;
 pub mod gpu;
+pub mod gpu_lock;
 pub mod inputs;
 pub mod inspect;
 pub mod perf;
 pub mod profile;
+pub mod shared;
+pub mod stats;
 
 pub use backend::{Arg, LaunchConfig};
 pub use exercise::{require, Check, CheckKind, Ctx, Exercise, Part, PartBuild, RunEnv, Skip, SIM_MAX_ELEMENTS};

@@ -47,6 +47,15 @@ pub fn measure(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timi
             Skip(format!("timing needs a real GPU; the {} backend cannot time kernels", gpu.info().backend)).into()
         );
     }
+    // Nothing else may run on the GPU while it times (other batch workers).
+    let _sole = crate::gpu_lock::exclusive();
+    let start = std::time::Instant::now();
+    let timed = measure_alone(gpu, &mut launch);
+    crate::stats::add(crate::stats::Counter::GpuTiming, start.elapsed());
+    timed
+}
+
+fn measure_alone(gpu: &Gpu, launch: &mut impl FnMut() -> Result<()>) -> Result<Timing> {
     for _ in 0..WARMUPS {
         launch()?;
     }

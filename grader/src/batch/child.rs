@@ -120,7 +120,7 @@ fn kill_group(group: libc::pid_t) {
 /// the child sits in its own process group (so the terminal's Ctrl-C does not
 /// reach it), hence the kernel kills it when the thread that started it exits.
 #[cfg(target_os = "linux")]
-fn die_with_parent(cmd: &mut Command) {
+pub(crate) fn die_with_parent(cmd: &mut Command) {
     // SAFETY: prctl is async-signal-safe, and the closure touches no memory of the parent.
     unsafe {
         cmd.pre_exec(|| {
@@ -133,7 +133,7 @@ fn die_with_parent(cmd: &mut Command) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn die_with_parent(_cmd: &mut Command) {}
+pub(crate) fn die_with_parent(_cmd: &mut Command) {}
 
 fn signal_name(sig: i32) -> String {
     let name = match sig {

@@ -2,9 +2,12 @@
 //!
 //! 1. **Intake**: each submission's expected `.cu` files (nothing else) are
 //!    copied into `<out>/staging/<key>/` ([`intake`]).
-//! 2. **Grading**: each (submission, exercise, part) runs in its own child
-//!    process under a time limit, one at a time per GPU, while the next
-//!    submissions compile ahead ([`schedule`], [`part`], [`prefetch`]).
+//! 2. **Grading**: persistent workers (two per GPU, one CUDA context each)
+//!    grade part after part, reusing inputs, CPU references and yardstick
+//!    timings; a part a worker cannot finish is regraded in a child process of
+//!    its own under a time limit, and `--isolate` grades every part that way.
+//!    The next submissions compile ahead ([`schedule`], [`worker`], [`pool`],
+//!    [`part`], [`prefetch`]). Where the time went is in `batch.json` ([`breakdown`]).
 //! 3. **Reports**: the part results of each student are merged into
 //!    `<out>/submissions/<key>.json`, and every student into the gradebook
 //!    ([`student`], [`gradebook`]).
@@ -12,16 +15,19 @@
 //! Every result is written atomically and a result already on disk is never
 //! recomputed without `--force`, so a batch stopped midway resumes where it was.
 
+pub mod breakdown;
 pub mod capture;
 pub mod child;
 pub mod gradebook;
 pub mod intake;
 pub mod make_class;
 pub mod part;
+pub mod pool;
 pub mod prefetch;
 pub mod schedule;
 pub mod student;
 pub mod submission;
+pub mod worker;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,6 +63,12 @@ pub struct Options {
     pub output_cap: usize,
     /// Grading flags every child gets (`--sanitize`, `--perf-without-gpu`).
     pub grading_flags: Vec<String>,
+    /// `--isolate`: every part in a child process of its own (no workers).
+    pub isolate: bool,
+    /// Worker processes per GPU entry (timing stays exclusive through the GPU lock).
+    pub workers_per_gpu: usize,
+    /// `--regrade-hangs`: a part with a stuck kernel is graded again alone.
+    pub regrade_hangs: bool,
 }
 
 /// `<out>/batch.json`: what every result in `<out>` was graded with, so a
@@ -66,6 +78,9 @@ struct Manifest {
     schema: String,
     seed: u64,
     backend: String,
+    /// Where the last run's grading time went, and yardstick drift.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    time: Option<breakdown::Breakdown>,
 }
 
 const MANIFEST_SCHEMA: &str = "cuda-lab.batch/1";
@@ -105,20 +120,38 @@ pub fn run(opts: &Options) -> Result<Summary> {
         submissions.retain(|s| shard.contains(&s.key));
     }
     // The children compile with the same compiler; one found here is found faster there.
-    let compiler = ptx_build::Compiler::from_env().ok().map(|c| c.with_cache_dir(opts.out.join("ptx-cache")));
+    // Children run in their staging folder: every path they get must be absolute.
+    let out = std::path::absolute(&opts.out).with_context(|| format!("finding {}", opts.out.display()))?;
+    let compiler = ptx_build::Compiler::from_env().ok().map(|c| c.with_cache_dir(out.join("ptx-cache")));
     let settings = ChildSettings {
         exe: opts.exe.clone(),
         seed,
         backend: opts.backend,
         kernel_timeout: opts.kernel_timeout,
         limits: child::Limits { wall: opts.part_timeout, output_cap: opts.output_cap },
-        ptx_cache: opts.out.join("ptx-cache"),
+        ptx_cache: out.join("ptx-cache"),
         nvrtc_dir: compiler.as_ref().and_then(|c| c.path()).and_then(Path::parent).map(Path::to_path_buf),
         grading_flags: opts.grading_flags.clone(),
+        gpu_locks: (!opts.isolate).then(|| out.join("locks")),
     };
-    let plans = plan(opts, submissions)?;
+    if let Some(dir) = &settings.gpu_locks {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let plans = plan(opts, &out, submissions)?;
     let parts_reused = plans.iter().map(|p| p.jobs.len() - p.pending.len()).sum();
-    let graded = schedule::grade_all(&plans, &settings, &opts.gpus, compiler);
+    let mode = schedule::Mode {
+        isolate: opts.isolate,
+        workers_per_gpu: opts.workers_per_gpu,
+        regrade_hangs: opts.regrade_hangs,
+    };
+    let graded = schedule::grade_all(&plans, &settings, &opts.gpus, compiler, mode);
+    let manifest = Manifest {
+        schema: MANIFEST_SCHEMA.into(),
+        seed,
+        backend: backend_name(opts.backend),
+        time: Some(graded.time.clone()),
+    };
+    crate::atomic::write_json(&opts.out.join("batch.json"), &manifest)?;
     if graded.stopped {
         bail!(
             "the batch stopped; what was graded is kept, and running it again resumes:\n  {}",
@@ -198,19 +231,20 @@ fn settle_seed(opts: &Options) -> Result<u64> {
         (Some(m), _) => m.seed,
         (None, given) => given.unwrap_or_else(rand::random),
     };
-    crate::atomic::write_json(&path, &Manifest { schema: MANIFEST_SCHEMA.into(), seed, backend })?;
+    let time = earlier.and_then(|m| m.time);
+    crate::atomic::write_json(&path, &Manifest { schema: MANIFEST_SCHEMA.into(), seed, backend, time })?;
     Ok(seed)
 }
 
 /// Stages every submission and lists the parts it still needs.
-fn plan(opts: &Options, submissions: Vec<Submission>) -> Result<Vec<Planned<'_>>> {
+fn plan<'o>(opts: &'o Options, out: &Path, submissions: Vec<Submission>) -> Result<Vec<Planned<'o>>> {
     let expected = intake::expected_files(&opts.exercises);
     let mut plans = Vec::new();
     for submission in submissions {
-        let staging = opts.out.join("staging").join(&submission.key);
+        let staging = out.join("staging").join(&submission.key);
         let intake = intake::stage(&submission.dir, &expected, &staging)
             .with_context(|| format!("staging {}", submission.name))?;
-        let results = opts.out.join("results").join(&submission.key);
+        let results = out.join("results").join(&submission.key);
         let jobs: Vec<PartJob> = opts
             .exercises
             .iter()

@@ -44,6 +44,26 @@ pub struct ChildSettings {
     pub nvrtc_dir: Option<PathBuf>,
     /// Passed to every child as they are: `--sanitize`, `--perf-without-gpu`.
     pub grading_flags: Vec<String>,
+    /// Where the GPU lock files are (`kit::gpu_lock`), when workers share GPUs.
+    pub gpu_locks: Option<PathBuf>,
+}
+
+impl ChildSettings {
+    /// The environment of every process of the batch (children and workers).
+    pub fn child_env(&self, cmd: &mut Command, gpu: Option<&str>) {
+        cmd.env(crate::grade::PTX_CACHE_ENV, &self.ptx_cache).env("NO_COLOR", "1");
+        if let Some(gpu) = gpu {
+            cmd.env("CUDA_VISIBLE_DEVICES", gpu);
+        }
+        if let Some(dir) = &self.gpu_locks {
+            cmd.env(kit::gpu_lock::ENV, super::pool::lock_file(dir, gpu));
+        }
+        if let Some(dir) = &self.nvrtc_dir {
+            let inherited = std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default();
+            let paths = std::iter::once(dir.clone()).chain(std::env::split_paths(&inherited));
+            cmd.env("LD_LIBRARY_PATH", std::env::join_paths(paths).unwrap_or_default());
+        }
+    }
 }
 
 /// One (submission, exercise, part).
@@ -61,7 +81,7 @@ impl PartJob<'_> {
         self.result.with_extension("log")
     }
 
-    fn scratch_path(&self) -> PathBuf {
+    pub fn scratch_path(&self) -> PathBuf {
         self.result.with_extension("child.json")
     }
 
@@ -92,18 +112,28 @@ impl PartJob<'_> {
             .arg("--no-report")
             .args(&settings.grading_flags)
             .args(["--", "--quiet", "--color", "never"])
-            .current_dir(&self.root)
-            .env(crate::grade::PTX_CACHE_ENV, &settings.ptx_cache)
-            .env("NO_COLOR", "1");
-        if let Some(gpu) = gpu {
-            cmd.env("CUDA_VISIBLE_DEVICES", gpu);
-        }
-        if let Some(dir) = &settings.nvrtc_dir {
-            let inherited = std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default();
-            let paths = std::iter::once(dir.clone()).chain(std::env::split_paths(&inherited));
-            cmd.env("LD_LIBRARY_PATH", std::env::join_paths(paths).unwrap_or_default());
-        }
+            .current_dir(&self.root);
+        settings.child_env(&mut cmd, gpu);
         cmd
+    }
+
+    /// Takes the result a batch worker wrote: checks it is this part's, writes
+    /// the log, then the result (both atomically). `None`: there is no whole one.
+    pub fn accept_worker_result(&self, log: &str) -> Result<Option<GradeReport>> {
+        let written =
+            std::fs::read(self.scratch_path()).ok().and_then(|b| serde_json::from_slice::<GradeReport>(&b).ok());
+        let Some(report) = written.filter(|r| {
+            single_part(r).is_some_and(|(ex, part)| ex.id == self.exercise.id && part.name == self.part.name)
+        }) else {
+            return Ok(None);
+        };
+        if let Some(dir) = self.result.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        atomic::write(&self.log_path(), log.as_bytes())?;
+        atomic::write_json(&self.result, &report)?;
+        let _ = std::fs::remove_file(self.scratch_path());
+        Ok(Some(report))
     }
 
     /// Runs the child and writes the log, then the result (both atomically).
@@ -276,6 +306,7 @@ mod tests {
             ptx_cache: PathBuf::from("/nonexistent"),
             nvrtc_dir: None,
             grading_flags: Vec::new(),
+            gpu_locks: None,
         }
     }
 

@@ -32,6 +32,8 @@ pub struct Prefetch {
     state: Mutex<State>,
     changed: Condvar,
     compiled: Mutex<usize>,
+    /// Seconds spent compiling ahead.
+    busy: Mutex<f64>,
 }
 
 impl Prefetch {
@@ -58,6 +60,10 @@ impl Prefetch {
 
     pub fn finish(&self) {
         self.update(|s| s.finished = true);
+    }
+
+    pub fn seconds(&self) -> f64 {
+        *self.busy.lock().unwrap()
     }
 
     pub fn files_compiled(&self) -> usize {
@@ -91,6 +97,7 @@ impl Prefetch {
                 guard.arch.expect("waited for it")
             };
             let options = crate::grade::compile_options(Some(arch));
+            let start = std::time::Instant::now();
             for (path, name) in files {
                 if let Ok(source) = SourceFile::read(path, name) {
                     if compiler.compile(&source, &options).is_ok() {
@@ -98,6 +105,7 @@ impl Prefetch {
                     }
                 }
             }
+            *self.busy.lock().unwrap() += start.elapsed().as_secs_f64();
         }
     }
 }

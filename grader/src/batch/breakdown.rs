@@ -1,0 +1,160 @@
+//! Where a batch's time went, written into `batch.json` under `time`: the
+//! grading phase's wall-clock time and, summed over workers and children,
+//! compiling, CPU references, GPU correctness work, GPU timing, the sanitizer,
+//! process start-up, waiting for the GPU lock, and an estimate of how long
+//! each GPU sat idle. Also every yardstick re-measurement (`drift`).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use super::worker::PartTime;
+use crate::report::GradeReport;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Breakdown {
+    /// "workers" (the default) or "isolate".
+    pub mode: String,
+    pub workers_per_gpu: usize,
+    /// Seconds of the grading phase (this run).
+    pub wall_s: f64,
+    /// Compiling ahead in the batch process (overlaps everything else).
+    pub compile_ahead_s: f64,
+    /// Compiling and loading in workers and children, and their work outside the checks.
+    pub compile_s: f64,
+    /// Seeded inputs and CPU references computed (once per seed and check).
+    pub cpu_reference_s: f64,
+    /// Correctness and structure checks, and the untimed work of performance checks.
+    pub gpu_correctness_s: f64,
+    /// Warm-ups and timed launches.
+    pub gpu_timing_s: f64,
+    /// The simulator sanitizer pass, where it runs (0 until it does).
+    pub sanitizer_s: f64,
+    /// Starting workers (process and CUDA context) and isolated children's time outside their checks.
+    pub process_overhead_s: f64,
+    /// Waiting for the GPU lock while another worker timed kernels.
+    pub lock_wait_s: f64,
+    /// Parts whose kernel got stuck (until `--timeout`), in workers: while such
+    /// a kernel spins, nothing on its GPU can be timed.
+    pub stuck_kernels_s: f64,
+    /// Per GPU: wall time minus the time some worker or child used it (an estimate:
+    /// overlapping correctness work of two workers counts twice).
+    pub idle_gpu_s: BTreeMap<String, f64>,
+    pub parts_in_workers: usize,
+    /// Parts graded (in workers or children) per GPU entry.
+    pub parts_by_gpu: BTreeMap<String, usize>,
+    /// Parts graded in a child of their own (`--isolate`, or none of the below).
+    pub parts_isolated: usize,
+    /// Parts a worker could not finish (crash, stuck kernel, hang, death), regraded alone.
+    pub parts_regraded_alone: usize,
+    pub workers_started: usize,
+    /// Why each part regraded alone was (`<result file>: <why>`).
+    pub regraded: Vec<String>,
+    /// Yardstick re-measurements: how far each median moved.
+    pub drift: Vec<DriftRecord>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DriftRecord {
+    pub gpu: String,
+    pub yardstick: String,
+    pub before_ms: f64,
+    pub after_ms: f64,
+    pub change: f64,
+}
+
+/// Collects a [`Breakdown`] from every grading thread.
+#[derive(Default)]
+pub struct Recorder {
+    inner: Mutex<Breakdown>,
+    busy: Mutex<BTreeMap<String, f64>>,
+}
+
+pub fn gpu_name(gpu: Option<&str>) -> String {
+    gpu.unwrap_or("default").to_string()
+}
+
+impl Recorder {
+    fn with(&self, f: impl FnOnce(&mut Breakdown)) {
+        f(&mut self.inner.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    fn busy(&self, gpu: Option<&str>, s: f64) {
+        *self.busy.lock().unwrap_or_else(|p| p.into_inner()).entry(gpu_name(gpu)).or_default() += s;
+        self.with(|b| *b.parts_by_gpu.entry(gpu_name(gpu)).or_default() += 1);
+    }
+
+    pub fn regraded(&self, result: &std::path::Path, why: &str) {
+        let name = result.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let key = result.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
+        self.with(|b| b.regraded.push(format!("{}/{name}: {why}", key.unwrap_or_default())));
+    }
+
+    pub fn worker_started(&self, startup_s: f64) {
+        self.with(|b| {
+            b.workers_started += 1;
+            b.process_overhead_s += startup_s;
+        });
+    }
+
+    pub fn worker_part(&self, gpu: Option<&str>, t: &PartTime, drift: &[kit::shared::Drift], stuck: bool) {
+        self.busy(gpu, t.gpu_correctness + t.gpu_timing);
+        self.with(|b| {
+            b.parts_in_workers += 1;
+            b.compile_s += t.compile;
+            b.cpu_reference_s += t.cpu_reference;
+            b.gpu_correctness_s += t.gpu_correctness;
+            b.gpu_timing_s += t.gpu_timing;
+            b.lock_wait_s += t.lock_wait;
+            if stuck {
+                b.stuck_kernels_s += t.wall;
+            }
+            b.drift.extend(drift.iter().map(|d| DriftRecord {
+                gpu: gpu_name(gpu),
+                yardstick: d.yardstick.clone(),
+                before_ms: d.before_ms,
+                after_ms: d.after_ms,
+                change: d.change,
+            }));
+        });
+    }
+
+    /// A part graded in a child of its own, which took `wall_s`.
+    pub fn isolated_part(&self, gpu: Option<&str>, wall_s: f64, report: Option<&GradeReport>, regraded: bool) {
+        let tests = report.iter().flat_map(|r| &r.exercises).flat_map(|e| &e.parts).flat_map(|p| &p.tests);
+        let checks: f64 = tests.map(|t| t.duration_ms / 1e3).sum();
+        self.busy(gpu, checks);
+        self.with(|b| {
+            if regraded {
+                b.parts_regraded_alone += 1;
+            } else {
+                b.parts_isolated += 1;
+            }
+            b.gpu_correctness_s += checks;
+            b.process_overhead_s += (wall_s - checks).max(0.0);
+        });
+    }
+
+    pub fn finish(
+        &self,
+        mode: &str,
+        per_gpu: usize,
+        gpus: &[Option<&str>],
+        wall_s: f64,
+        compile_ahead_s: f64,
+    ) -> Breakdown {
+        let busy = self.busy.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut b = self.inner.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        b.mode = mode.into();
+        b.workers_per_gpu = per_gpu;
+        b.wall_s = wall_s;
+        b.compile_ahead_s = compile_ahead_s;
+        for gpu in gpus {
+            let name = gpu_name(*gpu);
+            let used = busy.get(&name).copied().unwrap_or(0.0);
+            b.idle_gpu_s.insert(name, (wall_s - used).max(0.0));
+        }
+        b
+    }
+}

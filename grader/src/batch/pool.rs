@@ -1,0 +1,138 @@
+//! The batch's side of a [`super::worker`]: starts one, sends it parts, and
+//! turns whatever happens (an answer, a death, a hang) into what the schedule
+//! does next. A worker that dies or hangs is killed with everything it started.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use clap::ValueEnum;
+
+use super::part::{ChildSettings, PartJob};
+use super::worker::{Reply, Request};
+
+/// What became of one part sent to a worker.
+pub enum Answer {
+    /// The worker answered (the part may still be poisoned: see [`Reply`]).
+    Replied(Reply),
+    /// The worker ended without answering (crashed, killed).
+    Died(String),
+    /// No answer within the part's time limit; the worker was killed.
+    Hung,
+}
+
+pub struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    replies: Receiver<String>,
+    /// Seconds from the start to the worker's first answer (process and CUDA context).
+    pub startup: f64,
+}
+
+impl Worker {
+    /// Starts a worker for `gpu` and waits until it has opened the GPU.
+    pub fn start(settings: &ChildSettings, gpu: Option<&str>, log: &Path) -> std::io::Result<Worker> {
+        let started = Instant::now();
+        let mut cmd = command(settings, gpu);
+        if let Some(dir) = log.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        // Appended: the log keeps what every worker of this slot said, the replaced ones too.
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(log)?;
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(log);
+        cmd.process_group(0);
+        super::child::die_with_parent(&mut cmd);
+        let mut child = cmd.spawn()?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, replies) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut worker = Worker { child, stdin, replies, startup: 0.0 };
+        match worker.wait_reply(settings.limits.wall) {
+            Answer::Replied(r) if r.ready => {
+                worker.startup = started.elapsed().as_secs_f64();
+                Ok(worker)
+            }
+            Answer::Replied(r) => Err(std::io::Error::other(format!("the worker did not start: {:?}", r.error))),
+            Answer::Died(why) => Err(std::io::Error::other(format!("the worker did not start: {why}"))),
+            Answer::Hung => Err(std::io::Error::other("the worker did not start in time")),
+        }
+    }
+
+    /// Sends one part and waits for its answer, at most the part's time limit.
+    pub fn grade(&mut self, job: &PartJob, limit: Duration) -> Answer {
+        let request = Request {
+            exercise: job.exercise.id.into(),
+            part: job.part.name.into(),
+            root: job.root.clone(),
+            json: job.scratch_path(),
+        };
+        let line = serde_json::to_string(&request).expect("a request serializes") + "\n";
+        if let Err(e) = self.stdin.write_all(line.as_bytes()).and_then(|_| self.stdin.flush()) {
+            return Answer::Died(format!("could not send it the part: {e}"));
+        }
+        self.wait_reply(limit)
+    }
+
+    fn wait_reply(&mut self, limit: Duration) -> Answer {
+        match self.replies.recv_timeout(limit) {
+            Ok(line) => match serde_json::from_str::<Reply>(&line) {
+                Ok(reply) => Answer::Replied(reply),
+                Err(e) => Answer::Died(format!("it answered something that is not JSON ({e}): {line:.200}")),
+            },
+            Err(RecvTimeoutError::Timeout) => {
+                self.kill();
+                Answer::Hung
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = self.child.wait().map(|s| s.to_string()).unwrap_or_else(|e| e.to_string());
+                self.kill();
+                Answer::Died(format!("the worker ended ({status})"))
+            }
+        }
+    }
+
+    /// Ends the worker and anything it started.
+    pub fn kill(&mut self) {
+        // SAFETY: kill(2) on the worker's own process group.
+        unsafe {
+            libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `grader batch-worker ...` with the children's environment.
+fn command(settings: &ChildSettings, gpu: Option<&str>) -> Command {
+    let backend = settings.backend.to_possible_value().expect("every backend has a name");
+    let mut cmd = Command::new(&settings.exe);
+    cmd.arg("batch-worker")
+        .args(["--seed", &settings.seed.to_string()])
+        .args(["--backend", backend.get_name()])
+        .args(["--timeout", &settings.kernel_timeout.as_secs_f64().to_string()])
+        .args(&settings.grading_flags);
+    settings.child_env(&mut cmd, gpu);
+    cmd
+}
+
+/// The lock file of one GPU (see `kit::gpu_lock`): workers and isolated
+/// children of the same GPU share it.
+pub fn lock_file(dir: &Path, gpu: Option<&str>) -> PathBuf {
+    dir.join(format!("gpu-{}.lock", gpu.unwrap_or("default").replace(|c: char| !c.is_ascii_alphanumeric(), "_")))
+}

@@ -1,0 +1,312 @@
+//! The batch worker: one process and one CUDA context per GPU slot, grading
+//! part after part as the batch asks (`grader batch-worker`, started by
+//! [`super::pool`]). Each request is one JSON line on stdin; each answer one
+//! JSON line on the process's original stdout. Everything else the process
+//! prints (the grader's report, a kernel's `printf`) goes to /dev/null, so a
+//! student cannot write into the protocol.
+//!
+//! Inputs, CPU references and yardstick timings are kept between parts
+//! (`kit::shared`), so every student after the first reuses them. A part after
+//! which the context may be broken (a crash, a stuck kernel) is answered with
+//! `poisoned` and the worker exits: the batch regrades that part alone in a
+//! fresh process and starts a new worker. A kernel that never ended is the
+//! exception: the part ran start to end as it would alone (a stuck kernel
+//! fails its check and every later check is not run, in a worker as in a
+//! fresh process), so its result is kept unless `--regrade-hangs`, which
+//! would spend the kernel time limit twice.
+
+use std::io::{BufRead, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use kit::stats::{self, Counter};
+use kit::CheckKind;
+use serde::{Deserialize, Serialize};
+
+use crate::grade::{self, BackendChoice};
+use crate::report::GradeReport;
+
+/// Test hook: a worker asked to grade `<exercise>/<part>` named here aborts,
+/// as one whose context broke would (tests prove the isolated regrade).
+pub const DIE_ON_ENV: &str = "CUDA_LAB_WORKER_DIE_ON";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Request {
+    pub exercise: String,
+    pub part: String,
+    /// The submission's staging root.
+    pub root: PathBuf,
+    /// Where the part's grades JSON goes.
+    pub json: PathBuf,
+}
+
+/// The answer to a request (or, with `ready`, to the start).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Reply {
+    /// The first line: the GPU and compiler are open.
+    #[serde(default)]
+    pub ready: bool,
+    /// The part's JSON was written.
+    #[serde(default)]
+    pub written: bool,
+    /// Why this worker must not grade anything else (it exits after saying so).
+    pub poisoned: Option<String>,
+    /// Whether the part's result is still right although the worker is done
+    /// (an abandoned compile: the verdict stands, later compiles would queue).
+    #[serde(default)]
+    pub keep_result: bool,
+    /// The part's only trouble was a kernel that never ended: its verdicts
+    /// are those of a fresh process (the batch keeps them unless `--regrade-hangs`).
+    #[serde(default)]
+    pub hang_only: bool,
+    pub error: Option<String>,
+    #[serde(default)]
+    pub time: PartTime,
+    #[serde(default)]
+    pub drift: Vec<kit::shared::Drift>,
+}
+
+/// Where one part's time went in the worker, in seconds.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct PartTime {
+    pub wall: f64,
+    /// Compiling, loading, and the grader's own work outside the checks.
+    pub compile: f64,
+    pub cpu_reference: f64,
+    /// Checks' time that was neither timing, CPU references nor waiting.
+    pub gpu_correctness: f64,
+    pub gpu_timing: f64,
+    /// Waiting for the GPU lock while another worker timed.
+    pub lock_wait: f64,
+}
+
+pub struct Settings {
+    pub seed: u64,
+    pub backend: BackendChoice,
+    pub timeout: Duration,
+    pub sanitize: crate::sanitize::Sanitize,
+    pub policy: crate::policy::Policy,
+}
+
+/// Serves requests until stdin closes.
+pub fn serve(settings: &Settings) -> Result<()> {
+    let mut proto = protocol_channel()?;
+    grade::keep_environment();
+    let start = Instant::now();
+    // Opens the GPU and the compiler now, so the first student does not pay for it.
+    let _ = grade::run(&[], &options(settings, PathBuf::from(".")))?;
+    answer(
+        &mut proto,
+        &Reply {
+            ready: true,
+            time: PartTime { wall: secs(start.elapsed()), ..Default::default() },
+            ..Default::default()
+        },
+    )?;
+    for line in std::io::stdin().lock().lines() {
+        let line = line.context("reading a request")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let request: Request = serde_json::from_str(&line).context("a request that is not JSON")?;
+        let reply = grade_one(settings, &request);
+        answer(&mut proto, &reply)?;
+        if reply.poisoned.is_some() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn grade_one(settings: &Settings, request: &Request) -> Reply {
+    if std::env::var(DIE_ON_ENV).is_ok_and(|v| v == format!("{}/{}", request.exercise, request.part)) {
+        std::process::abort();
+    }
+    let before = [Counter::GpuTiming, Counter::CpuReference, Counter::LockWait].map(stats::get);
+    let start = Instant::now();
+    let graded = (|| -> Result<GradeReport> {
+        let mut exercises = crate::registry::select(std::slice::from_ref(&request.exercise))?;
+        crate::registry::keep_part(&mut exercises, &request.part)?;
+        let (report, _) = grade::run(&exercises, &options(settings, request.root.clone()))?;
+        report.write(&request.json)?;
+        Ok(report)
+    })();
+    let wall = start.elapsed();
+    let [timing, cpu, wait] = [Counter::GpuTiming, Counter::CpuReference, Counter::LockWait]
+        .map(stats::get)
+        .iter()
+        .zip(before)
+        .map(|(after, before)| secs(after.saturating_sub(before)))
+        .collect::<Vec<_>>()
+        .try_into()
+        .expect("three counters");
+    let mut reply = Reply { drift: kit::shared::take_drift(), ..Default::default() };
+    match graded {
+        Ok(report) => {
+            let checks: f64 = report
+                .exercises
+                .iter()
+                .flat_map(|e| &e.parts)
+                .flat_map(|p| &p.tests)
+                .filter(|t| t.kind != CheckKind::Structure)
+                .map(|t| t.duration_ms / 1e3)
+                .sum();
+            reply.written = true;
+            if let Some(p) = poisoned(&report) {
+                reply.poisoned = Some(p.why);
+                reply.hang_only = p.hang_only;
+            }
+            if reply.poisoned.is_none() && grade::compile_stuck() {
+                reply.poisoned = Some("a compile was abandoned; later ones would queue behind it".into());
+                reply.keep_result = true;
+            }
+            reply.time = PartTime {
+                wall: secs(wall),
+                compile: (secs(wall) - checks).max(0.0),
+                cpu_reference: cpu,
+                gpu_correctness: (checks - timing - cpu - wait).max(0.0),
+                gpu_timing: timing,
+                lock_wait: wait,
+            };
+        }
+        Err(e) => {
+            // The grader itself failed (e.g. the GPU went away): nothing is written,
+            // and a fresh process says why.
+            reply.error = Some(format!("{e:#}"));
+            reply.poisoned = Some("the grader failed in the worker".into());
+        }
+    }
+    reply
+}
+
+/// Why the context may be unusable (or its memory not to be trusted) after
+/// `report`, if it may: the verdicts of a fatal CUDA error, a kernel that never
+/// ended, or a write out of bounds.
+/// Only a CUDA context breaks: the simulator is an interpreter that starts
+/// every launch afresh, and its step limit stops an endless kernel cleanly.
+pub fn poisoned(report: &GradeReport) -> Option<Poison> {
+    if report.environment.backend != "cuda" {
+        return None;
+    }
+    let verdicts =
+        report.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests).filter_map(|t| t.verdict.as_deref());
+    let mut found: Option<Poison> = None;
+    for v in verdicts {
+        let hang = v == "timeout" || v.starts_with("not-run");
+        // A write past a buffer's guard zone may have landed in memory another
+        // part will use: that part is regraded alone too.
+        let broken = v.starts_with("crashed") || v == "gpu-error" || v == "out-of-bounds";
+        if broken {
+            return Some(Poison { why: format!("verdict `{v}`"), hang_only: false });
+        }
+        if hang && found.is_none() {
+            found = Some(Poison { why: format!("verdict `{v}`"), hang_only: true });
+        }
+    }
+    found
+}
+
+/// Why a worker must stop after a part.
+pub struct Poison {
+    pub why: String,
+    /// Only a kernel that never ended (and the checks it left unrun): the part
+    /// ran start to end as in a fresh process, so its verdicts stand; the
+    /// worker still goes, since the kernel may still be running.
+    pub hang_only: bool,
+}
+
+fn options(settings: &Settings, root: PathBuf) -> grade::Options {
+    grade::Options {
+        root,
+        sources: "exercises".into(),
+        seed: settings.seed,
+        backend: settings.backend,
+        timeout: settings.timeout,
+        test_args: libtest_mimic::Arguments::from_iter(["grader", "--quiet", "--color", "never"]),
+        sanitize: settings.sanitize,
+        policy: settings.policy.clone(),
+    }
+}
+
+/// Keeps the original stdout for answers and points fd 1 at /dev/null.
+fn protocol_channel() -> Result<std::fs::File> {
+    std::io::stdout().flush()?;
+    // SAFETY: dup/dup2 on descriptors this process owns; the duplicate is owned by the File.
+    unsafe {
+        let saved = libc::dup(1);
+        if saved < 0 {
+            return Err(std::io::Error::last_os_error()).context("keeping stdout for the protocol");
+        }
+        let null = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
+        if libc::dup2(null.as_raw_fd(), 1) < 0 {
+            return Err(std::io::Error::last_os_error()).context("silencing stdout");
+        }
+        Ok(std::fs::File::from_raw_fd(saved))
+    }
+}
+
+fn answer(proto: &mut std::fs::File, reply: &Reply) -> Result<()> {
+    let mut line = serde_json::to_string(reply)?;
+    line.push('\n');
+    proto.write_all(line.as_bytes())?;
+    Ok(())
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Environment, ExerciseReport, PartReport, Status, TestReport};
+
+    fn report(backend: &str, verdicts: &[&str]) -> GradeReport {
+        let environment = Environment { backend: backend.into(), ..Default::default() };
+        let mut r = GradeReport::new(1, std::path::Path::new("."), "exercises", environment);
+        let tests = verdicts
+            .iter()
+            .map(|v| TestReport {
+                verdict: Some(v.to_string()),
+                ..TestReport::new("t".into(), CheckKind::Correctness, Status::Fail)
+            })
+            .collect();
+        r.exercises = vec![ExerciseReport {
+            id: "ex01".into(),
+            title: String::new(),
+            score: 0.0,
+            max_score: 0.0,
+            parts: vec![PartReport {
+                name: "global".into(),
+                file: String::new(),
+                sha256: None,
+                score: 0.0,
+                max_score: 0.0,
+                compile: crate::report::CompileReport {
+                    status: crate::report::CompileStatus::Ok,
+                    diagnostics: Vec::new(),
+                    message: None,
+                    from_cache: false,
+                },
+                tests,
+                sanitizer: None,
+            }],
+        }];
+        r
+    }
+
+    #[test]
+    fn only_a_cuda_context_is_poisoned_and_a_hang_alone_keeps_its_verdicts() {
+        assert!(poisoned(&report("cuda", &["wrong", "too-slow"])).is_none());
+        let hang = poisoned(&report("cuda", &["wrong", "timeout", "not-run: GPU lost earlier"])).unwrap();
+        assert!(hang.hang_only, "{}", hang.why);
+        for broken in ["crashed: illegal address", "out-of-bounds", "gpu-error"] {
+            let p = poisoned(&report("cuda", &["timeout", broken])).unwrap();
+            assert!(!p.hang_only, "{broken}");
+            assert!(p.why.contains(broken));
+        }
+        assert!(poisoned(&report("sim", &["timeout", "crashed"])).is_none(), "the simulator breaks nothing");
+    }
+}

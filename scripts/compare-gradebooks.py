@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Compares two `grader batch` outputs test by test (issue 11):
+
+    scripts/compare-gradebooks.py FAST_OUT ISOLATE_OUT
+
+Every student of ISOLATE_OUT's gradebook must be in FAST_OUT's with the same
+status, and every test the same status, verdict and score, except performance
+tests, whose ratios (`perf.value`) may differ by up to 3% (timing noise: the
+two batches time kernels at different moments). A performance test whose
+verdict flips is listed with both ratios and its threshold. Exit 0 when the
+two agree, 1 otherwise.
+"""
+import json
+import pathlib
+import sys
+
+TOLERANCE = 0.03
+
+
+def load(out, rel):
+    return json.loads((pathlib.Path(out) / rel).read_text())
+
+
+def tests(student):
+    return {t["name"]: t for e in student["grades"]["exercises"] for p in e["parts"] for t in p["tests"]}
+
+
+def main():
+    fast_out, iso_out = sys.argv[1], sys.argv[2]
+    fast_book, iso_book = load(fast_out, "gradebook.json"), load(iso_out, "gradebook.json")
+    fast_rows = {r["key"]: r for r in fast_book["students"]}
+    problems, perf_flips, ratios, compared = [], [], [], 0
+    for row in iso_book["students"]:
+        key = row["key"]
+        if key not in fast_rows:
+            problems.append(f"{key}: not in the fast gradebook")
+            continue
+        if fast_rows[key]["status"] != row["status"]:
+            problems.append(f"{key}: status {fast_rows[key]['status']} (fast) vs {row['status']} (isolate)")
+        a, b = tests(load(fast_out, fast_rows[key]["report"])), tests(load(iso_out, row["report"]))
+        for name in sorted(set(a) | set(b)):
+            compared += 1
+            ta, tb = a.get(name), b.get(name)
+            if ta is None or tb is None:
+                problems.append(f"{key} {name}: only in one of them")
+                continue
+            perf = ta["kind"] == "performance"
+            pa, pb = ta.get("perf"), tb.get("perf")
+            if perf and pa and pb:
+                change = pa["value"] / pb["value"] - 1
+                ratios.append((abs(change), key, name, pa["value"], pb["value"]))
+                if ta["status"] != tb["status"]:
+                    perf_flips.append(f"{key} {name}: {ta['status']} at {pa['value']:.3f} (fast) vs "
+                                      f"{tb['status']} at {pb['value']:.3f} (isolate), threshold {pa['threshold']}")
+                continue
+            same = (ta["status"], ta.get("verdict"), round(ta["score"], 6)) == \
+                   (tb["status"], tb.get("verdict"), round(tb["score"], 6))
+            if not same:
+                problems.append(f"{key} {name}: {ta['status']}/{ta.get('verdict')}/{ta['score']:.2f} (fast) vs "
+                                f"{tb['status']}/{tb.get('verdict')}/{tb['score']:.2f} (isolate)")
+    for p in problems:
+        print("DIFFERENT", p)
+    for p in perf_flips:
+        print("PERF FLIP", p)
+    ratios.sort(reverse=True)
+    over = [r for r in ratios if r[0] > TOLERANCE]
+    for change, key, name, va, vb in ratios[:5]:
+        print(f"perf ratio {key} {name}: {va:.3f} (fast) vs {vb:.3f} (isolate) = {change * 100:.1f}%")
+    worst = ratios[0][0] * 100 if ratios else 0.0
+    ok = not problems and not perf_flips and not over
+    print(f"{len(iso_book['students'])} students, {compared} tests compared: {len(problems)} differences, "
+          f"{len(perf_flips)} perf verdict flips, {len(over)} of {len(ratios)} perf ratios beyond 3% "
+          f"(largest {worst:.1f}%)")
+    print("RESULT: " + ("same gradebook" if ok else "DIFFERENT"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
