@@ -185,6 +185,8 @@ enum Command {
     /// Compare two output-digest files (CUDA_LAB_OUTPUT_DIGESTS) from the same seed
     /// on two backends, e.g. the GPU and the simulator.
     CompareDigests { a: PathBuf, b: PathBuf },
+    /// Regrade a class and list every score Classroom recorded that differs, and every edited workflow.
+    Audit(AuditArgs),
     /// Generate a class of submissions (reference, stubs, broken variants) for tests and throughput runs.
     #[command(hide = true)]
     MakeClass {
@@ -234,6 +236,19 @@ struct BatchArgs {
     timeout: f64,
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     backend: BackendChoice,
+}
+
+#[derive(clap::Args)]
+struct AuditArgs {
+    /// How to regrade: DIR holds the downloaded repositories (docs/classroom.md).
+    #[command(flatten)]
+    batch: BatchArgs,
+    /// Classroom's grades CSV of the assignment (the assignment page's download).
+    #[arg(long)]
+    classroom_csv: PathBuf,
+    /// Points by which a recorded score may differ from the regrade.
+    #[arg(long, default_value_t = grader::audit::DEFAULT_TOLERANCE)]
+    tolerance: f64,
 }
 
 fn main() -> ExitCode {
@@ -312,6 +327,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
     match command {
         Command::List => print!("{}", list()),
         Command::Batch(args) => return run_batch(args),
+        Command::Audit(args) => return run_audit(args),
         Command::Merge { gradebooks, out } => {
             let merged = gradebook::merge(&gradebooks, &out)?;
             println!(
@@ -453,6 +469,33 @@ fn run_batch(args: BatchArgs) -> Result<ExitCode> {
     let summary = batch::run(&opts)?;
     print!("{summary}");
     Ok(if summary.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+/// Exit status 1 when the audit finds a difference, 2 when it cannot run.
+fn run_audit(args: AuditArgs) -> Result<ExitCode> {
+    let b = args.batch;
+    let batch = batch::Options {
+        out: b.out.unwrap_or_else(|| batch::default_out(&b.dir).with_file_name("audit")),
+        dir: b.dir,
+        exercises: registry::select(&b.exercises)?,
+        seed: b.seed,
+        force: b.force,
+        shard: None,
+        gpus: b.gpus,
+        part_timeout: Duration::from_secs_f64(b.part_timeout),
+        kernel_timeout: Duration::from_secs_f64(b.timeout),
+        backend: b.backend,
+        exe: std::env::current_exe().context("finding the grader's own binary")?,
+        output_cap: 256 * 1024,
+    };
+    if !batch.dir.is_dir() {
+        anyhow::bail!("{} is not a folder of repositories", batch.dir.display());
+    }
+    let opts = grader::audit::Options { batch, classroom_csv: args.classroom_csv, tolerance: args.tolerance };
+    let audit = grader::audit::run(&opts)?;
+    print!("{audit}");
+    println!("  written to {}", opts.batch.out.join("audit.json").display());
+    Ok(if audit.is_clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// A grades JSON, or the `grades` of a batch's per-student JSON.
