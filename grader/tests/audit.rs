@@ -123,8 +123,7 @@ fn audit_finds_a_planted_score_and_an_edited_workflow_in_a_class_of_20() {
 /// The student's total as the Classroom reporter posts it.
 fn classroom_total(grades: &Path, key: &str) -> f64 {
     let path = grades.join(grader::batch::gradebook::report_path(key));
-    let student: grader::batch::student::StudentReport =
-        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let student: grader::batch::student::StudentReport = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let runners = grader::classroom::runner_results(&student.grades);
     let total: f64 = runners.values().flat_map(|r| &r.tests).map(|t| t.score).sum();
     (total * 100.0).round() / 100.0

@@ -52,12 +52,14 @@ fn read_log(data: &[u8]) {
 #[test]
 fn the_corpora_and_every_crash_found_so_far_are_read_without_panic() {
     let mut n = 0;
-    for (dir, check) in [
-        ("corpus/include_scan", &(|b: &[u8]| scan(&String::from_utf8_lossy(b))) as &dyn Fn(&[u8])),
-        ("regressions/include_scan", &|b: &[u8]| scan(&String::from_utf8_lossy(b))),
-        ("corpus/diagnostics", &read_log),
-        ("regressions/diagnostics", &read_log),
-    ] {
+    let scan_bytes: fn(&[u8]) = |b| scan(&String::from_utf8_lossy(b));
+    let cases: [(&str, fn(&[u8])); 4] = [
+        ("corpus/include_scan", scan_bytes),
+        ("regressions/include_scan", scan_bytes),
+        ("corpus/diagnostics", read_log),
+        ("regressions/diagnostics", read_log),
+    ];
+    for (dir, check) in cases {
         for (path, bytes) in files(&fuzz_dir().join(dir)) {
             let run = std::panic::catch_unwind(|| check(&bytes));
             assert!(run.is_ok(), "{} panics ptx-build", path.display());
@@ -71,8 +73,24 @@ fn the_corpora_and_every_crash_found_so_far_are_read_without_panic() {
 /// whatever it is, an include after it is an include.
 fn harmless() -> impl Strategy<Value = String> {
     let piece = prop::sample::select(vec![
-        "int x;", "\n", " ", "\t", "__global__ void k(int *a) { a[0] = 1; }\n", "// a comment\n", "/* a\ncomment */",
-        "#define N 4\n", "#pragma unroll\n", "'a'", "\"str\"", "1'000", "\\\n", "\r\n", "{", "}", "?", "??",
+        "int x;",
+        "\n",
+        " ",
+        "\t",
+        "__global__ void k(int *a) { a[0] = 1; }\n",
+        "// a comment\n",
+        "/* a\ncomment */",
+        "#define N 4\n",
+        "#pragma unroll\n",
+        "'a'",
+        "\"str\"",
+        "1'000",
+        "\\\n",
+        "\r\n",
+        "{",
+        "}",
+        "?",
+        "??",
     ]);
     prop::collection::vec(piece, 0..12).prop_map(|v| format!("{}\n", v.concat()))
 }

@@ -444,9 +444,7 @@ impl<'a> KCtx<'a> {
                 Stmt::Var(v) => {
                     self.cur_line = v.line;
                     let sym = match v.space {
-                        ast::Space::Local | ast::Space::Param => {
-                            Sym::Local(self.alloc_local(v.size(), v.alignment())?)
-                        }
+                        ast::Space::Local | ast::Space::Param => Sym::Local(self.alloc_local(v.size(), v.alignment())?),
                         ast::Space::Shared if v.is_extern || v.array == Some(None) => Sym::DynShared,
                         ast::Space::Shared => match self.shared.get(&v.name) {
                             Some(&o) => Sym::Shared(o),
