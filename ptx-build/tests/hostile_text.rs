@@ -49,11 +49,14 @@ fn read_log(data: &[u8]) {
     assert!(fuzzing::cap_log(log).len() <= MAX_LOG_BYTES + 100);
 }
 
+/// One fuzz target's check.
+type Reader = fn(&[u8]);
+
 #[test]
 fn the_corpora_and_every_crash_found_so_far_are_read_without_panic() {
     let mut n = 0;
     let scan_bytes: fn(&[u8]) = |b| scan(&String::from_utf8_lossy(b));
-    let cases: [(&str, fn(&[u8])); 4] = [
+    let cases: [(&str, Reader); 4] = [
         ("corpus/include_scan", scan_bytes),
         ("regressions/include_scan", scan_bytes),
         ("corpus/diagnostics", read_log),
