@@ -2,6 +2,7 @@
 //! tests use the same modules.
 
 pub mod atomic;
+pub mod audit;
 pub mod batch;
 pub mod classroom;
 pub mod differential;

@@ -231,6 +231,8 @@ enum Command {
         #[command(flatten)]
         grading: GradingFlags,
     },
+    /// Regrade a class and list every score Classroom recorded that differs, and every edited workflow.
+    Audit(AuditArgs),
     /// Generate a class of submissions (reference, stubs, broken variants) for tests and throughput runs.
     #[command(hide = true)]
     MakeClass {
@@ -293,6 +295,19 @@ struct BatchArgs {
     /// are already those of a fresh process; this costs the kernel time limit again).
     #[arg(long)]
     regrade_hangs: bool,
+}
+
+#[derive(clap::Args)]
+struct AuditArgs {
+    /// How to regrade: DIR holds the downloaded repositories (docs/classroom.md).
+    #[command(flatten)]
+    batch: BatchArgs,
+    /// Classroom's grades CSV of the assignment (the assignment page's download).
+    #[arg(long)]
+    classroom_csv: PathBuf,
+    /// Points by which a recorded score may differ from the regrade.
+    #[arg(long, default_value_t = grader::audit::DEFAULT_TOLERANCE)]
+    tolerance: f64,
 }
 
 fn main() -> ExitCode {
@@ -380,6 +395,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
     match command {
         Command::List => print!("{}", list()),
         Command::Batch(args) => return run_batch(args),
+        Command::Audit(args) => return run_audit(args),
         Command::Merge { gradebooks, out } => {
             let merged = gradebook::merge(&gradebooks, &out)?;
             println!(
@@ -519,14 +535,26 @@ fn run_command(command: Command) -> Result<ExitCode> {
 }
 
 fn run_batch(args: BatchArgs) -> Result<ExitCode> {
+    let out = args.out.clone().unwrap_or_else(|| batch::default_out(&args.dir));
+    let opts = batch_options(args, out)?;
+    if !opts.dir.is_dir() {
+        anyhow::bail!("{} is not a folder of submissions", opts.dir.display());
+    }
+    let summary = batch::run(&opts)?;
+    print!("{summary}");
+    Ok(if summary.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+/// What `grader batch` (and the audit's regrade) runs with, results going to `out`.
+fn batch_options(args: BatchArgs, out: PathBuf) -> Result<batch::Options> {
     // Resolved here, from the course's own copy: a child's root is a staged submission.
     let course = default_root().unwrap_or_else(|_| PathBuf::from("."));
     let policy = policy::resolve(&course, args.grading.perf_without_gpu, Audience::Gradescope)?;
     let sanitize = args.grading.sanitize.to_possible_value().expect("named").get_name().to_string();
     let grading_flags =
         vec!["--sanitize".into(), sanitize, "--perf-without-gpu".into(), policy.perf_without_gpu.name().into()];
-    let opts = batch::Options {
-        out: args.out.unwrap_or_else(|| batch::default_out(&args.dir)),
+    Ok(batch::Options {
+        out,
         dir: args.dir,
         exercises: registry::select(&args.exercises)?,
         seed: args.seed,
@@ -542,13 +570,21 @@ fn run_batch(args: BatchArgs) -> Result<ExitCode> {
         isolate: args.isolate,
         workers_per_gpu: args.workers_per_gpu,
         regrade_hangs: args.regrade_hangs,
-    };
-    if !opts.dir.is_dir() {
-        anyhow::bail!("{} is not a folder of submissions", opts.dir.display());
+    })
+}
+
+/// Exit status 1 when the audit finds a difference, 2 when it cannot run.
+fn run_audit(args: AuditArgs) -> Result<ExitCode> {
+    let out = args.batch.out.clone().unwrap_or_else(|| batch::default_out(&args.batch.dir).with_file_name("audit"));
+    let batch = batch::Options { shard: None, ..batch_options(args.batch, out)? };
+    if !batch.dir.is_dir() {
+        anyhow::bail!("{} is not a folder of repositories", batch.dir.display());
     }
-    let summary = batch::run(&opts)?;
-    print!("{summary}");
-    Ok(if summary.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+    let opts = grader::audit::Options { batch, classroom_csv: args.classroom_csv, tolerance: args.tolerance };
+    let audit = grader::audit::run(&opts)?;
+    print!("{audit}");
+    println!("  written to {}", opts.batch.out.join("audit.json").display());
+    Ok(if audit.is_clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// A grades JSON, or the `grades` of a batch's per-student JSON.

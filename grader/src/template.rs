@@ -129,6 +129,11 @@ const WORKFLOW_TEMPLATE: &str = r#"# GitHub Classroom autograding for the studen
 # and, when that repository is private, the organization secret
 # CUDA_LAB_GRADER_TOKEN: a token that can read it.
 # Only the student's .cu files of the exercises are graded (docs/classroom.md).
+#
+# Every job starts clean: the runner must be ephemeral (scripts/runner/: one job
+# per fresh container) unless CUDA_LAB_ALLOW_PERSISTENT_RUNNER is `true`; the
+# grader is built into this job's own folder, or, when the runner offers a
+# prebuilt one, run only if its SHA-256 equals CUDA_LAB_GRADER_SHA256.
 name: Autograding Tests
 on:
   push:
@@ -159,14 +164,22 @@ jobs:
           token: ${{ secrets.CUDA_LAB_GRADER_TOKEN || github.token }}
           path: trusted-grader
           persist-credentials: false
-      - name: Build the grader
+      - name: Refuse a runner that is not ephemeral
+        # One job per fresh container; otherwise a job could leave behind what
+        # a later student's job runs (docs/classroom.md).
         working-directory: trusted-grader
         env:
-          # Kept on the runner between jobs: the grader builds once per version.
-          CARGO_TARGET_DIR: ${{ runner.tool_cache }}/cuda-lab-target
-        run: |
-          cargo build --release --locked -p grader
-          cp "$CARGO_TARGET_DIR/release/grader" "$RUNNER_TEMP/grader"
+          CUDA_LAB_ALLOW_PERSISTENT_RUNNER: ${{ vars.CUDA_LAB_ALLOW_PERSISTENT_RUNNER }}
+        run: scripts/runner/check-ephemeral.sh
+      - name: Build or verify the grader
+        # Nothing from an earlier job is trusted: the build folder is this job's
+        # own, and a prebuilt grader must match the pinned SHA-256 or the job fails.
+        working-directory: trusted-grader
+        env:
+          CARGO_TARGET_DIR: ${{ runner.temp }}/cuda-lab-target
+          CUDA_LAB_GRADER_SHA256: ${{ vars.CUDA_LAB_GRADER_SHA256 }}
+          CUDA_LAB_PREBUILT_GRADER: ${{ vars.CUDA_LAB_PREBUILT_GRADER }}
+        run: scripts/verify-grader.sh "$RUNNER_TEMP/grader"
       - name: Grade
         id: grade
         # Each part in its own process with a time limit, from a staged copy of

@@ -188,7 +188,7 @@ fn parse_edg_header(line: &str, cx: &LogContext) -> Option<Diagnostic> {
         if let Some((severity, message)) = split_severity(&rest[digits + 3..]) {
             return Some(Diagnostic {
                 file: cx.file_name(&line[..open]),
-                line: Some(n),
+                line: Some(n).filter(|&n| n > 0),
                 column: None,
                 severity,
                 message,
@@ -217,7 +217,8 @@ fn parse_gcc_header(line: &str, cx: &LogContext) -> Option<Diagnostic> {
         let mut col = None;
         if let Some(after) = rest.strip_prefix(':') {
             if let Some((c, d2)) = num(after) {
-                col = Some(c);
+                // Columns are 1-based: a compiler's 0 means "no column".
+                col = Some(c).filter(|&c| c > 0);
                 rest = &after[d2..];
             }
         }
@@ -225,7 +226,7 @@ fn parse_gcc_header(line: &str, cx: &LogContext) -> Option<Diagnostic> {
         if let Some((severity, message)) = split_severity(after) {
             return Some(Diagnostic {
                 file: cx.file_name(&line[..colon]),
-                line: Some(ln),
+                line: Some(ln).filter(|&n| n > 0),
                 column: col,
                 severity,
                 message,
@@ -306,7 +307,8 @@ fn parse_context_note(line: &str, file: &str, cx: &LogContext) -> Option<Diagnos
         }
     }
     let what = t[..at].trim_start_matches("detected during").trim_start_matches(':').trim();
-    Some(Diagnostic { file, line: Some(n), column: None, severity: Severity::Note, message: format!("{what} here") })
+    let line = Some(n).filter(|&n| n > 0);
+    Some(Diagnostic { file, line, column: None, severity: Severity::Note, message: format!("{what} here") })
 }
 
 #[cfg(test)]
@@ -441,5 +443,17 @@ kernels/pi.cu(1): error: expression must have class type but it has type \"int\"
     #[test]
     fn severity_serializes_lowercase() {
         assert_eq!(serde_json::to_string(&Severity::Warning).unwrap(), "\"warning\"");
+    }
+
+    #[test]
+    fn a_zero_line_or_column_means_none() {
+        // Found by fuzzing (fuzz/regressions/diagnostics/column-zero): columns
+        // and lines are 1-based, and a compiler's 0 means "not known".
+        let d = parse_log("kernels/pi.cu:0:0: error: bad option\n", &cx(SRC));
+        assert_eq!((d[0].line, d[0].column), (None, None), "{d:?}");
+        let d = parse_log("kernels/pi.cu:3:0: error: x\n", &cx(SRC));
+        assert_eq!((d[0].line, d[0].column), (Some(3), None), "{d:?}");
+        let d = parse_log("kernels/pi.cu(0): error: x\n", &cx(SRC));
+        assert_eq!(d[0].line, None, "{d:?}");
     }
 }

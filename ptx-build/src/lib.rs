@@ -39,6 +39,24 @@ pub use provision::OFFLINE_ENV;
 pub use render::render_diagnostics;
 pub use source::{SourceFile, DEFAULT_MAX_SOURCE_BYTES};
 
+/// The readers of student-controlled text, for the fuzz targets and property
+/// tests (fuzz/, tests/hostile_text.rs); not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    use crate::diagnostics::{self, Diagnostic, LogContext};
+
+    /// Reads a compiler log as [`crate::Compiler::compile`] does.
+    pub fn parse_log(log: &str, display_path: &str, aliases: &[&str], source: &str) -> Vec<Diagnostic> {
+        let cx = LogContext { aliases, display_path, source };
+        diagnostics::ensure_error(diagnostics::parse_log(log, &cx), display_path, log)
+    }
+
+    /// The log kept in an error.
+    pub fn cap_log(log: &str) -> String {
+        diagnostics::cap_log(log)
+    }
+}
+
 /// Checks `src` against the include policy without compiling it (what
 /// [`Compiler::compile`] does first): `Err(BuildError::Refused)` with the line.
 pub fn check_source(src: &SourceFile) -> Result<(), BuildError> {

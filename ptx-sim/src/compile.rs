@@ -25,6 +25,14 @@ pub struct CompiledModule {
 }
 
 /// Loads a parsed module: places its variables in `mem` and compiles every entry.
+/// A module-scope `.global`/`.const` variable larger than this is refused
+/// (CUDA's whole constant bank is 64 KiB; the exercises' buffers are
+/// allocated by the host, not declared in the module).
+pub const MAX_MODULE_VARIABLE_BYTES: u64 = 256 << 20;
+
+/// Local memory one thread may use, as on CUDA GPUs (512 KiB).
+pub const MAX_LOCAL_BYTES: u32 = 512 << 10;
+
 pub fn compile_module(m: &Module, mem: &mut GlobalMem) -> Result<CompiledModule, SimError> {
     let mut symbols = HashMap::new();
     for v in &m.vars {
@@ -35,6 +43,12 @@ pub fn compile_module(m: &Module, mem: &mut GlobalMem) -> Result<CompiledModule,
             continue;
         }
         let size = v.size();
+        if size > MAX_MODULE_VARIABLE_BYTES {
+            return Err(SimError::OutOfMemory(format!(
+                "module variable `{}` of {size} bytes (the simulator allows {MAX_MODULE_VARIABLE_BYTES})",
+                v.name
+            )));
+        }
         let addr = mem
             .alloc(size.max(1) as usize)
             .ok_or_else(|| SimError::OutOfMemory(format!("module variable `{}`", v.name)))?;
@@ -137,7 +151,7 @@ struct KCtx<'a> {
 
 fn align_up(x: u32, a: u32) -> u32 {
     let a = a.max(1);
-    x.div_ceil(a) * a
+    x.div_ceil(a).saturating_mul(a)
 }
 
 const IGNORED_MODS: &[&str] = &[
@@ -265,15 +279,22 @@ impl<'a> KCtx<'a> {
         if v.is_extern || v.array == Some(None) {
             return;
         }
+        // Saturates: a launch refuses anything above the shared-memory limit.
         let off = align_up(self.shared_end, v.alignment());
         self.shared.insert(v.name.clone(), off);
-        self.shared_end = off + v.size() as u32;
+        self.shared_end = (off as u64).saturating_add(v.size()).min(u32::MAX as u64) as u32;
     }
 
-    fn alloc_local(&mut self, size: u32, align: u32) -> u32 {
+    fn alloc_local(&mut self, size: u64, align: u32) -> Result<u32, SimError> {
         let off = align_up(self.local_end, align);
-        self.local_end = off + size;
-        off
+        let end = (off as u64).saturating_add(size);
+        if end > MAX_LOCAL_BYTES as u64 {
+            return self.unsupported(format!(
+                "{end} bytes of local memory per thread (CUDA allows at most {MAX_LOCAL_BYTES})"
+            ));
+        }
+        self.local_end = end as u32;
+        Ok(off)
     }
 
     fn compile_entry(mut self, f: &Function) -> Result<Kernel, SimError> {
@@ -308,8 +329,11 @@ impl<'a> KCtx<'a> {
         let mut top = HashMap::new();
         let mut off = 0u32;
         for p in &f.params {
-            let size = p.size() as u32;
+            // CUDA passes at most 32 KiB of kernel parameters (4 KiB before 12.1).
             off = align_up(off, p.alignment());
+            let Some(size) = u32::try_from(p.size()).ok().filter(|&s| off as u64 + s as u64 <= 32 << 10) else {
+                return self.unsupported(format!("kernel parameters beyond 32 KiB (`{}`)", p.name));
+            };
             top.insert(p.name.clone(), Sym::KParam(off));
             params.push(ParamInfo { name: p.name.clone(), offset: off, size, ty: p.ty.clone() });
             off += size;
@@ -326,6 +350,14 @@ impl<'a> KCtx<'a> {
             if let Op::Bra { target } = &mut self.code[idx].op {
                 *target = t;
             }
+        }
+        // Every slot is a register of every thread (constants and specials too).
+        if self.nslots as usize + self.npreds as usize > 2 * crate::parse::MAX_REGISTERS {
+            return self.unsupported(format!(
+                "{} registers in one kernel (the simulator allows {})",
+                self.nslots as usize + self.npreds as usize,
+                2 * crate::parse::MAX_REGISTERS
+            ));
         }
         let mut consts: Vec<(Reg, u64)> = self.consts.iter().map(|(&b, &r)| (r, b)).collect();
         consts.sort();
@@ -415,9 +447,7 @@ impl<'a> KCtx<'a> {
                 Stmt::Var(v) => {
                     self.cur_line = v.line;
                     let sym = match v.space {
-                        ast::Space::Local | ast::Space::Param => {
-                            Sym::Local(self.alloc_local(v.size() as u32, v.alignment()))
-                        }
+                        ast::Space::Local | ast::Space::Param => Sym::Local(self.alloc_local(v.size(), v.alignment())?),
                         ast::Space::Shared if v.is_extern || v.array == Some(None) => Sym::DynShared,
                         ast::Space::Shared => match self.shared.get(&v.name) {
                             Some(&o) => Sym::Shared(o),

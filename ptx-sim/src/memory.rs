@@ -64,7 +64,7 @@ impl GlobalMem {
     /// Allocates zeroed memory, 256-byte aligned, followed by a guard gap. Zero-size
     /// allocations get a distinct address too.
     pub fn alloc(&mut self, bytes: usize) -> Option<u64> {
-        if self.bytes_in_use + bytes as u64 > MAX_GLOBAL_BYTES {
+        if self.bytes_in_use.saturating_add(bytes as u64) > MAX_GLOBAL_BYTES {
             return None;
         }
         let base = self.next;

@@ -48,7 +48,7 @@ impl VarDecl {
             Some(None) => 0,
             Some(Some(n)) => n,
         };
-        n * self.elem_size() as u64
+        n.saturating_mul(self.elem_size() as u64)
     }
     pub fn alignment(&self) -> u32 {
         if self.align > 0 {

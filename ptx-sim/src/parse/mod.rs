@@ -8,14 +8,22 @@ use lexer::{Tok, Token};
 
 use crate::error::SimError;
 
+/// Registers one kernel may declare (NVRTC's largest course kernels use a few
+/// hundred); more is refused, in the parser and again in the compiler.
+pub const MAX_REGISTERS: usize = 16_384;
+/// Register names a whole module may declare (each is a string while parsing).
+const MODULE_REGISTERS: usize = 8 * MAX_REGISTERS;
+
 pub fn parse(src: &str) -> Result<Module, SimError> {
     let toks = lexer::lex(src)?;
-    Parser { t: toks, i: 0 }.module()
+    Parser { t: toks, i: 0, registers: 0 }.module()
 }
 
 struct Parser {
     t: Vec<Token>,
     i: usize,
+    /// Register names declared so far in the module (see [`MAX_REGISTERS`]).
+    registers: usize,
 }
 
 type PResult<T> = Result<T, SimError>;
@@ -245,7 +253,7 @@ impl Parser {
                 let n = self.int()? as u64;
                 self.expect_punct(']')?;
                 if let Some(Some(m)) = v.array {
-                    v.array = Some(Some(m * n));
+                    v.array = Some(Some(m.saturating_mul(n)));
                 }
             }
         }
@@ -377,6 +385,14 @@ impl Parser {
                         if self.eat_punct('<') {
                             let count = self.int()?;
                             self.expect_punct('>')?;
+                            // Each name becomes a slot of every thread: a hostile
+                            // `%r<100000000>` must not take the machine's memory.
+                            let total = (self.registers + names.len()) as i64;
+                            if count < 0 || total.saturating_add(count) > MODULE_REGISTERS as i64 {
+                                return self.err(format!(
+                                    "`.reg {n}<{count}>`: the module declares more than {MODULE_REGISTERS} registers"
+                                ));
+                            }
                             for k in 0..count {
                                 names.push(format!("{n}{k}"));
                             }
@@ -388,6 +404,7 @@ impl Parser {
                         }
                         self.expect_punct(',')?;
                     }
+                    self.registers += names.len();
                     return Ok(Stmt::Reg { ty, names, line });
                 }
                 ".local" | ".shared" | ".param" | ".const" | ".global" => {

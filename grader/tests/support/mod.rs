@@ -1,0 +1,1 @@
+pub mod intake_tree;
