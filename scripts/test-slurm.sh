@@ -54,6 +54,7 @@ ours() {
     for p in /proc/[0-9]*; do
         grep -qzx "SLURM_CONF=$state/slurm.conf" "$p/environ" 2>/dev/null && echo "${p#/proc/}"
     done
+    return 0
 }
 stop() {
     local rc=$?
@@ -68,7 +69,8 @@ stop() {
     done
     local left
     left=$(ours)
-    [[ -n $left ]] && kill -9 $left 2>/dev/null
+    # shellcheck disable=SC2086 # a list of pids
+    [[ -z $left ]] || kill -9 $left 2>/dev/null || true
     sleep 0.2
     left=$(ours)
     if [[ -n $left ]]; then
