@@ -134,6 +134,9 @@ enum Command {
         /// Where the combined gradebook.json and gradebook.csv go.
         #[arg(long)]
         out: PathBuf,
+        /// Merge even when shards are missing (their students are left out).
+        #[arg(long)]
+        partial: bool,
     },
     /// Turn a grades JSON (or a batch's submissions/<key>.json) into Classroom or Gradescope results.
     Report {
@@ -396,7 +399,10 @@ fn run_command(command: Command) -> Result<ExitCode> {
         Command::List => print!("{}", list()),
         Command::Batch(args) => return run_batch(args),
         Command::Audit(args) => return run_audit(args),
-        Command::Merge { gradebooks, out } => {
+        Command::Merge { gradebooks, out, partial } => {
+            if !partial {
+                gradebook::check_all_shards(&gradebooks)?;
+            }
             let merged = gradebook::merge(&gradebooks, &out)?;
             println!(
                 "{} students from {} gradebooks in {}",

@@ -29,7 +29,7 @@ pub(crate) struct Bundle {
     pub packages: &'static [&'static str],
     /// A file that must exist (relative to the install) for it to count as complete.
     pub proof: &'static str,
-    /// Folders of the wheels that are not needed (shared libraries next to headers).
+    /// Files and folders of the wheels that are not needed (shared libraries next to headers).
     pub prune: &'static [&'static str],
 }
 
@@ -41,7 +41,8 @@ pub(crate) const NVRTC: Bundle = Bundle {
     what: "NVRTC 12.9 (the CUDA compiler the grader uses)",
     packages: &["nvidia-cuda-nvrtc-cu12==12.9.86"],
     proof: "nvidia/cuda_nvrtc/lib/libnvrtc.so.12",
-    prune: &[],
+    // The "alt" builds (another C++ ABI, never loaded here): 110 MB.
+    prune: &["nvidia/cuda_nvrtc/lib/libnvrtc.alt.so.12", "nvidia/cuda_nvrtc/lib/libnvrtc-builtins.alt.so.12.9"],
 };
 
 /// `cuda_fp16.h`, `cuda_bf16.h`, `cooperative_groups.h` and what they include:
@@ -198,7 +199,8 @@ fn install(root: &Path, bundle: &Bundle) -> Result<PathBuf, Failure> {
         return Err(Failure::PipFailed(format!("pip finished but {} is missing from what it installed", bundle.proof)));
     }
     for p in bundle.prune {
-        let _ = std::fs::remove_dir_all(target.join(p));
+        let p = target.join(p);
+        let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
     }
     let dest = root.join(bundle.dir);
     // Under the lock nobody else writes `dest`; a leftover without its proof

@@ -160,6 +160,36 @@ pub fn merge(paths: &[PathBuf], out: &Path) -> Result<Gradebook> {
     Ok(merged)
 }
 
+/// Refuses a merge that lacks shards: every gradebook must be a shard `i/n`
+/// of the same `n`, and every `i` of `0..n` present (a merge of a partial set
+/// would silently drop whole groups of students). `grader merge --partial`
+/// skips this check.
+pub fn check_all_shards(paths: &[PathBuf]) -> Result<()> {
+    let mut of: Option<u32> = None;
+    let mut seen = std::collections::BTreeSet::new();
+    for path in paths {
+        let Some(shard) = Gradebook::read(path)?.shard else { continue };
+        let parsed = shard.split_once('/').and_then(|(i, n)| Some((i.parse::<u32>().ok()?, n.parse::<u32>().ok()?)));
+        let Some((i, n)) = parsed else { bail!("{}: shard `{shard}` is not of the form i/n", path.display()) };
+        if of.is_some_and(|m| m != n) {
+            bail!("{}: shard {shard} is of a class split {n} ways, the others {} ways", path.display(), of.unwrap());
+        }
+        of = Some(n);
+        seen.insert(i);
+    }
+    if let Some(n) = of {
+        let missing: Vec<String> = (0..n).filter(|i| !seen.contains(i)).map(|i| format!("{i}/{n}")).collect();
+        if !missing.is_empty() {
+            bail!(
+                "shard(s) {} missing: their students would be left out. Grade them (rerun the batch; it resumes), \
+                 or pass --partial to merge what is there",
+                missing.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
 fn copy_report(gradebook: &Path, row: &Row, out: &Path) -> Result<()> {
     let from = gradebook.parent().unwrap_or(Path::new(".")).join(&row.report);
     let to = out.join(&row.report);
@@ -208,6 +238,22 @@ mod tests {
     fn csv_quotes_names_and_formats_scores() {
         let text = String::from_utf8(book(1, &[("ana", 12.5)]).csv().unwrap()).unwrap();
         assert_eq!(text, "key,name,ex01,total,max,status,notes\nana,\"ana, the student\",12.50,12.50,20.00,graded,\n");
+    }
+
+    #[test]
+    fn a_partial_set_of_shards_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let shard = |name: &str, s: &str| {
+            let mut b = book(1, &[(name, 1.0)]);
+            b.shard = Some(s.into());
+            saved(dir.path(), name, &b)
+        };
+        let (a, b, c) = (shard("a", "0/3"), shard("b", "1/3"), shard("c", "2/3"));
+        check_all_shards(&[a.clone(), b.clone(), c]).unwrap();
+        let err = check_all_shards(&[a.clone(), b]).unwrap_err().to_string();
+        assert!(err.contains("shard(s) 2/3 missing") && err.contains("--partial"), "{err}");
+        let err = check_all_shards(&[a, shard("d", "1/4")]).unwrap_err().to_string();
+        assert!(err.contains("split 4 ways"), "{err}");
     }
 
     #[test]
