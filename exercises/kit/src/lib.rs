@@ -8,8 +8,10 @@ pub mod exercise;
 pub mod gpu;
 pub mod inputs;
 pub mod inspect;
+pub mod measure;
 pub mod perf;
 pub mod profile;
+pub mod trial;
 
 pub use backend::{Arg, LaunchConfig};
 pub use exercise::{require, Check, CheckKind, Ctx, Exercise, Part, PartBuild, RunEnv, Skip, SIM_MAX_ELEMENTS};

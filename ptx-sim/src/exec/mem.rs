@@ -298,9 +298,13 @@ impl Exec<'_> {
             Space::KParam => return,
             Space::Const => {
                 st.totals.const_load_requests += 1;
+                // the constant cache serves one address per pass: a broadcast is one pass
+                let passes = crate::stats::distinct_addresses(addrs, m);
+                st.totals.const_load_passes += passes;
                 let row = st.row(self.k, pc);
                 row.executions += 1;
                 row.thread_accesses += m.count_ones() as u64;
+                row.const_passes += passes;
                 return;
             }
             _ => {}

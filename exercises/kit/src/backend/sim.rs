@@ -3,10 +3,10 @@
 //! are skipped), but it sees what a GPU hides: it fails a kernel whose threads
 //! race on shared memory, and it profiles every launch's memory accesses.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ptx_sim::{ParamValue, SimConfig, SimError, Simulator};
+use ptx_sim::{ParamValue, SimConfig, SimError, Simulator, Stats};
 
 use super::{Arg, BResult, Backend, BackendError, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
 use crate::profile::MemoryProfile;
@@ -19,7 +19,13 @@ pub struct SimBackend {
     sim: Mutex<Simulator>,
     info: DeviceInfo,
     profiles: Mutex<Vec<MemoryProfile>>,
+    /// Every launch's full statistics (per instruction, with source lines), kept
+    /// only for a private measuring instance (see `crate::measure`).
+    recorded: Option<StatsLog>,
 }
+
+/// Where a recording simulator leaves the statistics of its launches.
+pub type StatsLog = Arc<Mutex<Vec<Stats>>>;
 
 impl SimBackend {
     pub fn new() -> Self {
@@ -35,7 +41,13 @@ impl SimBackend {
             max_threads_per_block: cfg.max_threads_per_block,
             max_shared_bytes_per_block: cfg.shared_mem_per_block,
         };
-        Self { sim: Mutex::new(Simulator::new(cfg)), info, profiles: Mutex::default() }
+        Self { sim: Mutex::new(Simulator::new(cfg)), info, profiles: Mutex::default(), recorded: None }
+    }
+
+    /// A simulator that also keeps every launch's full statistics in the returned log.
+    pub fn recording() -> (Self, StatsLog) {
+        let log = StatsLog::default();
+        (Self { recorded: Some(log.clone()), ..Self::new() }, log)
     }
 
     fn sim(&self) -> std::sync::MutexGuard<'_, Simulator> {
@@ -129,6 +141,9 @@ impl Backend for SimBackend {
             }
         }
         let s = &report.stats;
+        if let Some(log) = &self.recorded {
+            log.lock().unwrap().push(s.clone());
+        }
         self.profiles.lock().unwrap().push(MemoryProfile {
             kernel: kernel.to_string(),
             launches: 1,
@@ -145,6 +160,8 @@ impl Backend for SimBackend {
             block_threads: cfg.threads_per_block(),
             dynamic_shared_bytes: cfg.shared_bytes,
             warp_sample: worst_global_access(s),
+            const_requests: s.const_load_requests,
+            const_passes: s.const_load_passes,
         });
         if let Some(r) = report.races.first() {
             // NVRTC's line info makes the student's path absolute from the current folder; show it as given.
