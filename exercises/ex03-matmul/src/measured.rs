@@ -147,8 +147,7 @@ mod tests {
             passes(&ex, part, "shared-tiles", Run::Check, file);
             fails(&ex, part, "faster-than-naive", Run::StandIn, file);
         }
-        for file in
-            ["reference/slow/ex03-matmul/extra/matmul_tiled_half.cu", &format!("{MINE}/matmul_tiled_unused.cu")]
+        for file in ["reference/slow/ex03-matmul/extra/matmul_tiled_half.cu", &format!("{MINE}/matmul_tiled_unused.cu")]
         {
             if let Some(msg) = fails(&ex, "tiled", "shared-tiles", Run::Check, file) {
                 assert!(msg.contains("global loads per multiply-add"), "{msg}");

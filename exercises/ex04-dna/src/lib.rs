@@ -9,8 +9,8 @@
 //! its own sequence (the seed's `Contient` is `any(found)`).
 
 pub mod cpu;
-pub mod measured;
 pub mod inputs;
+pub mod measured;
 
 use anyhow::{bail, Result};
 use kit::backend::BackendError;

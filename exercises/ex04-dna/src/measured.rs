@@ -153,9 +153,10 @@ mod tests {
             passes(&ex, part, "not-slower-than-v1", Run::StandIn, file);
         }
         passes(&ex, "v3", "sequence-in-constant", Run::Check, "reference/ex04-dna/kernels/search_v3.cu");
-        for (part, file) in
-            [("v2", "reference/slow/ex04-dna/kernels/search_v2.cu"), ("v3", "reference/slow/ex04-dna/kernels/search_v3.cu")]
-        {
+        for (part, file) in [
+            ("v2", "reference/slow/ex04-dna/kernels/search_v2.cu"),
+            ("v3", "reference/slow/ex04-dna/kernels/search_v3.cu"),
+        ] {
             passes(&ex, part, "shared-window", Run::Check, file);
             fails(&ex, part, "not-slower-than-v1", Run::StandIn, file);
         }

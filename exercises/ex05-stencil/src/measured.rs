@@ -85,16 +85,22 @@ mod tests {
     #[test]
     fn staging_is_measured_as_loads_per_output() {
         let ex = crate::exercise();
-        for file in ["reference/ex05-stencil/kernels/stencil.cu", "exercises/ex05-stencil/calibration/stencil_strided_fill.cu"] {
+        for file in
+            ["reference/ex05-stencil/kernels/stencil.cu", "exercises/ex05-stencil/calibration/stencil_strided_fill.cu"]
+        {
             passes(&ex, "stencil", "shared-halo", Run::Check, file);
             passes(&ex, "stencil", "share-of-copy", Run::StandIn, file);
         }
         let slow = "reference/slow/ex05-stencil/kernels/stencil.cu";
         passes(&ex, "stencil", "shared-halo", Run::Check, slow);
         fails(&ex, "stencil", "share-of-copy", Run::StandIn, slow);
-        if let Some(msg) =
-            fails(&ex, "stencil", "shared-halo", Run::Check, "exercises/ex05-stencil/calibration/stencil_unused_window.cu")
-        {
+        if let Some(msg) = fails(
+            &ex,
+            "stencil",
+            "shared-halo",
+            Run::Check,
+            "exercises/ex05-stencil/calibration/stencil_unused_window.cu",
+        ) {
             assert!(msg.contains("global loads per output"), "{msg}");
         }
     }

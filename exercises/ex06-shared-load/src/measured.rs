@@ -77,9 +77,10 @@ mod tests {
     #[test]
     fn staging_is_measured_as_global_loads_per_thread() {
         let ex = crate::exercise();
-        for file in
-            ["reference/ex06-shared-load/kernels/shared_load.cu", "exercises/ex06-shared-load/calibration/shared_load_words.cu"]
-        {
+        for file in [
+            "reference/ex06-shared-load/kernels/shared_load.cu",
+            "exercises/ex06-shared-load/calibration/shared_load_words.cu",
+        ] {
             passes(&ex, "load", "dynamic-shared", Run::Check, file);
             passes(&ex, "load", "faster-than-global-reads", Run::StandIn, file);
         }

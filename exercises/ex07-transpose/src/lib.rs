@@ -6,8 +6,8 @@ pub mod cpu;
 pub mod measured;
 
 use anyhow::Result;
-use kit::perf::{require_share, require_speedup};
 use kit::measure::skip_unmeasurable;
+use kit::perf::{require_share, require_speedup};
 use kit::{args, Check, Ctx, Exercise, Gpu, LaunchConfig, Part, Skip};
 
 use cpu::Encoding;
@@ -59,7 +59,9 @@ pub fn exercise() -> Exercise {
                     })
                     // The naive transpose's cost is its 32-sector stores: coalescing is the lesson.
                     .with_stand_in(|ctx| {
-                        skip_unmeasurable(measured::measure(ctx, "transpose_coalesced").and_then(|m| measured::coalesced(&m)))
+                        skip_unmeasurable(
+                            measured::measure(ctx, "transpose_coalesced").and_then(|m| measured::coalesced(&m)),
+                        )
                     }),
                 ),
             part("padded", "kernels/transpose_padded.cu", &["transpose_padded"])

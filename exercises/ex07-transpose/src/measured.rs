@@ -99,11 +99,11 @@ pub fn conflict_free(m: &Measurement) -> Result<String> {
 /// When it fails and the PTX shows no shared memory at all, say that first.
 pub fn shared_tile(ctx: &Ctx, kernel: &str) -> Result<String> {
     let result = measure(ctx, kernel).and_then(|m| coalesced(&m));
-    if result.is_err() && !ctx.kernel_ptx(kernel)?.uses_shared() {
+    if let (Err(e), false) = (&result, ctx.kernel_ptx(kernel)?.uses_shared()) {
         bail!(
             "{kernel} does not use shared memory. Stage the block's {TILE_DIM} x {TILE_DIM} tile in a `__shared__` \
              array: the transposing happens there, so that global memory is read and written in rows ({})",
-            result.unwrap_err()
+            e
         );
     }
     unless_unmeasurable(result)

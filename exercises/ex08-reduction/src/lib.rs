@@ -65,7 +65,9 @@ fn part(v: &'static Variant) -> Part {
     if v.part == SEQUENTIAL.part {
         // Divergence is what the timing measures: the stand-in counts it.
         part = part.check(Check::performance("faster-than-interleaved", sequential_speedup).with_stand_in(|ctx| {
-            kit::measure::skip_unmeasurable(measured::measure(ctx, SEQUENTIAL.kernels[0]).and_then(|m| measured::sequential(&m)))
+            kit::measure::skip_unmeasurable(
+                measured::measure(ctx, SEQUENTIAL.kernels[0]).and_then(|m| measured::sequential(&m)),
+            )
         }));
     }
     part

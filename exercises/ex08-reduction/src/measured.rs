@@ -96,7 +96,6 @@ pub fn shared_tree(ctx: &Ctx, kernel: &str, pattern: fn(&Measurement) -> Result<
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use kit::trial::{fails, passes, Run};
 
     const REF: &str = "reference/ex08-reduction/kernels";

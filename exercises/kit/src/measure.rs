@@ -151,9 +151,8 @@ impl Measurement {
     }
     /// The shared access with the most passes per request.
     pub fn worst_shared(&self) -> Option<&InstrStats> {
-        self.rows(is_shared).max_by(|a, b| {
-            ratio(a.wavefronts, a.executions).total_cmp(&ratio(b.wavefronts, b.executions))
-        })
+        self.rows(is_shared)
+            .max_by(|a, b| ratio(a.wavefronts, a.executions).total_cmp(&ratio(b.wavefronts, b.executions)))
     }
     /// The branch that diverged most often.
     pub fn worst_branch(&self) -> Option<&InstrStats> {
