@@ -53,3 +53,13 @@ fn backend_none_fails_a_padded_tile_that_is_not_used() {
     assert_eq!(t.status, Status::Fail, "{:?}", t.message);
     assert!(t.message.as_deref().unwrap().contains("16.50 passes per request"), "{:?}", t.message);
 }
+
+/// A kernel that does nothing has an ideal memory profile: the measured checks
+/// must judge only kernels whose measured run computes the right result.
+#[test]
+fn backend_none_fails_every_stub() {
+    let Some(r) = grade(&["all"]) else { return };
+    for t in structure(&r) {
+        assert_eq!(t.status, Status::Fail, "{} passes on a stub: {:?}", t.name, t.message);
+    }
+}

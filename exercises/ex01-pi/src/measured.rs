@@ -28,13 +28,15 @@ pub struct Counted {
 
 pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Counted> {
     let (x, y) = points(&mut kit::inputs::rng_for(0, "measure"), MEASURE_N);
+    let expected = cpu_hits(&x, &y);
     let m = ctx.measure(kernel, |module| {
         let gpu = module.gpu();
         let (dx, dy) = (gpu.upload("x", &x)?, gpu.upload("y", &y)?);
         let hits = gpu.zeros::<u32>("hits", 1)?;
-        module.launch(kernel, launch_config(MEASURE_N), &args![&dx, &dy, MEASURE_N as i32, &hits])
+        module.launch(kernel, launch_config(MEASURE_N), &args![&dx, &dy, MEASURE_N as i32, &hits])?;
+        kit::measure::require_right_result(kit::check::scalar("hits", expected, hits.read()?[0]))
     })?;
-    Ok(Counted { m, hits: cpu_hits(&x, &y), blocks: launch_config(MEASURE_N).grid.0 })
+    Ok(Counted { m, hits: expected, blocks: launch_config(MEASURE_N).grid.0 })
 }
 
 impl Counted {

@@ -30,8 +30,16 @@ pub fn measure(ctx: &Ctx) -> Result<Measurement> {
     ctx.measure("dot", |module| {
         let gpu = module.gpu();
         let (da, db) = (gpu.upload("a", &a)?, gpu.upload("b", &b)?);
-        let partial = gpu.zeros::<f32>("partial", blocks(MEASURE_N) as usize)?;
-        module.launch("dot", launch_config(MEASURE_N), &args![&da, &db, MEASURE_N as i32, &partial])
+        let partial = gpu.poisoned::<f32>("partial", blocks(MEASURE_N) as usize)?;
+        module.launch("dot", launch_config(MEASURE_N), &args![&da, &db, MEASURE_N as i32, &partial])?;
+        let got: f64 = partial.read()?.iter().map(|&p| p as f64).sum();
+        let (expected, abs_sum) = crate::cpu_dot(&a, &b);
+        let bound = crate::gamma(crate::roundings(MEASURE_N)) * abs_sum;
+        kit::measure::require_right_result(if (got - expected).abs() <= bound {
+            Ok(())
+        } else {
+            Err(anyhow::anyhow!("dot = {got}, expected {expected}"))
+        })
     })
 }
 

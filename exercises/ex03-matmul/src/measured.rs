@@ -38,7 +38,12 @@ pub fn measure(ctx: &Ctx, kernel: Kernel) -> Result<Measurement> {
     ctx.measure(kernel.name, |module: &Module| {
         let (m, n) = matrices(&mut kit::inputs::rng_for(0, "measure"), s);
         let bufs = Buffers::new(module.gpu(), s, &m, &n)?;
-        module.launch(kernel.name, launch_config(s), &kernel.args(s, &bufs))
+        module.launch(kernel.name, launch_config(s), &kernel.args(s, &bufs))?;
+        let r = crate::cpu::product(s, &m, &n);
+        let got = bufs.p.read()?;
+        kit::measure::require_right_result(
+            crate::cpu::verify(s, &r.expected, &r.abs, &got, |i| (i / s.n, i % s.n)).map(|_| ()),
+        )
     })
 }
 

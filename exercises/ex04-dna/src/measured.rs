@@ -36,10 +36,11 @@ pub fn measure(ctx: &Ctx, v: Variant) -> Result<Measurement> {
         let gpu = module.gpu();
         let d_dna = gpu.upload("dna", &dna)?;
         let d_seq = gpu.upload("seq", &seq)?;
-        let found = gpu.zeros::<u8>("found", cpu::positions(MEASURE_LETTERS))?;
+        let found = gpu.poisoned::<u8>("found", cpu::positions(MEASURE_LETTERS))?;
         v.prepare(module, &seq)?;
         v.launch_async(module, &d_dna, &d_seq, &found)?;
-        gpu.finish()
+        gpu.finish()?;
+        kit::measure::require_right_result(kit::check::exact("found", &cpu::found(&dna, &seq), &found.read()?))
     })
 }
 

@@ -23,9 +23,11 @@ pub const MIN_LANES_PER_LOAD: f64 = 16.0;
 pub fn measure(ctx: &Ctx) -> Result<Measurement> {
     ctx.measure(KERNEL, |module| {
         let gpu = module.gpu();
-        let input = gpu.upload("in", &cpu::pattern_input(MEASURE_N))?;
-        let out = gpu.zeros::<i32>("out", MEASURE_N)?;
-        module.launch(KERNEL, launch_config(MEASURE_N), &args![&input, &out, MEASURE_N as i32])
+        let values = cpu::pattern_input(MEASURE_N);
+        let input = gpu.upload("in", &values)?;
+        let out = gpu.poisoned::<i32>("out", MEASURE_N)?;
+        module.launch(KERNEL, launch_config(MEASURE_N), &args![&input, &out, MEASURE_N as i32])?;
+        kit::measure::require_right_result(kit::check::exact("out", &cpu::stencil(&values), &out.read()?))
     })
 }
 

@@ -22,8 +22,9 @@ pub fn measure(ctx: &Ctx) -> Result<Measurement> {
         let gpu = module.gpu();
         let (in1, in2) = cpu::random_pairs(&mut kit::inputs::rng_for(0, "measure"), MEASURE_BLOCKS);
         let (d1, d2) = (gpu.upload("in1", &in1)?, gpu.upload("in2", &in2)?);
-        let out = gpu.zeros::<u32>("out", in1.len())?;
-        module.launch(KERNEL, launch_config(MEASURE_BLOCKS), &args![&out, &d1, &d2])
+        let out = gpu.poisoned::<u32>("out", in1.len())?;
+        module.launch(KERNEL, launch_config(MEASURE_BLOCKS), &args![&out, &d1, &d2])?;
+        kit::measure::require_right_result(kit::check::exact("out", &cpu::correlate(&in1, &in2), &out.read()?))
     })
 }
 

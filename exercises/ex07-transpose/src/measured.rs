@@ -28,10 +28,11 @@ pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Measurement> {
     let (w, h) = (MEASURE_WIDTH, MEASURE_HEIGHT);
     ctx.measure(kernel, |module| {
         let gpu = module.gpu();
-        let values: Vec<f32> = (0..w * h).map(|i| i as f32).collect();
-        let input = gpu.upload("in", &values)?;
-        let out = gpu.zeros::<f32>("out", w * h)?;
-        module.launch(kernel, launch_config(w, h), &args![&out, &input, w as i32, h as i32])
+        let enc = crate::cpu::Encoding::random(&mut kit::inputs::rng_for(0, "measure"));
+        let input = gpu.upload("in", &enc.matrix(w, h))?;
+        let out = gpu.poisoned::<f32>("out", w * h)?;
+        module.launch(kernel, launch_config(w, h), &args![&out, &input, w as i32, h as i32])?;
+        kit::measure::require_right_result(crate::cpu::compare(&enc, w, h, &out.read()?))
     })
 }
 

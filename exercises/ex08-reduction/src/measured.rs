@@ -28,8 +28,10 @@ pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Measurement> {
         let gpu = module.gpu();
         let values: Vec<i32> = (0..MEASURE_N as i32).map(|i| i % 1000 + 1).collect();
         let input = gpu.upload("in", &values)?;
-        let partial = gpu.zeros::<i32>("partial", blocks(MEASURE_N) as usize)?;
-        module.launch(kernel, launch_config(MEASURE_N), &args![&input, MEASURE_N as i32, &partial])
+        let partial = gpu.poisoned::<i32>("partial", blocks(MEASURE_N) as usize)?;
+        module.launch(kernel, launch_config(MEASURE_N), &args![&input, MEASURE_N as i32, &partial])?;
+        let expected = crate::block_sums(&values);
+        kit::measure::require_right_result(kit::check::exact("partial", &expected, &partial.read()?))
     })
 }
 

@@ -63,6 +63,17 @@ pub fn measure_ptx(ptx: &str, kernel: &str, run: impl FnOnce(&Module) -> Result<
     Ok(Measurement { kernel: kernel.to_string(), launches, stats })
 }
 
+/// The measured run's result must be right: a kernel that does nothing has an
+/// ideal memory profile, so the technique is judged only on a kernel that works.
+pub fn require_right_result(result: Result<()>) -> Result<()> {
+    result.map_err(|e| {
+        e.context(
+            "on the small fixed input the structure is measured on, the kernel's result is wrong, so its memory \
+             behaviour says nothing yet; make the correctness tests pass first",
+        )
+    })
+}
+
 /// A measured check's result where the simulator cannot run the kernel: the
 /// PTX checks (already passed) judge alone, and the note says so.
 pub fn unless_unmeasurable(result: Result<String>) -> Result<String> {
