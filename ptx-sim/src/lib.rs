@@ -50,6 +50,9 @@ pub struct SimConfig {
     pub track_stats: bool,
     /// Detect shared-memory races ([`Race`]).
     pub detect_races: bool,
+    /// Format and keep `printf` output. Off, a `printf` only counts its calls
+    /// (and returns 0): for runs that measure a kernel and show nothing of it.
+    pub capture_printf: bool,
 }
 
 impl Default for SimConfig {
@@ -60,6 +63,7 @@ impl Default for SimConfig {
             max_threads_per_block: 1024,
             track_stats: true,
             detect_races: true,
+            capture_printf: true,
         }
     }
 }

@@ -45,9 +45,14 @@ impl Ctx<'_> {
     }
 }
 
+/// Warp instructions one measured launch may execute: the measured inputs need
+/// at most a few hundred thousand, and a kernel that never finishes must not
+/// hold up a run (about a second of CPU).
+pub const MEASURE_MAX_STEPS: u64 = 5_000_000;
+
 /// [`Ctx::measure`] on a module's PTX text.
 pub fn measure_ptx(ptx: &str, kernel: &str, run: impl FnOnce(&Module) -> Result<()>) -> Result<Measurement> {
-    let (backend, log) = SimBackend::recording();
+    let (backend, log) = SimBackend::recording(MEASURE_MAX_STEPS);
     let gpu = Gpu::new(Box::new(backend), Duration::MAX);
     let module = gpu.load(ptx).map_err(|e| match e.downcast_ref::<BackendError>() {
         Some(BackendError::LoadFailed(why)) => anyhow!(Unmeasurable(why.clone())),

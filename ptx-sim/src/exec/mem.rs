@@ -604,6 +604,13 @@ impl Exec<'_> {
             }
         }
         let lb = self.k.local_bytes as usize;
+        if self.printf.discard {
+            self.printf.calls += m.count_ones() as u64;
+            if ret != u32::MAX {
+                lanes(m, |l| write_le(&mut self.local[(w * 32 + l) * lb + ret as usize..], 4, 0));
+            }
+            return Ok(());
+        }
         let mut mm = m;
         while mm != 0 {
             let l = mm.trailing_zeros() as usize;

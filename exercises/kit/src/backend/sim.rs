@@ -44,10 +44,15 @@ impl SimBackend {
         Self { sim: Mutex::new(Simulator::new(cfg)), info, profiles: Mutex::default(), recorded: None }
     }
 
-    /// A simulator that also keeps every launch's full statistics in the returned log.
-    pub fn recording() -> (Self, StatsLog) {
+    /// A simulator that also keeps every launch's full statistics in the returned
+    /// log, for measuring a kernel on a small input: it stops a launch after
+    /// `max_steps` warp instructions and does not print the kernel's printf.
+    pub fn recording(max_steps: u64) -> (Self, StatsLog) {
         let log = StatsLog::default();
-        (Self { recorded: Some(log.clone()), ..Self::new() }, log)
+        let mut backend = Self { recorded: Some(log.clone()), ..Self::new() };
+        let cfg = SimConfig { max_steps_per_launch: max_steps, capture_printf: false, ..SimConfig::default() };
+        backend.sim = Mutex::new(Simulator::new(cfg));
+        (backend, log)
     }
 
     fn sim(&self) -> std::sync::MutexGuard<'_, Simulator> {
@@ -134,7 +139,7 @@ impl Backend for SimBackend {
             .sim()
             .launch(ptx_sim::ModuleId(module.0), kernel, cfg.grid, cfg.block, cfg.shared_bytes, &params)
             .map_err(classify)?;
-        if !report.printf.text.is_empty() {
+        if !report.printf.text.is_empty() && self.recorded.is_none() {
             print!("{}", report.printf.text);
             if report.printf.dropped_bytes > 0 {
                 println!("[printf: {} more bytes dropped]", report.printf.dropped_bytes);
