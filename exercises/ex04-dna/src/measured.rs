@@ -123,7 +123,7 @@ pub fn stand_in(ctx: &Ctx, v: Variant) -> Result<String> {
             "{}: {lanes:.1} active lanes per global load (at least {MIN_LANES_PER_LOAD}){}: a few threads copy the \
              window while the rest of the block waits. Let every thread copy its own letter",
             m.kernel,
-            worst_at(m.worst_global(AccessKind::GlobalLoad))
+            worst_at(m.narrowest_global_load())
         );
     }
     if v == Variant::V3 && m.const_passes_per_request() > MAX_CONST_PASSES {

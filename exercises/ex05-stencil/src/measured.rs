@@ -74,7 +74,7 @@ pub fn warp_wide_loads(ctx: &Ctx) -> Result<String> {
             "{KERNEL}: {lanes:.1} active lanes per global load (warp-wide loads: 32; at least {MIN_LANES_PER_LOAD}){}: \
              a few threads load the window while the others wait. Let every thread load its own element (and the \
              first {RADIUS} threads the halos), so that each warp reads 32 neighbouring ints at once",
-            worst_at(m.worst_global(AccessKind::GlobalLoad))
+            worst_at(m.narrowest_global_load())
         );
     }
     Ok(figures(&m))

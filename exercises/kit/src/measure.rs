@@ -170,6 +170,11 @@ impl Measurement {
         self.rows(is_shared)
             .max_by(|a, b| ratio(a.wavefronts, a.executions).total_cmp(&ratio(b.wavefronts, b.executions)))
     }
+    /// The global load with the fewest active lanes per request (a few threads loading alone).
+    pub fn narrowest_global_load(&self) -> Option<&InstrStats> {
+        self.rows(|k| k == AccessKind::GlobalLoad)
+            .min_by(|a, b| ratio(a.thread_accesses, a.executions).total_cmp(&ratio(b.thread_accesses, b.executions)))
+    }
     /// The branch that diverged most often.
     pub fn worst_branch(&self) -> Option<&InstrStats> {
         self.rows(|k| k == AccessKind::Branch).max_by_key(|r| r.divergent)
