@@ -53,6 +53,9 @@ pub struct SimConfig {
     /// Report a read of shared memory nobody wrote in the launch
     /// ([`SimError::UninitialisedRead`]).
     pub detect_uninitialised: bool,
+    /// Format and keep `printf` output. Off, a `printf` only counts its calls
+    /// (and returns 0): for runs that measure a kernel and show nothing of it.
+    pub capture_printf: bool,
 }
 
 impl Default for SimConfig {
@@ -64,6 +67,7 @@ impl Default for SimConfig {
             track_stats: true,
             detect_races: true,
             detect_uninitialised: true,
+            capture_printf: true,
         }
     }
 }

@@ -10,6 +10,8 @@ pub struct PrintfOutput {
     pub dropped_bytes: u64,
     /// Number of printf calls (thread-level).
     pub calls: u64,
+    /// Count the calls only (`SimConfig::capture_printf` off).
+    pub(crate) discard: bool,
 }
 
 pub const PRINTF_CAP: usize = 64 * 1024;

@@ -62,6 +62,9 @@ pub struct InstrStats {
     /// Global load/store: the addresses of the first warp that executed it,
     /// kept so a report can draw which 32-byte sectors one warp touches.
     pub first_warp: Option<WarpAccess>,
+    /// Constant loads: passes of the constant cache, one per distinct address
+    /// (equal to executions when every access is a broadcast).
+    pub const_passes: u64,
 }
 
 /// One warp's addresses for one global access: `None` for inactive lanes.
@@ -109,6 +112,8 @@ pub struct Stats {
     pub local_load_requests: u64,
     pub local_store_requests: u64,
     pub const_load_requests: u64,
+    /// Constant-cache passes: distinct addresses summed over constant loads.
+    pub const_load_passes: u64,
     pub branches: u64,
     pub divergent_branches: u64,
     pub global_atomics: u64,
@@ -149,6 +154,7 @@ impl Stats {
         self.local_load_requests += o.local_load_requests;
         self.local_store_requests += o.local_store_requests;
         self.const_load_requests += o.const_load_requests;
+        self.const_load_passes += o.const_load_passes;
         self.branches += o.branches;
         self.divergent_branches += o.divergent_branches;
         self.global_atomics += o.global_atomics;
@@ -164,6 +170,7 @@ impl Stats {
                     x.bank_conflicts += r.bank_conflicts;
                     x.max_ways = x.max_ways.max(r.max_ways);
                     x.divergent += r.divergent;
+                    x.const_passes += r.const_passes;
                 }
                 None => self.per_instruction.push(r.clone()),
             }
@@ -282,6 +289,7 @@ impl Collector {
                 max_ways: 0,
                 divergent: 0,
                 first_warp: None,
+                const_passes: 0,
             }
         })
     }
@@ -329,6 +337,19 @@ pub(crate) fn count_sectors(addrs: &[u64; 32], m: u32, len: u32) -> u64 {
     secs.sort_unstable();
     secs.dedup();
     secs.len() as u64
+}
+
+/// Distinct addresses among the lanes `m` (passes of the constant cache).
+pub(crate) fn distinct_addresses(addrs: &[u64; 32], m: u32) -> u64 {
+    let mut seen = [0u64; 32];
+    let mut n = 0;
+    each_lane(m, |l| {
+        if !seen[..n].contains(&addrs[l]) {
+            seen[n] = addrs[l];
+            n += 1;
+        }
+    });
+    n as u64
 }
 
 /// Bank wavefronts of one warp-level shared access by lanes `m` of `len` bytes at
@@ -405,6 +426,14 @@ mod tests {
         assert_eq!(count_sectors(&addrs(|i| 1024 + 4 * i), 0xffff, 4), 2);
         assert_eq!(count_sectors(&addrs(|i| (1 << 20) | (4096 * i)), u32::MAX, 8), 32);
         assert_eq!(count_sectors(&addrs(|i| 1024 + 16 * i), u32::MAX, 16), 16);
+    }
+
+    #[test]
+    fn constant_passes_count_distinct_addresses() {
+        assert_eq!(distinct_addresses(&addrs(|_| 64), u32::MAX), 1);
+        assert_eq!(distinct_addresses(&addrs(|i| 64 + i % 8), u32::MAX), 8);
+        assert_eq!(distinct_addresses(&addrs(|i| 64 + i), 0b101), 2);
+        assert_eq!(distinct_addresses(&addrs(|i| i), 0), 0);
     }
 
     #[test]

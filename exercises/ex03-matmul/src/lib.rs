@@ -4,6 +4,7 @@
 //! M (m x k) x N (k x n), tiled, with bounds.
 
 pub mod cpu;
+pub mod measured;
 pub mod structure;
 
 use anyhow::{Context as _, Result};
@@ -147,7 +148,7 @@ fn correctness(mut part: Part, kernel: Kernel, shapes: &[Shape]) -> Part {
 /// Correctness, plus the structure checks of a tiled kernel.
 fn tiled(part: Part, kernel: Kernel, shapes: &[Shape]) -> Part {
     correctness(part, kernel, shapes)
-        .check(Check::structure("shared-tiles", move |ctx| structure::shared_tiles(&ctx.kernel_ptx(kernel.name)?)))
+        .check(Check::structure("shared-tiles", move |ctx| measured::shared_tiles(ctx, kernel)))
         .check(Check::structure("two-barriers", move |ctx| {
             ctx.kernel_ptx(kernel.name)?;
             structure::two_barriers(&ctx.build.ptx, kernel.name)
@@ -156,6 +157,9 @@ fn tiled(part: Part, kernel: Kernel, shapes: &[Shape]) -> Part {
 
 fn speedup_check(kernel: Kernel, s: Shape, yardstick: Kernel, min: f64) -> Check {
     Check::performance("faster-than-naive", move |ctx| speedup(ctx, kernel, s, yardstick, min))
+        // Tiling's gain is global traffic, kept by conflict-free tiles and phases deep enough to pay for
+        // their barriers: each measured.
+        .with_stand_in(move |ctx| kit::measure::skip_unmeasurable(measured::tiled_and_cheap(ctx, kernel)))
 }
 
 /// Blocks of TILE x TILE threads; x runs along the n columns of P, y along its m rows.

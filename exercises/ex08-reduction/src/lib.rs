@@ -7,8 +7,10 @@
 //! the additions, so each partial sum is compared exactly, and the lesson (the
 //! cost of divergence) is the same.
 
+pub mod measured;
+
 use anyhow::Result;
-use kit::{args, check, require, Check, Ctx, Exercise, LaunchConfig, Part};
+use kit::{args, check, Check, Ctx, Exercise, LaunchConfig, Part};
 use rand::Rng;
 
 /// Threads per block; one element per thread, so a block sums 256 elements.
@@ -55,12 +57,18 @@ fn part(v: &'static Variant) -> Part {
     for n in SIZES {
         part = part.check(Check::correctness(format!("n={n}"), move |ctx| block_sums_match(ctx, kernel, n)));
     }
-    part = part.check(Check::structure("shared-tree", move |ctx| shared_tree(ctx, kernel)));
+    let pattern = if v.part == SEQUENTIAL.part { measured::sequential } else { measured::interleaved };
+    part = part.check(Check::structure("shared-tree", move |ctx| measured::shared_tree(ctx, kernel, pattern)));
     // The interleaved part has no timing: it *is* the slow pattern, and what a
     // student could get wrong in it (a serial sum by thread 0, say) costs about
     // as much as the divergence, so no threshold would separate them reliably.
     if v.part == SEQUENTIAL.part {
-        part = part.check(Check::performance("faster-than-interleaved", sequential_speedup));
+        // Divergence is what the timing measures: the stand-in counts it.
+        part = part.check(Check::performance("faster-than-interleaved", sequential_speedup).with_stand_in(|ctx| {
+            kit::measure::skip_unmeasurable(
+                measured::measure(ctx, SEQUENTIAL.kernels[0]).and_then(|m| measured::sequential(&m)),
+            )
+        }));
     }
     part
 }
@@ -101,23 +109,6 @@ fn block_sums_match(ctx: &Ctx, kernel: &str, n: usize) -> Result<String> {
     module.launch(kernel, launch_config(n), &args![&d_in, n as i32, &partial])?;
     check::exact("partial", &expected, &partial.read()?)?;
     Ok(format!("{} block sum(s) exact", expected.len()))
-}
-
-fn shared_tree(ctx: &Ctx, kernel: &str) -> Result<String> {
-    let k = ctx.kernel_ptx(kernel)?;
-    require(k.uses_shared(), || {
-        format!(
-            "{kernel} does not use shared memory: the PTX has no access to a `__shared__` array. The block's \
-             partial sums live in `__shared__ int partialSum[256]`, where every thread can read the others' values"
-        )
-    })?;
-    require(k.has_barrier(), || {
-        format!(
-            "{kernel} has no barrier: without __syncthreads() between the steps of the tree, a thread may read \
-             partialSum[t + stride] before the thread that owns it has written that step's value"
-        )
-    })?;
-    Ok(String::new())
 }
 
 /// Timing input: the values do not change the time, so a random block of 64 Ki

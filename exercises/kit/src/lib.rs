@@ -9,10 +9,12 @@ pub mod gpu;
 pub mod gpu_lock;
 pub mod inputs;
 pub mod inspect;
+pub mod measure;
 pub mod perf;
 pub mod profile;
 pub mod shared;
 pub mod stats;
+pub mod trial;
 
 pub use backend::{Arg, LaunchConfig};
 pub use exercise::{require, Check, CheckKind, Ctx, Exercise, Part, PartBuild, RunEnv, Skip, SIM_MAX_ELEMENTS};

@@ -30,6 +30,12 @@ pub struct MemoryProfile {
     /// request: the picture of coalescing a report draws.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warp_sample: Option<WarpSample>,
+    /// Warp-level `__constant__` loads, and the constant cache's passes for them
+    /// (one per distinct address: equal to the loads when all are broadcasts).
+    #[serde(default)]
+    pub const_requests: u64,
+    #[serde(default)]
+    pub const_passes: u64,
 }
 
 /// The addresses one warp gave one global load or store.
@@ -61,6 +67,8 @@ impl MemoryProfile {
         self.divergent_branches += o.divergent_branches;
         self.global_atomics += o.global_atomics;
         self.shared_atomics += o.shared_atomics;
+        self.const_requests += o.const_requests;
+        self.const_passes += o.const_passes;
         self.block_threads = self.block_threads.max(o.block_threads);
         self.dynamic_shared_bytes = self.dynamic_shared_bytes.max(o.dynamic_shared_bytes);
         let worse = |a: &WarpSample, b: &WarpSample| b.sectors_per_request > a.sectors_per_request;
@@ -101,6 +109,12 @@ impl MemoryProfile {
                 100.0 * per(self.divergent_branches, self.branches)
             ));
         }
+        if self.const_requests > 0 {
+            parts.push(format!(
+                "constant {:.1} passes/load (1 when every load is a broadcast)",
+                per(self.const_passes, self.const_requests)
+            ));
+        }
         if self.global_atomics + self.shared_atomics > 0 {
             parts.push(format!("atomics: {} global, {} shared", self.global_atomics, self.shared_atomics));
         }
@@ -125,6 +139,8 @@ mod tests {
             shared_wavefronts: 6,
             branches: 10,
             divergent_branches: 5,
+            const_requests: 2,
+            const_passes: 16,
             ..Default::default()
         };
         p.add(&p.clone());
@@ -132,6 +148,7 @@ mod tests {
         assert!(s.contains("sectors per request: loads 4.0, stores 32.0"), "{s}");
         assert!(s.contains("1.50 passes/request (4 bank-conflict passes)"), "{s}");
         assert!(s.contains("50% of warp branches divergent"), "{s}");
+        assert!(s.contains("constant 8.0 passes/load"), "{s}");
         assert_eq!(p.launches, 2);
     }
 }

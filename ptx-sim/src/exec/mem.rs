@@ -308,9 +308,13 @@ impl Exec<'_> {
             Space::KParam => return,
             Space::Const => {
                 st.totals.const_load_requests += 1;
+                // the constant cache serves one address per pass: a broadcast is one pass
+                let passes = crate::stats::distinct_addresses(addrs, m);
+                st.totals.const_load_passes += passes;
                 let row = st.row(self.k, pc);
                 row.executions += 1;
                 row.thread_accesses += m.count_ones() as u64;
+                row.const_passes += passes;
                 return;
             }
             _ => {}
@@ -644,6 +648,13 @@ impl Exec<'_> {
             }
         }
         let lb = self.k.local_bytes as usize;
+        if self.printf.discard {
+            self.printf.calls += m.count_ones() as u64;
+            if ret != u32::MAX {
+                lanes(m, |l| write_le(&mut self.local[(w * 32 + l) * lb + ret as usize..], 4, 0));
+            }
+            return Ok(());
+        }
         let mut mm = m;
         while mm != 0 {
             let l = mm.trailing_zeros() as usize;

@@ -123,7 +123,7 @@ impl<'a> Exec<'a> {
             thread_instr: 0,
             stats: cfg.track_stats.then(|| Collector::new(k)),
             race: cfg.detect_races.then(|| Detector::new(shared_bytes, nwarps)),
-            printf: PrintfOutput::default(),
+            printf: PrintfOutput { discard: !cfg.capture_printf, ..PrintfOutput::default() },
             dyn_bytes,
             gcache: Cell::new(0),
             init: cfg.detect_uninitialised.then(|| vec![0; shared_bytes]),

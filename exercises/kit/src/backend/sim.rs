@@ -3,10 +3,10 @@
 //! are skipped), but it sees what a GPU hides: it fails a kernel whose threads
 //! race on shared memory, and it profiles every launch's memory accesses.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ptx_sim::{ParamValue, SimConfig, SimError, Simulator};
+use ptx_sim::{ParamValue, SimConfig, SimError, Simulator, Stats};
 
 use super::{Arg, BResult, Backend, BackendError, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
 use crate::profile::MemoryProfile;
@@ -22,7 +22,13 @@ pub struct SimBackend {
     /// Print the kernel's `printf` output; off for a second run of the same
     /// checks (the grader's sanitizer pass), where the GPU printed it already.
     echo_printf: bool,
+    /// Every launch's full statistics (per instruction, with source lines), kept
+    /// only for a private measuring instance (see `crate::measure`).
+    recorded: Option<StatsLog>,
 }
+
+/// Where a recording simulator leaves the statistics of its launches.
+pub type StatsLog = Arc<Mutex<Vec<Stats>>>;
 
 impl SimBackend {
     pub fn new() -> Self {
@@ -38,7 +44,7 @@ impl SimBackend {
             max_threads_per_block: cfg.max_threads_per_block,
             max_shared_bytes_per_block: cfg.shared_mem_per_block,
         };
-        Self { sim: Mutex::new(Simulator::new(cfg)), info, profiles: Mutex::default(), echo_printf: true }
+        Self { sim: Mutex::new(Simulator::new(cfg)), info, profiles: Mutex::default(), echo_printf: true, recorded: None }
     }
 
     /// The same simulator, but the kernels' `printf` output is not printed.
@@ -53,6 +59,17 @@ impl SimBackend {
         lucky.sim.get_mut().unwrap_or_else(|p| p.into_inner()).config_mut().detect_races = false;
         lucky.info.name = "ptx-sim without race detection (a GPU that got lucky; for tests)".into();
         lucky
+    }
+
+    /// A simulator that also keeps every launch's full statistics in the returned
+    /// log, for measuring a kernel on a small input: it stops a launch after
+    /// `max_steps` warp instructions and does not print the kernel's printf.
+    pub fn recording(max_steps: u64) -> (Self, StatsLog) {
+        let log = StatsLog::default();
+        let mut backend = Self { recorded: Some(log.clone()), echo_printf: false, ..Self::new() };
+        let cfg = SimConfig { max_steps_per_launch: max_steps, capture_printf: false, ..SimConfig::default() };
+        backend.sim = Mutex::new(Simulator::new(cfg));
+        (backend, log)
     }
 
     fn sim(&self) -> std::sync::MutexGuard<'_, Simulator> {
@@ -200,6 +217,9 @@ impl Backend for SimBackend {
             }
         }
         let s = &report.stats;
+        if let Some(log) = &self.recorded {
+            log.lock().unwrap().push(s.clone());
+        }
         self.profiles.lock().unwrap().push(MemoryProfile {
             kernel: kernel.to_string(),
             launches: 1,
@@ -216,6 +236,8 @@ impl Backend for SimBackend {
             block_threads: cfg.threads_per_block(),
             dynamic_shared_bytes: cfg.shared_bytes,
             warp_sample: worst_global_access(s),
+            const_requests: s.const_load_requests,
+            const_passes: s.const_load_passes,
         });
         if let Some(r) = report.races.first() {
             return Err(BackendError::SharedRace(format!(

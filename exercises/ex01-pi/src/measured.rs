@@ -1,0 +1,145 @@
+//! ex01's atomics judged by what the kernel does (kit::measure): it counts a
+//! small fixed set of points on a private simulator, and the checks count its
+//! global atomics per hit and per block. `global` updates the global counter
+//! atomically; `shared` counts each block's hits in shared memory and makes one
+//! global update per block, whatever the spelling (a shared counter, a shared
+//! tree, warp votes or shuffles).
+
+use anyhow::{bail, Result};
+use kit::measure::{unless_unmeasurable, Measurement};
+use kit::{args, Ctx};
+
+use crate::{cpu_hits, launch_config, points};
+
+/// Points of the measured input: 32 blocks of 256 threads, one point each.
+pub const MEASURE_N: usize = 8192;
+/// Global atomics per block that `shared` may make: one per block is the
+/// lesson; one more leaves room for a reset. The slow variant makes ~200. See CALIBRATION.md.
+pub const MAX_ATOMICS_PER_BLOCK: f64 = 2.0;
+/// Stand-in for the timing against one atomicAdd per hit: at most this many
+/// global atomics per hit (the yardstick makes 1; the reference 32 in 6400 hits).
+pub const MAX_ATOMICS_PER_HIT: f64 = 0.1;
+
+pub struct Counted {
+    pub m: Measurement,
+    pub hits: u32,
+    pub blocks: u32,
+}
+
+pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Counted> {
+    let (x, y) = points(&mut kit::inputs::rng_for(0, "measure"), MEASURE_N);
+    let expected = cpu_hits(&x, &y);
+    let m = ctx.measure(kernel, |module| {
+        let gpu = module.gpu();
+        let (dx, dy) = (gpu.upload("x", &x)?, gpu.upload("y", &y)?);
+        let hits = gpu.zeros::<u32>("hits", 1)?;
+        module.launch(kernel, launch_config(MEASURE_N), &args![&dx, &dy, MEASURE_N as i32, &hits])?;
+        kit::measure::require_right_result(kit::check::scalar("hits", expected, hits.read()?[0]))
+    })?;
+    Ok(Counted { m, hits: expected, blocks: launch_config(MEASURE_N).grid.0 })
+}
+
+impl Counted {
+    pub fn per_hit(&self) -> f64 {
+        self.m.stats.global_atomics as f64 / self.hits as f64
+    }
+    pub fn per_block(&self) -> f64 {
+        self.m.stats.global_atomics as f64 / self.blocks as f64
+    }
+    fn figures(&self) -> String {
+        format!(
+            "{} global atomics for {} hits in {} blocks ({:.3} per hit, {:.1} per block); {} shared atomics",
+            self.m.stats.global_atomics,
+            self.hits,
+            self.blocks,
+            self.per_hit(),
+            self.per_block(),
+            self.m.stats.shared_atomics
+        )
+    }
+}
+
+/// `global`: the counter is updated with global atomics.
+pub fn global_atomics(ctx: &Ctx) -> Result<String> {
+    unless_unmeasurable(measure(ctx, "pi_global").and_then(|c| {
+        if c.m.stats.global_atomics == 0 {
+            bail!(
+                "pi_global made no atomic update of global memory ({}). Thousands of threads add to one counter: \
+                 without atomicAdd(hits, 1), updates are lost",
+                c.figures()
+            );
+        }
+        Ok(c.figures())
+    }))
+}
+
+/// `shared`: one global update per block.
+pub fn per_block(c: &Counted) -> Result<String> {
+    if c.per_block() > MAX_ATOMICS_PER_BLOCK {
+        bail!(
+            "{}: {:.1} global atomics per block (one per block is the lesson; at most {MAX_ATOMICS_PER_BLOCK}); \
+             {}. Count the block's hits in a `__shared__` counter (atomicAdd on shared memory is cheap), then \
+             after __syncthreads() let thread 0 add the block's count to *hits once",
+            c.m.kernel,
+            c.per_block(),
+            c.figures()
+        );
+    }
+    Ok(c.figures())
+}
+
+/// The structure check `shared-counter`.
+pub fn shared_counter(ctx: &Ctx) -> Result<String> {
+    let result = measure(ctx, "pi_shared").and_then(|c| per_block(&c));
+    if let (Err(e), false) = (&result, ctx.kernel_ptx("pi_shared")?.uses_shared()) {
+        bail!(
+            "pi_shared does not use shared memory: the PTX has no access to a `__shared__` variable. Count each \
+             block's hits in a `__shared__` counter ({})",
+            e
+        );
+    }
+    unless_unmeasurable(result)
+}
+
+/// Stand-in for `perf::faster-than-global-atomics`: contention on the one global counter is the cost.
+pub fn few_atomics_per_hit(ctx: &Ctx) -> Result<String> {
+    let c = measure(ctx, "pi_shared")?;
+    if c.per_hit() > MAX_ATOMICS_PER_HIT {
+        bail!(
+            "pi_shared: {:.3} global atomics per hit (the one-atomic-per-hit pattern: 1; at most \
+             {MAX_ATOMICS_PER_HIT}): the block's threads still queue on the global counter. {}",
+            c.per_hit(),
+            c.figures()
+        );
+    }
+    Ok(c.figures())
+}
+
+#[cfg(test)]
+mod tests {
+    use kit::trial::{fails, passes, Run};
+
+    #[test]
+    fn atomics_are_counted() {
+        let ex = crate::exercise();
+        passes(&ex, "global", "global-atomics", Run::Check, "reference/ex01-pi/kernels/pi_global.cu");
+        passes(&ex, "global", "global-atomics", Run::Check, "exercises/ex01-pi/calibration/pi_global_ballot.cu");
+        for file in ["reference/ex01-pi/kernels/pi_shared.cu", "exercises/ex01-pi/calibration/pi_shared_warp_votes.cu"]
+        {
+            passes(&ex, "shared", "shared-counter", Run::Check, file);
+            passes(&ex, "shared", "faster-than-global-atomics", Run::StandIn, file);
+        }
+        let slow = "reference/slow/ex01-pi/kernels/pi_shared.cu";
+        if let Some(msg) = fails(&ex, "shared", "shared-counter", Run::Check, slow) {
+            assert!(msg.contains("global atomics per block"), "{msg}");
+        }
+        fails(&ex, "shared", "faster-than-global-atomics", Run::StandIn, slow);
+        fails(
+            &ex,
+            "shared",
+            "faster-than-global-atomics",
+            Run::StandIn,
+            "exercises/ex01-pi/calibration/pi_shared_is_global.cu",
+        );
+    }
+}

@@ -1,0 +1,107 @@
+//! ex02's block reduction judged by what it does (kit::measure): the kernel
+//! runs on a small fixed input on a private simulator and the check counts
+//! global atomics per element and shared loads per block. A tree (or warp
+//! shuffles) combines the block's 256 sums in a few dozen warp-level shared
+//! loads; thread 0 adding them one by one takes 255; atomics per product skip
+//! the reduction altogether.
+//!
+//! No stand-in for `perf::share-of-copy-bandwidth`: its slow variant leaves all
+//! blocks but one idle, which changes nothing in a memory profile (the same
+//! sectors per request, the same loads per element); only a GPU's many
+//! multiprocessors show the cost.
+
+use anyhow::{bail, Result};
+use kit::measure::{unless_unmeasurable, Measurement};
+use kit::{args, Ctx};
+
+use crate::{blocks, launch_config, uniform};
+
+/// Elements of the measured input: 256 blocks, one element per thread.
+pub const MEASURE_N: usize = 65_536;
+/// Warp-level shared loads per block a tree stays at or under (the reference:
+/// 25; thread 0 alone: 255+). See CALIBRATION.md.
+pub const MAX_SHARED_LOADS_PER_BLOCK: f64 = 64.0;
+/// Global atomics per element a reduction stays at or under (one per block at most).
+pub const MAX_ATOMICS_PER_ELEMENT: f64 = 0.01;
+
+pub fn measure(ctx: &Ctx) -> Result<Measurement> {
+    let mut rng = kit::inputs::rng_for(0, "measure");
+    let (a, b) = (uniform(&mut rng, MEASURE_N), uniform(&mut rng, MEASURE_N));
+    ctx.measure("dot", |module| {
+        let gpu = module.gpu();
+        let (da, db) = (gpu.upload("a", &a)?, gpu.upload("b", &b)?);
+        let partial = gpu.poisoned::<f32>("partial", blocks(MEASURE_N) as usize)?;
+        module.launch("dot", launch_config(MEASURE_N), &args![&da, &db, MEASURE_N as i32, &partial])?;
+        let got: f64 = partial.read()?.iter().map(|&p| p as f64).sum();
+        let (expected, abs_sum) = crate::cpu_dot(&a, &b);
+        let bound = crate::gamma(crate::roundings(MEASURE_N)) * abs_sum;
+        kit::measure::require_right_result(if (got - expected).abs() <= bound {
+            Ok(())
+        } else {
+            Err(anyhow::anyhow!("dot = {got}, expected {expected}"))
+        })
+    })
+}
+
+fn figures(m: &Measurement) -> String {
+    format!(
+        "{:.1} warp-level shared loads per block, {:.3} global atomics per element, global loads {:.1} sectors per \
+         request",
+        m.stats.shared_load_requests as f64 / blocks(MEASURE_N) as f64,
+        m.stats.global_atomics as f64 / MEASURE_N as f64,
+        m.load_sectors_per_request()
+    )
+}
+
+pub fn tree(m: &Measurement) -> Result<String> {
+    let atomics = m.stats.global_atomics as f64 / MEASURE_N as f64;
+    if atomics > MAX_ATOMICS_PER_ELEMENT {
+        bail!(
+            "dot: {atomics:.2} global atomics per element (a block reduction: at most one per block): the products \
+             are added to the result with atomics instead of being reduced in the block. Sum in a register, put \
+             the sum in `__shared__ float cache[256]`, reduce the cache with a tree, and let thread 0 write \
+             partial[blockIdx.x]"
+        );
+    }
+    let loads = m.stats.shared_load_requests as f64 / blocks(MEASURE_N) as f64;
+    if loads > MAX_SHARED_LOADS_PER_BLOCK {
+        bail!(
+            "dot: {loads:.0} warp-level shared loads per block (a tree: about 25; at most {MAX_SHARED_LOADS_PER_BLOCK}): \
+             the block's 256 sums are added one after another. Halve the number of working threads at each step \
+             (if (t < s) cache[t] += cache[t + s], with __syncthreads() between steps)"
+        );
+    }
+    Ok(figures(m))
+}
+
+/// The structure check `shared-tree`.
+pub fn shared_tree(ctx: &Ctx) -> Result<String> {
+    let k = ctx.kernel_ptx("dot")?;
+    if !k.uses_shared() && !k.uses("shfl") {
+        bail!(
+            "dot does not use shared memory: the PTX has no access to a `__shared__` array. Each thread puts its \
+             sum in `__shared__ float cache[256]` so that the block can add the 256 sums together"
+        );
+    }
+    unless_unmeasurable(measure(ctx).and_then(|m| tree(&m)))
+}
+
+#[cfg(test)]
+mod tests {
+    use kit::trial::{fails, passes, Run};
+
+    #[test]
+    fn the_block_reduction_is_measured() {
+        let ex = crate::exercise();
+        for file in [
+            "reference/ex02-dot/kernels/dot.cu",
+            "reference/slow/ex02-dot/kernels/dot.cu",
+            "exercises/ex02-dot/calibration/dot_shuffle.cu",
+        ] {
+            passes(&ex, "dot", "shared-tree", Run::Check, file);
+        }
+        for file in ["reference/slow/ex02-dot/extra/dot_atomic.cu", "exercises/ex02-dot/calibration/dot_serial.cu"] {
+            fails(&ex, "dot", "shared-tree", Run::Check, file);
+        }
+    }
+}

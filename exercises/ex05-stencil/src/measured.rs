@@ -1,0 +1,109 @@
+//! ex05's halo judged by what it does to global memory (kit::measure): the
+//! kernel runs on a small fixed input on a private simulator and the check
+//! counts global loads per output. Staged in shared memory, each input is read
+//! about once (512 + 6 loads per 512 outputs); read from global memory on every
+//! use, 2*RADIUS+1 = 7 times.
+
+use anyhow::{bail, Result};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
+use kit::{args, Ctx};
+
+use crate::{cpu, launch_config, KERNEL, RADIUS, WINDOW};
+
+/// Outputs of the measured input: 4 blocks of 512.
+pub const MEASURE_N: usize = 2048;
+/// Global loads per output a staged window stays at or under (1.01 for the
+/// reference; 7 without staging). See CALIBRATION.md.
+pub const MAX_LOADS_PER_OUTPUT: f64 = 2.0;
+/// Stand-in for `share-of-copy`: active lanes per global load request at or
+/// above which the loads are warp-wide (32 for the reference; 1 when one thread
+/// loads the window alone).
+pub const MIN_LANES_PER_LOAD: f64 = 16.0;
+
+pub fn measure(ctx: &Ctx) -> Result<Measurement> {
+    ctx.measure(KERNEL, |module| {
+        let gpu = module.gpu();
+        let values = cpu::pattern_input(MEASURE_N);
+        let input = gpu.upload("in", &values)?;
+        let out = gpu.poisoned::<i32>("out", MEASURE_N)?;
+        module.launch(KERNEL, launch_config(MEASURE_N), &args![&input, &out, MEASURE_N as i32])?;
+        kit::measure::require_right_result(kit::check::exact("out", &cpu::stencil(&values), &out.read()?))
+    })
+}
+
+pub fn loads_per_output(m: &Measurement) -> f64 {
+    m.thread_global_loads() as f64 / MEASURE_N as f64
+}
+
+fn figures(m: &Measurement) -> String {
+    format!(
+        "{:.2} global loads per output (staged: ~1; unstaged: {WINDOW}); {:.1} active lanes per global load",
+        loads_per_output(m),
+        m.global_lanes_per_load()
+    )
+}
+
+/// The structure check `shared-halo`: each input read from global memory about once.
+pub fn shared_halo(ctx: &Ctx) -> Result<String> {
+    let result = measure(ctx).and_then(|m| {
+        let per = loads_per_output(&m);
+        if per > MAX_LOADS_PER_OUTPUT {
+            bail!(
+                "{KERNEL}: {per:.2} global loads per output (a window staged in shared memory: ~1; at most \
+                 {MAX_LOADS_PER_OUTPUT}){}: the sums still read their neighbours from global memory. Copy the \
+                 block's inputs and both halos ({RADIUS} on each side) into the shared array once, then compute \
+                 every sum from it",
+                worst_at(m.worst_global(AccessKind::GlobalLoad))
+            );
+        }
+        Ok(figures(&m))
+    });
+    if let Err(e) = &result {
+        // The PTX names the missing piece better (no shared stores, too small an array, no barrier).
+        crate::shared_halo_in(&ctx.build.ptx).map_err(|p| p.context(format!("{e:#}")))?;
+    }
+    unless_unmeasurable(result)
+}
+
+/// Stand-in for `perf::share-of-copy`: the loads are warp-wide, as the copy's are.
+pub fn warp_wide_loads(ctx: &Ctx) -> Result<String> {
+    let m = measure(ctx)?;
+    let lanes = m.global_lanes_per_load();
+    if lanes < MIN_LANES_PER_LOAD {
+        bail!(
+            "{KERNEL}: {lanes:.1} active lanes per global load (warp-wide loads: 32; at least {MIN_LANES_PER_LOAD}){}: \
+             a few threads load the window while the others wait. Let every thread load its own element (and the \
+             first {RADIUS} threads the halos), so that each warp reads 32 neighbouring ints at once",
+            worst_at(m.narrowest_global_load())
+        );
+    }
+    Ok(figures(&m))
+}
+
+#[cfg(test)]
+mod tests {
+    use kit::trial::{fails, passes, Run};
+
+    #[test]
+    fn staging_is_measured_as_loads_per_output() {
+        let ex = crate::exercise();
+        for file in
+            ["reference/ex05-stencil/kernels/stencil.cu", "exercises/ex05-stencil/calibration/stencil_strided_fill.cu"]
+        {
+            passes(&ex, "stencil", "shared-halo", Run::Check, file);
+            passes(&ex, "stencil", "share-of-copy", Run::StandIn, file);
+        }
+        let slow = "reference/slow/ex05-stencil/kernels/stencil.cu";
+        passes(&ex, "stencil", "shared-halo", Run::Check, slow);
+        fails(&ex, "stencil", "share-of-copy", Run::StandIn, slow);
+        if let Some(msg) = fails(
+            &ex,
+            "stencil",
+            "shared-halo",
+            Run::Check,
+            "exercises/ex05-stencil/calibration/stencil_unused_window.cu",
+        ) {
+            assert!(msg.contains("global loads per output"), "{msg}");
+        }
+    }
+}

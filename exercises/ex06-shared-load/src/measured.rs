@@ -1,0 +1,98 @@
+//! ex06's staging judged by what it does (kit::measure): the kernel runs on a
+//! few fixed blocks on a private simulator, and the checks count global loads
+//! per thread. Staged once, each thread reads 2 bytes from global memory (one
+//! of each vector) and all of its 512 operands from shared memory; reading
+//! in1 and in2 on every use is 512 global loads per thread.
+
+use anyhow::{bail, Result};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
+use kit::{args, Ctx};
+
+use crate::{cpu, launch_config, KERNEL, SIZE, THREADS};
+
+/// Blocks (pairs of vectors) of the measured input.
+pub const MEASURE_BLOCKS: u32 = 4;
+/// Global loads per thread a staged kernel stays at or under: 2 for the
+/// reference, 512 without staging or when every thread copies both whole
+/// vectors. See CALIBRATION.md.
+pub const MAX_LOADS_PER_THREAD: f64 = 8.0;
+
+pub fn measure(ctx: &Ctx) -> Result<Measurement> {
+    ctx.measure(KERNEL, |module| {
+        let gpu = module.gpu();
+        let (in1, in2) = cpu::random_pairs(&mut kit::inputs::rng_for(0, "measure"), MEASURE_BLOCKS);
+        let (d1, d2) = (gpu.upload("in1", &in1)?, gpu.upload("in2", &in2)?);
+        let out = gpu.poisoned::<u32>("out", in1.len())?;
+        module.launch(KERNEL, launch_config(MEASURE_BLOCKS), &args![&out, &d1, &d2])?;
+        kit::measure::require_right_result(kit::check::exact("out", &cpu::correlate(&in1, &in2), &out.read()?))
+    })
+}
+
+fn threads() -> f64 {
+    (MEASURE_BLOCKS * THREADS) as f64
+}
+
+fn figures(m: &Measurement) -> String {
+    format!(
+        "{:.1} global loads and {:.1} shared loads per thread (staged once: 2 global loads; unstaged: {})",
+        m.thread_global_loads() as f64 / threads(),
+        m.thread_shared_loads() as f64 / threads(),
+        2 * SIZE
+    )
+}
+
+/// Each thread copies its element of each vector and computes from shared memory.
+pub fn staged_once(m: &Measurement) -> Result<String> {
+    let per = m.thread_global_loads() as f64 / threads();
+    if per > MAX_LOADS_PER_THREAD {
+        bail!(
+            "{KERNEL}: {per:.1} global loads per thread (staged once: 2; at most {MAX_LOADS_PER_THREAD}){}: {}. \
+             Thread t copies in1[t] and in2[t] of its block into the shared buffer, once; after __syncthreads() \
+             every operand comes from the buffer",
+            worst_at(m.worst_global(AccessKind::GlobalLoad)),
+            if m.thread_shared_loads() == 0 {
+                "the computation never reads shared memory"
+            } else {
+                "the vectors are read from global memory far more than once per block"
+            }
+        );
+    }
+    Ok(figures(m))
+}
+
+/// The measured half of `dynamic-shared` (the PTX half checks the `extern __shared__` declaration).
+pub fn dynamic_shared(ctx: &Ctx) -> Result<String> {
+    crate::dynamic_shared_in(&ctx.build.ptx)?;
+    unless_unmeasurable(measure(ctx).and_then(|m| staged_once(&m)))
+}
+
+/// Stand-in for `perf::faster-than-global-reads`: the global reads are what the staging saves.
+pub fn stand_in(ctx: &Ctx) -> Result<String> {
+    staged_once(&measure(ctx)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use kit::trial::{fails, passes, Run};
+
+    #[test]
+    fn staging_is_measured_as_global_loads_per_thread() {
+        let ex = crate::exercise();
+        for file in [
+            "reference/ex06-shared-load/kernels/shared_load.cu",
+            "exercises/ex06-shared-load/calibration/shared_load_words.cu",
+        ] {
+            passes(&ex, "load", "dynamic-shared", Run::Check, file);
+            passes(&ex, "load", "faster-than-global-reads", Run::StandIn, file);
+        }
+        let slow = "reference/slow/ex06-shared-load/kernels/shared_load.cu";
+        if let Some(msg) = fails(&ex, "load", "dynamic-shared", Run::Check, slow) {
+            // Every thread writes the same bytes: the simulator may call that a race before counting loads.
+            assert!(msg.contains("global loads per thread") || msg.contains("race"), "{msg}");
+        }
+        fails(&ex, "load", "faster-than-global-reads", Run::StandIn, slow);
+        let unused = "exercises/ex06-shared-load/calibration/shared_load_unused.cu";
+        fails(&ex, "load", "dynamic-shared", Run::Check, unused);
+        fails(&ex, "load", "faster-than-global-reads", Run::StandIn, unused);
+    }
+}

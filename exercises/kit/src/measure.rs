@@ -1,0 +1,253 @@
+//! Techniques graded by what they do to memory, not by how they are spelled.
+//!
+//! A structure check runs one of the student's kernels on a private ptx-sim
+//! instance, on a small fixed input the exercise chooses, and judges the memory
+//! profile: sectors per global request, bank-conflict passes per shared request,
+//! divergent branches, global traffic per useful operation, constant-memory
+//! reads, atomics. The simulator is deterministic, so the figures are the same on
+//! every backend: with a GPU, on the simulator and with `--backend none`.
+//!
+//! A kernel that reaches the behaviour with another technique (a swizzled tile, a
+//! warp-shuffle reduction) passes; one that declares the technique without its
+//! effect (a padded tile it never uses) fails.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, Context as _, Result};
+pub use ptx_sim::{AccessKind, InstrStats, Stats};
+
+use crate::backend::sim::SimBackend;
+use crate::backend::BackendError;
+use crate::exercise::{Ctx, Skip};
+use crate::gpu::{Gpu, Module};
+
+/// The simulator could not run the student's PTX (an instruction it does not
+/// know, say): the behaviour is not measured here and the PTX checks judge alone.
+#[derive(Debug, thiserror::Error)]
+#[error("the simulator cannot run this kernel ({0})")]
+pub struct Unmeasurable(pub String);
+
+/// The memory behaviour of one kernel over the launches of one measurement.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    pub kernel: String,
+    pub launches: u64,
+    /// Totals and per-instruction rows, merged over the launches.
+    pub stats: Stats,
+}
+
+impl Ctx<'_> {
+    /// Runs `run` (which uploads a small fixed input and launches `kernel`) on a
+    /// private simulator and returns `kernel`'s memory behaviour.
+    pub fn measure(&self, kernel: &str, run: impl FnOnce(&Module) -> Result<()>) -> Result<Measurement> {
+        self.kernel_ptx(kernel)?; // explains a missing or misspelled kernel
+        measure_ptx(&self.build.ptx, kernel, run)
+    }
+}
+
+/// Warp instructions one measured launch may execute: the measured inputs need
+/// at most a few hundred thousand, and a kernel that never finishes must not
+/// hold up a run (about a second of CPU).
+pub const MEASURE_MAX_STEPS: u64 = 5_000_000;
+
+/// [`Ctx::measure`] on a module's PTX text.
+pub fn measure_ptx(ptx: &str, kernel: &str, run: impl FnOnce(&Module) -> Result<()>) -> Result<Measurement> {
+    let (backend, log) = SimBackend::recording(MEASURE_MAX_STEPS);
+    let gpu = Gpu::new(Box::new(backend), Duration::MAX);
+    let module = gpu.load(ptx).map_err(|e| match e.downcast_ref::<BackendError>() {
+        Some(BackendError::LoadFailed(why)) => anyhow!(Unmeasurable(why.clone())),
+        _ => e,
+    })?;
+    run(&module).with_context(|| format!("running `{kernel}` on the simulator to measure its memory accesses"))?;
+    let runs: Vec<Stats> = log.lock().unwrap().drain(..).filter(|s| s.kernel == kernel).collect();
+    let launches = runs.len() as u64;
+    let mut stats = Stats { kernel: kernel.to_string(), ..Stats::default() };
+    for s in &runs {
+        stats.merge(s);
+    }
+    Ok(Measurement { kernel: kernel.to_string(), launches, stats })
+}
+
+/// The measured run's result must be right: a kernel that does nothing has an
+/// ideal memory profile, so the technique is judged only on a kernel that works.
+pub fn require_right_result(result: Result<()>) -> Result<()> {
+    result.map_err(|e| {
+        e.context(
+            "on the small fixed input the structure is measured on, the kernel's result is wrong, so its memory \
+             behaviour says nothing yet; make the correctness tests pass first",
+        )
+    })
+}
+
+/// A measured check's result where the simulator cannot run the kernel: the
+/// PTX checks (already passed) judge alone, and the note says so.
+pub fn unless_unmeasurable(result: Result<String>) -> Result<String> {
+    match result {
+        Err(e) if e.downcast_ref::<Unmeasurable>().is_some() => {
+            Ok(format!("{e}: judged by the PTX only, not by measured memory behaviour"))
+        }
+        other => other,
+    }
+}
+
+/// A stand-in's result where the simulator cannot run the kernel: not graded
+/// here (a [`Skip`]), since there is nothing measured to stand in with.
+pub fn skip_unmeasurable(result: Result<String>) -> Result<String> {
+    match result {
+        Err(e) if e.downcast_ref::<Unmeasurable>().is_some() => Err(Skip(format!("{e}: no measured stand-in")).into()),
+        other => other,
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+fn is_shared(k: AccessKind) -> bool {
+    matches!(k, AccessKind::SharedLoad | AccessKind::SharedStore)
+}
+
+impl Measurement {
+    /// 32-byte sectors per warp-level global load; 4 when a warp reads 32 consecutive floats.
+    pub fn load_sectors_per_request(&self) -> f64 {
+        self.stats.global_load_sectors_per_request()
+    }
+    pub fn store_sectors_per_request(&self) -> f64 {
+        self.stats.global_store_sectors_per_request()
+    }
+    pub fn shared_requests(&self) -> u64 {
+        self.stats.shared_load_requests + self.stats.shared_store_requests
+    }
+    /// Passes of the shared-memory unit per warp-level shared load or store:
+    /// 1 without bank conflicts, up to 32 when every lane hits the same bank.
+    pub fn shared_passes_per_request(&self) -> f64 {
+        let wavefronts = self.stats.shared_load_wavefronts + self.stats.shared_store_wavefronts;
+        ratio(wavefronts, self.shared_requests())
+    }
+    /// Thread-level global loads (accesses of active lanes).
+    pub fn thread_global_loads(&self) -> u64 {
+        self.rows(|k| k == AccessKind::GlobalLoad).map(|r| r.thread_accesses).sum()
+    }
+    pub fn thread_shared_loads(&self) -> u64 {
+        self.rows(|k| k == AccessKind::SharedLoad).map(|r| r.thread_accesses).sum()
+    }
+    pub fn thread_shared_stores(&self) -> u64 {
+        self.rows(|k| k == AccessKind::SharedStore).map(|r| r.thread_accesses).sum()
+    }
+    /// Active lanes per warp-level shared access: 32 when whole warps work.
+    pub fn shared_lanes_per_request(&self) -> f64 {
+        let lanes: u64 = self.rows(is_shared).map(|r| r.thread_accesses).sum();
+        ratio(lanes, self.shared_requests())
+    }
+    /// Constant-cache passes per warp-level constant load: 1 when every load is a
+    /// broadcast (all lanes read one address), up to 32.
+    pub fn const_passes_per_request(&self) -> f64 {
+        ratio(self.stats.const_load_passes, self.stats.const_load_requests)
+    }
+    /// Active lanes per warp-level global load: 32 when whole warps load together.
+    pub fn global_lanes_per_load(&self) -> f64 {
+        ratio(self.thread_global_loads(), self.stats.global_load_requests)
+    }
+    pub fn thread_const_loads(&self) -> u64 {
+        self.rows(|k| k == AccessKind::ConstLoad).map(|r| r.thread_accesses).sum()
+    }
+
+    /// The executed rows of one kind of access.
+    pub fn rows(&self, kind: impl Fn(AccessKind) -> bool) -> impl Iterator<Item = &InstrStats> {
+        self.stats.per_instruction.iter().filter(move |r| kind(r.kind) && r.executions > 0)
+    }
+
+    /// The global load (or store) with the most sectors per request, and where it is.
+    pub fn worst_global(&self, kind: AccessKind) -> Option<&InstrStats> {
+        self.rows(|k| k == kind).max_by(|a, b| a.sectors_per_request().total_cmp(&b.sectors_per_request()))
+    }
+    /// The shared access with the most passes per request.
+    pub fn worst_shared(&self) -> Option<&InstrStats> {
+        self.rows(is_shared)
+            .max_by(|a, b| ratio(a.wavefronts, a.executions).total_cmp(&ratio(b.wavefronts, b.executions)))
+    }
+    /// The global load with the fewest active lanes per request (a few threads loading alone).
+    pub fn narrowest_global_load(&self) -> Option<&InstrStats> {
+        self.rows(|k| k == AccessKind::GlobalLoad)
+            .min_by(|a, b| ratio(a.thread_accesses, a.executions).total_cmp(&ratio(b.thread_accesses, b.executions)))
+    }
+    /// The branch that diverged most often.
+    pub fn worst_branch(&self) -> Option<&InstrStats> {
+        self.rows(|k| k == AccessKind::Branch).max_by_key(|r| r.divergent)
+    }
+}
+
+/// Where an instruction is, for a message: "kernels/x.cu:12" when the PTX has
+/// line info, else its PTX line.
+pub fn at(row: &InstrStats) -> String {
+    let cwd = std::env::current_dir().map(|d| format!("{}/", d.display())).unwrap_or_default();
+    match &row.source {
+        Some(s) => format!("{} (`{}`)", s.strip_prefix(cwd.as_str()).unwrap_or(s), row.instruction),
+        None => format!("PTX line {} (`{}`)", row.ptx_line, row.instruction),
+    }
+}
+
+/// ", worst at kernels/x.cu:12 (`ld.global.f32`)", or nothing.
+pub fn worst_at(row: Option<&InstrStats>) -> String {
+    row.map(|r| format!(", worst at {}", at(r))).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args;
+    use crate::backend::LaunchConfig;
+
+    /// Column-wise copy: lane i reads row i, so a warp touches 32 sectors.
+    const PTX: &str = r#"
+.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry strided(.param .u64 p_in, .param .u64 p_out)
+{
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<8>;
+	.reg .f32 %f<2>;
+	ld.param.u64 %rd1, [p_in];
+	ld.param.u64 %rd2, [p_out];
+	cvta.to.global.u64 %rd3, %rd1;
+	cvta.to.global.u64 %rd4, %rd2;
+	mov.u32 %r1, %tid.x;
+	mul.wide.u32 %rd5, %r1, 128;
+	add.s64 %rd6, %rd3, %rd5;
+	ld.global.f32 %f1, [%rd6];
+	mul.wide.u32 %rd5, %r1, 4;
+	add.s64 %rd7, %rd4, %rd5;
+	st.global.f32 [%rd7], %f1;
+	ret;
+}
+"#;
+
+    #[test]
+    fn measures_sectors_per_request_on_a_private_simulator() {
+        let m = measure_ptx(PTX, "strided", |module| {
+            let gpu = module.gpu();
+            let input = gpu.zeros::<f32>("in", 32 * 32)?;
+            let out = gpu.zeros::<f32>("out", 32)?;
+            module.launch("strided", LaunchConfig::linear(2, 32), &args![&input, &out])
+        })
+        .unwrap();
+        assert_eq!(m.launches, 1);
+        assert_eq!(m.load_sectors_per_request(), 32.0);
+        assert_eq!(m.store_sectors_per_request(), 4.0);
+        assert_eq!(m.thread_global_loads(), 64);
+        assert!(worst_at(m.worst_global(AccessKind::GlobalLoad)).contains("ld.global.f32"));
+    }
+
+    #[test]
+    fn a_module_the_simulator_cannot_load_is_unmeasurable_not_failed() {
+        let e = measure_ptx("this is not PTX", "k", |_| Ok(())).unwrap_err();
+        assert!(e.downcast_ref::<Unmeasurable>().is_some(), "{e:#}");
+        let note = unless_unmeasurable(Err(e)).unwrap();
+        assert!(note.contains("judged by the PTX only"), "{note}");
+    }
+}

@@ -1,0 +1,82 @@
+//! Runs one check of an exercise on a `.cu` file, without the grader and
+//! without a GPU: for the exercises' own tests of their measured structure
+//! checks and stand-ins (reference, `reference/slow`, planted and style variants).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Result};
+use ptx_build::{CompileOptions, Compiler, SourceFile};
+
+use crate::exercise::{CheckKind, Ctx, Exercise, PartBuild, RunEnv};
+
+/// NVRTC, or `None` where it is missing (then the tests that need it pass
+/// vacuously), except under `CUDA_LAB_REQUIRE_NVRTC` (CI), where that panics.
+pub fn compiler() -> Option<Compiler> {
+    match Compiler::nvrtc() {
+        Ok(c) => Some(c),
+        Err(e) if std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_none() => {
+            eprintln!("NVRTC not found, measured-check tests skipped: {e}");
+            None
+        }
+        Err(e) => panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing: {e}"),
+    }
+}
+
+/// A path relative to the workspace root.
+pub fn workspace_file(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
+}
+
+/// Which function of a check to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Run {
+    /// The check itself.
+    Check,
+    /// A performance check's measured stand-in.
+    StandIn,
+}
+
+/// Compiles `file` (relative to the workspace root) as the grader does for the
+/// simulator and runs check `check` (its name, of any kind) of part `part`.
+/// `None` without NVRTC.
+pub fn run(ex: &Exercise, part: &str, check: &str, what: Run, file: &str) -> Option<Result<String>> {
+    let compiler = compiler()?;
+    let options = CompileOptions { line_info: true, ..CompileOptions::default() };
+    let source = SourceFile::read(&workspace_file(file), file).unwrap_or_else(|e| panic!("reading {file}: {e}"));
+    let ptx = compiler.compile(&source, &options).unwrap_or_else(|e| panic!("compiling {file}: {e}"));
+    let part = ex.parts.iter().find(|p| p.name == part).unwrap_or_else(|| panic!("no part {part}"));
+    let check = part
+        .checks
+        .iter()
+        .find(|c| c.name == check && (what == Run::Check || c.kind == CheckKind::Performance))
+        .unwrap_or_else(|| panic!("no check {check} in part {}", part.name));
+    let env = RunEnv::new(1, None, Some(compiler), options);
+    let build = PartBuild::new(ptx.text);
+    let name = ex.test_name(part, check);
+    let ctx = Ctx { check_name: &name, env: &env, build: &build };
+    Some(match what {
+        Run::Check => (check.run)(&ctx),
+        Run::StandIn => match &check.stand_in {
+            Some(f) => f(&ctx),
+            None => Err(anyhow!("{name} has no stand-in")),
+        },
+    })
+}
+
+/// [`run`] that must pass; returns the note.
+pub fn passes(ex: &Exercise, part: &str, check: &str, what: Run, file: &str) -> Option<String> {
+    let note = run(ex, part, check, what, file)?
+        .unwrap_or_else(|e| panic!("{part}::{check} ({what:?}) fails on {file}: {e:#}"));
+    eprintln!("pass {part}::{check} ({what:?}) {file}: {note}");
+    Some(note)
+}
+
+/// [`run`] that must fail; returns the message.
+pub fn fails(ex: &Exercise, part: &str, check: &str, what: Run, file: &str) -> Option<String> {
+    let msg = match run(ex, part, check, what, file)? {
+        Ok(note) => panic!("{part}::{check} ({what:?}) passes on {file}: {note}"),
+        Err(e) => format!("{e:#}"),
+    };
+    eprintln!("FAIL {part}::{check} ({what:?}) {file}: {msg}");
+    Some(msg)
+}
