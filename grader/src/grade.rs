@@ -577,7 +577,7 @@ pub(crate) fn verdict(e: &anyhow::Error, kind: CheckKind) -> &'static str {
             return "compile-error";
         }
         if cause.downcast_ref::<OutOfBounds>().is_some() {
-            return "out-of-bounds";
+            return "out-of-bounds-write";
         }
         if cause.downcast_ref::<MissingKernel>().is_some() {
             return "missing-kernel";

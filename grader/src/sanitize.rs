@@ -37,7 +37,7 @@ pub enum Sanitize {
 /// Matched as strings (the verdicts of `grade::verdict`), so that new typed
 /// backend errors count as soon as they get their verdict.
 const FINDINGS: &[&str] =
-    &["race", "out-of-bounds", "out-of-bounds-read", "out-of-bounds-write", "uninitialised-read", "barrier-divergence"];
+    &["race", "out-of-bounds-read", "out-of-bounds-write", "uninitialised-read", "barrier-divergence"];
 /// Verdicts that mean the simulator could not run the kernel at all.
 const NOT_SIMULATED: &[&str] = &["not-simulated", "load-failed"];
 

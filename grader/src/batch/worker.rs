@@ -197,7 +197,7 @@ pub fn poisoned(report: &GradeReport) -> Option<Poison> {
         let hang = v == "timeout" || v.starts_with("not-run");
         // A write past a buffer's guard zone may have landed in memory another
         // part will use: that part is regraded alone too.
-        let broken = v.starts_with("crashed") || v == "gpu-error" || v == "out-of-bounds";
+        let broken = v.starts_with("crashed") || v == "gpu-error" || v == "out-of-bounds-write";
         if broken {
             return Some(Poison { why: format!("verdict `{v}`"), hang_only: false });
         }
@@ -302,7 +302,7 @@ mod tests {
         assert!(poisoned(&report("cuda", &["wrong", "too-slow"])).is_none());
         let hang = poisoned(&report("cuda", &["wrong", "timeout", "not-run: GPU lost earlier"])).unwrap();
         assert!(hang.hang_only, "{}", hang.why);
-        for broken in ["crashed: illegal address", "out-of-bounds", "gpu-error"] {
+        for broken in ["crashed: illegal address", "out-of-bounds-write", "gpu-error"] {
             let p = poisoned(&report("cuda", &["timeout", broken])).unwrap();
             assert!(!p.hang_only, "{broken}");
             assert!(p.why.contains(broken));

@@ -44,7 +44,13 @@ impl SimBackend {
             max_threads_per_block: cfg.max_threads_per_block,
             max_shared_bytes_per_block: cfg.shared_mem_per_block,
         };
-        Self { sim: Mutex::new(Simulator::new(cfg)), info, profiles: Mutex::default(), echo_printf: true, recorded: None }
+        Self {
+            sim: Mutex::new(Simulator::new(cfg)),
+            info,
+            profiles: Mutex::default(),
+            echo_printf: true,
+            recorded: None,
+        }
     }
 
     /// The same simulator, but the kernels' `printf` output is not printed.
