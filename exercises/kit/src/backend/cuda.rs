@@ -70,6 +70,15 @@ impl CudaBackend {
     }
 }
 
+/// Waits until a copy or memset has landed. The driver's "synchronous" memset,
+/// and a copy from pageable host memory, may still be in flight on the legacy
+/// stream when they return, and kernels run on a non-blocking stream that does
+/// not wait for it: without this, the poison fill of an output could land after
+/// the kernel's own writes (seen on the H100 as a block "never written").
+fn settle(state: &mut State) -> BResult<()> {
+    result::ctx::synchronize().map_err(|e| classify(state, e))
+}
+
 /// Maps a driver error to a classified one, remembering fatal ones.
 fn classify(state: &mut State, e: DriverError) -> BackendError {
     use sys::cudaError_enum as E;
@@ -184,7 +193,8 @@ impl Backend for CudaBackend {
 
     fn write(&self, dst: DevPtr, src: &[u8]) -> BResult<()> {
         let mut state = self.enter()?;
-        unsafe { result::memcpy_htod_sync(dst, src) }.map_err(|e| classify(&mut state, e))
+        unsafe { result::memcpy_htod_sync(dst, src) }.map_err(|e| classify(&mut state, e))?;
+        settle(&mut state)
     }
 
     fn read(&self, src: DevPtr, dst: &mut [u8]) -> BResult<()> {
@@ -194,7 +204,8 @@ impl Backend for CudaBackend {
 
     fn fill(&self, dst: DevPtr, byte: u8, len: usize) -> BResult<()> {
         let mut state = self.enter()?;
-        unsafe { result::memset_d8_sync(dst, byte, len) }.map_err(|e| classify(&mut state, e))
+        unsafe { result::memset_d8_sync(dst, byte, len) }.map_err(|e| classify(&mut state, e))?;
+        settle(&mut state)
     }
 
     fn write_symbol(&self, module: ModuleId, name: &str, bytes: &[u8]) -> BResult<()> {
@@ -209,7 +220,8 @@ impl Backend for CudaBackend {
                 bytes.len()
             )));
         }
-        unsafe { result::memcpy_htod_sync(ptr, bytes) }.map_err(|e| classify(&mut state, e))
+        unsafe { result::memcpy_htod_sync(ptr, bytes) }.map_err(|e| classify(&mut state, e))?;
+        settle(&mut state)
     }
 
     fn launch(&self, module: ModuleId, kernel: &str, cfg: &LaunchConfig, args: &[Arg]) -> BResult<()> {
