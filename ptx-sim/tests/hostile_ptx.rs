@@ -25,12 +25,12 @@ fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out.into_iter().map(|p| (p.clone(), std::fs::read(&p).unwrap())).collect()
 }
 
-/// The PTX seeds: NVRTC's output for the references, the simulator's test
+/// The PTX seeds (`.ptx-seed`, so that `*.ptx` build outputs stay ignored): NVRTC's output for the references, the simulator's test
 /// kernels and the inline asm seeds (scripts/fuzz/seed-ptx.py).
 fn seeds() -> Vec<Vec<u8>> {
     let seeds: Vec<Vec<u8>> = files(&fuzz_dir().join("corpus/ptx_load"))
         .into_iter()
-        .filter(|(p, _)| p.extension().is_some_and(|e| e == "ptx"))
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "ptx-seed"))
         .map(|(_, b)| b)
         .collect();
     assert!(seeds.len() >= 20, "the PTX seed corpus is missing ({} files)", seeds.len());

@@ -70,7 +70,7 @@ def main():
             name = os.path.splitext(os.path.basename(path))[0]
             tag = "-lineinfo" if extra else ""
             digest = hashlib.sha256(ptx).hexdigest()[:8]
-            with open(os.path.join(OUT, f"{name}{tag}-{digest}.ptx"), "wb") as f:
+            with open(os.path.join(OUT, f"{name}{tag}-{digest}.ptx-seed"), "wb") as f:
                 f.write(ptx)
             written += 1
     print(f"{written} PTX files from {len(sources)} sources in {os.path.relpath(OUT, ROOT)}")
