@@ -64,6 +64,39 @@ pub struct Options {
 
 /// Compiles, runs and scores `exercises`. Prints as it goes.
 pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Conclusion)> {
+    Ok(start(exercises, opts)?.finish())
+}
+
+/// A grading run whose checks have all run; the simulator sanitizer pass may
+/// still be replaying on other cores. A batch worker starts the next part on
+/// the GPU while this one [`finish`](Pending::finish)es.
+pub struct Pending(Stage);
+
+enum Stage {
+    Finished(GradeReport, Conclusion),
+    Checked(Box<Checked>),
+}
+
+/// What the checks left for scoring.
+struct Checked {
+    exercises: Vec<Exercise>,
+    parts: Vec<BuiltPart>,
+    records: HashMap<String, TestReport>,
+    ignored: HashMap<String, &'static str>,
+    stand_ins: std::collections::HashSet<String>,
+    policy: Policy,
+    sanitizer: sanitize::Mode,
+    pass: Option<sanitize::Pass>,
+    conclusion: Conclusion,
+    env_report: Environment,
+    seed: u64,
+    root: PathBuf,
+    sources: String,
+    test_args: Arguments,
+}
+
+/// Compiles and runs every check of `exercises`; scoring waits for [`Pending::finish`].
+pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     let (mut env_report, gpu, compiler) = open_environment(opts)?;
     let options = compile_options(gpu.as_ref().map(|g| g.info().compute_capability));
     let can_time = gpu.as_ref().is_some_and(|g| g.info().backend == "cuda");
@@ -77,10 +110,10 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
     env_report.sanitizer = Some(sanitizer.name().into());
     let compiler_for_env = compiler.as_ref().ok().cloned();
     if let (Err(why), false) = (&compiler, opts.test_args.list) {
-        return Ok(without_compiler(exercises, opts, env_report, why));
+        let (report, conclusion) = without_compiler(exercises, opts, env_report, why);
+        return Ok(Pending(Stage::Finished(report, conclusion)));
     }
     println!("seed {} (rerun with --seed {})", opts.seed, opts.seed);
-
     // Compile first, so a student sees every compile error before any test runs.
     let mut parts = Vec::new();
     println!(
@@ -148,52 +181,125 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
     args.test_threads = Some(1);
     // The sanitizer pass runs on other cores while the GPU works through the tests.
     let pass = (!replays.is_empty()).then(|| sanitize::Pass::start(replays, opts.seed, compiler_for_env, options));
-    let mut conclusion = libtest_mimic::run(&args, trials);
-    let pass = pass.map(sanitize::Pass::join);
-
+    let conclusion = libtest_mimic::run(&args, trials);
     let records = std::mem::take(&mut *records.lock().unwrap());
-    let mut report = GradeReport::new(opts.seed, &opts.root, &opts.sources, env_report);
-    let mut built_iter = parts.into_iter();
-    for ex in exercises {
-        let mut ex_report =
-            ExerciseReport { id: ex.id.into(), title: ex.title.into(), score: 0.0, max_score: 0.0, parts: Vec::new() };
-        for part in &ex.parts {
-            let built = built_iter.next().expect("one build per part");
-            let mut tests: Vec<TestReport> = part
-                .checks
+    Ok(Pending(Stage::Checked(Box::new(Checked {
+        exercises: exercises.to_vec(),
+        parts,
+        records,
+        ignored,
+        stand_ins,
+        policy,
+        sanitizer,
+        pass,
+        conclusion,
+        env_report,
+        seed: opts.seed,
+        root: opts.root.clone(),
+        sources: opts.sources.clone(),
+        test_args: opts.test_args.clone(),
+    }))))
+}
+
+impl Pending {
+    /// Every verdict the checks gave (before the sanitizer pass adds its own).
+    pub fn verdicts(&self) -> Vec<String> {
+        match &self.0 {
+            Stage::Finished(report, _) => report
+                .exercises
                 .iter()
-                .map(|c| {
-                    let name = ex.test_name(part, c);
-                    let mut t = records.get(&name).cloned().unwrap_or_else(|| {
-                        let status = if ignored.contains_key(&name) { Status::Ignored } else { Status::NotRun };
-                        TestReport::new(name.clone(), c.kind, status)
-                    });
-                    policy.annotate(&mut t, ignored.get(&name).copied(), stand_ins.contains(&name));
-                    t
-                })
-                .collect();
-            let (sanitizer, failed_now) = sanitizer.part_summary(pass.as_ref(), ex, part, &opts.test_args, &mut tests);
-            conclusion.num_failed += failed_now as u64;
-            conclusion.num_passed = conclusion.num_passed.saturating_sub(failed_now as u64);
-            score::score_part(part.points, &mut tests);
-            ex_report.parts.push(PartReport {
-                name: part.name.into(),
-                file: built.rel,
-                sha256: built.sha256,
+                .flat_map(|e| &e.parts)
+                .flat_map(|p| &p.tests)
+                .filter_map(|t| t.verdict.clone())
+                .collect(),
+            Stage::Checked(c) => c.records.values().filter_map(|t| t.verdict.clone()).collect(),
+        }
+    }
+
+    /// The backend the checks ran on.
+    pub fn backend(&self) -> &str {
+        match &self.0 {
+            Stage::Finished(report, _) => &report.environment.backend,
+            Stage::Checked(c) => &c.env_report.backend,
+        }
+    }
+
+    /// Waits for the sanitizer pass, folds it in and scores every part.
+    pub fn finish(self) -> (GradeReport, Conclusion) {
+        match self.0 {
+            Stage::Finished(report, conclusion) => (report, conclusion),
+            Stage::Checked(c) => c.finish(),
+        }
+    }
+}
+
+impl Checked {
+    fn finish(self) -> (GradeReport, Conclusion) {
+        let Checked {
+            exercises,
+            parts,
+            records,
+            ignored,
+            stand_ins,
+            policy,
+            sanitizer,
+            pass,
+            mut conclusion,
+            env_report,
+            seed,
+            root,
+            sources,
+            test_args,
+        } = self;
+        let pass = pass.map(sanitize::Pass::join);
+        let mut report = GradeReport::new(seed, &root, &sources, env_report);
+        let mut built_iter = parts.into_iter();
+        for ex in &exercises {
+            let mut ex_report = ExerciseReport {
+                id: ex.id.into(),
+                title: ex.title.into(),
                 score: 0.0,
                 max_score: 0.0,
-                compile: built.report,
-                tests,
-                sanitizer,
-            });
+                parts: Vec::new(),
+            };
+            for part in &ex.parts {
+                let built = built_iter.next().expect("one build per part");
+                let mut tests: Vec<TestReport> = part
+                    .checks
+                    .iter()
+                    .map(|c| {
+                        let name = ex.test_name(part, c);
+                        let mut t = records.get(&name).cloned().unwrap_or_else(|| {
+                            let status = if ignored.contains_key(&name) { Status::Ignored } else { Status::NotRun };
+                            TestReport::new(name.clone(), c.kind, status)
+                        });
+                        policy.annotate(&mut t, ignored.get(&name).copied(), stand_ins.contains(&name));
+                        t
+                    })
+                    .collect();
+                let (sanitizer, failed_now) = sanitizer.part_summary(pass.as_ref(), ex, part, &test_args, &mut tests);
+                conclusion.num_failed += failed_now as u64;
+                conclusion.num_passed = conclusion.num_passed.saturating_sub(failed_now as u64);
+                score::score_part(part.points, &mut tests);
+                ex_report.parts.push(PartReport {
+                    name: part.name.into(),
+                    file: built.rel,
+                    sha256: built.sha256,
+                    score: 0.0,
+                    max_score: 0.0,
+                    compile: built.report,
+                    tests,
+                    sanitizer,
+                });
+            }
+            report.exercises.push(ex_report);
         }
-        report.exercises.push(ex_report);
+        report.total_up();
+        if let Some(pass) = &pass {
+            print!("{}", sanitize::summary(pass, &report));
+        }
+        (report, conclusion)
     }
-    report.total_up();
-    if let Some(pass) = &pass {
-        print!("{}", sanitize::summary(pass, &report));
-    }
-    Ok((report, conclusion))
 }
 
 /// Exit status of a run where nothing could be compiled (no CUDA compiler

@@ -16,6 +16,7 @@ use crate::inputs::{rng_for, ChaCha8Rng};
 use crate::inspect::{self, KernelPtx};
 use crate::perf::{self, Timing};
 
+#[derive(Clone)]
 pub struct Exercise {
     /// "ex01": what students and course pages say.
     pub id: &'static str,
@@ -40,6 +41,7 @@ impl Exercise {
 }
 
 /// One `.cu` file the student writes, graded on its own.
+#[derive(Clone)]
 pub struct Part {
     pub name: &'static str,
     /// Relative to the exercise folder, e.g. "kernels/pi_shared.cu".

@@ -29,7 +29,8 @@ pub struct Breakdown {
     pub gpu_correctness_s: f64,
     /// Warm-ups and timed launches.
     pub gpu_timing_s: f64,
-    /// The simulator sanitizer pass, where it runs (0 until it does).
+    /// Waiting, after a part's checks, for its simulator sanitizer pass (in
+    /// workers this overlaps the next part's checks).
     pub sanitizer_s: f64,
     /// Starting workers (process and CUDA context) and isolated children's time outside their checks.
     pub process_overhead_s: f64,
@@ -64,11 +65,29 @@ pub struct DriftRecord {
     pub change: f64,
 }
 
-/// Collects a [`Breakdown`] from every grading thread.
+/// Collects a [`Breakdown`] from every grading thread, and writes the
+/// timeline (`<out>/workers/timeline.jsonl`, one line per event as it ends),
+/// which survives a batch that is killed.
 #[derive(Default)]
 pub struct Recorder {
     inner: Mutex<Breakdown>,
     busy: Mutex<BTreeMap<String, f64>>,
+    timeline: Option<Mutex<std::fs::File>>,
+    started: Option<std::time::Instant>,
+}
+
+/// One line of the timeline: what a grading slot did, from `start_s` to `end_s`
+/// (seconds since the grading phase started).
+#[derive(Debug, Serialize)]
+pub struct Event<'a> {
+    pub slot: usize,
+    /// `worker-start`, `worker-part`, `alone`, `regrade`, `worker-stop`.
+    pub what: &'a str,
+    pub part: Option<String>,
+    pub start_s: f64,
+    pub end_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<PartTime>,
 }
 
 pub fn gpu_name(gpu: Option<&str>) -> String {
@@ -76,6 +95,35 @@ pub fn gpu_name(gpu: Option<&str>) -> String {
 }
 
 impl Recorder {
+    /// A recorder that also appends the timeline to `path` (best effort).
+    pub fn with_timeline(path: &std::path::Path) -> Recorder {
+        let file = path
+            .parent()
+            .map(std::fs::create_dir_all)
+            .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).open(path).ok());
+        Recorder { timeline: file.map(Mutex::new), started: Some(std::time::Instant::now()), ..Default::default() }
+    }
+
+    /// Seconds since the recorder was made.
+    pub fn now(&self) -> f64 {
+        self.started.map(|s| s.elapsed().as_secs_f64()).unwrap_or(0.0)
+    }
+
+    /// Appends one event that started at `start_s` and ends now.
+    pub fn event(&self, slot: usize, what: &str, part: Option<&std::path::Path>, start_s: f64, time: Option<PartTime>) {
+        let Some(file) = &self.timeline else { return };
+        let part = part.map(|p| {
+            let key = p.parent().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned());
+            format!("{}/{}", key.unwrap_or_default(), p.file_stem().map(|n| n.to_string_lossy()).unwrap_or_default())
+        });
+        let event = Event { slot, what, part, start_s, end_s: self.now(), time };
+        if let Ok(mut line) = serde_json::to_string(&event) {
+            line.push('\n');
+            use std::io::Write;
+            let _ = file.lock().unwrap_or_else(|p| p.into_inner()).write_all(line.as_bytes());
+        }
+    }
+
     fn with(&self, f: impl FnOnce(&mut Breakdown)) {
         f(&mut self.inner.lock().unwrap_or_else(|p| p.into_inner()));
     }
@@ -107,6 +155,7 @@ impl Recorder {
             b.gpu_correctness_s += t.gpu_correctness;
             b.gpu_timing_s += t.gpu_timing;
             b.lock_wait_s += t.lock_wait;
+            b.sanitizer_s += t.sanitizer;
             if stuck {
                 b.stuck_kernels_s += t.wall;
             }

@@ -69,8 +69,8 @@ impl Worker {
         }
     }
 
-    /// Sends one part and waits for its answer, at most the part's time limit.
-    pub fn grade(&mut self, job: &PartJob, limit: Duration) -> Answer {
+    /// Sends one part; its answer comes, in order, from [`receive`](Self::receive).
+    pub fn send(&mut self, job: &PartJob) -> Result<(), String> {
         let request = Request {
             exercise: job.exercise.id.into(),
             part: job.part.name.into(),
@@ -78,9 +78,11 @@ impl Worker {
             json: job.scratch_path(),
         };
         let line = serde_json::to_string(&request).expect("a request serializes") + "\n";
-        if let Err(e) = self.stdin.write_all(line.as_bytes()).and_then(|_| self.stdin.flush()) {
-            return Answer::Died(format!("could not send it the part: {e}"));
-        }
+        self.stdin.write_all(line.as_bytes()).and_then(|_| self.stdin.flush()).map_err(|e| e.to_string())
+    }
+
+    /// The answer to the oldest part sent and not yet answered, waiting at most `limit`.
+    pub fn receive(&mut self, limit: Duration) -> Answer {
         self.wait_reply(limit)
     }
 

@@ -6,7 +6,9 @@
 //! student cannot write into the protocol.
 //!
 //! Inputs, CPU references and yardstick timings are kept between parts
-//! (`kit::shared`), so every student after the first reuses them. A part after
+//! (`kit::shared`), so every student after the first reuses them. The batch
+//! sends a few parts ahead: while the GPU runs one part's checks, the simulator
+//! sanitizer pass of the part before finishes on other cores. A part after
 //! which the context may be broken (a crash, a stuck kernel) is answered with
 //! `poisoned` and the worker exits: the batch regrades that part alone in a
 //! fresh process and starts a new worker. A kernel that never ended is the
@@ -26,7 +28,6 @@ use kit::CheckKind;
 use serde::{Deserialize, Serialize};
 
 use crate::grade::{self, BackendChoice};
-use crate::report::GradeReport;
 
 /// Test hook: a worker asked to grade `<exercise>/<part>` named here aborts,
 /// as one whose context broke would (tests prove the isolated regrade).
@@ -80,6 +81,9 @@ pub struct PartTime {
     pub gpu_timing: f64,
     /// Waiting for the GPU lock while another worker timed.
     pub lock_wait: f64,
+    /// Waiting for the simulator sanitizer pass after the checks were done.
+    #[serde(default)]
+    pub sanitizer: f64,
 }
 
 pub struct Settings {
@@ -90,7 +94,10 @@ pub struct Settings {
     pub policy: crate::policy::Policy,
 }
 
-/// Serves requests until stdin closes.
+/// Serves requests until stdin closes. The GPU work of a part runs on this
+/// thread; its sanitizer pass is waited for, its result written and its answer
+/// sent on another, so the next part's checks start at once. Answers go out
+/// in the order of the requests.
 pub fn serve(settings: &Settings) -> Result<()> {
     let mut proto = protocol_channel()?;
     grade::keep_environment();
@@ -105,93 +112,132 @@ pub fn serve(settings: &Settings) -> Result<()> {
             ..Default::default()
         },
     )?;
+    let (checked, to_finish) = std::sync::mpsc::sync_channel::<Checked>(1);
+    let finisher = std::thread::spawn(move || -> Result<()> {
+        for part in to_finish {
+            answer(&mut proto, &part.finish())?;
+        }
+        Ok(())
+    });
     for line in std::io::stdin().lock().lines() {
         let line = line.context("reading a request")?;
         if line.trim().is_empty() {
             continue;
         }
         let request: Request = serde_json::from_str(&line).context("a request that is not JSON")?;
-        let reply = grade_one(settings, &request);
-        answer(&mut proto, &reply)?;
-        if reply.poisoned.is_some() {
+        let part = check(settings, request);
+        // After a part that may have broken the context, nothing else runs here.
+        let last = part.reply.poisoned.is_some();
+        if checked.send(part).is_err() || last {
             break;
         }
     }
-    Ok(())
+    drop(checked);
+    finisher.join().map_err(|_| anyhow::anyhow!("the finishing thread panicked"))?
 }
 
-fn grade_one(settings: &Settings, request: &Request) -> Reply {
+/// A part whose checks ran; what is left is the sanitizer pass and the result file.
+struct Checked {
+    request: Request,
+    pending: Result<grade::Pending>,
+    reply: Reply,
+    started: Instant,
+    /// Seconds of the checks (on the GPU thread).
+    checks_wall: f64,
+}
+
+const COUNTERS: [Counter; 3] = [Counter::GpuTiming, Counter::CpuReference, Counter::LockWait];
+
+/// Runs the part's checks and decides whether the worker may go on after it.
+fn check(settings: &Settings, request: Request) -> Checked {
     if std::env::var(DIE_ON_ENV).is_ok_and(|v| v == format!("{}/{}", request.exercise, request.part)) {
         std::process::abort();
     }
-    let before = [Counter::GpuTiming, Counter::CpuReference, Counter::LockWait].map(stats::get);
-    let start = Instant::now();
-    let graded = (|| -> Result<GradeReport> {
+    let before = COUNTERS.map(stats::get);
+    let started = Instant::now();
+    let pending = (|| -> Result<grade::Pending> {
         let mut exercises = crate::registry::select(std::slice::from_ref(&request.exercise))?;
         crate::registry::keep_part(&mut exercises, &request.part)?;
-        let (report, _) = grade::run(&exercises, &options(settings, request.root.clone()))?;
-        report.write(&request.json)?;
-        Ok(report)
+        grade::start(&exercises, &options(settings, request.root.clone()))
     })();
-    let wall = start.elapsed();
-    let [timing, cpu, wait] = [Counter::GpuTiming, Counter::CpuReference, Counter::LockWait]
-        .map(stats::get)
-        .iter()
-        .zip(before)
-        .map(|(after, before)| secs(after.saturating_sub(before)))
-        .collect::<Vec<_>>()
-        .try_into()
-        .expect("three counters");
-    let mut reply = Reply { drift: kit::shared::take_drift(), ..Default::default() };
-    match graded {
-        Ok(report) => {
-            let checks: f64 = report
-                .exercises
-                .iter()
-                .flat_map(|e| &e.parts)
-                .flat_map(|p| &p.tests)
-                .filter(|t| t.kind != CheckKind::Structure)
-                .map(|t| t.duration_ms / 1e3)
-                .sum();
-            reply.written = true;
-            if let Some(p) = poisoned(&report) {
-                reply.poisoned = Some(p.why);
-                reply.hang_only = p.hang_only;
+    let checks_wall = secs(started.elapsed());
+    let [timing, cpu, wait] = counters_since(before);
+    let mut reply = Reply {
+        drift: kit::shared::take_drift(),
+        time: PartTime { gpu_timing: timing, cpu_reference: cpu, lock_wait: wait, ..Default::default() },
+        ..Default::default()
+    };
+    match &pending {
+        Ok(p) => {
+            if let Some(poison) = poisoned(p.backend(), p.verdicts().iter().map(String::as_str)) {
+                reply.poisoned = Some(poison.why);
+                reply.hang_only = poison.hang_only;
             }
             if reply.poisoned.is_none() && grade::compile_stuck() {
                 reply.poisoned = Some("a compile was abandoned; later ones would queue behind it".into());
                 reply.keep_result = true;
             }
-            reply.time = PartTime {
-                wall: secs(wall),
-                compile: (secs(wall) - checks).max(0.0),
-                cpu_reference: cpu,
-                gpu_correctness: (checks - timing - cpu - wait).max(0.0),
-                gpu_timing: timing,
-                lock_wait: wait,
-            };
         }
+        // The grader itself failed (e.g. the GPU went away): nothing is written,
+        // and a fresh process says why.
         Err(e) => {
-            // The grader itself failed (e.g. the GPU went away): nothing is written,
-            // and a fresh process says why.
             reply.error = Some(format!("{e:#}"));
             reply.poisoned = Some("the grader failed in the worker".into());
         }
     }
-    reply
+    Checked { request, pending, reply, started, checks_wall }
 }
 
-/// Why the context may be unusable (or its memory not to be trusted) after
-/// `report`, if it may: the verdicts of a fatal CUDA error, a kernel that never
-/// ended, or a write out of bounds.
+impl Checked {
+    /// Waits for the sanitizer pass, scores and writes the part.
+    fn finish(self) -> Reply {
+        let Checked { request, pending, mut reply, started, checks_wall } = self;
+        let Ok(pending) = pending else { return reply };
+        let waited = Instant::now();
+        let (report, _) = pending.finish();
+        let sanitizer = secs(waited.elapsed());
+        if let Err(e) = report.write(&request.json) {
+            reply.error = Some(format!("writing the result: {e:#}"));
+            reply.poisoned.get_or_insert_with(|| "the grader failed in the worker".into());
+            return reply;
+        }
+        let checks: f64 = report
+            .exercises
+            .iter()
+            .flat_map(|e| &e.parts)
+            .flat_map(|p| &p.tests)
+            .filter(|t| t.kind != CheckKind::Structure)
+            .map(|t| t.duration_ms / 1e3)
+            .sum();
+        let t = &mut reply.time;
+        t.wall = secs(started.elapsed());
+        t.compile = (checks_wall - checks).max(0.0);
+        t.gpu_correctness = (checks - t.gpu_timing - t.cpu_reference - t.lock_wait).max(0.0);
+        t.sanitizer = sanitizer;
+        reply.written = true;
+        reply
+    }
+}
+
+fn counters_since(before: [std::time::Duration; 3]) -> [f64; 3] {
+    let mut out = [0.0; 3];
+    for (i, c) in COUNTERS.iter().enumerate() {
+        out[i] = secs(stats::get(*c).saturating_sub(before[i]));
+    }
+    out
+}
+
+/// Why the context may be unusable (or its memory not to be trusted) after a
+/// part whose checks gave `verdicts`, if it may: a fatal CUDA error, a kernel
+/// that never ended, or a write out of bounds found on the GPU. (The sanitizer
+/// pass's findings come later and from the simulator, which shares nothing
+/// with the context: the GPU thread has moved on by then.)
 /// Only a CUDA context breaks: the simulator is an interpreter that starts
 /// every launch afresh, and its step limit stops an endless kernel cleanly.
-pub fn poisoned(report: &GradeReport) -> Option<Poison> {
-    if report.environment.backend != "cuda" {
+pub fn poisoned<'v>(backend: &str, verdicts: impl IntoIterator<Item = &'v str>) -> Option<Poison> {
+    if backend != "cuda" {
         return None;
     }
-    let verdicts =
-        report.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests).filter_map(|t| t.verdict.as_deref());
     let mut found: Option<Poison> = None;
     for v in verdicts {
         let hang = v == "timeout" || v.starts_with("not-run");
@@ -261,52 +307,17 @@ fn secs(d: Duration) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Environment, ExerciseReport, PartReport, Status, TestReport};
-
-    fn report(backend: &str, verdicts: &[&str]) -> GradeReport {
-        let environment = Environment { backend: backend.into(), ..Default::default() };
-        let mut r = GradeReport::new(1, std::path::Path::new("."), "exercises", environment);
-        let tests = verdicts
-            .iter()
-            .map(|v| TestReport {
-                verdict: Some(v.to_string()),
-                ..TestReport::new("t".into(), CheckKind::Correctness, Status::Fail)
-            })
-            .collect();
-        r.exercises = vec![ExerciseReport {
-            id: "ex01".into(),
-            title: String::new(),
-            score: 0.0,
-            max_score: 0.0,
-            parts: vec![PartReport {
-                name: "global".into(),
-                file: String::new(),
-                sha256: None,
-                score: 0.0,
-                max_score: 0.0,
-                compile: crate::report::CompileReport {
-                    status: crate::report::CompileStatus::Ok,
-                    diagnostics: Vec::new(),
-                    message: None,
-                    from_cache: false,
-                },
-                tests,
-                sanitizer: None,
-            }],
-        }];
-        r
-    }
 
     #[test]
     fn only_a_cuda_context_is_poisoned_and_a_hang_alone_keeps_its_verdicts() {
-        assert!(poisoned(&report("cuda", &["wrong", "too-slow"])).is_none());
-        let hang = poisoned(&report("cuda", &["wrong", "timeout", "not-run: GPU lost earlier"])).unwrap();
+        assert!(poisoned("cuda", ["wrong", "too-slow"]).is_none());
+        let hang = poisoned("cuda", ["wrong", "timeout", "not-run: GPU lost earlier"]).unwrap();
         assert!(hang.hang_only, "{}", hang.why);
         for broken in ["crashed: illegal address", "out-of-bounds-write", "gpu-error"] {
-            let p = poisoned(&report("cuda", &["timeout", broken])).unwrap();
+            let p = poisoned("cuda", ["timeout", broken]).unwrap();
             assert!(!p.hang_only, "{broken}");
             assert!(p.why.contains(broken));
         }
-        assert!(poisoned(&report("sim", &["timeout", "crashed"])).is_none(), "the simulator breaks nothing");
+        assert!(poisoned("sim", ["timeout", "crashed"]).is_none(), "the simulator breaks nothing");
     }
 }
