@@ -99,6 +99,25 @@ impl Gpu {
         Ok(buf)
     }
 
+    /// A buffer of `len` elements holding `block` over and over (timing inputs,
+    /// whose values do not change the time). The block is uploaded once and
+    /// doubled on the device: a host vector of hundreds of MB would take longer
+    /// to build and upload than the timing itself.
+    pub fn upload_repeated<T: Pod>(&self, name: &str, block: &[T], len: usize) -> Result<DeviceBuffer<T>> {
+        anyhow::ensure!(!block.is_empty() || len == 0, "`{name}`: nothing to repeat");
+        let buf = self.alloc::<T>(name, len)?;
+        let size = std::mem::size_of::<T>();
+        let first = block.len().min(len);
+        self.backend().write(buf.ptr(), bytemuck::cast_slice(&block[..first]))?;
+        let mut filled = first;
+        while filled < len {
+            let more = filled.min(len - filled);
+            self.backend().copy(buf.ptr() + (filled * size) as u64, buf.ptr(), more * size)?;
+            filled += more;
+        }
+        Ok(buf)
+    }
+
     fn alloc<T: Pod>(&self, name: &str, len: usize) -> Result<DeviceBuffer<T>> {
         let bytes = len * std::mem::size_of::<T>();
         let b = self.backend();
@@ -300,6 +319,18 @@ macro_rules! args {
 mod tests {
     use super::*;
     use crate::inspect::WrongSignature;
+
+    #[test]
+    fn a_repeated_upload_holds_the_block_over_and_over() {
+        let gpu = Gpu::simulator();
+        let block = [1u32, 2, 3];
+        for len in [0, 2, 3, 7, 12, 100] {
+            let buf = gpu.upload_repeated("r", &block, len).unwrap();
+            let expected: Vec<u32> = block.iter().copied().cycle().take(len).collect();
+            assert_eq!(buf.read().unwrap(), expected, "len {len}");
+        }
+        gpu.finish().expect("the doubling copies stay inside the buffer");
+    }
 
     const ONE_POINTER: &str = "
 .version 7.0

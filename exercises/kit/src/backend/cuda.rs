@@ -208,6 +208,12 @@ impl Backend for CudaBackend {
         settle(&mut state)
     }
 
+    fn copy(&self, dst: DevPtr, src: DevPtr, bytes: usize) -> BResult<()> {
+        let mut state = self.enter()?;
+        unsafe { result::memcpy_dtod_sync(dst, src, bytes) }.map_err(|e| classify(&mut state, e))?;
+        settle(&mut state)
+    }
+
     fn write_symbol(&self, module: ModuleId, name: &str, bytes: &[u8]) -> BResult<()> {
         let mut state = self.enter()?;
         let m = Self::module(&state, module)?;

@@ -172,6 +172,12 @@ pub trait Backend: Send + Sync {
     fn write(&self, dst: DevPtr, src: &[u8]) -> BResult<()>;
     fn read(&self, src: DevPtr, dst: &mut [u8]) -> BResult<()>;
     fn fill(&self, dst: DevPtr, byte: u8, len: usize) -> BResult<()>;
+    /// Copies `bytes` from `src` to `dst` (both on the device; no overlap).
+    fn copy(&self, dst: DevPtr, src: DevPtr, bytes: usize) -> BResult<()> {
+        let mut staged = vec![0u8; bytes];
+        self.read(src, &mut staged)?;
+        self.write(dst, &staged)
+    }
     /// Writes a module-scope `__constant__` (or `__device__`) variable by name.
     fn write_symbol(&self, module: ModuleId, name: &str, bytes: &[u8]) -> BResult<()>;
 
