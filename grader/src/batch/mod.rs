@@ -231,8 +231,9 @@ fn settle_seed(opts: &Options) -> Result<u64> {
         (Some(m), _) => m.seed,
         (None, given) => given.unwrap_or_else(rand::random),
     };
-    let time = earlier.and_then(|m| m.time);
-    crate::atomic::write_json(&path, &Manifest { schema: MANIFEST_SCHEMA.into(), seed, backend, time })?;
+    // This run's breakdown replaces the last one when it ends (a killed run leaves
+    // none, rather than one that is not its own; workers/timeline.jsonl has what it did).
+    crate::atomic::write_json(&path, &Manifest { schema: MANIFEST_SCHEMA.into(), seed, backend, time: None })?;
     Ok(seed)
 }
 
