@@ -144,10 +144,15 @@ fn run_dot(ctx: &Ctx, a: &[f32], b: &[f32]) -> Result<f64> {
 }
 
 fn within_rounding_bound(ctx: &Ctx, n: usize) -> Result<String> {
-    let mut rng = ctx.rng();
-    let (a, b) = (uniform(&mut rng, n), uniform(&mut rng, n));
-    let (expected, abs_sum) = cpu_dot(&a, &b);
-    let got = run_dot(ctx, &a, &b)?;
+    // The same for every student of a batch: drawn and summed once per seed.
+    let inputs = ctx.shared("a+b+dot", || {
+        let mut rng = ctx.rng();
+        let (a, b) = (uniform(&mut rng, n), uniform(&mut rng, n));
+        let (expected, abs_sum) = cpu_dot(&a, &b);
+        (a, b, expected, abs_sum)
+    });
+    let (a, b, expected, abs_sum) = (&inputs.0, &inputs.1, inputs.2, inputs.3);
+    let got = run_dot(ctx, a, b)?;
     let k = roundings(n);
     let bound = gamma(k) * abs_sum;
     let err = (got - expected).abs();
@@ -164,9 +169,13 @@ fn within_rounding_bound(ctx: &Ctx, n: usize) -> Result<String> {
 }
 
 fn exact_sum(ctx: &Ctx, n: usize) -> Result<String> {
-    let (a, b) = small_integers(&mut ctx.rng(), n);
-    let (expected, _) = cpu_dot(&a, &b);
-    let got = run_dot(ctx, &a, &b)?;
+    let inputs = ctx.shared("a+b+dot", || {
+        let (a, b) = small_integers(&mut ctx.rng(), n);
+        let (expected, _) = cpu_dot(&a, &b);
+        (a, b, expected)
+    });
+    let (a, b, expected) = (&inputs.0, &inputs.1, inputs.2);
+    let got = run_dot(ctx, a, b)?;
     if got != expected {
         bail!(
             "dot = {got}, expected exactly {expected}: the products are the integers 1, 2 and 3, so every partial \
@@ -188,7 +197,10 @@ pub fn perf_len(gpu: &kit::Gpu) -> usize {
 /// values is repeated rather than drawing tens of millions.
 fn perf_input(rng: &mut impl Rng, n: usize) -> Vec<f32> {
     let block = uniform(rng, 1 << 16);
-    block.iter().copied().cycle().take(n).collect()
+    // `repeat` copies whole blocks; collecting `cycle().take(n)` goes element by element.
+    let mut v = block.repeat(n.div_ceil(block.len()));
+    v.truncate(n);
+    v
 }
 
 fn bandwidth_share(ctx: &Ctx) -> Result<String> {
@@ -197,8 +209,12 @@ fn bandwidth_share(ctx: &Ctx) -> Result<String> {
     let copy = ctx.copy_bandwidth_gbps()?;
     let gpu = module.gpu();
     let n = perf_len(gpu);
-    let mut rng = ctx.rng();
-    let (da, db) = (gpu.upload("a", &perf_input(&mut rng, n))?, gpu.upload("b", &perf_input(&mut rng, n))?);
+    // Built once per process (n depends only on the GPU), uploaded fresh for every student.
+    let inputs = ctx.shared(&format!("perf-a+b/n={n}"), || {
+        let mut rng = ctx.rng();
+        (perf_input(&mut rng, n), perf_input(&mut rng, n))
+    });
+    let (da, db) = (gpu.upload("a", &inputs.0)?, gpu.upload("b", &inputs.1)?);
     let partial = gpu.zeros::<f32>("partial", blocks(n) as usize)?;
     let a = args![&da, &db, n as i32, &partial];
     let t = ctx.time(|| module.launch_async("dot", launch_config(n), &a))?;
@@ -295,5 +311,9 @@ mod tests {
         let v = perf_input(&mut rng_for(1, "perf"), 100_000);
         assert_eq!(v.len(), 100_000);
         assert_eq!(v[7], v[7 + (1 << 16)]);
+        // The block, cycled: the values every earlier version uploaded.
+        let block = uniform(&mut rng_for(1, "perf"), 1 << 16);
+        assert!(v.iter().eq(block.iter().cycle().take(100_000)));
+        assert!(perf_input(&mut rng_for(1, "perf"), 0).is_empty());
     }
 }

@@ -175,12 +175,17 @@ impl Variant {
 
 /// Every string of one family; all positions of every string must be right.
 fn search_family(ctx: &Ctx, v: Variant, family: &Family) -> Result<String> {
-    let cases = (family.make)(&mut ctx.rng());
+    // The same for every student of a batch: drawn and searched once per seed.
+    let inputs = ctx.shared("strings+found", || {
+        let cases = (family.make)(&mut ctx.rng());
+        let expected: Vec<Vec<u8>> = cases.iter().map(|case| cpu::found(&case.dna, &case.seq)).collect();
+        let matches: usize = expected.iter().map(|found| found.iter().filter(|&&f| f == 1).count()).sum();
+        (cases, expected, matches)
+    });
+    let (cases, all_expected, matches) = (&inputs.0, &inputs.1, inputs.2);
     let module = ctx.kernel_module(v.kernel())?;
-    let (mut wrong, mut first_error, mut matches) = (0, None, 0);
-    for (i, case) in cases.iter().enumerate() {
-        let expected = cpu::found(&case.dna, &case.seq);
-        matches += expected.iter().filter(|&&f| f == 1).count();
+    let (mut wrong, mut first_error) = (0, None);
+    for (i, (case, expected)) in cases.iter().zip(all_expected).enumerate() {
         let got = v.search(module, case)?;
         let what = format!(
             "found, string {} of {} ({}, sequence {})",
@@ -189,7 +194,7 @@ fn search_family(ctx: &Ctx, v: Variant, family: &Family) -> Result<String> {
             case.what,
             String::from_utf8_lossy(&case.seq)
         );
-        if let Err(e) = check::exact(&what, &expected, &got) {
+        if let Err(e) = check::exact(&what, expected, &got) {
             wrong += 1;
             first_error.get_or_insert(e);
         }
@@ -257,10 +262,15 @@ fn not_slower_than_v1(ctx: &Ctx, v: Variant, min_ratio: f64) -> Result<String> {
         return Err(Skip(format!("timing needs a real GPU, not the {} backend", gpu.info().backend)).into());
     }
     let yardstick = ctx.yardstick("search_v1_pattern", include_str!("../yardsticks/search_v1_pattern.cu"))?;
-    let mut rng = ctx.rng();
-    let seq_host = inputs::random_seq(&mut rng);
-    let dna = gpu.upload("dna", &inputs::timing_dna(&mut rng, PERF_LETTERS))?;
-    let seq = gpu.upload("seq", &seq_host)?;
+    // Built once per process, uploaded fresh for every student.
+    let timed = ctx.shared("seq+dna", || {
+        let mut rng = ctx.rng();
+        let seq = inputs::random_seq(&mut rng);
+        (seq, inputs::timing_dna(&mut rng, PERF_LETTERS))
+    });
+    let seq_host = &timed.0;
+    let dna = gpu.upload("dna", &timed.1)?;
+    let seq = gpu.upload("seq", seq_host)?;
     let positions = cpu::positions(PERF_LETTERS);
     let base_found = gpu.poisoned::<u8>("found (v1 pattern)", positions)?;
     let found = gpu.poisoned::<u8>("found", positions)?;
@@ -269,7 +279,7 @@ fn not_slower_than_v1(ctx: &Ctx, v: Variant, min_ratio: f64) -> Result<String> {
     let cfg = launch_config(PERF_LETTERS);
     let base =
         ctx.time_yardstick("search_v1_pattern", || yardstick.launch_async("search_v1_pattern", cfg, &base_args))?;
-    v.prepare(module, &seq_host)?;
+    v.prepare(module, seq_host)?;
     let mine = ctx.time(|| v.launch_async(module, &dna, &seq, &found))?;
 
     let (expected, got) = (base_found.read()?, found.read()?);

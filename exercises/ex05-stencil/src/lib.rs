@@ -66,13 +66,18 @@ pub fn stencil_bytes(n: usize) -> usize {
 
 fn correct(ctx: &Ctx, n: usize) -> Result<String> {
     let module = ctx.kernel_module(KERNEL)?;
-    let input = cpu::padded_input(&mut ctx.rng(), n);
-    let expected = cpu::stencil(&input);
+    // The same for every student of a batch: drawn and computed once per seed.
+    let inputs = ctx.shared("in+out", || {
+        let input = cpu::padded_input(&mut ctx.rng(), n);
+        let expected = cpu::stencil(&input);
+        (input, expected)
+    });
+    let (input, expected) = (&inputs.0, &inputs.1);
     let gpu = module.gpu();
-    let d_in = gpu.upload("in", &input)?;
+    let d_in = gpu.upload("in", input)?;
     let d_out = gpu.poisoned::<i32>("out", n)?;
     module.launch(KERNEL, launch_config(n), &args![&d_in, &d_out, n as i32])?;
-    check::exact("out", &expected, &d_out.read()?)?;
+    check::exact("out", expected, &d_out.read()?)?;
     Ok(format!("{} block(s)", launch_config(n).grid.0))
 }
 
@@ -120,7 +125,8 @@ fn share_of_copy(ctx: &Ctx) -> Result<String> {
     let copy_gbps = ctx.copy_bandwidth_gbps()?;
     let global = ctx.yardstick("stencil_global", include_str!("../yardsticks/stencil_global.cu"))?;
     let n = perf_outputs(gpu);
-    let input = cpu::pattern_input(n);
+    // Built once per process (n depends only on the GPU), uploaded fresh for every student.
+    let input = ctx.shared(&format!("perf-in/n={n}"), || cpu::pattern_input(n));
     let d_in = gpu.upload("in", &input)?;
     let d_out = gpu.poisoned::<i32>("out", n)?;
     let (cfg, a) = (launch_config(n), args![&d_in, &d_out, n as i32]);

@@ -100,14 +100,19 @@ pub fn launch_config(n: usize) -> LaunchConfig {
 }
 
 fn block_sums_match(ctx: &Ctx, kernel: &str, n: usize) -> Result<String> {
-    let input = values(&mut ctx.rng(), n);
-    let expected = block_sums(&input);
+    // The same for every student of a batch: drawn and summed once per seed.
+    let inputs = ctx.shared("in+block-sums", || {
+        let input = values(&mut ctx.rng(), n);
+        let expected = block_sums(&input);
+        (input, expected)
+    });
+    let (input, expected) = (&inputs.0, &inputs.1);
     let module = ctx.kernel_module(kernel)?;
     let gpu = module.gpu();
-    let d_in = gpu.upload("in", &input)?;
+    let d_in = gpu.upload("in", input)?;
     let partial = gpu.poisoned::<i32>("partial", expected.len())?;
     module.launch(kernel, launch_config(n), &args![&d_in, n as i32, &partial])?;
-    check::exact("partial", &expected, &partial.read()?)?;
+    check::exact("partial", expected, &partial.read()?)?;
     Ok(format!("{} block sum(s) exact", expected.len()))
 }
 
@@ -115,7 +120,10 @@ fn block_sums_match(ctx: &Ctx, kernel: &str, n: usize) -> Result<String> {
 /// values is repeated rather than drawing 2^26 of them.
 fn perf_input(rng: &mut impl Rng, n: usize) -> Vec<i32> {
     let block = values(rng, 1 << 16);
-    block.iter().copied().cycle().take(n).collect()
+    // `repeat` copies whole blocks; collecting `cycle().take(n)` goes element by element.
+    let mut v = block.repeat(n.div_ceil(block.len()));
+    v.truncate(n);
+    v
 }
 
 fn sequential_speedup(ctx: &Ctx) -> Result<String> {
@@ -124,7 +132,9 @@ fn sequential_speedup(ctx: &Ctx) -> Result<String> {
     let baseline =
         ctx.yardstick("reduce_interleaved_pattern", include_str!("../yardsticks/reduce_interleaved_pattern.cu"))?;
     let gpu = module.gpu();
-    let d_in = gpu.upload("in", &perf_input(&mut ctx.rng(), PERF_N))?;
+    // Built once per process, uploaded fresh for every student.
+    let input = ctx.shared("perf-in", || perf_input(&mut ctx.rng(), PERF_N));
+    let d_in = gpu.upload("in", &input)?;
     let partial = gpu.zeros::<i32>("partial", blocks(PERF_N) as usize)?;
     let cfg = launch_config(PERF_N);
     let a = args![&d_in, PERF_N as i32, &partial];
@@ -177,10 +187,31 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_draws_and_sums_the_inputs_once_per_seed() {
+        use kit::{PartBuild, RunEnv};
+        let ex = exercise();
+        let part = &ex.parts[1];
+        let check = part.checks.iter().find(|c| c.name == "n=4099").expect("the check");
+        // No GPU: the check stops at loading the kernel, after taking its inputs.
+        let env = RunEnv::new(0x5eed08, None, None, Default::default());
+        let build = PartBuild::new(String::new());
+        let name = ex.test_name(part, check);
+        let ctx = Ctx { check_name: &name, env: &env, build: &build };
+        assert!((check.run)(&ctx).is_err());
+        // The next student of the batch gets them without drawing or summing again.
+        let shared = ctx.shared("in+block-sums", || -> (Vec<i32>, Vec<i32>) { panic!("computed again") });
+        assert_eq!(shared.0, values(&mut ctx.rng(), 4099));
+        assert_eq!(shared.1, block_sums(&shared.0));
+    }
+
+    #[test]
     fn perf_input_has_the_requested_length_and_range() {
         let v = perf_input(&mut rng_for(1, "perf"), 200_000);
         assert_eq!(v.len(), 200_000);
         assert_eq!(v[0], v[1 << 16]);
         assert!(v.iter().all(|&x| (1..MAX_VALUE).contains(&x)));
+        // The block, cycled: the values every earlier version uploaded.
+        let block = values(&mut rng_for(1, "perf"), 1 << 16);
+        assert!(v.iter().eq(block.iter().cycle().take(200_000)));
     }
 }
