@@ -227,13 +227,15 @@ fn run_case(ctx: &Ctx, kernel: Kernel, s: Shape) -> Result<String> {
 fn speedup(ctx: &Ctx, kernel: Kernel, s: Shape, yardstick: Kernel, min: f64) -> Result<String> {
     let module = ctx.kernel_module(kernel.name)?;
     let naive = ctx.yardstick("matmul_naive", include_str!("../yardsticks/matmul_naive.cu"))?;
-    let (m, n) = perf_matrices(&mut ctx.rng(), s);
-    let bufs = Buffers::new(module.gpu(), s, &m, &n)?;
+    // Built once per process, uploaded fresh for every student.
+    let matrices = ctx.shared("perf-matrices", || perf_matrices(&mut ctx.rng(), s));
+    let (m, n) = (&matrices.0, &matrices.1);
+    let bufs = Buffers::new(module.gpu(), s, m, n)?;
     let cfg = launch_config(s);
 
     let student_args = kernel.args(s, &bufs);
     let timed = ctx.time(|| module.launch_async(kernel.name, cfg, &student_args))?;
-    check_sample(ctx, s, &m, &n, &bufs.p.read()?)
+    check_sample(ctx, s, m, n, &bufs.p.read()?)
         .with_context(|| format!("{} at {}", kernel.name, kernel.case_name(s)))?;
 
     let naive_args = yardstick.args(s, &bufs);
