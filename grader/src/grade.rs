@@ -157,7 +157,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                     (sanitizer, sanitize::replay(check, &name, &opts.test_args), &built.build)
                 {
                     let ptx = Arc::new(build.ptx.clone());
-                    replays.push(sanitize::Case { test: name.clone(), check: check.clone(), ptx });
+                    replays.push(sanitize::Case::new(name.clone(), check.clone(), ptx));
                 }
                 let trial = match skip_reason.map(|reason| (reason, policy.instead(check))) {
                     Some((_, Instead::StandIn)) => {
@@ -183,6 +183,12 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     let pass = (!replays.is_empty()).then(|| sanitize::Pass::start(replays, opts.seed, compiler_for_env, options));
     let conclusion = libtest_mimic::run(&args, trials);
     let records = std::mem::take(&mut *records.lock().unwrap());
+    if let Some(pass) = &pass {
+        for stuck in records.values().filter(|t| t.verdict.as_deref().is_some_and(never_ended)) {
+            let part: String = stuck.name.split("::").take(2).map(|s| format!("{s}::")).collect();
+            pass.cancel_part(&part);
+        }
+    }
     Ok(Pending(Stage::Checked(Box::new(Checked {
         exercises: exercises.to_vec(),
         parts,
@@ -300,6 +306,12 @@ impl Checked {
         }
         (report, conclusion)
     }
+}
+
+/// Verdicts of a part whose kernel never ended on the GPU (or was never run
+/// after one did).
+fn never_ended(verdict: &str) -> bool {
+    verdict == "timeout" || verdict.starts_with("not-run")
 }
 
 /// Exit status of a run where nothing could be compiled (no CUDA compiler

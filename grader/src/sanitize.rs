@@ -178,6 +178,14 @@ pub struct Case {
     pub test: String,
     pub check: kit::Check,
     pub ptx: Arc<String>,
+    /// Flipped when the GPU run already settled the case (see [`Pass::cancel_part`]).
+    pub cancel: ptx_sim::CancelFlag,
+}
+
+impl Case {
+    pub fn new(test: String, check: kit::Check, ptx: Arc<String>) -> Case {
+        Case { test, check, ptx, cancel: Default::default() }
+    }
 }
 
 /// Whether the pass replays `check` (the test `name`): correctness checks
@@ -210,6 +218,8 @@ pub fn filter_selects(args: &Arguments, name: &str) -> bool {
 /// The pass while it runs.
 pub struct Pass {
     workers: Vec<JoinHandle<()>>,
+    /// Each case's test name and switch.
+    switches: Vec<(String, ptx_sim::CancelFlag)>,
     outcomes: Arc<Mutex<HashMap<String, (Outcome, Duration)>>>,
     cases: usize,
     started: Instant,
@@ -219,6 +229,7 @@ impl Pass {
     /// Starts replaying `cases` on background threads and returns at once.
     pub fn start(cases: Vec<Case>, seed: u64, compiler: Option<Compiler>, options: CompileOptions) -> Pass {
         let count = cases.len();
+        let switches = cases.iter().map(|c| (c.test.clone(), c.cancel.clone())).collect();
         let threads = threads().min(count);
         let queue = Arc::new((cases, AtomicUsize::new(0)));
         let outcomes: Arc<Mutex<HashMap<String, (Outcome, Duration)>>> = Arc::default();
@@ -242,7 +253,19 @@ impl Pass {
                     .ok()
             })
             .collect();
-        Pass { workers, outcomes, cases: count, started: Instant::now() }
+        Pass { workers, switches, outcomes, cases: count, started: Instant::now() }
+    }
+
+    /// Stops replaying the cases of the part `<exercise>::<part>::`: its kernel
+    /// never ended on the GPU, which the verdict already says. On the simulator
+    /// each such case would run to the step limit (seconds of CPU each, on
+    /// every core), and the grade would wait for all of them.
+    pub fn cancel_part(&self, prefix: &str) {
+        for (test, cancel) in &self.switches {
+            if test.starts_with(prefix) {
+                cancel.cancel();
+            }
+        }
     }
 
     /// Waits for the last replay. Called once the GPU has run every test.
@@ -369,11 +392,20 @@ fn append(t: &mut TestReport, line: &str) {
 
 /// Runs one case on a simulator of its own.
 fn run_case(case: &Case, seed: u64, compiler: Option<Compiler>, options: CompileOptions) -> Outcome {
-    let gpu = Gpu::new(Box::new(SimBackend::silent()), Duration::MAX);
+    let not_replayed = || Outcome::NotChecked {
+        message: "not replayed: on the GPU a kernel of this part never ended, as its verdict says".into(),
+    };
+    if case.cancel.is_cancelled() {
+        return not_replayed();
+    }
+    let gpu = Gpu::new(Box::new(SimBackend::silent().cancellable(case.cancel.clone())), Duration::MAX);
     let env = RunEnv::new(seed, Some(gpu), compiler, options);
     let build = PartBuild::new(case.ptx.to_string());
     let ctx = Ctx { check_name: &case.test, env: &env, build: &build };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (case.check.run)(&ctx)));
+    if case.cancel.is_cancelled() {
+        return not_replayed();
+    }
     match result {
         Ok(Ok(_)) => Outcome::Clean,
         Ok(Err(e)) if e.downcast_ref::<Skip>().is_some() => Outcome::Skipped,

@@ -54,6 +54,10 @@ pub enum SimError {
     #[error("kernel `{kernel}` exceeded the step limit of {steps} warp instructions (an endless loop?)")]
     StepLimit { steps: u64, kernel: String },
 
+    /// The caller flipped `SimConfig::cancel`: it no longer needs the answer.
+    #[error("the simulation of `{kernel}` was stopped: its answer was no longer needed")]
+    Cancelled { kernel: String },
+
     /// A `bar.sync` (`__syncthreads()`) that not all live threads of a block reach,
     /// or a warp-synchronous instruction whose member lanes never meet. A GPU would
     /// hang or behave undefinedly.

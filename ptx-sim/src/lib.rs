@@ -28,6 +28,7 @@ mod race;
 mod stats;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub use error::{Dim3, SimError, SimResult};
@@ -56,7 +57,34 @@ pub struct SimConfig {
     /// Format and keep `printf` output. Off, a `printf` only counts its calls
     /// (and returns 0): for runs that measure a kernel and show nothing of it.
     pub capture_printf: bool,
+    /// Stops every launch early ([`SimError::Cancelled`]) once flipped.
+    pub cancel: Option<CancelFlag>,
 }
+
+/// A switch another thread flips when it no longer needs a simulation's
+/// answer (the grader's sanitizer pass, once the GPU run of the same kernel
+/// never ended): a launch checks it every 64 Ki warp instructions.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Two flags are equal when they are the same switch.
+impl PartialEq for CancelFlag {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for CancelFlag {}
 
 impl Default for SimConfig {
     fn default() -> Self {
@@ -68,6 +96,7 @@ impl Default for SimConfig {
             detect_races: true,
             detect_uninitialised: true,
             capture_printf: true,
+            cancel: None,
         }
     }
 }

@@ -833,3 +833,20 @@ fn double_precision() {
         assert_eq!(out[3 * i + 2].to_bits(), ((v as f32) as f64 - v.floor()).to_bits());
     }
 }
+
+#[test]
+fn a_cancelled_launch_stops_long_before_the_step_limit() {
+    let cancel = ptx_sim::CancelFlag::default();
+    let cfg = SimConfig { max_steps_per_launch: u64::MAX, cancel: Some(cancel.clone()), ..Default::default() };
+    let (mut sim, m) = sim_or_skip!("misc.cu", cfg);
+    let flag = sim.alloc(4).unwrap();
+    let flipper = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        cancel.cancel();
+    });
+    let start = std::time::Instant::now();
+    let err = sim.launch(m, "forever", (2, 1, 1), (64, 1, 1), 0, &[ptr(flag)]).unwrap_err();
+    flipper.join().unwrap();
+    assert!(matches!(err, SimError::Cancelled { ref kernel } if kernel == "forever"), "{err}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(5), "took {:?}", start.elapsed());
+}

@@ -72,6 +72,7 @@ pub(crate) struct Exec<'a> {
     block_idx: Dim3,
     steps: u64,
     max_steps: u64,
+    cancel: Option<crate::CancelFlag>,
     thread_instr: u64,
     stats: Option<Collector>,
     race: Option<Detector>,
@@ -120,6 +121,7 @@ impl<'a> Exec<'a> {
             block_idx: (0, 0, 0),
             steps: 0,
             max_steps: cfg.max_steps_per_launch,
+            cancel: cfg.cancel.clone(),
             thread_instr: 0,
             stats: cfg.track_stats.then(|| Collector::new(k)),
             race: cfg.detect_races.then(|| Detector::new(shared_bytes, nwarps)),
@@ -472,6 +474,9 @@ impl<'a> Exec<'a> {
                 self.steps += 1;
                 if self.steps > self.max_steps {
                     return Err(SimError::StepLimit { steps: self.max_steps, kernel: k.name.clone() });
+                }
+                if self.steps & 0xFFFF == 0 && self.cancel.as_ref().is_some_and(crate::CancelFlag::is_cancelled) {
+                    return Err(SimError::Cancelled { kernel: k.name.clone() });
                 }
                 self.thread_instr += mask.count_ones() as u64;
                 let emask = if ins.guard == Guard::NONE {

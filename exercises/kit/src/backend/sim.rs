@@ -58,6 +58,12 @@ impl SimBackend {
         Self { echo_printf: false, ..Self::new() }
     }
 
+    /// This simulator, stopping every launch early once `cancel` is flipped.
+    pub fn cancellable(self, cancel: ptx_sim::CancelFlag) -> Self {
+        self.sim().config_mut().cancel = Some(cancel);
+        self
+    }
+
     /// A simulator that plays a GPU that got lucky: it does not look for races.
     /// Only for tests of the grader's sanitizer pass, which must catch them.
     pub fn lucky() -> Self {
