@@ -100,7 +100,8 @@ for out in "$work"/fast-* "$work/isolate"; do
     name=$(basename "$out")
     mkdir -p "$res/$name"
     cp "$out"/{batch.json,gradebook.json,gradebook.csv} "$res/$name/" 2>/dev/null
-    cp -r "$out/submissions" "$out/workers" "$res/$name/" 2>/dev/null
+    # results/ too: a run stopped by its limit has no gradebook, only its parts.
+    cp -r "$out/submissions" "$out/workers" "$out/results" "$res/$name/" 2>/dev/null
 done
 cp "$work/class/.class.json" "$res/class.json" 2>/dev/null
 [ -d "$work/hostile/grades" ] && cp "$work/hostile/check.txt" "$work/hostile/summary.txt" "$res/" 2>/dev/null
