@@ -73,7 +73,7 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
 pub struct Pending(Stage);
 
 enum Stage {
-    Finished(GradeReport, Conclusion),
+    Finished(Box<(GradeReport, Conclusion)>),
     Checked(Box<Checked>),
 }
 
@@ -111,7 +111,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     let compiler_for_env = compiler.as_ref().ok().cloned();
     if let (Err(why), false) = (&compiler, opts.test_args.list) {
         let (report, conclusion) = without_compiler(exercises, opts, env_report, why);
-        return Ok(Pending(Stage::Finished(report, conclusion)));
+        return Ok(Pending(Stage::Finished(Box::new((report, conclusion)))));
     }
     println!("seed {} (rerun with --seed {})", opts.seed, opts.seed);
     // Compile first, so a student sees every compile error before any test runs.
@@ -211,7 +211,8 @@ impl Pending {
     /// Every verdict the checks gave (before the sanitizer pass adds its own).
     pub fn verdicts(&self) -> Vec<String> {
         match &self.0 {
-            Stage::Finished(report, _) => report
+            Stage::Finished(finished) => finished
+                .0
                 .exercises
                 .iter()
                 .flat_map(|e| &e.parts)
@@ -225,7 +226,7 @@ impl Pending {
     /// The backend the checks ran on.
     pub fn backend(&self) -> &str {
         match &self.0 {
-            Stage::Finished(report, _) => &report.environment.backend,
+            Stage::Finished(finished) => &finished.0.environment.backend,
             Stage::Checked(c) => &c.env_report.backend,
         }
     }
@@ -233,7 +234,7 @@ impl Pending {
     /// Waits for the sanitizer pass, folds it in and scores every part.
     pub fn finish(self) -> (GradeReport, Conclusion) {
         match self.0 {
-            Stage::Finished(report, conclusion) => (report, conclusion),
+            Stage::Finished(finished) => *finished,
             Stage::Checked(c) => c.finish(),
         }
     }
