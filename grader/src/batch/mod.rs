@@ -6,8 +6,8 @@
 //!    grade part after part, reusing inputs, CPU references and yardstick
 //!    timings; a part a worker cannot finish is regraded in a child process of
 //!    its own under a time limit, and `--isolate` grades every part that way.
-//!    The next submissions compile ahead ([`schedule`], [`worker`], [`pool`],
-//!    [`part`], [`prefetch`]). Where the time went is in `batch.json` ([`breakdown`]).
+//!    The next submissions compile ahead ([`schedule`], [`slot`], [`worker`],
+//!    [`pool`], [`part`], [`prefetch`]). Where the time went is in `batch.json` ([`breakdown`]).
 //! 3. **Reports**: the part results of each student are merged into
 //!    `<out>/submissions/<key>.json`, and every student into the gradebook
 //!    ([`student`], [`gradebook`]).
@@ -25,6 +25,7 @@ pub mod part;
 pub mod pool;
 pub mod prefetch;
 pub mod schedule;
+pub mod slot;
 pub mod student;
 pub mod submission;
 pub mod worker;
