@@ -95,12 +95,9 @@ pub fn gpu_name(gpu: Option<&str>) -> String {
 }
 
 impl Recorder {
-    /// A recorder that also appends the timeline to `path` (best effort).
+    /// A recorder that also writes this run's timeline to `path` (best effort).
     pub fn with_timeline(path: &std::path::Path) -> Recorder {
-        let file = path
-            .parent()
-            .map(std::fs::create_dir_all)
-            .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).open(path).ok());
+        let file = path.parent().map(std::fs::create_dir_all).and_then(|_| std::fs::File::create(path).ok());
         Recorder { timeline: file.map(Mutex::new), started: Some(std::time::Instant::now()), ..Default::default() }
     }
 
