@@ -122,6 +122,14 @@ fn workers_grade_like_one_process_per_part() {
     for field in ["compile_s", "gpu_correctness_s", "process_overhead_s"] {
         assert!(time[field].as_f64().unwrap() > 0.0, "{field}: {time}");
     }
+    // The timeline has each part once, in the slot that graded it, in order of time.
+    let timeline = std::fs::read_to_string(dir.path().join("workers/workers/timeline.jsonl")).unwrap();
+    let events: Vec<serde_json::Value> = timeline.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let parts: std::collections::BTreeSet<&str> =
+        events.iter().filter(|e| e["what"] == "worker-part").map(|e| e["part"].as_str().unwrap()).collect();
+    assert_eq!(parts.len(), 12, "{timeline}");
+    assert!(events.iter().all(|e| e["start_s"].as_f64() <= e["end_s"].as_f64()), "{timeline}");
+    assert!(events.iter().any(|e| e["what"] == "worker-start"), "{timeline}");
     let isolated = time_breakdown(dir.path(), "isolated");
     assert_eq!((isolated["mode"].as_str(), isolated["parts_isolated"].as_u64()), (Some("isolate"), Some(12)));
 }
