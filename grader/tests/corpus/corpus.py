@@ -95,6 +95,11 @@ def prepare(corpus: Path, class_dir: Path):
         target = class_dir / group_of(case) / name
         if case.get("generated"):
             generate_huge_source(target)
+        elif case.get("slow_files"):
+            # The slow variant itself, from reference/slow/ (mod.rs does the same).
+            for rel in case["slow_files"]:
+                (target / "exercises" / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(REPO / "reference" / "slow" / rel, target / "exercises" / rel)
         else:
             shutil.copytree(corpus / name, target)
         fill_from_reference(target, case)

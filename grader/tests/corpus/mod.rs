@@ -40,6 +40,10 @@ pub struct Case {
     pub calibrates: Vec<String>,
     /// With `calibrates`: `correct` (must pass the timing) or `slow` (must fail it).
     pub role: Option<String>,
+    /// The case's files are these files of `reference/slow/` (paths below it,
+    /// as below `exercises/`): the slow variant itself, with no copy in the corpus.
+    #[serde(default)]
+    pub slow_files: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -192,12 +196,19 @@ fn generate_huge_source(dir: &Path) {
     std::fs::write(kernels.join("pi_global.cu"), text).unwrap();
 }
 
-/// A case as a submission under `into`: the case's own files, plus the
-/// reference file of every part it leaves alone (`corpus.py prepare` does the same).
+/// A case as a submission under `into`: the case's own files (or its
+/// `slow_files` from `reference/slow/`), plus the reference file of every part
+/// it leaves alone (`corpus.py prepare` does the same).
 pub fn materialize(corpus: &Corpus, name: &str, case: &Case, into: &Path) -> PathBuf {
     let root = into.join(name);
     if case.generated {
         generate_huge_source(&root);
+    } else if !case.slow_files.is_empty() {
+        for rel in &case.slow_files {
+            let to = root.join("exercises").join(rel);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(workspace().join("reference/slow").join(rel), &to).unwrap();
+        }
     } else {
         let from = corpus.dir.join(name);
         for entry in walkdir::WalkDir::new(&from) {
@@ -369,7 +380,12 @@ pub fn check_table(corpus: &Corpus) {
     }
     let registry = grader::registry::all();
     for (name, case) in &corpus.table.cases {
-        assert!(case.generated != folders.contains(name), "{name}: committed xor generated");
+        let elsewhere = case.generated || !case.slow_files.is_empty();
+        assert!(elsewhere != folders.contains(name), "{name}: a folder of its own xor generated or `slow_files`");
+        for rel in &case.slow_files {
+            let file = workspace().join("reference/slow").join(rel);
+            assert!(file.is_file(), "{name}: no {}", file.display());
+        }
         for (key, expected) in &case.parts {
             let (ex, part) = key.split_once('/').expect("<exercise>/<part>");
             let exercise = registry.iter().find(|e| e.id == ex).unwrap_or_else(|| panic!("{name}: no {ex}"));
@@ -380,7 +396,7 @@ pub fn check_table(corpus: &Corpus) {
                 assert!(["none", "sim", "gpu"].contains(&backend.as_str()), "{name} {key}: needs for `{backend}`");
             }
         }
-        if !case.generated {
+        if !case.generated && case.slow_files.is_empty() {
             let own = case.parts.keys().any(|key| {
                 let (ex, part) = key.split_once('/').unwrap();
                 let exercise = registry.iter().find(|e| e.id == ex).unwrap();
