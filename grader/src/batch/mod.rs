@@ -26,6 +26,7 @@ pub mod pool;
 pub mod prefetch;
 pub mod schedule;
 pub mod slot;
+pub mod stall;
 pub mod student;
 pub mod submission;
 pub mod worker;

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 
 use super::part::{ChildSettings, PartJob};
+use super::stall;
 use super::worker::{Reply, Request};
 
 /// What became of one part sent to a worker.
@@ -28,6 +29,8 @@ pub struct Worker {
     child: Child,
     stdin: ChildStdin,
     replies: Receiver<String>,
+    /// Its stderr, where the batch also notes what a silent worker is doing.
+    log: PathBuf,
     /// Seconds from the start to the worker's first answer (process and CUDA context).
     pub startup: f64,
 }
@@ -41,6 +44,7 @@ impl Worker {
             std::fs::create_dir_all(dir)?;
         }
         // Appended: the log keeps what every worker of this slot said, the replaced ones too.
+        let log_path = log.to_path_buf();
         let log = std::fs::OpenOptions::new().create(true).append(true).open(log)?;
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(log);
         cmd.process_group(0);
@@ -57,7 +61,7 @@ impl Worker {
                 }
             }
         });
-        let mut worker = Worker { child, stdin, replies, startup: 0.0 };
+        let mut worker = Worker { child, stdin, replies, log: log_path, startup: 0.0 };
         match worker.wait_reply(settings.limits.wall) {
             Answer::Replied(r) if r.ready => {
                 worker.startup = started.elapsed().as_secs_f64();
@@ -87,7 +91,18 @@ impl Worker {
     }
 
     fn wait_reply(&mut self, limit: Duration) -> Answer {
-        match self.replies.recv_timeout(limit) {
+        let start = Instant::now();
+        let received = loop {
+            let left = limit.saturating_sub(start.elapsed());
+            match self.replies.recv_timeout(left.min(stall::REPORT_AFTER)) {
+                Err(RecvTimeoutError::Timeout) if !left.is_zero() && left > stall::REPORT_AFTER => {
+                    let what = format!("no answer for {:.0} s", start.elapsed().as_secs_f64());
+                    stall::note(&self.log, self.child.id(), &what);
+                }
+                other => break other,
+            }
+        };
+        match received {
             Ok(line) => match serde_json::from_str::<Reply>(&line) {
                 Ok(reply) => Answer::Replied(reply),
                 Err(e) => Answer::Died(format!("it answered something that is not JSON ({e}): {line:.200}")),
@@ -104,13 +119,26 @@ impl Worker {
         }
     }
 
-    /// Ends the worker and anything it started.
+    /// Ends the worker and anything it started, and waits until it is gone
+    /// (with its CUDA context: the GPU is not shared with a dying kernel).
     pub fn kill(&mut self) {
         // SAFETY: kill(2) on the worker's own process group.
         unsafe {
             libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
         }
-        let _ = self.child.wait();
+        let start = Instant::now();
+        let mut noted = Duration::ZERO;
+        while let Ok(None) = self.child.try_wait() {
+            if start.elapsed() >= noted + stall::REPORT_AFTER {
+                noted = start.elapsed();
+                stall::note(
+                    &self.log,
+                    self.child.id(),
+                    &format!("still dying {:.0} s after SIGKILL", noted.as_secs_f64()),
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
