@@ -97,9 +97,9 @@ def prepare(corpus: Path, class_dir: Path):
             generate_huge_source(target)
         elif case.get("slow_files"):
             # The slow variant itself, from reference/slow/ (mod.rs does the same).
-            for rel in case["slow_files"]:
+            for rel, source in case["slow_files"].items():
                 (target / "exercises" / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(REPO / "reference" / "slow" / rel, target / "exercises" / rel)
+                shutil.copy(REPO / "reference" / "slow" / source, target / "exercises" / rel)
         else:
             shutil.copytree(corpus / name, target)
         fill_from_reference(target, case)

@@ -40,10 +40,11 @@ pub struct Case {
     pub calibrates: Vec<String>,
     /// With `calibrates`: `correct` (must pass the timing) or `slow` (must fail it).
     pub role: Option<String>,
-    /// The case's files are these files of `reference/slow/` (paths below it,
-    /// as below `exercises/`): the slow variant itself, with no copy in the corpus.
+    /// The case's files, each a file of `reference/slow/`: path below
+    /// `exercises/` → path below `reference/slow/` (the slow variant itself,
+    /// or one of its `extra/` kernels, with no copy in the corpus).
     #[serde(default)]
-    pub slow_files: Vec<String>,
+    pub slow_files: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -204,10 +205,10 @@ pub fn materialize(corpus: &Corpus, name: &str, case: &Case, into: &Path) -> Pat
     if case.generated {
         generate_huge_source(&root);
     } else if !case.slow_files.is_empty() {
-        for rel in &case.slow_files {
+        for (rel, source) in &case.slow_files {
             let to = root.join("exercises").join(rel);
             std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-            std::fs::copy(workspace().join("reference/slow").join(rel), &to).unwrap();
+            std::fs::copy(workspace().join("reference/slow").join(source), &to).unwrap();
         }
     } else {
         let from = corpus.dir.join(name);
@@ -382,8 +383,8 @@ pub fn check_table(corpus: &Corpus) {
     for (name, case) in &corpus.table.cases {
         let elsewhere = case.generated || !case.slow_files.is_empty();
         assert!(elsewhere != folders.contains(name), "{name}: a folder of its own xor generated or `slow_files`");
-        for rel in &case.slow_files {
-            let file = workspace().join("reference/slow").join(rel);
+        for source in case.slow_files.values() {
+            let file = workspace().join("reference/slow").join(source);
             assert!(file.is_file(), "{name}: no {}", file.display());
         }
         for (key, expected) in &case.parts {
