@@ -7,12 +7,15 @@
 //!
 //! The pass never makes the GPU wait: it starts before the first test and is
 //! joined only when the results are assembled. Each case gets its own
-//! simulator, so cases run in parallel on a bounded pool of threads.
+//! simulator, so cases run in parallel on the process's pool of threads
+//! ([`pool`]); a case already replayed on the same PTX is not replayed again
+//! ([`memo`]).
+
+mod memo;
+mod pool;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use kit::backend::sim::SimBackend;
@@ -130,6 +133,14 @@ pub struct PartSanitizer {
     /// CPU time the replays took, in milliseconds.
     #[serde(default)]
     pub cpu_ms: f64,
+    /// Of `cases`, those not replayed again: this process had replayed the
+    /// same case on the same PTX before (another student's identical file).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reused: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -170,6 +181,17 @@ enum Outcome {
     },
     /// The check skipped itself on the simulator.
     Skipped,
+    /// Stopped: on the GPU a kernel of this part never ended (see [`Pass::cancel_part`]).
+    NotReplayed,
+    /// The check itself panicked on the simulator.
+    Panicked,
+}
+
+impl Outcome {
+    /// Whether another replay of the same case would come to the same outcome.
+    fn is_settled(&self) -> bool {
+        !matches!(self, Outcome::NotReplayed | Outcome::Panicked)
+    }
 }
 
 /// One correctness case to replay.
@@ -215,45 +237,54 @@ pub fn filter_selects(args: &Arguments, name: &str) -> bool {
     args.filter.as_deref().is_none_or(matches) && !args.skip.iter().any(|s| matches(s))
 }
 
+/// One case's replay as the pass keeps it.
+struct Replayed {
+    outcome: Outcome,
+    /// CPU time of the replay (none when it was reused).
+    cpu: Duration,
+    reused: bool,
+}
+
+/// The outcomes so far, and how many cases are still to come.
+#[derive(Default)]
+struct Progress {
+    outcomes: Mutex<(HashMap<String, Replayed>, usize)>,
+    done: Condvar,
+}
+
 /// The pass while it runs.
 pub struct Pass {
-    workers: Vec<JoinHandle<()>>,
+    progress: Arc<Progress>,
     /// Each case's test name and switch.
     switches: Vec<(String, ptx_sim::CancelFlag)>,
-    outcomes: Arc<Mutex<HashMap<String, (Outcome, Duration)>>>,
     cases: usize,
     started: Instant,
 }
 
 impl Pass {
-    /// Starts replaying `cases` on background threads and returns at once.
+    /// Queues `cases` on the replay threads and returns at once.
     pub fn start(cases: Vec<Case>, seed: u64, compiler: Option<Compiler>, options: CompileOptions) -> Pass {
         let count = cases.len();
         let switches = cases.iter().map(|c| (c.test.clone(), c.cancel.clone())).collect();
-        let threads = threads().min(count);
-        let queue = Arc::new((cases, AtomicUsize::new(0)));
-        let outcomes: Arc<Mutex<HashMap<String, (Outcome, Duration)>>> = Arc::default();
-        let workers = (0..threads)
-            .filter_map(|i| {
-                let (queue, outcomes) = (queue.clone(), outcomes.clone());
-                let (compiler, options) = (compiler.clone(), options.clone());
-                std::thread::Builder::new()
-                    .name(format!("sanitizer {i}"))
-                    .spawn(move || {
-                        lower_priority();
-                        kit::digest::mute_this_thread();
-                        let (cases, next) = &*queue;
-                        while let Some(case) = cases.get(next.fetch_add(1, Ordering::Relaxed)) {
-                            let cpu = thread_cpu_time();
-                            let outcome = run_case(case, seed, compiler.clone(), options.clone());
-                            let spent = thread_cpu_time().saturating_sub(cpu);
-                            outcomes.lock().unwrap().insert(case.test.clone(), (outcome, spent));
-                        }
-                    })
-                    .ok()
-            })
-            .collect();
-        Pass { workers, switches, outcomes, cases: count, started: Instant::now() }
+        let progress = Arc::new(Progress { outcomes: Mutex::new((HashMap::new(), count)), done: Condvar::new() });
+        for case in cases {
+            let (progress, compiler, options) = (progress.clone(), compiler.clone(), options.clone());
+            pool::submit(move || {
+                // Counted as done even if the replay panics past its own guard.
+                let mut finished = Finished { progress: &progress, test: case.test.clone(), replayed: None };
+                let key = memo::Key::new(seed, &case.test, &case.ptx);
+                finished.replayed = Some(match memo::get(&key) {
+                    Some(outcome) => Replayed { outcome, cpu: Duration::ZERO, reused: true },
+                    None => {
+                        let cpu = thread_cpu_time();
+                        let outcome = run_case(&case, seed, compiler, options);
+                        memo::put(key, &outcome);
+                        Replayed { outcome, cpu: thread_cpu_time().saturating_sub(cpu), reused: false }
+                    }
+                });
+            });
+        }
+        Pass { progress, switches, cases: count, started: Instant::now() }
     }
 
     /// Stops replaying the cases of the part `<exercise>::<part>::`: its kernel
@@ -271,17 +302,38 @@ impl Pass {
     /// Waits for the last replay. Called once the GPU has run every test.
     pub fn join(self) -> Joined {
         let waited = Instant::now();
-        for w in self.workers {
-            let _ = w.join();
+        let mut state = self.progress.outcomes.lock().unwrap_or_else(|p| p.into_inner());
+        while state.1 > 0 {
+            state = self.progress.done.wait(state).unwrap_or_else(|p| p.into_inner());
         }
-        let outcomes = std::mem::take(&mut *self.outcomes.lock().unwrap());
+        let outcomes = std::mem::take(&mut state.0);
         Joined { outcomes, cases: self.cases, wall: self.started.elapsed(), waited: waited.elapsed() }
+    }
+}
+
+/// Records one case as done when dropped, with its outcome if it got one.
+struct Finished<'a> {
+    progress: &'a Progress,
+    test: String,
+    replayed: Option<Replayed>,
+}
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        let replayed =
+            self.replayed.take().unwrap_or(Replayed { outcome: Outcome::Panicked, cpu: Duration::ZERO, reused: false });
+        let mut state = self.progress.outcomes.lock().unwrap_or_else(|p| p.into_inner());
+        state.0.insert(std::mem::take(&mut self.test), replayed);
+        state.1 -= 1;
+        if state.1 == 0 {
+            self.progress.done.notify_all();
+        }
     }
 }
 
 /// The finished pass.
 pub struct Joined {
-    outcomes: HashMap<String, (Outcome, Duration)>,
+    outcomes: HashMap<String, Replayed>,
     pub cases: usize,
     /// From the start of the pass to its last replay.
     pub wall: Duration,
@@ -295,16 +347,22 @@ impl Joined {
     pub fn apply(&self, too_big: usize, tests: &mut [TestReport]) -> PartSanitizer {
         let mut summary = PartSanitizer { ran: true, too_big, ..PartSanitizer::default() };
         for t in tests.iter_mut() {
-            let Some((outcome, cpu)) = self.outcomes.get(&t.name) else { continue };
+            let Some(r) = self.outcomes.get(&t.name) else { continue };
             summary.cases += 1;
-            summary.cpu_ms += cpu.as_secs_f64() * 1e3;
-            fold(t, outcome, &mut summary);
+            summary.reused += r.reused as usize;
+            summary.cpu_ms += r.cpu.as_secs_f64() * 1e3;
+            fold(t, &r.outcome, &mut summary);
         }
         summary
     }
 
     pub fn cpu(&self) -> Duration {
-        self.outcomes.values().map(|(_, cpu)| *cpu).sum()
+        self.outcomes.values().map(|r| r.cpu).sum()
+    }
+
+    /// Cases whose outcome came from an earlier replay of the same PTX.
+    pub fn reused(&self) -> usize {
+        self.outcomes.values().filter(|r| r.reused).count()
     }
 }
 
@@ -312,8 +370,12 @@ impl Joined {
 pub fn summary(pass: &Joined, report: &crate::report::GradeReport) -> String {
     let parts: Vec<&PartSanitizer> =
         report.exercises.iter().flat_map(|e| &e.parts).filter_map(|p| p.sanitizer.as_ref()).collect();
+    let reused = match pass.reused() {
+        0 => String::new(),
+        n => format!(", {n} of them reused from an identical kernel replayed before"),
+    };
     let mut out = format!(
-        "\nSanitizer pass: {} correctness case(s) also ran on the simulator ({:.1} s of CPU; the results waited {:.1} s for it)\n",
+        "\nSanitizer pass: {} correctness case(s) also ran on the simulator ({:.1} s of CPU{reused}; the results waited {:.1} s for it)\n",
         pass.cases,
         pass.cpu().as_secs_f64(),
         pass.waited.as_secs_f64()
@@ -338,6 +400,22 @@ pub fn summary(pass: &Joined, report: &crate::report::GradeReport) -> String {
 /// One replay's outcome into its test. The GPU's numbers are the grade of
 /// record; only a proved bug overrides them.
 fn fold(t: &mut TestReport, outcome: &Outcome, summary: &mut PartSanitizer) {
+    // The two outcomes of a replay that did not finish, as the report words them.
+    let spelled;
+    let outcome = match outcome {
+        Outcome::NotReplayed => {
+            spelled = Outcome::NotChecked {
+                message: "not replayed: on the GPU a kernel of this part never ended, as its verdict says".into(),
+            };
+            &spelled
+        }
+        Outcome::Panicked => {
+            spelled =
+                Outcome::Differs { verdict: "crashed".into(), message: "the check panicked on the simulator".into() };
+            &spelled
+        }
+        settled => settled,
+    };
     let finding = |verdict: &str, message: &str| Finding {
         test: t.name.clone(),
         verdict: verdict.to_string(),
@@ -380,6 +458,7 @@ fn fold(t: &mut TestReport, outcome: &Outcome, summary: &mut PartSanitizer) {
             summary.not_checked.push(finding("not-simulated", message));
             append(t, &format!("not checked by the simulator: {message}; the GPU's verdict stands"));
         }
+        Outcome::NotReplayed | Outcome::Panicked => unreachable!("spelled out above"),
     }
 }
 
@@ -392,11 +471,8 @@ fn append(t: &mut TestReport, line: &str) {
 
 /// Runs one case on a simulator of its own.
 fn run_case(case: &Case, seed: u64, compiler: Option<Compiler>, options: CompileOptions) -> Outcome {
-    let not_replayed = || Outcome::NotChecked {
-        message: "not replayed: on the GPU a kernel of this part never ended, as its verdict says".into(),
-    };
     if case.cancel.is_cancelled() {
-        return not_replayed();
+        return Outcome::NotReplayed;
     }
     let gpu = Gpu::new(Box::new(SimBackend::silent().cancellable(case.cancel.clone())), Duration::MAX);
     let env = RunEnv::new(seed, Some(gpu), compiler, options);
@@ -404,13 +480,13 @@ fn run_case(case: &Case, seed: u64, compiler: Option<Compiler>, options: Compile
     let ctx = Ctx { check_name: &case.test, env: &env, build: &build };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (case.check.run)(&ctx)));
     if case.cancel.is_cancelled() {
-        return not_replayed();
+        return Outcome::NotReplayed;
     }
     match result {
         Ok(Ok(_)) => Outcome::Clean,
         Ok(Err(e)) if e.downcast_ref::<Skip>().is_some() => Outcome::Skipped,
         Ok(Err(e)) => classify(crate::grade::verdict(&e, CheckKind::Correctness), format!("{e:#}")),
-        Err(_) => Outcome::Differs { verdict: "crashed".into(), message: "the check panicked on the simulator".into() },
+        Err(_) => Outcome::Panicked,
     }
 }
 
