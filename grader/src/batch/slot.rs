@@ -23,8 +23,10 @@ pub type Job<'p> = (&'p Planned<'p>, usize);
 pub type Finished<'p> = Vec<(Job<'p>, Result<GradeReport>)>;
 
 /// Parts a worker holds at once: while the GPU runs the newest, the simulator
-/// sanitizer pass of those before it finishes on other cores.
-const IN_FLIGHT: usize = 3;
+/// sanitizer pass of those before it finishes on other cores. The longest
+/// replays (ex03 `rect`, ex06 `load`: about a second each on an H100 host)
+/// take as long as the checks of the next three or four parts.
+const IN_FLIGHT: usize = 6;
 
 /// One grading thread: its GPU and, in worker mode, its worker, the parts sent
 /// to it and not answered yet (oldest first), and the parts waiting to be sent.

@@ -112,7 +112,8 @@ pub fn serve(settings: &Settings) -> Result<()> {
             ..Default::default()
         },
     )?;
-    let (checked, to_finish) = std::sync::mpsc::sync_channel::<Checked>(1);
+    // Unbounded: the batch sends at most a few parts ahead (`slot::IN_FLIGHT`).
+    let (checked, to_finish) = std::sync::mpsc::channel::<Checked>();
     let finisher = std::thread::spawn(move || -> Result<()> {
         for part in to_finish {
             answer(&mut proto, &part.finish())?;
