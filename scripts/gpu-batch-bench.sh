@@ -35,7 +35,7 @@ mkdir -p "$res" "$OUT"
 GRADER=$(realpath "$GRADER")
 first_timeout=${FAST%%/*}
 step() { [[ ",$STEPS," == *",$1,"* ]]; }
-echo "grader $("$GRADER" --version), backend $BACKEND, $STUDENTS students, exercises $EXERCISES, seed $SEED, fast runs $FAST, steps $STEPS" | tee "$res/setup.txt"
+echo "grader $("$GRADER" --version), backend $BACKEND, $STUDENTS students (distinct: ${DISTINCT:-0}), exercises $EXERCISES, seed $SEED, fast runs $FAST, steps $STEPS" | tee "$res/setup.txt"
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>/dev/null || echo "no nvidia-smi"; nproc; date -u; } >> "$res/setup.txt"
 
 # Runs "$@" under a limit of $2 seconds, timing it into $res/<name>.time.
@@ -54,8 +54,12 @@ timed() {
 
 # 1. The class, and its first ISOLATE_STUDENTS (make-class is deterministic:
 #    the first k students of a class of n are a class of k).
-"$GRADER" make-class "$work/class" --students "$STUDENTS" --exercises "$EXERCISES" > /dev/null
-"$GRADER" make-class "$work/class-iso" --students "$ISOLATE_STUDENTS" --exercises "$EXERCISES" > /dev/null
+#    DISTINCT=1 gives every student's kernels a PTX of their own, so that no
+#    cache (compiled PTX, sanitizer replays) shares work between students.
+distinct=()
+[ "${DISTINCT:-0}" = 1 ] && distinct=(--distinct)
+"$GRADER" make-class "$work/class" --students "$STUDENTS" --exercises "$EXERCISES" "${distinct[@]}" > /dev/null
+"$GRADER" make-class "$work/class-iso" --students "$ISOLATE_STUDENTS" --exercises "$EXERCISES" "${distinct[@]}" > /dev/null
 
 # 2. Fast mode (workers), the whole class, once per configuration.
 if step fast; then

@@ -246,6 +246,11 @@ enum Command {
         exercises: Vec<String>,
         #[arg(long)]
         root: Option<PathBuf>,
+        /// Give every student's kernels a PTX of their own (a device variable
+        /// named after the student), so that no cache shares work between
+        /// students, as in a class whose students all wrote their own kernels.
+        #[arg(long)]
+        distinct: bool,
     },
 }
 
@@ -522,13 +527,13 @@ fn run_command(command: Command) -> Result<ExitCode> {
             };
             batch::worker::serve(&settings)?;
         }
-        Command::MakeClass { dir, students, exercises, root } => {
+        Command::MakeClass { dir, students, exercises, root, distinct } => {
             let exercises = registry::select(&exercises)?;
             let root = match root {
                 Some(r) => r,
                 None => default_root()?,
             };
-            let class = batch::make_class::generate(&root, &dir, students, &exercises)?;
+            let class = batch::make_class::generate(&root, &dir, students, &exercises, distinct)?;
             println!(
                 "{} submissions in {} (variants listed in {})",
                 class.len(),

@@ -72,8 +72,15 @@ pub struct Generated {
 }
 
 /// Writes `students` submissions for `exercises` into `dir`, from the
-/// `reference/` and `exercises/` folders of `root`.
-pub fn generate(root: &Path, dir: &Path, students: usize, exercises: &[Exercise]) -> Result<Vec<Generated>> {
+/// `reference/` and `exercises/` folders of `root`; with `distinct`, no two
+/// students' files compile to the same PTX.
+pub fn generate(
+    root: &Path,
+    dir: &Path,
+    students: usize,
+    exercises: &[Exercise],
+    distinct: bool,
+) -> Result<Vec<Generated>> {
     if !root.join("reference").is_dir() {
         bail!("{} has no reference/: make-class needs the instructors' workspace", root.display());
     }
@@ -89,7 +96,9 @@ pub fn generate(root: &Path, dir: &Path, students: usize, exercises: &[Exercise]
         };
         // Rotate the changed file through the exercises.
         let target = &files[(i / CYCLE.len() + i) % files.len()];
-        let file = write_student(root, &folder, &files, variant, target)?;
+        let mark =
+            distinct.then(|| format!("\n// make-class --distinct\n__device__ int cuda_lab_student_{:03};\n", i + 1));
+        let file = write_student(root, &folder, &files, variant, target, mark.as_deref())?;
         let folder_name = folder.file_name().expect("a student folder has a name");
         class.push(Generated {
             folder: folder_name.to_string_lossy().into_owned(),
@@ -108,6 +117,7 @@ fn write_student(
     files: &[String],
     variant: Variant,
     target: &str,
+    mark: Option<&str>,
 ) -> Result<Option<String>> {
     if folder.exists() {
         std::fs::remove_dir_all(folder)?;
@@ -127,7 +137,7 @@ fn write_student(
         let to = folder.join(rel);
         std::fs::create_dir_all(to.parent().unwrap())?;
         let text = std::fs::read_to_string(&from).with_context(|| format!("reading {}", from.display()))?;
-        std::fs::write(&to, text)?;
+        std::fs::write(&to, text + mark.unwrap_or(""))?;
     }
     let target_path = folder.join(target);
     let edit = |f: &dyn Fn(&str) -> String| -> Result<()> {
