@@ -627,6 +627,9 @@ fn make_trial(
                 kit::digest::set_current_check(&name);
                 // Shared with other batch workers on this GPU, but never with a timing.
                 let _gpu = kit::gpu_lock::shared();
+                if let Some(gpu) = &env.gpu {
+                    gpu.begin_check();
+                }
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
                     .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))
             }
@@ -697,6 +700,9 @@ pub(crate) fn verdict(e: &anyhow::Error, kind: CheckKind) -> &'static str {
         }
         if cause.downcast_ref::<OutOfBounds>().is_some() {
             return "out-of-bounds-write";
+        }
+        if cause.downcast_ref::<kit::gpu::CheckTimeLimit>().is_some() {
+            return "timeout";
         }
         if cause.downcast_ref::<MissingKernel>().is_some() {
             return "missing-kernel";

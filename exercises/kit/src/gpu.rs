@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use bytemuck::Pod;
@@ -34,6 +34,22 @@ struct Inner {
     timeout: Duration,
     /// Live buffers (base pointer, user bytes, name), for guard checks after launches.
     live: Mutex<Vec<(DevPtr, usize, String)>>,
+    /// The current check's waits for its kernels: their count and time.
+    waited: Mutex<(u32, Duration)>,
+}
+
+/// The kernels of one check ran longer in all than one launch may: each
+/// launch finished in time, but a kernel that prints in a loop or does far
+/// more work than it needs would otherwise hold the GPU for minutes.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the kernel launches of this check ran past {limit:.1} s in all (the {launches} before this one finished, each \
+     within the limit, but one check's launches together may run only as long as one launch): does the kernel print \
+     in a loop, or do far more work than it needs?"
+)]
+pub struct CheckTimeLimit {
+    pub limit: f64,
+    pub launches: u32,
 }
 
 /// A write outside a buffer, found in its guard zone after a launch.
@@ -48,7 +64,7 @@ pub struct OutOfBounds {
 
 impl Gpu {
     pub fn new(backend: Box<dyn Backend>, timeout: Duration) -> Self {
-        Self { inner: Arc::new(Inner { backend, timeout, live: Mutex::new(Vec::new()) }) }
+        Self { inner: Arc::new(Inner { backend, timeout, live: Mutex::new(Vec::new()), waited: Mutex::default() }) }
     }
 
     /// The PTX simulator (no GPU needed).
@@ -130,9 +146,31 @@ impl Gpu {
         Ok(DeviceBuffer { gpu: self.clone(), base, len, name: name.to_string(), _t: PhantomData })
     }
 
-    /// Waits for launched work (with the stuck-kernel timeout), then checks every guard zone.
+    /// A check starts: from here its kernels together may run as long as one
+    /// launch may ([`CheckTimeLimit`]).
+    pub fn begin_check(&self) {
+        *self.inner.waited.lock().unwrap() = (0, Duration::ZERO);
+    }
+
+    /// Waits for launched work (with the stuck-kernel timeout, and what is left
+    /// of the check's), then checks every guard zone.
     pub fn finish(&self) -> Result<()> {
-        self.backend().synchronize(self.inner.timeout)?;
+        let limit = self.inner.timeout;
+        let (launches, spent) = *self.inner.waited.lock().unwrap();
+        let left = limit.saturating_sub(spent);
+        let start = Instant::now();
+        let synced = self.backend().synchronize(left);
+        let took = start.elapsed();
+        *self.inner.waited.lock().unwrap() = (launches + 1, spent + took);
+        match synced {
+            // The check's time ran out before this launch's own limit did.
+            Err(BackendError::Timeout(_)) if left < limit && took >= left => {
+                let over = CheckTimeLimit { limit: limit.as_secs_f64(), launches };
+                self.backend().abandon(&over.to_string());
+                return Err(over.into());
+            }
+            other => other?,
+        }
         self.check_guards()
     }
 
@@ -318,6 +356,94 @@ macro_rules! args {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The simulator, with every launch taking `kernel` of wall time to finish.
+    struct SlowKernels {
+        sim: crate::backend::sim::SimBackend,
+        kernel: Duration,
+        abandoned: Mutex<Option<String>>,
+    }
+
+    impl Backend for SlowKernels {
+        fn info(&self) -> &DeviceInfo {
+            self.sim.info()
+        }
+        fn load_module(&self, ptx: &str) -> Result<ModuleId, BackendError> {
+            self.sim.load_module(ptx)
+        }
+        fn has_kernel(&self, m: ModuleId, name: &str) -> Result<bool, BackendError> {
+            self.sim.has_kernel(m, name)
+        }
+        fn alloc(&self, bytes: usize) -> Result<DevPtr, BackendError> {
+            self.sim.alloc(bytes)
+        }
+        fn free(&self, ptr: DevPtr) {
+            self.sim.free(ptr)
+        }
+        fn write(&self, dst: DevPtr, src: &[u8]) -> Result<(), BackendError> {
+            self.sim.write(dst, src)
+        }
+        fn read(&self, src: DevPtr, dst: &mut [u8]) -> Result<(), BackendError> {
+            self.sim.read(src, dst)
+        }
+        fn fill(&self, dst: DevPtr, byte: u8, len: usize) -> Result<(), BackendError> {
+            self.sim.fill(dst, byte, len)
+        }
+        fn write_symbol(&self, m: ModuleId, name: &str, bytes: &[u8]) -> Result<(), BackendError> {
+            self.sim.write_symbol(m, name, bytes)
+        }
+        fn launch(&self, m: ModuleId, k: &str, cfg: &LaunchConfig, args: &[Arg]) -> Result<(), BackendError> {
+            self.sim.launch(m, k, cfg, args)
+        }
+        fn synchronize(&self, timeout: Duration) -> Result<(), BackendError> {
+            std::thread::sleep(self.kernel.min(timeout));
+            if self.kernel > timeout {
+                return Err(BackendError::Timeout(format!("{timeout:?}")));
+            }
+            Ok(())
+        }
+        fn abandon(&self, why: &str) {
+            *self.abandoned.lock().unwrap() = Some(why.to_string());
+        }
+        fn time_ms(&self, _: &mut dyn FnMut() -> Result<(), BackendError>, _: Duration) -> Result<f32, BackendError> {
+            Err(BackendError::Unsupported("timing", "test"))
+        }
+    }
+
+    #[test]
+    fn a_checks_launches_together_may_run_as_long_as_one() {
+        let backend = SlowKernels {
+            sim: crate::backend::sim::SimBackend::new(),
+            kernel: Duration::from_millis(40),
+            abandoned: Mutex::default(),
+        };
+        let gpu = Gpu::new(Box::new(backend), Duration::from_millis(100));
+        gpu.begin_check();
+        gpu.finish().unwrap();
+        gpu.finish().unwrap();
+        let e = gpu.finish().unwrap_err();
+        let over = e.downcast_ref::<CheckTimeLimit>().expect("the third launch runs out of the check's time");
+        assert_eq!(over.launches, 2);
+        assert!(e.to_string().contains("print in a loop"), "{e}");
+        // The next check starts with the whole limit again.
+        gpu.begin_check();
+        gpu.finish().unwrap();
+        gpu.finish().unwrap();
+    }
+
+    #[test]
+    fn one_launch_past_the_limit_is_a_plain_timeout() {
+        let backend = SlowKernels {
+            sim: crate::backend::sim::SimBackend::new(),
+            kernel: Duration::from_millis(150),
+            abandoned: Mutex::default(),
+        };
+        let gpu = Gpu::new(Box::new(backend), Duration::from_millis(100));
+        gpu.begin_check();
+        let e = gpu.finish().unwrap_err();
+        assert!(e.downcast_ref::<CheckTimeLimit>().is_none(), "{e}");
+        assert!(matches!(e.downcast_ref::<BackendError>(), Some(BackendError::Timeout(_))), "{e}");
+    }
     use crate::inspect::WrongSignature;
 
     #[test]

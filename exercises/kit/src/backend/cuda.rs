@@ -83,7 +83,10 @@ fn settle(state: &mut State) -> BResult<()> {
 fn classify(state: &mut State, e: DriverError) -> BackendError {
     use sys::cudaError_enum as E;
     let err = match e.0 {
-        E::CUDA_ERROR_ILLEGAL_ADDRESS => BackendError::IllegalAddress,
+        // A write far out of bounds may land in an address-space window instead of
+        // unmapped memory: the same bug, and the same verdict wherever it lands
+        // (seen on the H100: one part gave either, from one process to the next).
+        E::CUDA_ERROR_ILLEGAL_ADDRESS | E::CUDA_ERROR_INVALID_ADDRESS_SPACE => BackendError::IllegalAddress,
         E::CUDA_ERROR_MISALIGNED_ADDRESS
         | E::CUDA_ERROR_ILLEGAL_INSTRUCTION
         | E::CUDA_ERROR_INVALID_PC
@@ -271,6 +274,10 @@ impl Backend for CudaBackend {
         }
     }
 
+    fn abandon(&self, why: &str) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).lost = Some(why.to_string());
+    }
+
     fn time_ms(&self, work: &mut dyn FnMut() -> BResult<()>, timeout: Duration) -> BResult<f32> {
         let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
         let (start, stop) = {
@@ -310,6 +317,21 @@ impl Drop for CudaBackend {
                 let _ = result::module::unload(m);
             }
             let _ = result::stream::destroy(self.stream);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_far_write_is_an_illegal_address_wherever_it_lands_and_loses_the_context() {
+        use sys::cudaError_enum as E;
+        for code in [E::CUDA_ERROR_ILLEGAL_ADDRESS, E::CUDA_ERROR_INVALID_ADDRESS_SPACE] {
+            let mut state = State { modules: Vec::new(), lost: None };
+            assert!(matches!(classify(&mut state, DriverError(code)), BackendError::IllegalAddress), "{code:?}");
+            assert!(state.lost.is_some(), "{code:?}: nothing more may run in that context");
         }
     }
 }

@@ -185,6 +185,9 @@ pub trait Backend: Send + Sync {
     fn launch(&self, module: ModuleId, kernel: &str, cfg: &LaunchConfig, args: &[Arg]) -> BResult<()>;
     /// Waits for all launched work, giving up after `timeout`.
     fn synchronize(&self, timeout: Duration) -> BResult<()>;
+    /// The caller stopped waiting for work that may still be running, for
+    /// `why`: nothing more may run here, and later calls say why.
+    fn abandon(&self, _why: &str) {}
 
     /// Times `work` (which launches kernels) with device events, in milliseconds.
     /// Backends without real timing return `Unsupported`.
