@@ -8,6 +8,12 @@
 //! ([`exclusive`]), so nothing else runs on the GPU while a kernel is timed.
 //! Without the variable (a student's `grader ex01`) both are no-ops.
 //!
+//! The batch opens FILE for each process it starts and hands the descriptor
+//! down ([`FD_ENV`]): a lock held on it is the batch's too, so it outlives a
+//! process that dies holding it until the batch has reaped that process. A
+//! kernel left running by a part that timed out is gone, with its context,
+//! before another worker may time anything.
+//!
 //! flock alone would let a stream of shared holders starve one waiting to time,
 //! so a second file, FILE.turnstile, gives timing the right of way: a process
 //! about to wait for the exclusive lock holds the turnstile, and a new shared
@@ -19,6 +25,8 @@ use std::fs::File;
 use std::time::{Duration, Instant};
 
 pub const ENV: &str = "CUDA_LAB_GPU_LOCK";
+/// The descriptor of FILE that this process inherited, if any.
+pub const FD_ENV: &str = "CUDA_LAB_GPU_LOCK_FD";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -39,6 +47,22 @@ thread_local! {
 
 fn open(path: &std::ffi::OsStr) -> std::io::Result<File> {
     File::options().create(true).truncate(false).write(true).open(path)
+}
+
+/// The lock file's descriptor this process was given ([`FD_ENV`]), to the
+/// first thread that asks (one thread of a process grades on the GPU).
+fn inherited() -> Option<File> {
+    use std::os::fd::FromRawFd;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static TAKEN: AtomicBool = AtomicBool::new(false);
+    let fd: libc::c_int = std::env::var(FD_ENV).ok()?.trim().parse().ok()?;
+    // SAFETY: fcntl only asks whether the descriptor is open.
+    if fd < 0 || TAKEN.swap(true, Ordering::SeqCst) || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return None;
+    }
+    // SAFETY: the descriptor is open, was handed to this process for this use
+    // alone, and is taken once (TAKEN).
+    Some(unsafe { File::from_raw_fd(fd) })
 }
 
 /// Holds a mode until dropped; dropping returns to the mode held before.
@@ -65,7 +89,7 @@ fn acquire(mode: Mode) -> Guard {
         if held.is_none() {
             let mut turnstile = path.clone();
             turnstile.push(".turnstile");
-            match (open(&path), open(&turnstile)) {
+            match (inherited().map_or_else(|| open(&path), Ok), open(&turnstile)) {
                 (Ok(main), Ok(turnstile)) => *held = Some(Held { main, turnstile, modes: Vec::new() }),
                 // Best effort: a lock that cannot be opened must not fail a grade.
                 _ => return false,

@@ -20,6 +20,7 @@ pub mod capture;
 pub mod child;
 pub mod gradebook;
 pub mod intake;
+pub mod lock_hold;
 pub mod make_class;
 pub mod part;
 pub mod pool;

@@ -50,19 +50,24 @@ pub struct ChildSettings {
 
 impl ChildSettings {
     /// The environment of every process of the batch (children and workers).
-    pub fn child_env(&self, cmd: &mut Command, gpu: Option<&str>) {
+    /// Returns the GPU lock file handed down to the process
+    /// ([`super::lock_hold`]): keep it until the process has been reaped.
+    pub fn child_env(&self, cmd: &mut Command, gpu: Option<&str>) -> Option<std::fs::File> {
         cmd.env(crate::grade::PTX_CACHE_ENV, &self.ptx_cache).env("NO_COLOR", "1");
         if let Some(gpu) = gpu {
             cmd.env("CUDA_VISIBLE_DEVICES", gpu);
         }
-        if let Some(dir) = &self.gpu_locks {
-            cmd.env(kit::gpu_lock::ENV, super::pool::lock_file(dir, gpu));
+        let lock = self.gpu_locks.as_ref().map(|dir| super::pool::lock_file(dir, gpu));
+        if let Some(path) = &lock {
+            cmd.env(kit::gpu_lock::ENV, path);
         }
         if let Some(dir) = &self.nvrtc_dir {
             let inherited = std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default();
             let paths = std::iter::once(dir.clone()).chain(std::env::split_paths(&inherited));
             cmd.env("LD_LIBRARY_PATH", std::env::join_paths(paths).unwrap_or_default());
         }
+        // Without it the process opens the file itself: the lock then ends with it.
+        lock.and_then(|path| super::lock_hold::hand_down(cmd, &path).ok())
     }
 }
 
@@ -96,8 +101,9 @@ impl PartJob<'_> {
         (ex.id == self.exercise.id && part.name == self.part.name).then_some(report)
     }
 
-    /// The child command; `gpu` becomes its `CUDA_VISIBLE_DEVICES`.
-    pub fn command(&self, settings: &ChildSettings, gpu: Option<&str>) -> Command {
+    /// The child command; `gpu` becomes its `CUDA_VISIBLE_DEVICES`. The file
+    /// is the GPU lock handed down to it, to keep until the child is reaped.
+    pub fn command(&self, settings: &ChildSettings, gpu: Option<&str>) -> (Command, Option<std::fs::File>) {
         let backend = settings.backend.to_possible_value().expect("every backend has a name");
         let mut cmd = Command::new(&settings.exe);
         cmd.arg(self.exercise.id)
@@ -113,8 +119,8 @@ impl PartJob<'_> {
             .args(&settings.grading_flags)
             .args(["--", "--quiet", "--color", "never"])
             .current_dir(&self.root);
-        settings.child_env(&mut cmd, gpu);
-        cmd
+        let lock = settings.child_env(&mut cmd, gpu);
+        (cmd, lock)
     }
 
     /// Takes the result a batch worker wrote: checks it is this part's, writes
@@ -138,7 +144,8 @@ impl PartJob<'_> {
 
     /// Runs the child and writes the log, then the result (both atomically).
     pub fn grade(&self, settings: &ChildSettings, gpu: Option<&str>) -> Result<GradeReport> {
-        self.grade_with(self.command(settings, gpu), settings)
+        let (cmd, _lock) = self.command(settings, gpu);
+        self.grade_with(cmd, settings)
     }
 
     /// [`grade`](Self::grade) with any command in place of the grader (tests

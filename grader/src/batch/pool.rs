@@ -33,13 +33,15 @@ pub struct Worker {
     log: PathBuf,
     /// Seconds from the start to the worker's first answer (process and CUDA context).
     pub startup: f64,
+    /// The GPU lock file handed down to it, closed once it is reaped ([`super::lock_hold`]).
+    lock: Option<std::fs::File>,
 }
 
 impl Worker {
     /// Starts a worker for `gpu` and waits until it has opened the GPU.
     pub fn start(settings: &ChildSettings, gpu: Option<&str>, log: &Path) -> std::io::Result<Worker> {
         let started = Instant::now();
-        let mut cmd = command(settings, gpu);
+        let (mut cmd, lock) = command(settings, gpu);
         if let Some(dir) = log.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -61,7 +63,7 @@ impl Worker {
                 }
             }
         });
-        let mut worker = Worker { child, stdin, replies, log: log_path, startup: 0.0 };
+        let mut worker = Worker { child, stdin, replies, log: log_path, startup: 0.0, lock };
         match worker.wait_reply(settings.limits.wall) {
             Answer::Replied(r) if r.ready => {
                 worker.startup = started.elapsed().as_secs_f64();
@@ -145,11 +147,13 @@ impl Worker {
 impl Drop for Worker {
     fn drop(&mut self) {
         self.kill();
+        // Only now: whatever the worker still held of the GPU is free.
+        drop(self.lock.take());
     }
 }
 
-/// `grader batch-worker ...` with the children's environment.
-fn command(settings: &ChildSettings, gpu: Option<&str>) -> Command {
+/// `grader batch-worker ...` with the children's environment, and its GPU lock file.
+fn command(settings: &ChildSettings, gpu: Option<&str>) -> (Command, Option<std::fs::File>) {
     let backend = settings.backend.to_possible_value().expect("every backend has a name");
     let mut cmd = Command::new(&settings.exe);
     cmd.arg("batch-worker")
@@ -157,8 +161,8 @@ fn command(settings: &ChildSettings, gpu: Option<&str>) -> Command {
         .args(["--backend", backend.get_name()])
         .args(["--timeout", &settings.kernel_timeout.as_secs_f64().to_string()])
         .args(&settings.grading_flags);
-    settings.child_env(&mut cmd, gpu);
-    cmd
+    let lock = settings.child_env(&mut cmd, gpu);
+    (cmd, lock)
 }
 
 /// The lock file of one GPU (see `kit::gpu_lock`): workers and isolated
