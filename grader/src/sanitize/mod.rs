@@ -433,6 +433,18 @@ fn fold(t: &mut TestReport, outcome: &Outcome, summary: &mut PartSanitizer) {
                     "{message}\nfound by the simulator's sanitizer pass; the GPU gave the right numbers by luck, \
                      and another run or another GPU may not"
                 ));
+            } else if t.status == Status::Fail && t.verdict.as_deref() == Some("wrong") {
+                // The proved bug is why the numbers were wrong, and it is the
+                // verdict whether or not a GPU's run happens to show it: the
+                // same as on the simulator, and from one run to the next.
+                let gpu_saw = t.message.take().unwrap_or_default();
+                let first = gpu_saw.lines().next().unwrap_or("");
+                t.verdict = Some(verdict.clone());
+                t.found_by = Some("sanitizer".into());
+                t.message = Some(format!(
+                    "{message}
+found by the simulator's sanitizer pass; on the GPU this bug gave wrong numbers: {first}"
+                ));
             } else if t.status == Status::Fail {
                 append(t, &format!("the simulator's sanitizer pass also found: {verdict}: {message}"));
             }
@@ -551,6 +563,30 @@ mod tests {
         let msg = t.message.unwrap();
         assert!(msg.contains("pi_shared.cu:7") && msg.contains("sanitizer pass"), "{msg}");
         assert_eq!(s.findings.len(), 1);
+    }
+
+    #[test]
+    fn a_proved_bug_is_the_verdict_of_wrong_numbers_but_not_of_a_crash() {
+        let failed = |verdict: &str, message: &str| TestReport {
+            status: Status::Fail,
+            verdict: Some(verdict.into()),
+            message: Some(message.into()),
+            ..passed()
+        };
+        let race = classify("race", "data race on shared memory: shared_load.cu:21".into());
+        let mut t = failed("wrong", "`out`: 1 of 256 element(s) wrong; first at index 159");
+        fold(&mut t, &race, &mut PartSanitizer::default());
+        assert_eq!(
+            (t.status, t.verdict.as_deref(), t.found_by.as_deref()),
+            (Status::Fail, Some("race"), Some("sanitizer"))
+        );
+        let msg = t.message.unwrap();
+        assert!(msg.starts_with("data race") && msg.contains("first at index 159"), "{msg}");
+
+        let mut t = failed("crashed: illegal address", "the kernel accessed memory it does not own");
+        fold(&mut t, &race, &mut PartSanitizer::default());
+        assert_eq!(t.verdict.as_deref(), Some("crashed: illegal address"), "a crash stays the verdict");
+        assert!(t.message.unwrap().contains("also found: race"));
     }
 
     #[test]
