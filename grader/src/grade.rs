@@ -626,12 +626,20 @@ fn make_trial(
                 kit::check::take_mismatches();
                 kit::digest::set_current_check(&name);
                 // Shared with other batch workers on this GPU, but never with a timing.
-                let _gpu = kit::gpu_lock::shared();
+                let gpu_use = kit::gpu_lock::shared();
                 if let Some(gpu) = &env.gpu {
                     gpu.begin_check();
                 }
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
-                    .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
+                    .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))));
+                let on_gpu = env.gpu.as_ref().is_some_and(|g| g.info().backend == "cuda");
+                if on_gpu && outcome.as_ref().is_err_and(|e| verdict(e, check.kind) == "timeout") {
+                    // The kernel still runs: nobody may time on this GPU until
+                    // this process, and the context with it, is gone (the batch
+                    // holds a lock its worker held when it died: batch::lock_hold).
+                    std::mem::forget(gpu_use);
+                }
+                outcome
             }
         };
         let profile = collect_profiles(&env);
