@@ -361,7 +361,19 @@ mod tests {
     struct SlowKernels {
         sim: crate::backend::sim::SimBackend,
         kernel: Duration,
-        abandoned: Mutex<Option<String>>,
+        abandoned: Arc<Mutex<Option<String>>>,
+    }
+
+    /// A GPU whose kernels take `kernel_ms` each, with a `limit_ms` timeout,
+    /// and what it was told when the caller gave up on a kernel.
+    fn slow_gpu(kernel_ms: u64, limit_ms: u64) -> (Gpu, Arc<Mutex<Option<String>>>) {
+        let abandoned = Arc::new(Mutex::new(None));
+        let backend = SlowKernels {
+            sim: crate::backend::sim::SimBackend::new(),
+            kernel: Duration::from_millis(kernel_ms),
+            abandoned: abandoned.clone(),
+        };
+        (Gpu::new(Box::new(backend), Duration::from_millis(limit_ms)), abandoned)
     }
 
     impl Backend for SlowKernels {
@@ -412,12 +424,7 @@ mod tests {
 
     #[test]
     fn a_checks_launches_together_may_run_as_long_as_one() {
-        let backend = SlowKernels {
-            sim: crate::backend::sim::SimBackend::new(),
-            kernel: Duration::from_millis(40),
-            abandoned: Mutex::default(),
-        };
-        let gpu = Gpu::new(Box::new(backend), Duration::from_millis(100));
+        let (gpu, abandoned) = slow_gpu(40, 100);
         gpu.begin_check();
         gpu.finish().unwrap();
         gpu.finish().unwrap();
@@ -425,6 +432,7 @@ mod tests {
         let over = e.downcast_ref::<CheckTimeLimit>().expect("the third launch runs out of the check's time");
         assert_eq!(over.launches, 2);
         assert!(e.to_string().contains("print in a loop"), "{e}");
+        assert_eq!(abandoned.lock().unwrap().as_deref(), Some(e.to_string().as_str()), "later calls say why");
         // The next check starts with the whole limit again.
         gpu.begin_check();
         gpu.finish().unwrap();
@@ -433,12 +441,7 @@ mod tests {
 
     #[test]
     fn one_launch_past_the_limit_is_a_plain_timeout() {
-        let backend = SlowKernels {
-            sim: crate::backend::sim::SimBackend::new(),
-            kernel: Duration::from_millis(150),
-            abandoned: Mutex::default(),
-        };
-        let gpu = Gpu::new(Box::new(backend), Duration::from_millis(100));
+        let (gpu, _) = slow_gpu(150, 100);
         gpu.begin_check();
         let e = gpu.finish().unwrap_err();
         assert!(e.downcast_ref::<CheckTimeLimit>().is_none(), "{e}");

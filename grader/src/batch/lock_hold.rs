@@ -40,12 +40,12 @@ mod tests {
         let path = dir.path().join("gpu-default.lock");
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "readlink /proc/self/fd/$CUDA_LAB_GPU_LOCK_FD"]);
-        let _hold = hand_down(&mut cmd, &path).unwrap();
+        let hold = hand_down(&mut cmd, &path).unwrap();
         let out = cmd.output().unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), path.to_str().unwrap());
         // Another child started meanwhile does not inherit it.
         let other =
-            Command::new("sh").arg("-c").arg(format!("test -e /proc/self/fd/{}", _hold.as_raw_fd())).status().unwrap();
+            Command::new("sh").arg("-c").arg(format!("test -e /proc/self/fd/{}", hold.as_raw_fd())).status().unwrap();
         assert!(!other.success(), "the descriptor leaked into an unrelated child");
     }
 }
