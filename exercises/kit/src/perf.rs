@@ -17,15 +17,18 @@ pub const WARMUP_BUDGET_MS: f64 = 50.0;
 /// Timed launches; the median is reported. A kernel long enough that
 /// [`MIN_SAMPLES`] of them add up to [`SAMPLE_BUDGET_MS`] stops there: its
 /// run-to-run spread is far below 1 %, and the 4096² naive matmul yardstick
-/// (55 ms on an H100) would otherwise cost a second per grading.
+/// (26 ms a launch on an H100) would otherwise cost half a second per grading.
 pub const SAMPLES: usize = 15;
 pub const MIN_SAMPLES: usize = 5;
-pub const SAMPLE_BUDGET_MS: f64 = 150.0;
+pub const SAMPLE_BUDGET_MS: f64 = 100.0;
 /// A sample of a short kernel is several launches back to back, together at
 /// least this long: a lone 0.1 ms launch between two events also times how
 /// soon the host thread got to launch it, and on a busy host (a batch, with
 /// the simulator's replays on every core) that varied by 30 % (H100, ex01).
 pub const SAMPLE_MIN_MS: f64 = 1.0;
+/// A kernel whose warm-ups took this long each is timed one launch a sample
+/// without asking (well above [`SAMPLE_MIN_MS`], whatever the overheads).
+pub const LONG_KERNEL_MS: f64 = 5.0;
 /// Launches per sample at most.
 pub const MAX_BATCH: usize = 64;
 
@@ -71,15 +74,20 @@ pub fn measure(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timi
 
 fn measure_alone(gpu: &Gpu, launch: &mut impl FnMut() -> Result<()>) -> Result<Timing> {
     let warming = std::time::Instant::now();
+    let mut warmups = 0;
     for _ in 0..WARMUPS {
+        warmups += 1;
         launch()?;
         gpu.finish()?;
         if warming.elapsed().as_secs_f64() * 1e3 >= WARMUP_BUDGET_MS {
             break;
         }
     }
-    // One launch timed alone says how many make a sample.
-    let batch = launches_per_sample(time_launches(gpu, launch, 1)?);
+    // A warm-up (launch, wait and guard checks) of several samples' length
+    // is a kernel timed one launch a sample; for a shorter one, one launch
+    // timed alone says how many make a sample.
+    let warmup_ms = warming.elapsed().as_secs_f64() * 1e3 / warmups as f64;
+    let batch = if warmup_ms >= LONG_KERNEL_MS { 1 } else { launches_per_sample(time_launches(gpu, launch, 1)?) };
     let mut samples_ms: Vec<f64> = Vec::with_capacity(SAMPLES);
     for _ in 0..SAMPLES {
         if samples_ms.len() >= MIN_SAMPLES && samples_ms.iter().sum::<f64>() * batch as f64 >= SAMPLE_BUDGET_MS {
