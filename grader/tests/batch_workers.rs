@@ -155,6 +155,37 @@ fn a_worker_that_dies_is_replaced_and_its_part_graded_alone() {
     assert!(time["regraded"].to_string().contains("the worker ended"), "{time}");
 }
 
+#[test]
+fn a_part_that_hangs_a_worker_is_graded_alone_once() {
+    if !nvrtc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    make_class(dir.path(), 2);
+    // Every worker hangs when asked for ex01/shared: the part time limit ends it.
+    let started = std::time::Instant::now();
+    batch(
+        dir.path(),
+        "workers",
+        &["--workers-per-gpu", "1", "--part-timeout", "4"],
+        &[("CUDA_LAB_WORKER_HANG_ON", "ex01/shared")],
+    );
+    let took = started.elapsed();
+    batch(dir.path(), "isolated", &["--isolate"], &[]);
+    assert_eq!(verdicts(dir.path(), "workers"), verdicts(dir.path(), "isolated"));
+    let time = time_breakdown(dir.path(), "workers");
+    assert_eq!(time["parts_regraded_alone"], 2, "{time}");
+    assert!(time["regraded"].to_string().contains("no answer within 4 s"), "{time}");
+    // Each hang costs one part time limit: the hung part is not sent to a
+    // worker again before it is graded alone.
+    let timeline = std::fs::read_to_string(dir.path().join("workers/workers/timeline.jsonl")).unwrap();
+    let sent = |part: &str| {
+        timeline.lines().filter(|l| l.contains("\"worker-part\"") && l.contains(&format!("/{part}\""))).count()
+    };
+    assert_eq!(sent("ex01-shared"), 2, "one worker each, then alone: {timeline}");
+    assert!(took < std::time::Duration::from_secs(4 * 2 + 30), "took {took:?}: {time}");
+}
+
 /// Two GPU entries (the simulator stands in for both): each gets a worker, both
 /// grade, and the gradebook is the one of a single worker.
 #[test]

@@ -182,9 +182,11 @@ impl<'a, 'p> Slot<'a, 'p> {
             }
             // It stopped after this part, having started none of the others.
             Answer::Replied(reply) => reply.poisoned.or(reply.error).unwrap_or_else(|| "no result".into()),
-            // Any of the parts in flight may have killed it (or hung): each is
-            // sent again, one at a time, and the one that does it again goes alone.
-            Answer::Died(_) | Answer::Hung if !self.in_flight.is_empty() => {
+            // Any of the parts in flight may have killed it (the GPU thread may be
+            // parts ahead of the oldest answer): each is sent again, one at a
+            // time, and the one that does it again goes alone. A hang is the
+            // oldest part's own: the parts after it wait for its answer.
+            Answer::Died(_) if !self.in_flight.is_empty() => {
                 self.in_flight.push_front((job, sent));
                 self.careful = self.in_flight.len();
                 self.requeue_rest(recorder);

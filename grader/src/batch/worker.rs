@@ -32,6 +32,9 @@ use crate::grade::{self, BackendChoice};
 /// Test hook: a worker asked to grade `<exercise>/<part>` named here aborts,
 /// as one whose context broke would (tests prove the isolated regrade).
 pub const DIE_ON_ENV: &str = "CUDA_LAB_WORKER_DIE_ON";
+/// Test hook: a worker asked to grade the part named here never answers, as
+/// one stuck past the part's time limit would.
+pub const HANG_ON_ENV: &str = "CUDA_LAB_WORKER_HANG_ON";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Request {
@@ -151,8 +154,14 @@ const COUNTERS: [Counter; 3] = [Counter::GpuTiming, Counter::CpuReference, Count
 
 /// Runs the part's checks and decides whether the worker may go on after it.
 fn check(settings: &Settings, request: Request) -> Checked {
-    if std::env::var(DIE_ON_ENV).is_ok_and(|v| v == format!("{}/{}", request.exercise, request.part)) {
+    let named = |env: &str| std::env::var(env).is_ok_and(|v| v == format!("{}/{}", request.exercise, request.part));
+    if named(DIE_ON_ENV) {
         std::process::abort();
+    }
+    if named(HANG_ON_ENV) {
+        loop {
+            std::thread::park();
+        }
     }
     let before = COUNTERS.map(stats::get);
     let started = Instant::now();
