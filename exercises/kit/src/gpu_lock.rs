@@ -45,7 +45,8 @@ thread_local! {
     static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
 }
 
-fn open(path: &std::ffi::OsStr) -> std::io::Result<File> {
+/// Opens (creating) a lock file: also what the batch hands down ([`FD_ENV`]).
+pub fn open(path: impl AsRef<std::path::Path>) -> std::io::Result<File> {
     File::options().create(true).truncate(false).write(true).open(path)
 }
 

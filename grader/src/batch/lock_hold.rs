@@ -14,7 +14,7 @@ use std::process::Command;
 /// Opens `path` for the process `cmd` will start and hands it down; keep the
 /// returned file until that process has been reaped.
 pub fn hand_down(cmd: &mut Command, path: &Path) -> std::io::Result<File> {
-    let file = File::options().create(true).truncate(false).write(true).open(path)?;
+    let file = kit::gpu_lock::open(path)?;
     let fd = file.as_raw_fd();
     cmd.env(kit::gpu_lock::FD_ENV, fd.to_string());
     // SAFETY: between fork and exec only fcntl(2), which is async-signal-safe;

@@ -400,31 +400,10 @@ pub fn summary(pass: &Joined, report: &crate::report::GradeReport) -> String {
 /// One replay's outcome into its test. The GPU's numbers are the grade of
 /// record; only a proved bug overrides them.
 fn fold(t: &mut TestReport, outcome: &Outcome, summary: &mut PartSanitizer) {
-    // The two outcomes of a replay that did not finish, as the report words them.
-    let spelled;
-    let outcome = match outcome {
-        Outcome::NotReplayed => {
-            spelled = Outcome::NotChecked {
-                message: "not replayed: on the GPU a kernel of this part never ended, as its verdict says".into(),
-            };
-            &spelled
-        }
-        Outcome::Panicked => {
-            spelled =
-                Outcome::Differs { verdict: "crashed".into(), message: "the check panicked on the simulator".into() };
-            &spelled
-        }
-        settled => settled,
-    };
-    let finding = |verdict: &str, message: &str| Finding {
-        test: t.name.clone(),
-        verdict: verdict.to_string(),
-        message: message.to_string(),
-    };
     match outcome {
         Outcome::Clean | Outcome::Skipped => {}
         Outcome::Found { verdict, message } => {
-            summary.findings.push(finding(verdict, message));
+            summary.findings.push(finding(t, verdict, message));
             if t.status == Status::Pass {
                 t.status = Status::Fail;
                 t.verdict = Some(verdict.clone());
@@ -442,36 +421,47 @@ fn fold(t: &mut TestReport, outcome: &Outcome, summary: &mut PartSanitizer) {
                 t.verdict = Some(verdict.clone());
                 t.found_by = Some("sanitizer".into());
                 t.message = Some(format!(
-                    "{message}
-found by the simulator's sanitizer pass; on the GPU this bug gave wrong numbers: {first}"
+                    "{message}\nfound by the simulator's sanitizer pass; on the GPU this bug gave wrong numbers: {first}"
                 ));
             } else if t.status == Status::Fail {
                 append(t, &format!("the simulator's sanitizer pass also found: {verdict}: {message}"));
             }
         }
-        Outcome::Differs { verdict, message } => {
-            summary.disagreements.push(finding(verdict, message));
-            // Not scored: a different answer on the simulator is not proof of a
-            // bug in the kernel (the simulator may be wrong, or the kernel may
-            // rely on what every GPU does), and the GPU's numbers are the grade
-            // of record. It is recorded so that a TA can look.
-            if t.status == Status::Pass {
-                let first = message.lines().next().unwrap_or("");
-                append(
-                    t,
-                    &format!(
-                        "note: the simulator's sanitizer pass got another answer ({verdict}: {first}); \
-                         not counted, the GPU's result stands"
-                    ),
-                );
-            }
+        Outcome::Differs { verdict, message } => differs(t, verdict, message, summary),
+        Outcome::Panicked => differs(t, "crashed", "the check panicked on the simulator", summary),
+        Outcome::NotChecked { message } => not_checked(t, message, summary),
+        Outcome::NotReplayed => {
+            not_checked(t, "not replayed: on the GPU a kernel of this part never ended, as its verdict says", summary)
         }
-        Outcome::NotChecked { message } => {
-            summary.not_checked.push(finding("not-simulated", message));
-            append(t, &format!("not checked by the simulator: {message}; the GPU's verdict stands"));
-        }
-        Outcome::NotReplayed | Outcome::Panicked => unreachable!("spelled out above"),
     }
+}
+
+fn finding(t: &TestReport, verdict: &str, message: &str) -> Finding {
+    Finding { test: t.name.clone(), verdict: verdict.to_string(), message: message.to_string() }
+}
+
+/// Another answer on the simulator. Not scored: it is not proof of a bug in
+/// the kernel (the simulator may be wrong, or the kernel may rely on what
+/// every GPU does), and the GPU's numbers are the grade of record. It is
+/// recorded so that a TA can look.
+fn differs(t: &mut TestReport, verdict: &str, message: &str, summary: &mut PartSanitizer) {
+    summary.disagreements.push(finding(t, verdict, message));
+    if t.status == Status::Pass {
+        let first = message.lines().next().unwrap_or("");
+        append(
+            t,
+            &format!(
+                "note: the simulator's sanitizer pass got another answer ({verdict}: {first}); \
+                 not counted, the GPU's result stands"
+            ),
+        );
+    }
+}
+
+/// A case the simulator did not check: the GPU's verdict stands.
+fn not_checked(t: &mut TestReport, message: &str, summary: &mut PartSanitizer) {
+    summary.not_checked.push(finding(t, "not-simulated", message));
+    append(t, &format!("not checked by the simulator: {message}; the GPU's verdict stands"));
 }
 
 fn append(t: &mut TestReport, line: &str) {
