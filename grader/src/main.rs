@@ -319,6 +319,7 @@ struct AuditArgs {
 }
 
 fn main() -> ExitCode {
+    kit::backend::traced::phase("main");
     match real_main() {
         Ok(code) => code,
         Err(e) => {
@@ -385,11 +386,13 @@ fn real_main() -> Result<ExitCode> {
         let suffix = if sources == "exercises" { String::new() } else { format!("-{}", sources.replace('/', "-")) };
         root.join("target").join("grades").join(format!("{selection}{suffix}.json"))
     });
+    kit::backend::traced::phase("scored");
     report.write(&json)?;
     println!("  scores written to {}", json.display());
     if !cli.no_report {
         write_html(&report, &root, &grader::html::default_path(&root));
     }
+    kit::backend::traced::phase("reports written");
     println!("  seed {seed}: `--seed {seed}` reruns with the same inputs");
     let results = cli.results.unwrap_or_else(|| root.join("target").join("grades").join("results.json"));
     write_format(&report, cli.format, cli.github_output, &results)?;

@@ -8,6 +8,7 @@
 
 pub mod cuda;
 pub mod sim;
+pub mod traced;
 
 use std::time::Duration;
 
