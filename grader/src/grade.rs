@@ -17,6 +17,7 @@ use kit::{CheckKind, Ctx, Exercise, Gpu, PartBuild, RunEnv, Skip};
 use libtest_mimic::{Arguments, Completion, Conclusion, Failed, Trial};
 use ptx_build::{BuildError, CompileOptions, Compiler, Ptx, SourceFile};
 
+use crate::ahead::Ahead;
 use crate::policy::{Instead, Policy};
 use crate::report::{
     CompileReport, CompileStatus, Environment, ExerciseReport, GradeReport, PartReport, Status, TestReport,
@@ -97,7 +98,9 @@ struct Checked {
 
 /// Compiles and runs every check of `exercises`; scoring waits for [`Pending::finish`].
 pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
+    kit::backend::traced::phase("start");
     let (mut env_report, gpu, compiler) = open_environment(opts)?;
+    kit::backend::traced::phase("environment open");
     let options = compile_options(gpu.as_ref().map(|g| g.info().compute_capability));
     let can_time = gpu.as_ref().is_some_and(|g| g.info().backend == "cuda");
     // `--backend none` only compiles: no grade to be fair about, the policy stays out.
@@ -132,6 +135,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
         }
     }
     println!();
+    kit::backend::traced::phase("compiled");
 
     let env = Arc::new(RunEnv::new(opts.seed, gpu.clone(), compiler_for_env.clone(), options.clone()));
     let records: Arc<Mutex<HashMap<String, TestReport>>> = Arc::default();
@@ -140,6 +144,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     let mut ignored: HashMap<String, &'static str> = HashMap::new();
     let mut stand_ins = std::collections::HashSet::new();
     let mut replays = Vec::new();
+    let mut ahead_jobs = Vec::new();
     let mut built_iter = parts.iter();
     for ex in exercises {
         for part in &ex.parts {
@@ -169,7 +174,12 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                         ignored.insert(name.clone(), reason);
                         Trial::test(name.clone(), || Ok(())).with_ignored_flag(true).with_kind(reason)
                     }
-                    None => make_trial(name, check.clone(), built, env.clone(), records.clone()),
+                    None => {
+                        if let (true, Ok(build)) = (Ahead::wanted(check), &built.build) {
+                            ahead_jobs.push((name.clone(), check.clone(), build.clone()));
+                        }
+                        make_trial(name, check.clone(), built, env.clone(), records.clone())
+                    }
                 };
                 trials.push(trial);
             }
@@ -180,8 +190,15 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     // Kernels are timed; two checks must never share the GPU.
     args.test_threads = Some(1);
     // The sanitizer pass runs on other cores while the GPU works through the tests.
-    let pass = (!replays.is_empty()).then(|| sanitize::Pass::start(replays, opts.seed, compiler_for_env, options));
+    let pass =
+        (!replays.is_empty()).then(|| sanitize::Pass::start(replays, opts.seed, compiler_for_env, options.clone()));
+    // Only for a whole run on a GPU: a filtered one would compute inputs for
+    // checks it does not run, and on the simulator the checks use every core.
+    let whole_run = args.filter.is_none() && args.skip.is_empty() && !args.ignored;
+    let ahead = (can_time && whole_run).then(|| Ahead::start(opts.seed, options, ahead_jobs));
     let conclusion = libtest_mimic::run(&args, trials);
+    drop(ahead);
+    kit::backend::traced::phase("checks run");
     let records = std::mem::take(&mut *records.lock().unwrap());
     if let Some(pass) = &pass {
         for stuck in records.values().filter(|t| t.verdict.as_deref().is_some_and(never_ended)) {
@@ -617,6 +634,7 @@ fn make_trial(
     let rel = built.rel.clone();
     Trial::ignorable_test(name.clone(), move || {
         let start = Instant::now();
+        let cpu_before = kit::stats::get(kit::stats::Counter::CpuReference);
         let outcome: Result<String> = match &build {
             Err(why) => Err(anyhow::anyhow!(NotCompiled(format!("not run: {rel} did not compile ({why})")))),
             Ok(build) => {
@@ -642,6 +660,12 @@ fn make_trial(
                 outcome
             }
         };
+        if kit::backend::traced::enabled() {
+            let (ops, device_ms) = kit::backend::traced::take();
+            let cpu_ms = (kit::stats::get(kit::stats::Counter::CpuReference) - cpu_before).as_secs_f64() * 1e3;
+            let all_ms = start.elapsed().as_secs_f64() * 1e3;
+            eprintln!("trace {name}: {all_ms:.1} ms: device calls {device_ms:.1}, shared inputs and references {cpu_ms:.1}; {ops}");
+        }
         let profile = collect_profiles(&env);
         let mut record = TestReport {
             duration_ms: start.elapsed().as_secs_f64() * 1e3,

@@ -1,6 +1,7 @@
 //! The grader as a library: the binary in main.rs is its command line, and the
 //! tests use the same modules.
 
+pub mod ahead;
 pub mod atomic;
 pub mod audit;
 pub mod batch;

@@ -225,17 +225,19 @@ fn run_case(ctx: &Ctx, kernel: Kernel, s: Shape) -> Result<String> {
 /// a sample of PERF_SAMPLES elements, so a kernel cannot be fast by skipping work
 /// at large sizes.
 fn speedup(ctx: &Ctx, kernel: Kernel, s: Shape, yardstick: Kernel, min: f64) -> Result<String> {
+    // Built once per process (first, so that it can be built ahead of the GPU),
+    // uploaded fresh for every student.
+    let matrices = ctx.shared("perf-matrices", || perf_matrices(&mut ctx.rng(), s));
     let module = ctx.kernel_module(kernel.name)?;
     let naive = ctx.yardstick("matmul_naive", include_str!("../yardsticks/matmul_naive.cu"))?;
-    // Built once per process, uploaded fresh for every student.
-    let matrices = ctx.shared("perf-matrices", || perf_matrices(&mut ctx.rng(), s));
     let (m, n) = (&matrices.0, &matrices.1);
     let bufs = Buffers::new(module.gpu(), s, m, n)?;
     let cfg = launch_config(s);
 
     let student_args = kernel.args(s, &bufs);
     let timed = ctx.time(|| module.launch_async(kernel.name, cfg, &student_args))?;
-    check_sample(ctx, s, m, n, &bufs.p.read()?)
+    bufs.p
+        .read_with(|p| check_sample(ctx, s, m, n, p))
         .with_context(|| format!("{} at {}", kernel.name, kernel.case_name(s)))?;
 
     let naive_args = yardstick.args(s, &bufs);

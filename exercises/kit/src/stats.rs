@@ -10,7 +10,8 @@ use std::time::Duration;
 pub enum Counter {
     /// Inside [`crate::perf::measure`] (warm-ups and timed launches).
     GpuTiming,
-    /// Computing a value cached by [`crate::shared`] (CPU references, seeded inputs).
+    /// Computing a value cached by [`crate::shared`] (CPU references, seeded
+    /// inputs), or waiting for another thread computing it.
     CpuReference,
     /// Waiting for the GPU lock ([`crate::gpu_lock`]).
     LockWait,
