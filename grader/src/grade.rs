@@ -643,21 +643,14 @@ fn make_trial(
                 kit::perf::take_figures();
                 kit::check::take_mismatches();
                 kit::digest::set_current_check(&name);
-                // Shared with other batch workers on this GPU, but never with a timing.
-                let gpu_use = kit::gpu_lock::shared();
+                // Shared with other batch workers on this GPU one device operation at a
+                // time, never with a timing (kit::backend::locked), and held for good
+                // by a kernel that never ends.
                 if let Some(gpu) = &env.gpu {
                     gpu.begin_check();
                 }
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
-                    .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))));
-                let on_gpu = env.gpu.as_ref().is_some_and(|g| g.info().backend == "cuda");
-                if on_gpu && outcome.as_ref().is_err_and(|e| verdict(e, check.kind) == "timeout") {
-                    // The kernel still runs: nobody may time on this GPU until
-                    // this process, and the context with it, is gone (the batch
-                    // holds a lock its worker held when it died: batch::lock_hold).
-                    std::mem::forget(gpu_use);
-                }
-                outcome
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
+                    .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))
             }
         };
         if kit::backend::traced::enabled() {

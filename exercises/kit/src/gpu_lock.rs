@@ -3,10 +3,14 @@
 //!
 //! A batch runs two workers per GPU so that one can compile, compute CPU
 //! references and run correctness launches while the other times kernels.
-//! With `CUDA_LAB_GPU_LOCK=FILE` set, every check holds a shared lock on FILE
-//! ([`shared`]) and timing ([`crate::perf::measure`]) an exclusive one
-//! ([`exclusive`]), so nothing else runs on the GPU while a kernel is timed.
-//! Without the variable (a student's `grader ex01`) both are no-ops.
+//! With `CUDA_LAB_GPU_LOCK=FILE` set, every device operation holds a shared
+//! lock on FILE while it works ([`shared`], taken by
+//! [`crate::backend::locked`]), a launch until the wait that sees its kernels
+//! end ([`hold_for_launched`]), and timing ([`crate::perf::measure`]) an
+//! exclusive one ([`exclusive`]), so nothing else runs on the GPU while a
+//! kernel is timed, and a worker about to time waits for the other's current
+//! operation, not for the CPU work of its whole check.
+//! Without the variable (a student's `grader ex01`) all are no-ops.
 //!
 //! The batch opens FILE for each process it starts and hands the descriptor
 //! down ([`FD_ENV`]): a lock held on it is the batch's too, so it outlives a
@@ -34,15 +38,39 @@ enum Mode {
     Exclusive,
 }
 
-/// This thread's lock files and the modes it holds (innermost last).
+/// This thread's lock files and how many guards of each mode it holds: the
+/// file is locked in the strongest mode held (guards may end in any order: a
+/// launch's hold outlives the timing that started inside it, or the reverse).
 struct Held {
     main: File,
     turnstile: File,
-    modes: Vec<Mode>,
+    shared: usize,
+    exclusive: usize,
+}
+
+impl Held {
+    fn mode(&self) -> Option<Mode> {
+        if self.exclusive > 0 {
+            Some(Mode::Exclusive)
+        } else if self.shared > 0 {
+            Some(Mode::Shared)
+        } else {
+            None
+        }
+    }
+
+    fn count(&mut self, mode: Mode) -> &mut usize {
+        match mode {
+            Mode::Shared => &mut self.shared,
+            Mode::Exclusive => &mut self.exclusive,
+        }
+    }
 }
 
 thread_local! {
     static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+    /// The hold of the kernels this thread launched and has not yet seen end.
+    static LAUNCHED: RefCell<Option<Guard>> = const { RefCell::new(None) };
 }
 
 /// Opens (creating) a lock file: also what the batch hands down ([`FD_ENV`]).
@@ -66,24 +94,53 @@ fn inherited() -> Option<File> {
     Some(unsafe { File::from_raw_fd(fd) })
 }
 
-/// Holds a mode until dropped; dropping returns to the mode held before.
+/// Holds a mode until dropped; dropping returns to the strongest mode still held.
 pub struct Guard {
-    active: bool,
+    /// `None` where there is no lock to hold (no [`ENV`], or it cannot be opened).
+    mode: Option<Mode>,
 }
 
-/// Shared use: correctness launches, uploads, reads (a check as a whole).
+/// Shared use: one device operation (an upload, a read, a fill, a load).
 pub fn shared() -> Guard {
     acquire(Mode::Shared)
 }
 
 /// Sole use, for timing. Inside a [`shared`] guard the lock is converted
-/// (flock releases and re-takes it, so two converting holders cannot deadlock).
+/// (flock releases and re-takes it, so two converting holders cannot deadlock);
+/// a [`shared`] guard taken inside this one changes nothing.
 pub fn exclusive() -> Guard {
     acquire(Mode::Exclusive)
 }
 
+/// Kernels were launched: the shared hold lasts past the launch call, until a
+/// wait sees them end ([`launched_ended`]).
+pub fn hold_for_launched() {
+    LAUNCHED.with(|l| {
+        if l.borrow().is_none() {
+            let guard = shared();
+            *l.borrow_mut() = Some(guard);
+        }
+    });
+}
+
+/// Every kernel this thread launched has ended.
+pub fn launched_ended() {
+    let guard = LAUNCHED.with(|l| l.borrow_mut().take());
+    drop(guard);
+}
+
+/// A kernel of this thread never ended and still runs: nobody may time on
+/// this GPU until this process, and its context with it, is gone (the batch
+/// holds the lock that a process held when it died: `batch::lock_hold`).
+pub fn keep_until_exit() {
+    hold_for_launched();
+    if let Some(guard) = LAUNCHED.with(|l| l.borrow_mut().take()) {
+        std::mem::forget(guard);
+    }
+}
+
 fn acquire(mode: Mode) -> Guard {
-    let Some(path) = std::env::var_os(ENV) else { return Guard { active: false } };
+    let Some(path) = std::env::var_os(ENV) else { return Guard { mode: None } };
     let start = Instant::now();
     let active = HELD.with(|held| {
         let mut held = held.borrow_mut();
@@ -91,13 +148,15 @@ fn acquire(mode: Mode) -> Guard {
             let mut turnstile = path.clone();
             turnstile.push(".turnstile");
             match (inherited().map_or_else(|| open(&path), Ok), open(&turnstile)) {
-                (Ok(main), Ok(turnstile)) => *held = Some(Held { main, turnstile, modes: Vec::new() }),
+                (Ok(main), Ok(turnstile)) => *held = Some(Held { main, turnstile, shared: 0, exclusive: 0 }),
                 // Best effort: a lock that cannot be opened must not fail a grade.
                 _ => return false,
             }
         }
         let h = held.as_mut().expect("opened above");
-        if h.modes.last() != Some(&mode) {
+        let before = h.mode();
+        *h.count(mode) += 1;
+        if h.mode() != before {
             match mode {
                 Mode::Shared => {
                     flock(&h.turnstile, libc::LOCK_SH);
@@ -113,11 +172,10 @@ fn acquire(mode: Mode) -> Guard {
                 }
             }
         }
-        h.modes.push(mode);
         true
     });
     crate::stats::add(crate::stats::Counter::LockWait, start.elapsed());
-    Guard { active }
+    Guard { mode: active.then_some(mode) }
 }
 
 /// flock(2): converting a held lock releases it first, so two holders that
@@ -142,16 +200,16 @@ fn flock(file: &File, op: libc::c_int) {
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        if !self.active {
-            return;
-        }
-        HELD.with(|held| {
+        let Some(mode) = self.mode else { return };
+        // At thread exit the launch hold may outlive the thread's lock files.
+        let _ = HELD.try_with(|held| {
             let mut held = held.borrow_mut();
             let Some(h) = held.as_mut() else { return };
-            let left = h.modes.pop();
-            match h.modes.last() {
-                Some(&outer) if Some(outer) != left => lock(&h.main, outer),
-                Some(_) => {}
+            let before = h.mode();
+            *h.count(mode) = h.count(mode).saturating_sub(1);
+            match h.mode() {
+                now if now == before => {}
+                Some(weaker) => lock(&h.main, weaker),
                 None => flock(&h.main, libc::LOCK_UN),
             }
         });
@@ -167,22 +225,51 @@ pub fn waited() -> Duration {
 mod tests {
     use super::*;
 
+    /// Another thread takes `take` only after `release` has run.
+    fn second_waits(take: fn() -> Guard, release: impl FnOnce(), what: &str) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            let _held = take();
+            tx.send(Instant::now()).unwrap();
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let released = Instant::now();
+        release();
+        assert!(rx.recv().unwrap() >= released, "{what}");
+        t.join().unwrap();
+    }
+
     #[test]
     fn exclusive_waits_for_another_holder_of_shared() {
         let dir = std::env::temp_dir().join(format!("gpu-lock-test-{}", std::process::id()));
         // The only test in the crate that sets ENV; others only ever see it set.
         std::env::set_var(ENV, &dir);
         let outer = shared();
-        let (tx, rx) = std::sync::mpsc::channel();
+        second_waits(exclusive, || drop(outer), "the exclusive holder ran while a shared one held the lock");
+
+        // A launch holds the GPU past the call, until its kernels are seen to end.
+        hold_for_launched();
+        second_waits(exclusive, launched_ended, "timed while another's kernel ran");
+        // Holds may end in any order; the lock stays in the strongest mode still held.
+        let sole = exclusive();
+        hold_for_launched();
+        drop(sole);
+        second_waits(exclusive, launched_ended, "timed while another's kernel ran (launched while it timed)");
+        hold_for_launched();
+        let sole = exclusive();
+        launched_ended();
+        drop(shared());
+        second_waits(shared, || drop(sole), "used the GPU while another timed");
+        // A kernel that never ends holds it until the process (here: the thread) is gone.
+        let (stuck, exit) = std::sync::mpsc::channel::<()>();
+        let (held, is_held) = std::sync::mpsc::channel();
         let t = std::thread::spawn(move || {
-            let _sole = exclusive();
-            tx.send(Instant::now()).unwrap();
+            keep_until_exit();
+            held.send(()).unwrap();
+            let _ = exit.recv();
         });
-        std::thread::sleep(Duration::from_millis(200));
-        let released = Instant::now();
-        drop(outer);
-        let got = rx.recv().unwrap();
-        assert!(got >= released, "the exclusive holder ran while a shared one held the lock");
+        is_held.recv().unwrap();
+        second_waits(exclusive, || drop(stuck), "timed while a stuck kernel ran");
         t.join().unwrap();
 
         // Two holders of shared that both go exclusive (two workers whose checks

@@ -7,6 +7,7 @@
 //! implement it without knowing Rust types.
 
 pub mod cuda;
+pub mod locked;
 pub mod sim;
 pub mod traced;
 
