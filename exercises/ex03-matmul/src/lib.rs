@@ -181,10 +181,9 @@ pub fn nan_tail(row_len: usize) -> usize {
     TILE as usize * (row_len + 1)
 }
 
-fn with_nan_tail(data: &[f32], row_len: usize) -> Vec<f32> {
-    let mut v = data.to_vec();
-    v.resize(data.len() + nan_tail(row_len), f32::NAN);
-    v
+/// `data` on the device, followed by its NaN tail.
+fn upload_with_nan_tail(gpu: &Gpu, name: &str, data: &[f32], row_len: usize) -> Result<DeviceBuffer<f32>> {
+    gpu.upload_followed_by(name, data, &vec![f32::NAN; nan_tail(row_len)])
 }
 
 /// M and N (each followed by NaNs), and P poisoned so that unwritten elements show.
@@ -197,8 +196,8 @@ struct Buffers {
 impl Buffers {
     fn new(gpu: &Gpu, s: Shape, m: &[f32], n: &[f32]) -> Result<Self> {
         Ok(Self {
-            m: gpu.upload("M", &with_nan_tail(m, s.k))?,
-            n: gpu.upload("N", &with_nan_tail(n, s.n))?,
+            m: upload_with_nan_tail(gpu, "M", m, s.k)?,
+            n: upload_with_nan_tail(gpu, "N", n, s.n)?,
             p: gpu.poisoned("P", s.m * s.n)?,
         })
     }
@@ -334,7 +333,7 @@ mod tests {
             assert!(last_m < s.m * s.k + nan_tail(s.k), "{s:?}");
             assert!(last_n < s.k * s.n + nan_tail(s.n), "{s:?}");
         }
-        let v = with_nan_tail(&[1.0, 2.0], 2);
+        let v = upload_with_nan_tail(&Gpu::simulator(), "M", &[1.0, 2.0], 2).unwrap().read().unwrap();
         assert_eq!(v.len(), 2 + 3 * t);
         assert!(v[..2] == [1.0, 2.0] && v[2..].iter().all(|x| x.is_nan()));
     }
