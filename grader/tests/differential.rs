@@ -19,7 +19,7 @@ fn nvrtc() -> Option<ptx_build::Compiler> {
 }
 
 /// Cases that include a header the include policy does not allow yet.
-const NEED_HEADERS: &[&str] = &["fp16"];
+const NEED_HEADERS: &[&str] = &["fp16", "fp16_rn", "contraction"];
 
 const THREADS: usize = differential::THREADS as usize;
 
@@ -109,6 +109,24 @@ fn the_corpus_runs_on_the_simulator_and_matches_the_cpu() {
         a.sort();
         assert_eq!(o.i[i], a[((x[i] + 1000) & 15) as usize]);
         assert_eq!(o.f[i], (a[15] - a[0]) as f32);
+    }
+
+    // A product read once by a sum, with no rounding spelled, is fused as ptxas
+    // fuses it (one rounding); one used twice is rounded first (as on an H100).
+    if let Some(o) = out.get("contraction") {
+        for i in 0..N {
+            let (x, y, z) = (inp.f[i], inp.f[(i + 7) % N] * 3.0, inp.f[(i + 13) % N]);
+            let (dx, dy, dz) = (inp.d[i], inp.d[(i + 7) % N] * (1.0 / 3.0), inp.d[(i + 13) % N]);
+            assert_eq!(o.f[i].to_bits(), x.mul_add(y, z).to_bits(), "contraction out_f[{i}]");
+            assert_eq!(o.d[i].to_bits(), dx.mul_add(dy, dz).to_bits(), "contraction out_d[{i}]");
+        }
+    }
+    let o = &out["fp32_mul_add"];
+    for i in 0..N {
+        let m = inp.f[i] * (inp.f[(i + 7) % N] * 3.0);
+        let z = inp.f[(i + 13) % N];
+        assert_eq!((o.f[i].to_bits(), o.i[i]), ((m + z).to_bits(), m.to_bits() as i32), "fp32_mul_add at {i}");
+        assert_eq!(o.d[i], (m - z) as f64, "fp32_mul_add out_d[{i}]");
     }
 
     // switch

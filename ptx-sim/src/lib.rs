@@ -18,6 +18,7 @@
 //! ```
 
 mod compile;
+mod contract;
 mod error;
 mod exec;
 pub mod ir;
@@ -178,7 +179,8 @@ impl Simulator {
     /// Parses and compiles PTX text. Module-scope `.global`/`.const` variables are
     /// placed in global memory now (with their initializers).
     pub fn load_module(&mut self, ptx: &str) -> Result<ModuleId, SimError> {
-        let ast = parse::parse(ptx)?;
+        let mut ast = parse::parse(ptx)?;
+        contract::fuse_mul_add(&mut ast);
         let c = compile::compile_module(&ast, &mut self.mem)?;
         let id = ModuleId(self.modules.len() as u32);
         self.modules.push(Module {
