@@ -11,11 +11,15 @@
 //! pairs, so that it computes the GPU's bits. A product then a subtraction
 //! is left as two roundings (not seen on the GPU yet).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::parse::ast::{Instr, Module, Operand, Stmt};
 
 const FUSED_TYPES: [&str; 4] = ["f16", "f16x2", "f32", "f64"];
+/// How far after a `mul` its `add` is looked for, in statements: the pairs seen
+/// stood side by side, and a hostile module of many far-apart pairs must not
+/// cost the square of its length.
+const WINDOW: usize = 64;
 
 /// Fuses every eligible `mul` + `add` pair of every function of `m`.
 pub fn fuse_mul_add(m: &mut Module) {
@@ -43,8 +47,8 @@ fn fuse_in(body: &mut [Stmt]) {
         if contractible(add, "add") != Some((ty, ftz)) {
             continue;
         }
-        let (at_a, at_b) = (resolved.operand(j, add, 1), resolved.operand(j, add, 2));
-        let addend = match (at_a == Some(product), at_b == Some(product)) {
+        let is_product = |o: &Operand| resolved.decl(j, o) == Some(product);
+        let addend = match (is_product(&add.ops[1]), is_product(&add.ops[2])) {
             (true, false) => add.ops[2].clone(),
             (false, true) => add.ops[1].clone(),
             _ => continue,
@@ -84,7 +88,9 @@ struct Mentions<'a> {
 
 impl<'a> Mentions<'a> {
     fn of(body: &'a [Stmt]) -> Self {
-        let mut scopes: Vec<(usize, Vec<&'a str>)> = vec![(0, Vec::new())];
+        // The nested scopes open here, each with the names it declares (a name no
+        // nested scope declares is the function's: scope 0, which keeps no list).
+        let mut scopes: Vec<(usize, HashSet<&'a str>)> = Vec::new();
         let mut opened = 0;
         let mut at = Vec::with_capacity(body.len());
         let mut count = HashMap::new();
@@ -93,12 +99,13 @@ impl<'a> Mentions<'a> {
             match stmt {
                 Stmt::ScopeOpen => {
                     opened += 1;
-                    scopes.push((opened, Vec::new()));
+                    scopes.push((opened, HashSet::new()));
                 }
-                Stmt::ScopeClose if scopes.len() > 1 => drop(scopes.pop()),
+                Stmt::ScopeClose => drop(scopes.pop()),
                 Stmt::Reg { names, .. } => {
-                    let innermost = scopes.last_mut().expect("the function's scope");
-                    innermost.1.extend(names.iter().map(String::as_str));
+                    if let Some((_, declared)) = scopes.last_mut() {
+                        declared.extend(names.iter().map(String::as_str));
+                    }
                 }
                 Stmt::Instr(ins) => instr_names(ins, &mut |n| {
                     let scope = scopes.iter().rev().find(|(_, names)| names.contains(&n)).map_or(0, |s| s.0);
@@ -112,20 +119,19 @@ impl<'a> Mentions<'a> {
         Mentions { at, count }
     }
 
-    /// The declaration operand `k` of instruction `ins` (at `j`) names, if it is a register.
-    fn operand(&self, j: usize, ins: &Instr, k: usize) -> Option<Decl<'a>> {
-        let Operand::Name(_) = &ins.ops[k] else { return None };
-        // Names come in operand order after the guard; operands before `k` are plain names here.
-        let before: usize = ins.ops[..k].iter().map(name_count).sum();
-        self.at[j].get(usize::from(ins.guard.is_some()) + before).copied()
+    /// The declaration operand `o` of the instruction at `j` names, if a register.
+    fn decl(&self, j: usize, o: &Operand) -> Option<Decl<'a>> {
+        let Operand::Name(n) = o else { return None };
+        self.at[j].iter().find(|(m, _)| m == n).copied()
     }
 
     /// The index of the first instruction after the mul at `at` that mentions
     /// `product`, if only scopes and instructions that touch neither it nor the
-    /// mul's sources lie between (no label, no declaration: straight-line code).
+    /// mul's sources lie between (no label, no declaration: straight-line code),
+    /// within [`WINDOW`] statements.
     fn only_use(&self, body: &[Stmt], at: usize, product: Decl<'a>) -> Option<usize> {
         let sources = &self.at[at][1..];
-        for (j, stmt) in body.iter().enumerate().skip(at + 1) {
+        for (j, stmt) in body.iter().enumerate().skip(at + 1).take(WINDOW) {
             match stmt {
                 Stmt::Instr(_) => {
                     let mentions = &self.at[j];
@@ -143,12 +149,6 @@ impl<'a> Mentions<'a> {
         }
         None
     }
-}
-
-fn name_count(o: &Operand) -> usize {
-    let mut n = 0;
-    names(o, &mut |_| n += 1);
-    n
 }
 
 /// `(type, ftz)` of an unguarded `opcode` with three operands, a float type and
