@@ -96,13 +96,13 @@ pub fn take_drift() -> Vec<Drift> {
 }
 
 thread_local! {
-    static AHEAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static BESIDE_THE_CHECKS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Values this thread computes are not a check's time: it works beside the
 /// checks (the grader's threads ahead of the GPU, the sanitizer's replays).
 pub fn beside_the_checks() {
-    AHEAD.set(true);
+    BESIDE_THE_CHECKS.set(true);
 }
 
 /// A value computed once per (seed, key) in this process: seeded inputs and
@@ -115,7 +115,7 @@ pub fn value<T: Send + Sync + 'static>(seed: u64, key: String, compute: impl FnO
         c.values.entry((seed, key)).or_default().clone()
     };
     let any = cell.get_or_init(|| Arc::new(compute()) as Arc<dyn Any + Send + Sync>).clone();
-    if !AHEAD.get() {
+    if !BESIDE_THE_CHECKS.get() {
         stats::add(Counter::CpuReference, start.elapsed());
     }
     any.downcast::<T>().expect("one type per key")
