@@ -283,14 +283,8 @@ fn not_slower_than_v1(ctx: &Ctx, v: Variant, min_ratio: f64) -> Result<String> {
     v.prepare(module, seq_host)?;
     let mine = ctx.time(|| v.launch_async(module, &dna, &seq, &found))?;
 
-    base_found.read_with(|expected| {
-        found.read_with(|got| {
-            if expected == got {
-                return Ok(());
-            }
-            check::exact(&format!("found (the timed run, n = {PERF_LETTERS})"), expected, got)
-        })
-    })?;
+    let what = format!("found (the timed run, n = {PERF_LETTERS})");
+    base_found.read_with(|expected| found.read_with(|got| check::exact(&what, expected, got)))?;
     kit::perf::require_speedup(v.kernel(), &mine, &base, "the v1 pattern (global memory only)", min_ratio)
 }
 
