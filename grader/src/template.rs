@@ -2,7 +2,8 @@
 //! Classroom. It is this workspace with the exercise stubs, the grader and its
 //! crates, a README for students and the Classroom workflow, and without the
 //! instructors' material: no `reference/` (solutions), no calibration notes, no
-//! instructors' tests or guides, no build output, no hidden folders.
+//! instructors' tests or guides, no build output, no hidden folders but the
+//! dev container (a Codespace).
 //!
 //! The grader builds without `reference/`: it reads reference sources only at
 //! run time, with `--reference`.
@@ -25,6 +26,8 @@ const TOP_LEVEL: &[&str] = &[
     "ptx-build",
     "ptx-sim",
     "docs",
+    ".devcontainer",
+    "scripts/devcontainer-setup.sh",
 ];
 
 /// Paths under those that are for instructors only.
@@ -36,6 +39,10 @@ const INSTRUCTORS_ONLY: &[&str] = &[
     "docs/hostile.md",
     "docs/gpu-runs.md",
 ];
+
+/// Hidden entries at the top that the template keeps: a Classroom assignment
+/// opens in a Codespace with `.devcontainer/`.
+const SHOWN_AT_TOP: &[&str] = &[".gitignore", ".devcontainer"];
 
 /// Names left out wherever they appear.
 fn left_out(name: &str) -> bool {
@@ -97,7 +104,7 @@ fn keep(root: &Path, path: &Path) -> bool {
     rel.components().enumerate().all(|(depth, c)| match c {
         Component::Normal(name) => {
             let name = name.to_string_lossy();
-            let hidden = name.starts_with('.') && !(depth == 0 && name == ".gitignore");
+            let hidden = name.starts_with('.') && !(depth == 0 && SHOWN_AT_TOP.contains(&name.as_ref()));
             !hidden && !left_out(&name)
         }
         _ => false,
