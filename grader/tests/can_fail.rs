@@ -24,14 +24,14 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use mutants::{Kind, Signature};
-use recorder::{Launch, Recorder, WallClockDevice};
 use kit::backend::BackendError;
 use kit::exercise::MissingKernel;
 use kit::gpu::OutOfBounds;
 use kit::inspect::WrongSignature;
 use kit::{Check, CheckKind, Ctx, Exercise, Gpu, Part, PartBuild, RunEnv, Skip};
+use mutants::{Kind, Signature};
 use ptx_build::{Compiler, SourceFile};
+use recorder::{Launch, Recorder, WallClockDevice};
 
 /// The seed the mutants are graded with.
 const GRADE_SEED: u64 = 2;
@@ -115,7 +115,13 @@ fn compile(compiler: &Compiler, name: &str, text: &str) -> String {
 
 /// The reference's launches for every check at `seed`, keeping the outputs;
 /// the reference must pass each check (else the sweep proves nothing).
-fn reference_launches(sweep: &Sweep, ptx: &str, sigs: &[Signature], compiler: &Compiler, seed: u64) -> BTreeMap<String, Vec<Launch>> {
+fn reference_launches(
+    sweep: &Sweep,
+    ptx: &str,
+    sigs: &[Signature],
+    compiler: &Compiler,
+    seed: u64,
+) -> BTreeMap<String, Vec<Launch>> {
     let mut by_check = BTreeMap::new();
     for check in &sweep.checks {
         let (backend, recording) = Recorder::new();
@@ -141,24 +147,36 @@ fn sweep_part(sweep: &Sweep, compiler: &Compiler, findings: &mut Findings, extra
     let graded = reference_launches(sweep, &reference, &sigs, compiler, GRADE_SEED);
     let replayed = reference_launches(sweep, &reference, &sigs, compiler, REPLAY_SEED);
     let all_graded: Vec<Launch> = graded.values().flatten().cloned().collect();
-    let all_replayed: Vec<Launch> = replayed.values().flatten().cloned().collect();
 
-    let mut candidates: Vec<(String, String)> = mutants::kinds(&sigs, REPLAY_SEED)
-        .into_iter()
-        .map(|kind| {
-            let launches = if matches!(kind, Kind::Replay { .. }) { &all_replayed } else { &all_graded };
-            (kind.label(&sigs[0]), mutants::source(&preamble, &sigs, &kind, launches))
-        })
-        .collect();
+    // (label, source, the one check it is for, if any)
+    let mut candidates: Vec<(String, String, Option<String>)> = Vec::new();
+    for kind in mutants::kinds(&sigs, REPLAY_SEED) {
+        let label = kind.label(&sigs[0]);
+        if matches!(kind, Kind::Replay { .. }) {
+            // One replay per check: its launches' outputs at the other seed, in order.
+            for (name, launches) in &replayed {
+                candidates.push((
+                    label.clone(),
+                    mutants::source(&preamble, &sigs, &kind, launches),
+                    Some(name.clone()),
+                ));
+            }
+        } else {
+            candidates.push((label, mutants::source(&preamble, &sigs, &kind, &all_graded), None));
+        }
+    }
     // A kernel known to be right, as a mutant: the self-test of the detector.
     if let Some((label, source)) = extra {
-        candidates.push((label.into(), source.into()));
+        candidates.push((label.into(), source.into(), None));
     }
-    for (label, source) in candidates {
+    for (label, source, only) in candidates {
         let file = format!("<mutant>/{}/{}/{label}.cu", ex.id, part.name);
         let ptx = compile(compiler, &file, &source);
         for check in &sweep.checks {
             let name = ex.test_name(part, check);
+            if only.as_ref().is_some_and(|only| *only != name) {
+                continue;
+            }
             // A replay is run only where every output of the check was small enough to hard-code.
             if label.starts_with("replays-") {
                 let small = replayed[&name]
@@ -185,9 +203,9 @@ fn sweep_part(sweep: &Sweep, compiler: &Compiler, findings: &mut Findings, extra
                 Err(e) if e.downcast_ref::<Skip>().is_some() => {
                     findings.problems.push(format!("{name}: could not judge the mutant `{label}`: {e:#}"))
                 }
-                Err(e) if mutant_is_broken(&e) => findings
-                    .problems
-                    .push(format!("{name}: the mutant `{label}` is itself broken (fix the generator): {e:#}\n{source}")),
+                Err(e) if mutant_is_broken(&e) => findings.problems.push(format!(
+                    "{name}: the mutant `{label}` is itself broken (fix the generator): {e:#}\n{source}"
+                )),
                 Err(_) => entry.1 += 1,
             }
         }
@@ -303,10 +321,80 @@ fn a_kernel_that_is_right_is_reported_with_the_check_it_passes() {
     let part = &ex.parts[0];
     let check = part.checks.iter().find(|c| c.kind == CheckKind::Correctness && !c.heavy).unwrap();
     let sweep = Sweep { exercise: ex, part, checks: vec![check] };
-    let reference = std::fs::read_to_string(root().join(format!("reference/{}/{}", ex.folder_name(), part.file))).unwrap();
+    let reference =
+        std::fs::read_to_string(root().join(format!("reference/{}/{}", ex.folder_name(), part.file))).unwrap();
     let mut findings = Findings::default();
     sweep_part(&sweep, &compiler, &mut findings, Some(("the-reference", &reference)));
     let name = ex.test_name(part, check);
     assert_eq!(findings.problems.len(), 1, "{:?}", findings.problems);
-    assert!(findings.problems[0].starts_with(&format!("{name}: the mutant `the-reference` PASSES")), "{:?}", findings.problems);
+    assert!(
+        findings.problems[0].starts_with(&format!("{name}: the mutant `the-reference` PASSES")),
+        "{:?}",
+        findings.problems
+    );
+}
+
+/// ex02's dot, right on its first launch only: the last block of that launch
+/// sets a flag (after an atomic ticket), and every later launch returns at once,
+/// leaving whatever the output held. Fast when timed, and its output is right
+/// unless the timed launches' own output is checked.
+const FIRST_LAUNCH_ONLY: &str = r#"
+#define THREADS 256
+__device__ unsigned int tickets;
+__device__ volatile unsigned int done;
+
+extern "C" __global__ void dot(const float *a, const float *b, int n, float *partial)
+{
+    __shared__ float cache[THREADS];
+    __shared__ unsigned int skip;
+    unsigned int t = threadIdx.x;
+    if (t == 0)
+        skip = done;
+    __syncthreads();
+    if (skip)
+        return;
+    float sum = 0.0f;
+    unsigned int stride = gridDim.x * blockDim.x;
+    for (unsigned int i = blockIdx.x * blockDim.x + t; i < (unsigned int)n; i += stride)
+        sum += a[i] * b[i];
+    cache[t] = sum;
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        __syncthreads();
+        if (t < s)
+            cache[t] += cache[t + s];
+    }
+    if (t == 0) {
+        partial[blockIdx.x] = cache[0];
+        __threadfence();
+        if (atomicAdd(&tickets, 1) == gridDim.x - 1)
+            done = 1;
+    }
+}
+"#;
+
+/// A timing check's output is checked on the very launches that are timed:
+/// ex02's timing, run on the simulator dressed as a GPU that times by the wall
+/// clock, fails a kernel that computes only on its first launch, and does not
+/// fail the reference for its output.
+#[test]
+fn a_kernel_right_only_on_its_first_launch_fails_the_timing() {
+    let Some(compiler) = kit::trial::compiler() else { return };
+    let exercises = grader::registry::all();
+    let ex = exercises.iter().find(|e| e.id == "ex02").unwrap();
+    let part = &ex.parts[0];
+    let check = part.checks.iter().find(|c| c.kind == CheckKind::Performance).expect("ex02 has a timed check");
+    let reference = std::fs::read_to_string(root().join("reference/ex02-dot/kernels/dot.cu")).unwrap();
+    let grade = |name: &str, source: &str| {
+        let ptx = compile(&compiler, name, source);
+        // 4 MiB of "device memory": 64 Ki elements per input.
+        let env = env(GRADE_SEED, Gpu::new(Box::new(WallClockDevice::new(4 << 20)), Duration::MAX), &compiler);
+        run_check(ex, part, check, &ptx, &env).map_err(|e| format!("{e:#}"))
+    };
+    let cheat = grade("<test>/first_launch_only.cu", FIRST_LAUNCH_ONLY).expect_err("the cheat passes the timing");
+    assert!(cheat.contains("timed launches"), "{cheat}");
+    match grade("reference/ex02-dot/kernels/dot.cu", &reference) {
+        Ok(_) => {}
+        // The simulator's "times" say nothing of a GPU's: only the output matters here.
+        Err(e) => assert!(e.contains("too slow") && !e.contains("timed launches"), "{e}"),
+    }
 }

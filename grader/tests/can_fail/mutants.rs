@@ -10,7 +10,6 @@
 //! copies an input into the output, and one that replays the outputs a
 //! correct kernel produced for another seed.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use kit::backend::Arg;
@@ -37,8 +36,14 @@ pub struct Signature {
 impl Signature {
     /// The one output: the pointer that is not `const`.
     pub fn output(&self) -> usize {
-        let outs: Vec<usize> = (0..self.params.len()).filter(|&i| self.params[i].pointer && !self.params[i].constant).collect();
-        assert_eq!(outs.len(), 1, "{}: expected exactly one non-const pointer (the output), found {outs:?}", self.kernel);
+        let outs: Vec<usize> =
+            (0..self.params.len()).filter(|&i| self.params[i].pointer && !self.params[i].constant).collect();
+        assert_eq!(
+            outs.len(),
+            1,
+            "{}: expected exactly one non-const pointer (the output), found {outs:?}",
+            self.kernel
+        );
         outs[0]
     }
     pub fn inputs(&self) -> Vec<usize> {
@@ -90,7 +95,8 @@ pub fn preamble(source: &str) -> String {
         .lines()
         .filter(|l| {
             let l = l.trim_start();
-            (l.starts_with("#define") || l.starts_with("#include") || l.starts_with("__constant__")) && !l.ends_with('\\')
+            (l.starts_with("#define") || l.starts_with("#include") || l.starts_with("__constant__"))
+                && !l.ends_with('\\')
         })
         .map(|l| format!("{l}\n"))
         .collect()
@@ -105,7 +111,9 @@ pub enum Kind {
     /// Copies the input parameter of this index, converted to the output's type.
     Copy(usize),
     /// Writes the bytes a correct kernel left, launch by launch (seed `from`).
-    Replay { from: u64 },
+    Replay {
+        from: u64,
+    },
 }
 
 impl Kind {
@@ -119,6 +127,10 @@ impl Kind {
         }
     }
 }
+
+/// The launches of one key: its condition, the byte lengths of its arguments,
+/// the blocks of its grid, and the outputs of its launches in order.
+type Case = (String, Vec<usize>, u64, Vec<Option<Vec<u8>>>);
 
 /// Replayed outputs larger than this are left out (the mutant's source would be huge).
 pub const MAX_REPLAY_BYTES: usize = 16 << 10;
@@ -157,15 +169,27 @@ pub fn source(preamble: &str, sigs: &[Signature], kind: &Kind, launches: &[Launc
         let out = sig.output();
         let out_ty = &sig.params[out].ty;
         let out_name = &sig.params[out].name;
-        // Per launch key: the byte lengths of the arguments (the shortest seen
-        // under that key) and, for a replay, the first output seen under it.
-        let mut cases: BTreeMap<String, (Vec<usize>, Option<Vec<u8>>)> = BTreeMap::new();
+        // Per launch key (in the order first seen): the byte lengths of the
+        // arguments (the shortest seen under that key), the blocks of the
+        // grid, and, for a replay, the outputs of its launches in order.
+        let mut cases: Vec<Case> = Vec::new();
         for l in launches.iter().filter(|l| l.kernel == sig.kernel) {
             let lens: Vec<usize> = l.bytes.iter().map(|b| b.unwrap_or(0)).collect();
-            let entry = cases.entry(key(sig, l)).or_insert_with(|| (lens.clone(), l.output_after.clone()));
-            for (e, n) in entry.0.iter_mut().zip(&lens) {
+            let k = key(sig, l);
+
+            let at = match cases.iter().position(|c| c.0 == k) {
+                Some(at) => at,
+                None => {
+                    let g = l.cfg.grid;
+                    cases.push((k, lens.clone(), g.0 as u64 * g.1 as u64 * g.2 as u64, Vec::new()));
+                    cases.len() - 1
+                }
+            };
+            let case = &mut cases[at];
+            for (e, n) in case.1.iter_mut().zip(&lens) {
                 *e = (*e).min(*n);
             }
+            case.3.push(l.output_after.clone());
         }
         let mut body = String::new();
         let mut tables = String::new();
@@ -176,38 +200,50 @@ pub fn source(preamble: &str, sigs: &[Signature], kind: &Kind, launches: &[Launc
             _ => {
                 body += "    unsigned long long len = 0, in_len = 0;\n    const unsigned char *replay = 0;\n";
                 body += "    (void)in_len; (void)replay;\n";
-                for (c, (cond, (lens, output))) in cases.iter().enumerate() {
-                    let in_len = match kind {
-                        Kind::Copy(i) => lens[*i] / elem_bytes(&sig.params[*i].ty),
-                        _ => 0,
-                    };
-                    let mut set = format!("len = {}ull; in_len = {in_len}ull;", lens[out]);
-                    if let Kind::Replay { .. } = kind {
-                        match output {
-                            Some(bytes) if bytes.len() <= MAX_REPLAY_BYTES => {
-                                let name = format!("replay_{k}_{c}");
-                                let _ = write!(tables, "__device__ const unsigned char {name}[{}] = {{", bytes.len().max(1));
-                                for (j, b) in bytes.iter().enumerate() {
-                                    if j % 32 == 0 {
-                                        tables += "\n    ";
-                                    }
-                                    let _ = write!(tables, "{b},");
-                                }
-                                tables += "\n};\n";
-                                set = format!("len = {}ull; replay = {name};", bytes.len());
-                            }
-                            // Too large to replay: this launch writes nothing.
-                            _ => set = "len = 0;".into(),
-                        }
-                    }
-                    let _ = writeln!(body, "    {}if ({cond}) {{ {set} }}", if c > 0 { "else " } else { "" });
-                }
                 body += "    unsigned long long threads = (unsigned long long)gridDim.x * gridDim.y * gridDim.z * \
                          blockDim.x * blockDim.y * blockDim.z;\n";
                 body += "    unsigned long long block = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + \
                          (unsigned long long)gridDim.y * blockIdx.z);\n";
                 body += "    unsigned long long me = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * \
                          threadIdx.z) + block * blockDim.x * blockDim.y * blockDim.z;\n";
+                body +=
+                    "    bool first = threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;\n    (void)first;\n";
+                if let Kind::Replay { .. } = kind {
+                    body += "    __shared__ unsigned int nth_s;\n";
+                }
+                for (c, (cond, lens, blocks, outputs)) in cases.iter().enumerate() {
+                    let in_len = match kind {
+                        Kind::Copy(i) => lens[*i] / elem_bytes(&sig.params[*i].ty),
+                        _ => 0,
+                    };
+                    let mut set = format!("len = {}ull; in_len = {in_len}ull;", lens[out]);
+                    if let Kind::Replay { .. } = kind {
+                        // Each block counts the launches of this key it took
+                        // part in: the n-th launch replays the n-th output.
+                        let seen = format!("seen_{k}_{c}");
+                        let _ = writeln!(tables, "__device__ unsigned int {seen}[{blocks}];");
+                        set = format!(
+                            "if (first) nth_s = {seen}[block]; __syncthreads(); unsigned int nth = nth_s; \
+                             if (first) {seen}[block] = nth + 1; len = 0;"
+                        );
+                        for (j, output) in outputs.iter().enumerate() {
+                            // Too large to replay: that launch writes nothing.
+                            let Some(bytes) = output.as_ref().filter(|b| b.len() <= MAX_REPLAY_BYTES) else { continue };
+                            let name = format!("replay_{k}_{c}_{j}");
+                            let _ =
+                                write!(tables, "__device__ const unsigned char {name}[{}] = {{", bytes.len().max(1));
+                            for (i, b) in bytes.iter().enumerate() {
+                                if i % 32 == 0 {
+                                    tables += "\n    ";
+                                }
+                                let _ = write!(tables, "{b},");
+                            }
+                            tables += "\n};\n";
+                            let _ = write!(set, " if (nth == {j}) {{ len = {}ull; replay = {name}; }}", bytes.len());
+                        }
+                    }
+                    let _ = writeln!(body, "    {}if ({cond}) {{ {set} }}", if c > 0 { "else " } else { "" });
+                }
                 let elems = format!("len / sizeof({out_ty})");
                 let write = match kind {
                     Kind::Zeros => format!("    for (unsigned long long i = me; i < {elems}; i += threads) {out_name}[i] = ({out_ty})0;\n"),
@@ -258,7 +294,10 @@ mod tests {
 
     #[test]
     fn signatures_are_read_from_the_reference() {
-        let s = signature("extern \"C\" __global__ void dot(const float *a, const float* __restrict__ b, int n, float *partial)\n{", "dot");
+        let s = signature(
+            "extern \"C\" __global__ void dot(const float *a, const float* __restrict__ b, int n, float *partial)\n{",
+            "dot",
+        );
         assert_eq!(s.params.len(), 4);
         assert_eq!(s.params[1], Param { name: "b".into(), ty: "float".into(), pointer: true, constant: true });
         assert_eq!(s.params[2], Param { name: "n".into(), ty: "int".into(), pointer: false, constant: false });
