@@ -163,13 +163,11 @@ impl Measurement {
     /// slices of four elements), 1/8 or less when lanes are a sector apart.
     /// 1.0 when there are no global loads.
     pub fn global_load_efficiency(&self) -> f64 {
-        let rows: Vec<&InstrStats> = self.rows(|k| k == AccessKind::GlobalLoad).collect();
-        let asked: u64 = rows.iter().map(|r| r.thread_accesses * access_bytes(&r.instruction) as u64).sum();
-        let touched: u64 = rows.iter().map(|r| r.sectors * 32).sum();
+        let touched = self.stats.global_load_sectors * 32;
         if touched == 0 {
             1.0
         } else {
-            asked as f64 / touched as f64
+            self.stats.global_load_bytes as f64 / touched as f64
         }
     }
     /// The global load that wastes the most of the sectors it touches.
