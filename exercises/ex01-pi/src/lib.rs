@@ -175,14 +175,18 @@ fn shared_speedup(ctx: &Ctx) -> Result<String> {
     let hits = gpu.zeros::<u32>("hits", 1)?;
     let cfg = launch_config(PERF_POINTS);
     let a = args![&dx, &dy, PERF_POINTS as i32, &hits];
-    // The counter starts at 0 before every sample; after the last one it must
-    // hold that sample's launches' counts (each launch adds its own).
-    let (shared, launches) =
-        kit::perf::measure_resetting(gpu, || module.launch_async("pi_shared", cfg, &a), || hits.write(&[0]))?;
+    // The counter starts at 0 before every sample; after each it must hold
+    // that sample's launches' counts (each launch adds its own).
     let per_launch = cpu_hits(&block.0, &block.1) * (PERF_POINTS / PERF_BLOCK) as u32;
-    let what = format!("`hits` after the last {launches} timed launch(es) of {PERF_POINTS} points each");
-    check::scalar(&what, per_launch.wrapping_mul(launches as u32), hits.read()?[0])
-        .map_err(|e| e.context("the timed launches must count the points too (each launch adds its count to *hits)"))?;
+    let shared = kit::perf::measure_checking_each(
+        gpu,
+        || module.launch_async("pi_shared", cfg, &a),
+        || hits.write(&[0]),
+        |launches| {
+            let what = format!("`hits` after {launches} timed launch(es) of {PERF_POINTS} points each");
+            check::scalar(&what, per_launch.wrapping_mul(launches as u32), hits.read()?[0])
+        },
+    )?;
     let global = ctx.time_yardstick("pi_global_atomics", || baseline.launch_async("pi_global_atomics", cfg, &a))?;
     kit::perf::require_speedup("pi_shared", &shared, &global, "one atomicAdd per hit", MIN_SPEEDUP)
 }

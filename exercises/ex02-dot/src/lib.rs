@@ -221,18 +221,21 @@ fn bandwidth_share(ctx: &Ctx) -> Result<String> {
     let (da, db) = (gpu.upload_repeated("a", &repeated.0, n)?, gpu.upload_repeated("b", &repeated.1, n)?);
     let partial = gpu.zeros::<f32>("partial", blocks(n) as usize)?;
     let a = args![&da, &db, n as i32, &partial];
-    // The partial sums are poisoned before every sample: the last sample's launches must write them.
-    let (t, _) =
-        kit::perf::measure_resetting(gpu, || module.launch_async("dot", launch_config(n), &a), || partial.poison())?;
-    let got: f64 = partial.read()?.iter().map(|&p| p as f64).sum();
+    // The partial sums are poisoned before every sample; each sample's launches must write them.
     let (expected, abs_sum) = repeated_dot(&repeated.0, &repeated.1, n);
     let bound = gamma(roundings(n)) * abs_sum;
-    if (got - expected).abs() > bound || !got.is_finite() {
-        bail!(
-            "the timed launches (n = {n}) computed dot = {got}, expected {expected}: a kernel must compute its \
-             result on every launch, including the timed ones"
-        );
-    }
+    let t = kit::perf::measure_checking_each(
+        gpu,
+        || module.launch_async("dot", launch_config(n), &a),
+        || partial.poison(),
+        |_| {
+            let got: f64 = partial.read()?.iter().map(|&p| p as f64).sum();
+            if (got - expected).abs() > bound || !got.is_finite() {
+                bail!("dot = {got} (n = {n}), expected {expected}");
+            }
+            Ok(())
+        },
+    )?;
     // Bytes of a and b read; the partial sums are negligible.
     kit::perf::require_share("dot", t.gb_per_s(2 * n * 4), "the copy bandwidth", copy, MIN_COPY_SHARE)
 }

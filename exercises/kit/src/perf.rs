@@ -60,7 +60,7 @@ impl Timing {
 /// the warm-ups so a fast but broken kernel is not timed. For the grader's own
 /// yardsticks: a student's kernel is timed with [`measure_resetting`].
 pub fn measure(gpu: &Gpu, launch: impl FnMut() -> Result<()>) -> Result<Timing> {
-    measure_with(gpu, launch, None).map(|(t, _)| t)
+    measure_with(gpu, launch, None, None).map(|(t, _)| t)
 }
 
 /// [`measure`] for a student's kernel, whose output must be checked on the
@@ -80,13 +80,35 @@ pub fn measure_resetting(
     launch: impl FnMut() -> Result<()>,
     mut reset: impl FnMut() -> Result<()>,
 ) -> Result<(Timing, usize)> {
-    measure_with(gpu, launch, Some(&mut reset))
+    measure_with(gpu, launch, Some(&mut reset), None)
+}
+
+/// [`measure_resetting`] for an output small enough to read after every
+/// sample: `check` gets the number of launches since the reset and checks
+/// what they left, so the output of every sample is verified, not only the
+/// last one's.
+pub fn measure_checking_each(
+    gpu: &Gpu,
+    launch: impl FnMut() -> Result<()>,
+    mut reset: impl FnMut() -> Result<()>,
+    mut check: impl FnMut(usize) -> Result<()>,
+) -> Result<Timing> {
+    measure_with(gpu, launch, Some(&mut reset), Some(&mut check)).map(|(t, _)| t)
+}
+
+/// What a failed check of a timed sample says.
+fn timed_output_wrong(e: anyhow::Error, sample: usize, launches: usize) -> anyhow::Error {
+    e.context(format!(
+        "the output of the timed launches is wrong (sample {sample}: {launches} launch(es) after the output was \
+         reset): a kernel must compute its result on every launch, including the timed ones"
+    ))
 }
 
 fn measure_with(
     gpu: &Gpu,
     mut launch: impl FnMut() -> Result<()>,
     reset: Option<&mut dyn FnMut() -> Result<()>>,
+    check: Option<&mut dyn FnMut(usize) -> Result<()>>,
 ) -> Result<(Timing, usize)> {
     if gpu.info().backend != "cuda" {
         return Err(
@@ -96,7 +118,7 @@ fn measure_with(
     // Nothing else may run on the GPU while it times (other batch workers).
     let _sole = crate::gpu_lock::exclusive();
     let start = std::time::Instant::now();
-    let timed = measure_alone(gpu, &mut launch, reset);
+    let timed = measure_alone(gpu, &mut launch, reset, check);
     crate::stats::add(crate::stats::Counter::GpuTiming, start.elapsed());
     timed
 }
@@ -105,6 +127,7 @@ fn measure_alone(
     gpu: &Gpu,
     launch: &mut impl FnMut() -> Result<()>,
     mut reset: Option<&mut dyn FnMut() -> Result<()>>,
+    mut check: Option<&mut dyn FnMut(usize) -> Result<()>>,
 ) -> Result<(Timing, usize)> {
     let warming = std::time::Instant::now();
     let mut warmups = 0;
@@ -131,6 +154,10 @@ fn measure_alone(
             reset()?;
         }
         samples_ms.push(time_launches(gpu, launch, batch)?);
+        if let Some(check) = check.as_mut() {
+            gpu.finish()?;
+            check(batch).map_err(|e| timed_output_wrong(e, samples_ms.len(), batch))?;
+        }
     }
     gpu.finish()?;
     Ok((Timing { samples_ms }, batch))
