@@ -76,6 +76,30 @@ pub fn points(rng: &mut impl Rng, n: usize) -> (Vec<f32>, Vec<f32>) {
     (x, y)
 }
 
+/// Points for a correctness check: like [`points`], but with a seeded number of
+/// hits, drawn from 1 to n - 1. Uniform points hit about 78.5 % of the time,
+/// so a count of 100 points takes one of a dozen likely values, and a
+/// hard-coded or replayed count would often be right by luck; here it is
+/// right by luck about once in n.
+pub fn points_with_seeded_hits(rng: &mut impl Rng, n: usize) -> (Vec<f32>, Vec<f32>) {
+    let want_inside = if n < 2 { n } else { rng.random_range(1..n) };
+    let (mut x, mut y) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut inside = 0;
+    while x.len() < n {
+        let (px, py) = (rng.random::<f32>(), rng.random::<f32>());
+        let r2 = (px as f64).powi(2) + (py as f64).powi(2);
+        let is_in = r2 <= 1.0;
+        let room = if is_in { inside < want_inside } else { x.len() - inside < n - want_inside };
+        if (r2 - 1.0).abs() < 1e-5 || !room {
+            continue;
+        }
+        inside += is_in as usize;
+        x.push(px);
+        y.push(py);
+    }
+    (x, y)
+}
+
 /// The CPU reference, in f64.
 pub fn cpu_hits(x: &[f32], y: &[f32]) -> u32 {
     x.iter().zip(y).filter(|(&a, &b)| (a as f64).powi(2) + (b as f64).powi(2) <= 1.0).count() as u32
@@ -88,7 +112,7 @@ pub fn launch_config(n: usize) -> LaunchConfig {
 fn count_hits(ctx: &Ctx, kernel: &str, n: usize) -> Result<String> {
     // The same for every student of a batch: drawn and counted once per seed.
     let inputs = ctx.shared("points+hits", || {
-        let (x, y) = points(&mut ctx.rng(), n);
+        let (x, y) = points_with_seeded_hits(&mut ctx.rng(), n);
         let hits = cpu_hits(&x, &y);
         (x, y, hits)
     });
@@ -103,7 +127,41 @@ fn count_hits(ctx: &Ctx, kernel: &str, n: usize) -> Result<String> {
         anyhow::bail!("`hits`: expected {expected}, got 0: no point was counted (is the TODO done?)");
     }
     check::scalar("hits", expected, got)?;
-    Ok(format!("pi ~= {:.5}", 4.0 * got as f64 / n as f64))
+    // A count has few likely values (about 76 of 100 points hit): an answer
+    // that does not come from the points (hard-coded, replayed from another
+    // run) could be right by luck. The same points with one of them moved
+    // across the circle must change the count by exactly one.
+    let (j, moved) = moved_point(ctx, n, x, y);
+    let write_point = |px: f32, py: f32| -> Result<()> {
+        let at = (j * std::mem::size_of::<f32>()) as u64;
+        gpu.backend().write(dx.ptr() + at, &px.to_le_bytes())?;
+        Ok(gpu.backend().write(dy.ptr() + at, &py.to_le_bytes())?)
+    };
+    write_point(moved.0, moved.1)?;
+    hits.write(&[0])?;
+    module.launch(kernel, launch_config(n), &args![&dx, &dy, n as i32, &hits])?;
+    let again = hits.read()?[0];
+    let expected_again = if inside(x[j], y[j]) { expected - 1 } else { expected + 1 };
+    check::scalar("hits", expected_again, again).map_err(|e| {
+        e.context(format!(
+            "with point {j} moved from ({}, {}) to ({}, {}), across the circle, the count must change by one: \
+             does the kernel read every point?",
+            x[j], y[j], moved.0, moved.1
+        ))
+    })?;
+    write_point(x[j], y[j])?;
+    Ok(format!("{got} of {n} points inside the circle"))
+}
+
+fn inside(x: f32, y: f32) -> bool {
+    (x as f64).powi(2) + (y as f64).powi(2) <= 1.0
+}
+
+/// Which point of the check is moved (seeded), and where to: out of the
+/// circle if it was in, in if it was out (both far from the boundary).
+fn moved_point(ctx: &Ctx, n: usize, x: &[f32], y: &[f32]) -> (usize, (f32, f32)) {
+    let j = kit::inputs::rng_for(ctx.env.seed, &format!("{}/moved", ctx.check_name)).random_range(0..n);
+    (j, if inside(x[j], y[j]) { (0.875, 0.875) } else { (0.5, 0.25) })
 }
 
 fn shared_speedup(ctx: &Ctx) -> Result<String> {
@@ -117,7 +175,18 @@ fn shared_speedup(ctx: &Ctx) -> Result<String> {
     let hits = gpu.zeros::<u32>("hits", 1)?;
     let cfg = launch_config(PERF_POINTS);
     let a = args![&dx, &dy, PERF_POINTS as i32, &hits];
-    let shared = ctx.time(|| module.launch_async("pi_shared", cfg, &a))?;
+    // The counter starts at 0 before every sample; after each it must hold
+    // that sample's launches' counts (each launch adds its own).
+    let per_launch = cpu_hits(&block.0, &block.1) * (PERF_POINTS / PERF_BLOCK) as u32;
+    let shared = kit::perf::measure_checking_each(
+        gpu,
+        || module.launch_async("pi_shared", cfg, &a),
+        || hits.write(&[0]),
+        |launches| {
+            let what = format!("`hits` after {launches} timed launch(es) of {PERF_POINTS} points each");
+            check::scalar(&what, per_launch.wrapping_mul(launches as u32), hits.read()?[0])
+        },
+    )?;
     let global = ctx.time_yardstick("pi_global_atomics", || baseline.launch_async("pi_global_atomics", cfg, &a))?;
     kit::perf::require_speedup("pi_shared", &shared, &global, "one atomicAdd per hit", MIN_SPEEDUP)
 }
@@ -143,6 +212,19 @@ mod tests {
         let (x, y) = points(&mut rng_for(1, "big"), 1_000_000);
         let pi = 4.0 * cpu_hits(&x, &y) as f64 / 1e6;
         assert!((pi - std::f64::consts::PI).abs() < 0.01, "{pi}");
+    }
+
+    #[test]
+    fn checked_points_have_a_seeded_number_of_hits() {
+        let counts: std::collections::BTreeSet<u32> = (0..20)
+            .map(|seed| {
+                let (x, y) = points_with_seeded_hits(&mut rng_for(seed, "n=100"), 100);
+                assert_eq!(x.len(), 100);
+                assert!(x.iter().zip(&y).all(|(a, b)| ((*a as f64).powi(2) + (*b as f64).powi(2) - 1.0).abs() >= 1e-5));
+                cpu_hits(&x, &y)
+            })
+            .collect();
+        assert!(counts.len() >= 15 && counts.iter().all(|&c| (1..100).contains(&c)), "{counts:?}");
     }
 
     #[test]

@@ -3,18 +3,35 @@
 //! global atomics per hit and per block. `global` updates the global counter
 //! atomically; `shared` counts each block's hits in shared memory and makes one
 //! global update per block, whatever the spelling (a shared counter, a shared
-//! tree, warp votes or shuffles).
+//! tree, warp votes or shuffles). Both parts' loads of x and y must be
+//! coalesced: the input has several points per thread and is not a multiple
+//! of the block, so threads that each count a contiguous slice of points
+//! (lanes four points apart: 16 sectors per warp request) are told from a
+//! grid-stride loop (4); with one point per thread the two are the same.
 
 use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, Measurement};
 use kit::{args, Ctx};
 
-use crate::{cpu_hits, launch_config, points};
+use kit::LaunchConfig;
 
-/// Points of the measured input: 32 blocks of 256 threads, one point each.
-pub const MEASURE_N: usize = 8192;
+use crate::{cpu_hits, points};
+
+/// Blocks of the measured launch: fewer than the exercise's grid would have
+/// for the input (a grid-stride loop works with any grid), so that each thread
+/// has several points while the simulator runs a small input, and a kernel
+/// that never finishes (or prints in a loop) is stopped as soon as before.
+pub const MEASURE_BLOCKS: u32 = 32;
+/// Points of the measured input: three per thread of the measured grid and one
+/// more (not a multiple of the block), so that a thread's contiguous slice is
+/// four points long.
+pub const MEASURE_N: usize = 3 * (MEASURE_BLOCKS * crate::THREADS) as usize + 1;
+/// Bytes the loads of x and y ask for per byte of the sectors they touch, at
+/// or above which they are coalesced (a grid-stride loop: about 1.0; slices of
+/// four points per thread: 0.25). See CALIBRATION.md.
+pub const MIN_LOAD_EFFICIENCY: f64 = 0.5;
 /// Global atomics per block that `shared` may make: one per block is the
-/// lesson; one more leaves room for a reset. The slow variant makes ~200. See CALIBRATION.md.
+/// lesson; one more leaves room for a reset. The slow variant makes ~600. See CALIBRATION.md.
 pub const MAX_ATOMICS_PER_BLOCK: f64 = 2.0;
 /// Stand-in for the timing against one atomicAdd per hit: at most this many
 /// global atomics per hit (the yardstick makes 1; the reference 32 in 6400 hits).
@@ -33,10 +50,11 @@ pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Counted> {
         let gpu = module.gpu();
         let (dx, dy) = (gpu.upload("x", &x)?, gpu.upload("y", &y)?);
         let hits = gpu.zeros::<u32>("hits", 1)?;
-        module.launch(kernel, launch_config(MEASURE_N), &args![&dx, &dy, MEASURE_N as i32, &hits])?;
+        let cfg = LaunchConfig::linear(MEASURE_BLOCKS, crate::THREADS);
+        module.launch(kernel, cfg, &args![&dx, &dy, MEASURE_N as i32, &hits])?;
         kit::measure::require_right_result(kit::check::scalar("hits", expected, hits.read()?[0]))
     })?;
-    Ok(Counted { m, hits: expected, blocks: launch_config(MEASURE_N).grid.0 })
+    Ok(Counted { m, hits: expected, blocks: MEASURE_BLOCKS })
 }
 
 impl Counted {
@@ -48,14 +66,37 @@ impl Counted {
     }
     fn figures(&self) -> String {
         format!(
-            "{} global atomics for {} hits in {} blocks ({:.3} per hit, {:.1} per block); {} shared atomics",
+            "{} global atomics for {} hits in {} blocks ({:.3} per hit, {:.1} per block); {} shared atomics; loads \
+             of x and y {:.1} sectors per request ({:.0}% of the bytes of the sectors used)",
             self.m.stats.global_atomics,
             self.hits,
             self.blocks,
             self.per_hit(),
             self.per_block(),
-            self.m.stats.shared_atomics
+            self.m.stats.shared_atomics,
+            self.m.load_sectors_per_request(),
+            100.0 * self.m.global_load_efficiency()
         )
+    }
+
+    /// The loads of x and y are coalesced.
+    fn coalesced(&self) -> Result<()> {
+        let efficiency = self.m.global_load_efficiency();
+        if efficiency < MIN_LOAD_EFFICIENCY {
+            bail!(
+                "{}: the loads of x and y use {:.0}% of the bytes of the 32-byte sectors they touch ({:.1} sectors \
+                 per warp request; a grid-stride loop: 4 and 100%; at least {:.0}%){}. Neighbouring threads read \
+                 points far apart, as when each thread counts its own contiguous slice: every warp request then \
+                 touches many sectors for a few bytes each. Let consecutive threads read consecutive points: start \
+                 at blockIdx.x * blockDim.x + threadIdx.x and step by gridDim.x * blockDim.x",
+                self.m.kernel,
+                100.0 * efficiency,
+                self.m.load_sectors_per_request(),
+                100.0 * MIN_LOAD_EFFICIENCY,
+                kit::measure::worst_at(self.m.least_efficient_global_load())
+            );
+        }
+        Ok(())
     }
 }
 
@@ -69,6 +110,7 @@ pub fn global_atomics(ctx: &Ctx) -> Result<String> {
                 c.figures()
             );
         }
+        c.coalesced()?;
         Ok(c.figures())
     }))
 }
@@ -85,6 +127,7 @@ pub fn per_block(c: &Counted) -> Result<String> {
             c.figures()
         );
     }
+    c.coalesced()?;
     Ok(c.figures())
 }
 
@@ -141,5 +184,10 @@ mod tests {
             Run::StandIn,
             "exercises/ex01-pi/calibration/pi_shared_is_global.cu",
         );
+        // The right count, but each thread counts its own slice: uncoalesced.
+        let slices = "grader/tests/variants/ex01-shared-contiguous-slices/exercises/ex01-pi/kernels/pi_shared.cu";
+        if let Some(msg) = fails(&ex, "shared", "shared-counter", Run::Check, slices) {
+            assert!(msg.contains("16.0 sectors per warp request") && msg.contains("pi_shared.cu:"), "{msg}");
+        }
     }
 }

@@ -199,6 +199,14 @@ fn perf_block(rng: &mut impl Rng) -> Vec<f32> {
     uniform(rng, 1 << 16)
 }
 
+/// [`cpu_dot`] of `a` and `b` each repeated to `n` elements, without building them.
+fn repeated_dot(a: &[f32], b: &[f32], n: usize) -> (f64, f64) {
+    let (whole, rest) = (n / a.len(), n % a.len());
+    let (s, abs) = cpu_dot(a, b);
+    let (s_rest, abs_rest) = cpu_dot(&a[..rest], &b[..rest]);
+    (whole as f64 * s + s_rest, whole as f64 * abs + abs_rest)
+}
+
 fn bandwidth_share(ctx: &Ctx) -> Result<String> {
     let module = ctx.kernel_module("dot")?;
     // Measured first (once per run), before this check's buffers take memory.
@@ -213,7 +221,21 @@ fn bandwidth_share(ctx: &Ctx) -> Result<String> {
     let (da, db) = (gpu.upload_repeated("a", &repeated.0, n)?, gpu.upload_repeated("b", &repeated.1, n)?);
     let partial = gpu.zeros::<f32>("partial", blocks(n) as usize)?;
     let a = args![&da, &db, n as i32, &partial];
-    let t = ctx.time(|| module.launch_async("dot", launch_config(n), &a))?;
+    // The partial sums are poisoned before every sample; each sample's launches must write them.
+    let (expected, abs_sum) = repeated_dot(&repeated.0, &repeated.1, n);
+    let bound = gamma(roundings(n)) * abs_sum;
+    let t = kit::perf::measure_checking_each(
+        gpu,
+        || module.launch_async("dot", launch_config(n), &a),
+        || partial.poison(),
+        |_| {
+            let got: f64 = partial.read()?.iter().map(|&p| p as f64).sum();
+            if (got - expected).abs() > bound || !got.is_finite() {
+                bail!("dot = {got} (n = {n}), expected {expected}");
+            }
+            Ok(())
+        },
+    )?;
     // Bytes of a and b read; the partial sums are negligible.
     kit::perf::require_share("dot", t.gb_per_s(2 * n * 4), "the copy bandwidth", copy, MIN_COPY_SHARE)
 }

@@ -3,7 +3,11 @@
 //! global atomics per element and shared loads per block. A tree (or warp
 //! shuffles) combines the block's 256 sums in a few dozen warp-level shared
 //! loads; thread 0 adding them one by one takes 255; atomics per product skip
-//! the reduction altogether.
+//! the reduction altogether. The loads of a and b must be coalesced: the input
+//! has several elements per thread and is not a multiple of the block, so
+//! threads that each sum a contiguous slice (lanes four elements apart, 16
+//! sectors per warp request) are told from a grid-stride loop (4 sectors);
+//! with one element per thread the two layouts are the same.
 //!
 //! No stand-in for `perf::share-of-copy-bandwidth`: its slow variant leaves all
 //! blocks but one idle, which changes nothing in a memory profile (the same
@@ -14,10 +18,23 @@ use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, Measurement};
 use kit::{args, Ctx};
 
-use crate::{blocks, launch_config, uniform};
+use kit::LaunchConfig;
 
-/// Elements of the measured input: 256 blocks, one element per thread.
-pub const MEASURE_N: usize = 65_536;
+use crate::uniform;
+
+/// Blocks of the measured launch: fewer than the exercise's grid would have
+/// for the input (a grid-stride loop works with any grid), so that each thread
+/// has several elements while the simulator runs a small input, and a kernel
+/// that never finishes (or prints in a loop) is stopped as soon as before.
+pub const MEASURE_BLOCKS: u32 = 32;
+/// Elements of the measured input: three per thread of the measured grid and
+/// one more (not a multiple of the block), so that a thread's contiguous
+/// slice is four elements long.
+pub const MEASURE_N: usize = 3 * (MEASURE_BLOCKS * crate::THREADS) as usize + 1;
+/// Bytes the loads of a and b ask for per byte of the sectors they touch, at
+/// or above which they are coalesced (a grid-stride loop: about 1.0; slices of
+/// four elements per thread: 0.25). See CALIBRATION.md.
+pub const MIN_LOAD_EFFICIENCY: f64 = 0.5;
 /// Warp-level shared loads per block a tree stays at or under (the reference:
 /// 25; thread 0 alone: 255+). See CALIBRATION.md.
 pub const MAX_SHARED_LOADS_PER_BLOCK: f64 = 64.0;
@@ -30,11 +47,14 @@ pub fn measure(ctx: &Ctx) -> Result<Measurement> {
     ctx.measure("dot", |module| {
         let gpu = module.gpu();
         let (da, db) = (gpu.upload("a", &a)?, gpu.upload("b", &b)?);
-        let partial = gpu.poisoned::<f32>("partial", blocks(MEASURE_N) as usize)?;
-        module.launch("dot", launch_config(MEASURE_N), &args![&da, &db, MEASURE_N as i32, &partial])?;
+        let partial = gpu.poisoned::<f32>("partial", MEASURE_BLOCKS as usize)?;
+        let cfg = LaunchConfig::linear(MEASURE_BLOCKS, crate::THREADS);
+        module.launch("dot", cfg, &args![&da, &db, MEASURE_N as i32, &partial])?;
         let got: f64 = partial.read()?.iter().map(|&p| p as f64).sum();
         let (expected, abs_sum) = crate::cpu_dot(&a, &b);
-        let bound = crate::gamma(crate::roundings(MEASURE_N)) * abs_sum;
+        // crate::roundings for the measured grid: 4 products per thread, up to 255 to combine a block.
+        let per_thread = MEASURE_N.div_ceil((MEASURE_BLOCKS * crate::THREADS) as usize);
+        let bound = crate::gamma(1 + per_thread + crate::THREADS as usize) * abs_sum;
         kit::measure::require_right_result(if (got - expected).abs() <= bound {
             Ok(())
         } else {
@@ -46,10 +66,11 @@ pub fn measure(ctx: &Ctx) -> Result<Measurement> {
 fn figures(m: &Measurement) -> String {
     format!(
         "{:.1} warp-level shared loads per block, {:.3} global atomics per element, global loads {:.1} sectors per \
-         request",
-        m.stats.shared_load_requests as f64 / blocks(MEASURE_N) as f64,
+         request ({:.0}% of the bytes of the sectors used)",
+        m.stats.shared_load_requests as f64 / MEASURE_BLOCKS as f64,
         m.stats.global_atomics as f64 / MEASURE_N as f64,
-        m.load_sectors_per_request()
+        m.load_sectors_per_request(),
+        100.0 * m.global_load_efficiency()
     )
 }
 
@@ -63,12 +84,26 @@ pub fn tree(m: &Measurement) -> Result<String> {
              partial[blockIdx.x]"
         );
     }
-    let loads = m.stats.shared_load_requests as f64 / blocks(MEASURE_N) as f64;
+    let loads = m.stats.shared_load_requests as f64 / MEASURE_BLOCKS as f64;
     if loads > MAX_SHARED_LOADS_PER_BLOCK {
         bail!(
             "dot: {loads:.0} warp-level shared loads per block (a tree: about 25; at most {MAX_SHARED_LOADS_PER_BLOCK}): \
              the block's 256 sums are added one after another. Halve the number of working threads at each step \
              (if (t < s) cache[t] += cache[t + s], with __syncthreads() between steps)"
+        );
+    }
+    let efficiency = m.global_load_efficiency();
+    if efficiency < MIN_LOAD_EFFICIENCY {
+        bail!(
+            "dot: the loads of a and b use {:.0}% of the bytes of the 32-byte sectors they touch ({:.1} sectors per \
+             warp request; a grid-stride loop: 4 and 100%; at least {:.0}%){}. Neighbouring threads read elements \
+             far apart, as when each thread sums its own contiguous slice: every warp request then touches many \
+             sectors for a few bytes each. Let consecutive threads read consecutive elements: start at \
+             blockIdx.x * blockDim.x + threadIdx.x and step by gridDim.x * blockDim.x",
+            100.0 * efficiency,
+            m.load_sectors_per_request(),
+            100.0 * MIN_LOAD_EFFICIENCY,
+            kit::measure::worst_at(m.least_efficient_global_load())
         );
     }
     Ok(figures(m))
@@ -102,6 +137,11 @@ mod tests {
         }
         for file in ["reference/slow/ex02-dot/extra/dot_atomic.cu", "exercises/ex02-dot/calibration/dot_serial.cu"] {
             fails(&ex, "dot", "shared-tree", Run::Check, file);
+        }
+        // Right numbers, but each thread sums its own slice: uncoalesced.
+        let slices = "grader/tests/variants/ex02-dot-contiguous-slices/exercises/ex02-dot/kernels/dot.cu";
+        if let Some(msg) = fails(&ex, "dot", "shared-tree", Run::Check, slices) {
+            assert!(msg.contains("16.0 sectors per warp request") && msg.contains("dot.cu:"), "{msg}");
         }
     }
 }

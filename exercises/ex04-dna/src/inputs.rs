@@ -158,13 +158,20 @@ fn planted(rng: &mut ChaCha8Rng, n: usize, at: &[usize], only: bool) -> Case {
     Case { what: format!("n={n}, {where_}"), dna, seq }
 }
 
+/// Eight strings that are the sequence and eight that miss it by one letter
+/// (each letter in turn), in a seeded order: in a fixed order the answers
+/// would be the same for every seed, and a kernel could hard-code them.
 fn one_position(rng: &mut ChaCha8Rng) -> Vec<Case> {
     let mut cases = Vec::new();
     for i in 0..SEQ_LEN {
         let seq = random_seq(rng);
-        cases.push(Case { dna: seq.to_vec(), seq, what: "n=8, the string is the sequence".into() });
-        let miss = near_miss(rng, &seq, i);
-        cases.push(Case { dna: miss.to_vec(), seq, what: format!("n=8, letter {i} differs") });
+        let hit = Case { dna: seq.to_vec(), seq, what: "n=8, the string is the sequence".into() };
+        let miss = Case { dna: near_miss(rng, &seq, i).to_vec(), seq, what: format!("n=8, letter {i} differs") };
+        if rng.random::<bool>() {
+            cases.extend([hit, miss]);
+        } else {
+            cases.extend([miss, hit]);
+        }
     }
     cases
 }
@@ -206,19 +213,36 @@ fn whole_blocks(rng: &mut ChaCha8Rng) -> Vec<Case> {
             at.push(THREADS);
         }
         for p in at {
-            cases.push(planted(rng, n, &[p], true));
+            cases.push(planted_and_one_more(rng, n, p));
         }
     }
     cases
 }
 
+/// The sequence at the first position and at one seeded position: a string
+/// whose only match were at 0 would have the same answer for every seed, which
+/// a kernel could hard-code without reading anything.
 fn first_position(rng: &mut ChaCha8Rng) -> Vec<Case> {
-    (0..4).map(|_| planted(rng, SEED_LETTERS, &[0], true)).collect()
+    (0..4).map(|_| planted_and_one_more(rng, SEED_LETTERS, 0)).collect()
 }
 
 fn last_position(rng: &mut ChaCha8Rng) -> Vec<Case> {
     let last = positions(SEED_LETTERS) - 1;
-    (0..4).map(|_| planted(rng, SEED_LETTERS, &[last], true)).collect()
+    (0..4).map(|_| planted_and_one_more(rng, SEED_LETTERS, last)).collect()
+}
+
+/// `n` letters with the sequence at `p` and at one seeded position at least a
+/// sequence away from it, and nowhere else: the answer depends on the seed.
+fn planted_and_one_more(rng: &mut ChaCha8Rng, n: usize, p: usize) -> Case {
+    let q = loop {
+        let q = rng.random_range(0..positions(n));
+        if q.abs_diff(p) >= SEQ_LEN {
+            break q;
+        }
+    };
+    let mut at = [p, q];
+    at.sort_unstable();
+    planted(rng, n, &at, true)
 }
 
 /// Spacing of the near misses planted in `near_misses`.
@@ -379,23 +403,37 @@ mod tests {
 
     #[test]
     fn first_and_last_position_are_the_only_matches() {
+        let mut inside = std::collections::BTreeSet::new();
         for c in family("first-position") {
-            assert_eq!(matches(&c), vec![0], "{}", c.what);
+            let m = matches(&c);
+            assert!(m.len() == 2 && m[0] == 0 && m[1] >= SEQ_LEN, "{}", c.what);
+            inside.insert(m[1]);
         }
         for c in family("last-position") {
             assert_eq!(c.dna.len(), 16384);
-            assert_eq!(matches(&c), vec![16376], "{}", c.what);
+            let m = matches(&c);
+            assert!(m.len() == 2 && m[1] == 16376 && m[0] <= 16376 - SEQ_LEN, "{}", c.what);
+            inside.insert(m[0]);
         }
+        assert!(inside.len() >= 7, "the middle matches are drawn: {inside:?}");
     }
 
     #[test]
     fn tiny_strings_match_or_miss_by_one_letter() {
         let cases = family("n=8");
         assert_eq!(cases.len(), 16);
-        for (i, c) in cases.iter().enumerate() {
-            let differing = c.dna.iter().zip(&c.seq).filter(|(a, b)| a != b).count();
-            assert_eq!(differing, i % 2, "{}", c.what);
+        let mut missed = std::collections::BTreeSet::new();
+        for pair in cases.chunks(2) {
+            let differing: Vec<usize> =
+                pair.iter().map(|c| c.dna.iter().zip(&c.seq).filter(|(a, b)| a != b).count()).collect();
+            assert!(differing == [0, 1] || differing == [1, 0], "{differing:?}");
+            let miss = &pair[differing.iter().position(|&d| d == 1).unwrap()];
+            missed.insert(miss.dna.iter().zip(&miss.seq).position(|(a, b)| a != b).unwrap());
         }
+        assert_eq!(missed.len(), SEQ_LEN, "every letter differs once");
+        let order: Vec<bool> = cases.iter().map(|c| c.dna[..] == c.seq[..]).collect();
+        let other: Vec<bool> = one_position(&mut rng_for(5, "n=8")).iter().map(|c| c.dna[..] == c.seq[..]).collect();
+        assert_ne!(order, other, "the order is seeded");
     }
 
     #[test]
@@ -419,9 +457,10 @@ mod tests {
         for p in THREADS - 7..THREADS {
             assert!(found_at.contains(&p), "no match at {p}");
         }
-        assert!(cases.iter().any(|c| c.dna.len() == 263 && matches(c) == vec![255]));
-        assert!(cases.iter().any(|c| c.dna.len() == 264 && matches(c) == vec![256]));
-        assert!(cases.iter().any(|c| c.dna.len() == 519 && matches(c) == vec![511]));
+        assert!(cases.iter().all(|c| matches(c).len() == 2), "one planted match and one seeded one");
+        assert!(cases.iter().any(|c| c.dna.len() == 263 && matches(c).contains(&255)));
+        assert!(cases.iter().any(|c| c.dna.len() == 264 && matches(c).contains(&256)));
+        assert!(cases.iter().any(|c| c.dna.len() == 519 && matches(c).contains(&511)));
     }
 
     #[test]

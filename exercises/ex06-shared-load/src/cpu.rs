@@ -59,11 +59,14 @@ pub fn rotated_pairs(rng: &mut impl Rng, blocks: u32) -> (Vec<u8>, Vec<u8>, Vec<
     (in1, in2, lags)
 }
 
-/// Every byte 255: every output is [`MAX_OUTPUT`]. Catches sums kept in a
-/// type narrower than 32 bits, and bytes read as signed `char` (-1).
-pub fn saturated_pairs(blocks: u32) -> (Vec<u8>, Vec<u8>) {
+/// The first block every byte 255 (every output [`MAX_OUTPUT`]), the others
+/// seeded bytes of 192 to 255. Catches sums kept in a type narrower than 32
+/// bits, and bytes read as signed `char` (-1); the seeded blocks keep the
+/// answer from being the same for every seed (a kernel could hard-code it).
+pub fn saturated_pairs(rng: &mut impl Rng, blocks: u32) -> (Vec<u8>, Vec<u8>) {
     let n = blocks as usize * SIZE;
-    (vec![255; n], vec![255; n])
+    let mut draw = || -> Vec<u8> { (0..n).map(|i| if i < SIZE { 255 } else { rng.random_range(192..=255) }).collect() };
+    (draw(), draw())
 }
 
 /// Blocks whose largest output is at the lag that was planted.
@@ -114,8 +117,10 @@ mod tests {
 
     #[test]
     fn saturated_hits_the_maximum_which_is_not_poison() {
-        let (a, b) = saturated_pairs(2);
-        assert!(correlate(&a, &b).iter().all(|&v| v == MAX_OUTPUT));
+        let (a, b) = saturated_pairs(&mut rng_for(2, "saturated"), 2);
+        let out = correlate(&a, &b);
+        assert!(out[..SIZE].iter().all(|&v| v == MAX_OUTPUT));
+        assert!(out[SIZE..].iter().all(|&v| v < MAX_OUTPUT && v > u16::MAX as u32));
         assert_eq!(MAX_OUTPUT, 16_646_400);
         const { assert!(MAX_OUTPUT < u32::MAX && MAX_OUTPUT > u16::MAX as u32, "needs a 32-bit sum") };
     }

@@ -160,11 +160,16 @@ fn timed_against(ctx: &Ctx, kernel: &str, yardstick: &Yardstick, need: Need) -> 
     require_real_gpu(gpu)?;
     let base = ctx.yardstick(yardstick.kernel, yardstick.source)?;
     let side = perf_side(gpu.info().l2_cache_bytes);
-    // Values do not change the time of a copy: zeros save uploading 256 MiB.
-    let input = gpu.zeros::<f32>("in", side * side)?;
-    let out = gpu.zeros::<f32>("out", side * side)?;
+    // Values do not change the time of a copy: a block of distinct values
+    // repeated on the device (uploading 256 MiB would cost more than the
+    // timing), so that the timed output can be checked.
+    let block: Vec<f32> = (0..PERF_BLOCK).map(|i| i as f32).collect();
+    let input = gpu.upload_repeated("in", &block, side * side)?;
+    let out = gpu.poisoned::<f32>("out", side * side)?;
     let (cfg, a) = (launch_config(side, side), args![&out, &input, side as i32, side as i32]);
-    let student = ctx.time(|| module.launch_async(kernel, cfg, &a))?;
+    // `out` is poisoned before every sample: the spot check is of what the last sample's launches wrote.
+    let (student, _) = kit::perf::measure_resetting(gpu, || module.launch_async(kernel, cfg, &a), || out.poison())?;
+    spot_check_timed(ctx, gpu, &out, side, &block)?;
     let theirs = ctx.time_yardstick(yardstick.kernel, || base.launch_async(yardstick.kernel, cfg, &a))?;
     let what = format!("{kernel} on {side} x {side} floats");
     match need {
@@ -174,6 +179,34 @@ fn timed_against(ctx: &Ctx, kernel: &str, yardstick: &Yardstick, need: Need) -> 
             require_share(&what, student.gb_per_s(bytes), yardstick.what, theirs.gb_per_s(bytes), min)
         }
     }
+}
+
+/// Values of the block the timed input repeats (a prime, so that rows do not line up with it).
+const PERF_BLOCK: usize = 65_521;
+/// Elements of the timed output checked (the corners, then seeded positions).
+const PERF_SPOTS: usize = 64;
+
+/// The timed run must transpose too: `out[c][r] == in[r][c]` at the corners
+/// and at seeded positions, read one element at a time (the output is 256 MiB).
+fn spot_check_timed(ctx: &Ctx, gpu: &Gpu, out: &kit::DeviceBuffer<f32>, side: usize, block: &[f32]) -> Result<()> {
+    use rand::Rng;
+    let mut rng = ctx.rng();
+    let mut at = vec![(0, 0), (0, side - 1), (side - 1, 0), (side - 1, side - 1)];
+    while at.len() < PERF_SPOTS {
+        at.push((rng.random_range(0..side), rng.random_range(0..side)));
+    }
+    for (r, c) in at {
+        let expected = block[(r * side + c) % block.len()];
+        let mut bytes = [0u8; 4];
+        gpu.backend().read(out.ptr() + ((c * side + r) * 4) as u64, &mut bytes)?;
+        kit::check::exact(
+            &format!("out[{c}][{r}] in the timed run ({side} x {side})"),
+            &[expected],
+            &[f32::from_le_bytes(bytes)],
+        )
+        .map_err(|e| e.context("a kernel must compute its result on every launch, including the timed ones"))?;
+    }
+    Ok(())
 }
 
 /// Skips before allocating 512 MiB where nothing can be timed (the simulator).

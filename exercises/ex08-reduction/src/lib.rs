@@ -134,7 +134,15 @@ fn sequential_speedup(ctx: &Ctx) -> Result<String> {
     let partial = gpu.zeros::<i32>("partial", blocks(PERF_N) as usize)?;
     let cfg = launch_config(PERF_N);
     let a = args![&d_in, PERF_N as i32, &partial];
-    let sequential = ctx.time(|| module.launch_async(kernel, cfg, &a))?;
+    // The partial sums are poisoned before every sample; each sample's launches must write them.
+    let sums = block_sums(&block);
+    let expected: Vec<i32> = (0..blocks(PERF_N) as usize).map(|j| sums[j % sums.len()]).collect();
+    let sequential = kit::perf::measure_checking_each(
+        gpu,
+        || module.launch_async(kernel, cfg, &a),
+        || partial.poison(),
+        |_| partial.read_with(|got| check::exact(&format!("partial (the timed run, n = {PERF_N})"), &expected, got)),
+    )?;
     let interleaved = ctx.time_yardstick("reduce_interleaved_pattern", || {
         baseline.launch_async("reduce_interleaved_pattern", cfg, &a)
     })?;

@@ -156,6 +156,27 @@ impl Measurement {
         self.rows(|k| k == AccessKind::ConstLoad).map(|r| r.thread_accesses).sum()
     }
 
+    /// Bytes the active lanes asked for per byte of the 32-byte sectors their
+    /// global loads touched: 1.0 when every warp reads consecutive elements
+    /// (whatever their width: `float`, `float4`), 0.25 when each lane reads a
+    /// `float` 16 bytes from its neighbour's (threads summing contiguous
+    /// slices of four elements), 1/8 or less when lanes are a sector apart.
+    /// 1.0 when there are no global loads.
+    pub fn global_load_efficiency(&self) -> f64 {
+        let touched = self.stats.global_load_sectors * 32;
+        if touched == 0 {
+            1.0
+        } else {
+            self.stats.global_load_bytes as f64 / touched as f64
+        }
+    }
+    /// The global load that wastes the most of the sectors it touches.
+    pub fn least_efficient_global_load(&self) -> Option<&InstrStats> {
+        let efficiency =
+            |r: &InstrStats| ratio(r.thread_accesses * access_bytes(&r.instruction) as u64, r.sectors * 32);
+        self.rows(|k| k == AccessKind::GlobalLoad).min_by(|a, b| efficiency(a).total_cmp(&efficiency(b)))
+    }
+
     /// The executed rows of one kind of access.
     pub fn rows(&self, kind: impl Fn(AccessKind) -> bool) -> impl Iterator<Item = &InstrStats> {
         self.stats.per_instruction.iter().filter(move |r| kind(r.kind) && r.executions > 0)
@@ -179,6 +200,28 @@ impl Measurement {
     pub fn worst_branch(&self) -> Option<&InstrStats> {
         self.rows(|k| k == AccessKind::Branch).max_by_key(|r| r.divergent)
     }
+}
+
+/// Bytes one lane moves with a PTX memory instruction such as
+/// `ld.global.nc.v4.f32` (16) or `ld.global.u8` (1); 4 when the type is not
+/// spelled in a way this knows.
+pub fn access_bytes(instruction: &str) -> usize {
+    let mut lanes = 1;
+    let mut width = 4;
+    for part in instruction.split('.') {
+        match part {
+            "v2" => lanes = 2,
+            "v4" => lanes = 4,
+            "v8" => lanes = 8,
+            "b8" | "u8" | "s8" => width = 1,
+            "b16" | "u16" | "s16" | "f16" | "bf16" => width = 2,
+            "b32" | "u32" | "s32" | "f32" | "f16x2" | "bf16x2" => width = 4,
+            "b64" | "u64" | "s64" | "f64" => width = 8,
+            "b128" => width = 16,
+            _ => {}
+        }
+    }
+    lanes * width
 }
 
 /// Where an instruction is, for a message: "kernels/x.cu:12" when the PTX has
@@ -241,6 +284,24 @@ mod tests {
         assert_eq!(m.store_sectors_per_request(), 4.0);
         assert_eq!(m.thread_global_loads(), 64);
         assert!(worst_at(m.worst_global(AccessKind::GlobalLoad)).contains("ld.global.f32"));
+    }
+
+    #[test]
+    fn load_efficiency_counts_bytes_asked_against_sectors_touched() {
+        assert_eq!(access_bytes("ld.global.f32"), 4);
+        assert_eq!(access_bytes("ld.global.nc.v4.f32"), 16);
+        assert_eq!(access_bytes("ld.global.u8"), 1);
+        assert_eq!(access_bytes("ld.global.v2.f64"), 16);
+        // Lane i reads row i of 32 floats: 32 lanes x 4 bytes over 32 sectors.
+        let m = measure_ptx(PTX, "strided", |module| {
+            let gpu = module.gpu();
+            let input = gpu.zeros::<f32>("in", 32 * 32)?;
+            let out = gpu.zeros::<f32>("out", 32)?;
+            module.launch("strided", LaunchConfig::linear(1, 32), &args![&input, &out])
+        })
+        .unwrap();
+        assert_eq!(m.global_load_efficiency(), 128.0 / (32.0 * 32.0));
+        assert!(m.least_efficient_global_load().unwrap().instruction.starts_with("ld.global"));
     }
 
     #[test]

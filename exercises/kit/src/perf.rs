@@ -57,8 +57,59 @@ impl Timing {
 }
 
 /// Times `launch` (which starts one kernel) after warm-ups; checks guards after
-/// the warm-ups so a fast but broken kernel is not timed.
-pub fn measure(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+/// the warm-ups so a fast but broken kernel is not timed. For the grader's own
+/// yardsticks: a student's kernel is timed with [`measure_resetting`].
+pub fn measure(gpu: &Gpu, launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+    measure_with(gpu, launch, None, None).map(|(t, _)| t)
+}
+
+/// [`measure`] for a student's kernel, whose output must be checked on the
+/// launches that were timed: `reset` (poisoning the output, say) runs before
+/// every sample, outside the timed events, so the output left after the call
+/// is what the last sample's launches wrote, from a reset output. A kernel that
+/// computes only on its first launch (a flag it sets), or only while it is not
+/// being timed, leaves the reset output there, and the caller's check of the
+/// output fails. Returns the timing and how many launches the last sample made
+/// (for an output that accumulates over launches, such as a counter).
+///
+/// Not caught: a kernel that reads its own output to see whether it was reset
+/// and skips work when it was not (every launch of a sample but the first).
+/// That needs inputs that change from launch to launch, a copy per launch.
+pub fn measure_resetting(
+    gpu: &Gpu,
+    launch: impl FnMut() -> Result<()>,
+    mut reset: impl FnMut() -> Result<()>,
+) -> Result<(Timing, usize)> {
+    measure_with(gpu, launch, Some(&mut reset), None)
+}
+
+/// [`measure_resetting`] for an output small enough to read after every
+/// sample: `check` gets the number of launches since the reset and checks
+/// what they left, so the output of every sample is verified, not only the
+/// last one's.
+pub fn measure_checking_each(
+    gpu: &Gpu,
+    launch: impl FnMut() -> Result<()>,
+    mut reset: impl FnMut() -> Result<()>,
+    mut check: impl FnMut(usize) -> Result<()>,
+) -> Result<Timing> {
+    measure_with(gpu, launch, Some(&mut reset), Some(&mut check)).map(|(t, _)| t)
+}
+
+/// What a failed check of a timed sample says.
+fn timed_output_wrong(e: anyhow::Error, sample: usize, launches: usize) -> anyhow::Error {
+    e.context(format!(
+        "the output of the timed launches is wrong (sample {sample}: {launches} launch(es) after the output was \
+         reset): a kernel must compute its result on every launch, including the timed ones"
+    ))
+}
+
+fn measure_with(
+    gpu: &Gpu,
+    mut launch: impl FnMut() -> Result<()>,
+    reset: Option<&mut dyn FnMut() -> Result<()>>,
+    check: Option<&mut dyn FnMut(usize) -> Result<()>>,
+) -> Result<(Timing, usize)> {
     if gpu.info().backend != "cuda" {
         return Err(
             Skip(format!("timing needs a real GPU; the {} backend cannot time kernels", gpu.info().backend)).into()
@@ -67,12 +118,17 @@ pub fn measure(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timi
     // Nothing else may run on the GPU while it times (other batch workers).
     let _sole = crate::gpu_lock::exclusive();
     let start = std::time::Instant::now();
-    let timed = measure_alone(gpu, &mut launch);
+    let timed = measure_alone(gpu, &mut launch, reset, check);
     crate::stats::add(crate::stats::Counter::GpuTiming, start.elapsed());
     timed
 }
 
-fn measure_alone(gpu: &Gpu, launch: &mut impl FnMut() -> Result<()>) -> Result<Timing> {
+fn measure_alone(
+    gpu: &Gpu,
+    launch: &mut impl FnMut() -> Result<()>,
+    mut reset: Option<&mut dyn FnMut() -> Result<()>>,
+    mut check: Option<&mut dyn FnMut(usize) -> Result<()>>,
+) -> Result<(Timing, usize)> {
     let warming = std::time::Instant::now();
     let mut warmups = 0;
     for _ in 0..WARMUPS {
@@ -93,10 +149,18 @@ fn measure_alone(gpu: &Gpu, launch: &mut impl FnMut() -> Result<()>) -> Result<T
         if samples_ms.len() >= MIN_SAMPLES && samples_ms.iter().sum::<f64>() * batch as f64 >= SAMPLE_BUDGET_MS {
             break;
         }
+        if let Some(reset) = reset.as_mut() {
+            gpu.finish()?;
+            reset()?;
+        }
         samples_ms.push(time_launches(gpu, launch, batch)?);
+        if let Some(check) = check.as_mut() {
+            gpu.finish()?;
+            check(batch).map_err(|e| timed_output_wrong(e, samples_ms.len(), batch))?;
+        }
     }
     gpu.finish()?;
-    Ok(Timing { samples_ms })
+    Ok((Timing { samples_ms }, batch))
 }
 
 /// Milliseconds per launch of `batch` launches back to back between two events.
