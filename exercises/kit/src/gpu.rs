@@ -3,6 +3,15 @@
 //! Every buffer is allocated with guard zones before and after it, filled with a
 //! known pattern. After every launch the guards are read back, so a write just
 //! past the end of an array is reported even when it does not crash.
+//!
+//! Inputs (buffers made by `upload`) must come back as they were uploaded: a
+//! kernel that casts `const` away and writes into one can still compute the
+//! right output, while other blocks read what it overwrote. While a check
+//! watches its inputs ([`Gpu::watch_inputs`]: the grader turns it on for
+//! correctness checks only, so timed launches cost nothing more) every upload
+//! keeps a copy on the device, and after every launch each input is compared
+//! with its copy on the device ([`Backend::first_difference`]); a change is an
+//! [`InputModified`] naming the buffer and its first changed element.
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -36,6 +45,44 @@ struct Inner {
     live: Mutex<Vec<(DevPtr, usize, String)>>,
     /// The current check's waits for its kernels: their count and time.
     waited: Mutex<(u32, Duration)>,
+    /// Whether uploads from now on are watched inputs ([`Gpu::watch_inputs`]).
+    watching: std::sync::atomic::AtomicBool,
+    /// The watched inputs, each with its copy as uploaded.
+    inputs: Mutex<Vec<Watched>>,
+    /// The last kernel started and its arguments: which argument a changed input was.
+    last_launch: Mutex<Option<(String, Vec<Arg>)>>,
+}
+
+/// An input buffer and the device copy of what was uploaded into it.
+struct Watched {
+    /// The buffer's address as the kernel sees it.
+    ptr: DevPtr,
+    bytes: usize,
+    name: String,
+    /// The copy, a plain allocation of `bytes`.
+    pristine: DevPtr,
+    element_bytes: usize,
+    /// `f32`, `u8`, ...: how an element is shown.
+    element_type: &'static str,
+}
+
+/// A kernel wrote into one of its inputs (found by comparing it, after the
+/// launch, with what was uploaded): wrong even when the output is right.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "input modified: the kernel wrote into its input `{buffer}`{argument}: element {index} was {uploaded} when \
+     uploaded and is {found} after the launch. Write results only to the output; an input is shared by every thread \
+     and block (another block may still read what was overwritten), and its `const` is a promise"
+)]
+pub struct InputModified {
+    /// The buffer's name: the kernel's parameter name for it.
+    pub buffer: String,
+    /// " (argument 2 of `dot`)", or empty where it was not an argument of the last launch.
+    pub argument: String,
+    /// The first changed element.
+    pub index: usize,
+    pub uploaded: String,
+    pub found: String,
 }
 
 /// The kernels of one check ran longer in all than one launch may: each
@@ -64,7 +111,17 @@ pub struct OutOfBounds {
 
 impl Gpu {
     pub fn new(backend: Box<dyn Backend>, timeout: Duration) -> Self {
-        Self { inner: Arc::new(Inner { backend, timeout, live: Mutex::new(Vec::new()), waited: Mutex::default() }) }
+        Self {
+            inner: Arc::new(Inner {
+                backend,
+                timeout,
+                live: Mutex::new(Vec::new()),
+                waited: Mutex::default(),
+                watching: std::sync::atomic::AtomicBool::new(true),
+                inputs: Mutex::default(),
+                last_launch: Mutex::default(),
+            }),
+        }
     }
 
     /// The PTX simulator (no GPU needed).
@@ -117,6 +174,7 @@ impl Gpu {
     pub fn upload<T: Pod>(&self, name: &str, data: &[T]) -> Result<DeviceBuffer<T>> {
         let buf = self.alloc::<T>(name, data.len())?;
         buf.write(data)?;
+        self.watch(&buf)?;
         Ok(buf)
     }
 
@@ -127,6 +185,7 @@ impl Gpu {
         let buf = self.alloc::<T>(name, data.len() + tail.len())?;
         self.backend().write(buf.ptr(), bytemuck::cast_slice(data))?;
         self.backend().write(buf.ptr() + std::mem::size_of_val(data) as u64, bytemuck::cast_slice(tail))?;
+        self.watch(&buf)?;
         Ok(buf)
     }
 
@@ -146,7 +205,92 @@ impl Gpu {
             self.backend().copy(buf.ptr() + (filled * size) as u64, buf.ptr(), more * size)?;
             filled += more;
         }
+        self.watch(&buf)?;
         Ok(buf)
+    }
+
+    /// Whether the buffers uploaded from now on are inputs that every launch
+    /// must leave as they were (on by default). The grader turns it on for a
+    /// correctness check and off for the others, whose launches are timed.
+    pub fn watch_inputs(&self, on: bool) {
+        self.inner.watching.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Keeps a device copy of what `buf` holds now, if inputs are watched.
+    fn watch<T: Pod>(&self, buf: &DeviceBuffer<T>) -> Result<()> {
+        if !self.inner.watching.load(std::sync::atomic::Ordering::Relaxed) || buf.bytes() == 0 {
+            return Ok(());
+        }
+        let b = self.backend();
+        let pristine = b.alloc(buf.bytes()).with_context(|| format!("keeping a copy of the input `{}`", buf.name))?;
+        if let Err(e) = b.copy(pristine, buf.ptr(), buf.bytes()) {
+            b.free(pristine);
+            return Err(e.into());
+        }
+        self.inner.inputs.lock().unwrap().push(Watched {
+            ptr: buf.ptr(),
+            bytes: buf.bytes(),
+            name: buf.name.clone(),
+            pristine,
+            element_bytes: std::mem::size_of::<T>(),
+            element_type: std::any::type_name::<T>(),
+        });
+        Ok(())
+    }
+
+    /// The host wrote `ptr` (a buffer): if it is a watched input, that is its new uploaded value.
+    fn rewatch(&self, ptr: DevPtr) -> Result<()> {
+        let inputs = self.inner.inputs.lock().unwrap();
+        if let Some(w) = inputs.iter().find(|w| w.ptr == ptr) {
+            self.backend().copy(w.pristine, w.ptr, w.bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Forgets the watched input at `ptr` (its buffer is freed).
+    fn unwatch(&self, ptr: DevPtr) {
+        let mut inputs = self.inner.inputs.lock().unwrap();
+        if let Some(i) = inputs.iter().position(|w| w.ptr == ptr) {
+            let w = inputs.swap_remove(i);
+            self.backend().free(w.pristine);
+        }
+    }
+
+    /// Compares every watched input with its copy; the first changed one is
+    /// an [`InputModified`] (and is restored, so that later launches of the
+    /// check do not report it again).
+    fn check_inputs(&self) -> Result<()> {
+        let inputs = self.inner.inputs.lock().unwrap();
+        let b = self.backend();
+        for w in inputs.iter() {
+            let Some(at) = b.first_difference(w.ptr, w.pristine, w.bytes)? else { continue };
+            let index = at / w.element_bytes;
+            let start = (index * w.element_bytes) as u64;
+            let (mut was, mut now) = (vec![0u8; w.element_bytes], vec![0u8; w.element_bytes]);
+            b.read(w.pristine + start, &mut was)?;
+            b.read(w.ptr + start, &mut now)?;
+            b.copy(w.ptr, w.pristine, w.bytes)?;
+            let argument = self
+                .inner
+                .last_launch
+                .lock()
+                .unwrap()
+                .as_ref()
+                .and_then(|(kernel, args)| {
+                    let i = args.iter().position(|a| *a == Arg::Ptr(w.ptr))?;
+                    Some(format!(" (argument {} of `{kernel}`)", i + 1))
+                })
+                .unwrap_or_default();
+            return Err(InputModified {
+                buffer: w.name.clone(),
+                argument,
+                index,
+                uploaded: show(w.element_type, &was),
+                found: show(w.element_type, &now),
+            }
+            .into());
+        }
+        Ok(())
     }
 
     fn alloc<T: Pod>(&self, name: &str, len: usize) -> Result<DeviceBuffer<T>> {
@@ -186,7 +330,8 @@ impl Gpu {
             }
             other => other?,
         }
-        self.check_guards()
+        self.check_guards()?;
+        self.check_inputs()
     }
 
     fn check_guards(&self) -> Result<()> {
@@ -250,6 +395,7 @@ impl Module {
                 return Err(BackendError::LaunchFailed(why).into());
             }
         }
+        *self.gpu.inner.last_launch.lock().unwrap() = Some((kernel.to_string(), args.to_vec()));
         self.gpu
             .backend()
             .launch(self.id, kernel, &cfg, args)
@@ -281,6 +427,29 @@ fn unfit_block(kernel: &str, decl: &EntryDecl, cfg: &LaunchConfig, info: &Device
             decl.static_shared_bytes, cfg.shared_bytes
         )
     })
+}
+
+/// One element's bytes as its type prints it: `0.53125`, `65 ('A')`, `-3`.
+fn show(element_type: &str, bytes: &[u8]) -> String {
+    fn le<const N: usize>(bytes: &[u8]) -> [u8; N] {
+        let mut a = [0u8; N];
+        a.copy_from_slice(&bytes[..N]);
+        a
+    }
+    match (element_type, bytes.len()) {
+        ("f32", 4) => f32::from_le_bytes(le(bytes)).to_string(),
+        ("f64", 8) => f64::from_le_bytes(le(bytes)).to_string(),
+        ("i32", 4) => i32::from_le_bytes(le(bytes)).to_string(),
+        ("u32", 4) => u32::from_le_bytes(le(bytes)).to_string(),
+        ("i64", 8) => i64::from_le_bytes(le(bytes)).to_string(),
+        ("u64", 8) => u64::from_le_bytes(le(bytes)).to_string(),
+        ("i16", 2) => i16::from_le_bytes(le(bytes)).to_string(),
+        ("u16", 2) => u16::from_le_bytes(le(bytes)).to_string(),
+        ("i8", 1) => (bytes[0] as i8).to_string(),
+        ("u8", 1) if bytes[0].is_ascii_graphic() => format!("{} ('{}')", bytes[0], bytes[0] as char),
+        ("u8", 1) => bytes[0].to_string(),
+        _ => bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" "),
+    }
 }
 
 fn describe(cfg: &LaunchConfig) -> String {
@@ -328,13 +497,13 @@ impl<T: Pod> DeviceBuffer<T> {
             bail!("`{}` holds {} elements, {} given", self.name, self.len, data.len());
         }
         self.gpu.backend().write(self.ptr(), bytemuck::cast_slice(data))?;
-        Ok(())
+        self.gpu.rewatch(self.ptr())
     }
 
     /// Sets every byte to the poison pattern, so unwritten elements show.
     pub fn poison(&self) -> Result<()> {
         self.gpu.backend().fill(self.ptr(), POISON_BYTE, self.bytes())?;
-        Ok(())
+        self.gpu.rewatch(self.ptr())
     }
 
     pub fn read(&self) -> Result<Vec<T>> {
@@ -378,6 +547,7 @@ thread_local! {
 impl<T: Pod> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
         self.gpu.inner.live.lock().unwrap().retain(|(b, _, _)| *b != self.base);
+        self.gpu.unwatch(self.ptr());
         self.gpu.backend().free(self.base);
     }
 }
@@ -573,6 +743,43 @@ mod tests {
 
         module.launch("store_one", cfg, &crate::args![&out]).unwrap();
         assert_eq!(out.read().unwrap(), [1]);
+    }
+
+    #[test]
+    fn a_launch_that_writes_into_an_input_is_caught_and_named() {
+        let gpu = Gpu::simulator();
+        let module = gpu.load(ONE_POINTER).unwrap();
+        let cfg = LaunchConfig::linear(1, 1);
+        // An output may be written.
+        let out = gpu.zeros::<u32>("out", 2).unwrap();
+        module.launch("store_one", cfg, &crate::args![&out]).unwrap();
+        let input = gpu.upload("in", &[5u32, 6, 7]).unwrap();
+        let e = module.launch("store_one", cfg, &crate::args![&input]).unwrap_err();
+        let changed = e.chain().find_map(|c| c.downcast_ref::<InputModified>()).unwrap_or_else(|| panic!("{e:#}"));
+        assert_eq!(
+            (changed.buffer.as_str(), changed.argument.as_str(), changed.index),
+            ("in", " (argument 1 of `store_one`)", 0)
+        );
+        assert_eq!((changed.uploaded.as_str(), changed.found.as_str()), ("5", "1"));
+        assert!(format!("{e:#}").contains("Write results only to the output"), "{e:#}");
+        assert_eq!(input.read().unwrap(), [5, 6, 7], "restored, so the next launch starts clean");
+        // Written by the host, an input holds what was written last.
+        input.write(&[1, 2, 3]).unwrap();
+        module.launch("store_one", cfg, &crate::args![&input]).unwrap();
+        // Not watched (a timed check's inputs): not compared.
+        gpu.watch_inputs(false);
+        let timed = gpu.upload("timed", &[9u32]).unwrap();
+        module.launch("store_one", cfg, &crate::args![&timed]).unwrap();
+        drop(input);
+        assert!(gpu.inner.inputs.lock().unwrap().is_empty(), "a freed input is forgotten");
+    }
+
+    #[test]
+    fn elements_are_shown_as_their_type_prints_them() {
+        assert_eq!(show("f32", &0.5f32.to_le_bytes()), "0.5");
+        assert_eq!(show("u8", b"A"), "65 ('A')");
+        assert_eq!(show("i32", &(-3i32).to_le_bytes()), "-3");
+        assert_eq!(show("[u8; 3]", &[1, 2, 255]), "01 02 ff");
     }
 
     #[test]

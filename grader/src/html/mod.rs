@@ -125,6 +125,8 @@ fn overview(r: &GradeReport) -> String {
 fn part_state(p: &PartReport) -> (&'static str, &'static str) {
     if p.compile.status == CompileStatus::Error || p.tests.iter().any(|t| t.status == Status::Fail) {
         ("failing", "bad")
+    } else if p.tests.iter().any(|t| t.status == Status::NotGradedHere) {
+        ("not graded here", "dim")
     } else if p.tests.iter().any(|t| t.status == Status::Pass) {
         ("done", "good")
     } else {
@@ -157,6 +159,7 @@ fn part_section(id: &str, title: &str, p: &PartReport, r: &GradeReport, x: &Extr
             esc(t.message.as_deref().unwrap_or(""))
         );
     }
+    h += &tests_table(p);
     // Memory: the largest test that ran each kernel (its averages are the steadiest).
     let mut kernels: Vec<(&TestReport, &kit::profile::MemoryProfile)> = Vec::new();
     for t in &p.tests {
@@ -209,6 +212,38 @@ fn part_section(id: &str, title: &str, p: &PartReport, r: &GradeReport, x: &Extr
     }
     h += &resources_table(p, &kernels, r, x);
     h + "</section>\n"
+}
+
+/// Every test of the part with its status in words ("not counted", "not
+/// graded here" with their first line, so that neither reads as passed).
+fn tests_table(p: &PartReport) -> String {
+    if p.tests.is_empty() {
+        return String::new();
+    }
+    let mut rows = String::new();
+    for t in &p.tests {
+        let class = match t.status {
+            Status::Pass => "good",
+            Status::Fail => "bad",
+            _ => "dim",
+        };
+        let note = match t.status {
+            Status::NotCounted | Status::NotGradedHere => {
+                t.message.as_deref().and_then(|m| m.lines().next()).unwrap_or("").to_string()
+            }
+            _ => String::new(),
+        };
+        let _ = write!(
+            rows,
+            "<tr><td><code>{}</code></td><td class=\"{class}\">{}</td><td>{:.2} / {:.2}</td><td>{}</td></tr>",
+            esc(&t.name),
+            t.status.label(),
+            t.score,
+            t.max_score,
+            esc(&note)
+        );
+    }
+    format!("<table class=\"tests\"><tr><th>test</th><th>status</th><th>score</th><th></th></tr>{rows}</table>\n")
 }
 
 fn resources_table(

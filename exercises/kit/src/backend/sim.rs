@@ -105,6 +105,32 @@ fn at(ptx_line: usize, location: &Option<String>) -> String {
     }
 }
 
+/// The student's `file.cu:line` of PTX line `line` (1-based): the last `.loc`
+/// before it, with its `.file`; `None` without line info.
+fn source_of(ptx: &str, line: usize) -> Option<String> {
+    // NVRTC lists the `.file`s at the end of the module.
+    let mut files = std::collections::HashMap::new();
+    let mut last = None;
+    for (i, text) in ptx.lines().enumerate() {
+        let mut words = text.split_whitespace();
+        match words.next() {
+            Some(".file") => {
+                let (Some(id), Some(path)) = (words.next(), words.next()) else { continue };
+                files.insert(id.to_string(), path.trim_end_matches(',').trim_matches('"').to_string());
+            }
+            Some(".loc") if i < line => {
+                let (Some(id), Some(l)) = (words.next(), words.next()) else { continue };
+                last = Some((id.to_string(), l.trim_end_matches(',').to_string()));
+            }
+            _ => {}
+        }
+    }
+    let (id, l) = last?;
+    let path = files.get(&id)?;
+    let cwd = std::env::current_dir().map(|d| format!("{}/", d.display())).unwrap_or_default();
+    Some(format!("{}:{l}", path.strip_prefix(cwd.as_str()).unwrap_or(path)))
+}
+
 fn classify(e: SimError) -> BackendError {
     match e {
         SimError::MissingKernel(k) => BackendError::MissingKernel(k),
@@ -184,7 +210,14 @@ impl Backend for SimBackend {
     }
 
     fn load_module(&self, ptx: &str) -> BResult<ModuleId> {
-        self.sim().load_module(ptx).map(|m| ModuleId(m.0)).map_err(classify)
+        self.sim().load_module(ptx).map(|m| ModuleId(m.0)).map_err(|e| match e {
+            // Named by the student's line as well, where the PTX has line info.
+            SimError::Unsupported { instruction, line } => BackendError::NotSimulated(match source_of(ptx, line) {
+                Some(at) => format!("`{instruction}` ({at}, PTX line {line})"),
+                None => format!("`{instruction}` (PTX line {line})"),
+            }),
+            e => classify(e),
+        })
     }
 
     fn has_kernel(&self, module: ModuleId, name: &str) -> BResult<bool> {
@@ -395,6 +428,13 @@ mod tests {
         let m = gpu.load(COPY);
         match m.map(|_| ()).map_err(typed) {
             Err(BackendError::NotSimulated(what)) => assert!(what.contains("add.cc.u32"), "{what}"),
+            r => panic!("expected NotSimulated, got {r:?}"),
+        }
+        let with_lines = COPY
+            .replace("add.cc.u32", ".loc 1 7 3\n\tadd.cc.u32")
+            .replace(".address_size 64", ".address_size 64\n.file 1 \"kernels/free.cu\"");
+        match gpu.load(&with_lines).map(|_| ()).map_err(typed) {
+            Err(BackendError::NotSimulated(what)) => assert!(what.contains("(kernels/free.cu:7, PTX line"), "{what}"),
             r => panic!("expected NotSimulated, got {r:?}"),
         }
         let ok = COPY.split(".visible .entry texture_free").next().unwrap();
