@@ -59,12 +59,25 @@ struct Watched {
     ptr: DevPtr,
     bytes: usize,
     name: String,
-    /// The copy, a plain allocation of `bytes`.
-    pristine: DevPtr,
+    /// What was uploaded.
+    pristine: Pristine,
     element_bytes: usize,
     /// `f32`, `u8`, ...: how an element is shown.
     element_type: &'static str,
 }
+
+/// Where an input's uploaded bytes are kept.
+enum Pristine {
+    /// On the host: inputs of the simulator (whose memory is the host's), and
+    /// small ones on a GPU, where reading them back costs less than an
+    /// allocation and a comparison kernel.
+    Host(Vec<u8>),
+    /// A plain device allocation of the input's size, compared on the device.
+    Device(DevPtr),
+}
+
+/// Inputs up to this size are kept on the host, also on a GPU.
+const HOST_COPY_BYTES: usize = 64 << 10;
 
 /// A kernel wrote into one of its inputs (found by comparing it, after the
 /// launch, with what was uploaded): wrong even when the output is right.
@@ -222,11 +235,18 @@ impl Gpu {
             return Ok(());
         }
         let b = self.backend();
-        let pristine = b.alloc(buf.bytes()).with_context(|| format!("keeping a copy of the input `{}`", buf.name))?;
-        if let Err(e) = b.copy(pristine, buf.ptr(), buf.bytes()) {
-            b.free(pristine);
-            return Err(e.into());
-        }
+        let pristine = if b.info().backend == "sim" || buf.bytes() <= HOST_COPY_BYTES {
+            let mut host = vec![0u8; buf.bytes()];
+            b.read(buf.ptr(), &mut host)?;
+            Pristine::Host(host)
+        } else {
+            let copy = b.alloc(buf.bytes()).with_context(|| format!("keeping a copy of the input `{}`", buf.name))?;
+            if let Err(e) = b.copy(copy, buf.ptr(), buf.bytes()) {
+                b.free(copy);
+                return Err(e.into());
+            }
+            Pristine::Device(copy)
+        };
         self.inner.inputs.lock().unwrap().push(Watched {
             ptr: buf.ptr(),
             bytes: buf.bytes(),
@@ -240,9 +260,11 @@ impl Gpu {
 
     /// The host wrote `ptr` (a buffer): if it is a watched input, that is its new uploaded value.
     fn rewatch(&self, ptr: DevPtr) -> Result<()> {
-        let inputs = self.inner.inputs.lock().unwrap();
-        if let Some(w) = inputs.iter().find(|w| w.ptr == ptr) {
-            self.backend().copy(w.pristine, w.ptr, w.bytes)?;
+        let mut inputs = self.inner.inputs.lock().unwrap();
+        match inputs.iter_mut().find(|w| w.ptr == ptr).map(|w| (&mut w.pristine, w.ptr, w.bytes)) {
+            Some((Pristine::Host(host), ptr, _)) => self.backend().read(ptr, host)?,
+            Some((Pristine::Device(copy), ptr, bytes)) => self.backend().copy(*copy, ptr, bytes)?,
+            None => {}
         }
         Ok(())
     }
@@ -251,8 +273,9 @@ impl Gpu {
     fn unwatch(&self, ptr: DevPtr) {
         let mut inputs = self.inner.inputs.lock().unwrap();
         if let Some(i) = inputs.iter().position(|w| w.ptr == ptr) {
-            let w = inputs.swap_remove(i);
-            self.backend().free(w.pristine);
+            if let Pristine::Device(copy) = inputs.swap_remove(i).pristine {
+                self.backend().free(copy);
+            }
         }
     }
 
@@ -263,13 +286,25 @@ impl Gpu {
         let inputs = self.inner.inputs.lock().unwrap();
         let b = self.backend();
         for w in inputs.iter() {
-            let Some(at) = b.first_difference(w.ptr, w.pristine, w.bytes)? else { continue };
+            let changed = match &w.pristine {
+                Pristine::Host(host) => first_change_from_host(b, w.ptr, host)?,
+                Pristine::Device(copy) => b.first_difference(w.ptr, *copy, w.bytes)?,
+            };
+            let Some(at) = changed else { continue };
             let index = at / w.element_bytes;
-            let start = (index * w.element_bytes) as u64;
+            let start = index * w.element_bytes;
             let (mut was, mut now) = (vec![0u8; w.element_bytes], vec![0u8; w.element_bytes]);
-            b.read(w.pristine + start, &mut was)?;
-            b.read(w.ptr + start, &mut now)?;
-            b.copy(w.ptr, w.pristine, w.bytes)?;
+            b.read(w.ptr + start as u64, &mut now)?;
+            match &w.pristine {
+                Pristine::Host(host) => {
+                    was.copy_from_slice(&host[start..start + w.element_bytes]);
+                    b.write(w.ptr, host)?;
+                }
+                Pristine::Device(copy) => {
+                    b.read(copy + start as u64, &mut was)?;
+                    b.copy(w.ptr, *copy, w.bytes)?;
+                }
+            }
             let argument = self
                 .inner
                 .last_launch
@@ -427,6 +462,21 @@ fn unfit_block(kernel: &str, decl: &EntryDecl, cfg: &LaunchConfig, info: &Device
             decl.static_shared_bytes, cfg.shared_bytes
         )
     })
+}
+
+/// The offset of the first byte at `ptr` that differs from `host`, reading
+/// the device a piece at a time.
+fn first_change_from_host(b: &dyn Backend, ptr: DevPtr, host: &[u8]) -> Result<Option<usize>> {
+    const PIECE: usize = 1 << 20;
+    let mut now = vec![0u8; PIECE.min(host.len())];
+    for (i, piece) in host.chunks(PIECE).enumerate() {
+        let at = i * PIECE;
+        b.read(ptr + at as u64, &mut now[..piece.len()])?;
+        if let Some(j) = piece.iter().zip(&now).position(|(p, q)| p != q) {
+            return Ok(Some(at + j));
+        }
+    }
+    Ok(None)
 }
 
 /// One element's bytes as its type prints it: `0.53125`, `65 ('A')`, `-3`.
@@ -772,6 +822,100 @@ mod tests {
         module.launch("store_one", cfg, &crate::args![&timed]).unwrap();
         drop(input);
         assert!(gpu.inner.inputs.lock().unwrap().is_empty(), "a freed input is forgotten");
+    }
+
+    /// On a GPU (passes vacuously without one): the comparison on the device
+    /// finds the first changed byte wherever it is (a 32-bit word, the bytes
+    /// past the last word), and an input written by a kernel is named.
+    #[test]
+    fn on_a_gpu_the_device_comparison_finds_the_first_change() {
+        let gpu = match Gpu::cuda(Duration::from_secs(20)) {
+            Ok(gpu) => gpu,
+            Err(e) => return eprintln!("no GPU, skipped: {e}"),
+        };
+        let b = gpu.backend();
+        let len = (64 << 20) + 3;
+        let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let (x, y) = (gpu.upload("x", &data).unwrap(), gpu.upload("y", &data).unwrap());
+        let start = Instant::now();
+        assert_eq!(b.first_difference(x.ptr(), y.ptr(), len).unwrap(), None);
+        eprintln!("comparing {} MB on the device: {:?}", len >> 20, start.elapsed());
+        for at in [len - 1, len - 4, 40_000_001, 5, 0] {
+            b.fill(y.ptr() + at as u64, 0xEE, 1).unwrap();
+            assert_eq!(b.first_difference(x.ptr(), y.ptr(), len).unwrap(), Some(at), "changed at {at}");
+        }
+        let module = gpu.load(ONE_POINTER).unwrap();
+        let input = gpu.upload("in", &vec![7u32; 1 << 20]).unwrap();
+        let inside = Arg::Ptr(input.ptr() + 4 * 777_777);
+        let e = module.launch("store_one", LaunchConfig::linear(1, 1), &[inside]).unwrap_err();
+        let changed = e.chain().find_map(|c| c.downcast_ref::<InputModified>()).unwrap_or_else(|| panic!("{e:#}"));
+        assert_eq!((changed.index, changed.uploaded.as_str(), changed.found.as_str()), (777_777, "7", "1"));
+        let out = gpu.zeros::<u32>("out", 1).unwrap();
+        module.launch("store_one", LaunchConfig::linear(1, 1), &crate::args![&out]).unwrap();
+    }
+
+    /// The simulator, described as another backend: inputs get device copies,
+    /// compared by `Backend::first_difference`, as on a GPU.
+    struct DeviceCopies(crate::backend::sim::SimBackend, DeviceInfo);
+
+    impl Backend for DeviceCopies {
+        fn info(&self) -> &DeviceInfo {
+            &self.1
+        }
+        fn load_module(&self, ptx: &str) -> Result<ModuleId, BackendError> {
+            self.0.load_module(ptx)
+        }
+        fn has_kernel(&self, m: ModuleId, name: &str) -> Result<bool, BackendError> {
+            self.0.has_kernel(m, name)
+        }
+        fn alloc(&self, bytes: usize) -> Result<DevPtr, BackendError> {
+            self.0.alloc(bytes)
+        }
+        fn free(&self, ptr: DevPtr) {
+            self.0.free(ptr)
+        }
+        fn write(&self, dst: DevPtr, src: &[u8]) -> Result<(), BackendError> {
+            self.0.write(dst, src)
+        }
+        fn read(&self, src: DevPtr, dst: &mut [u8]) -> Result<(), BackendError> {
+            self.0.read(src, dst)
+        }
+        fn fill(&self, dst: DevPtr, byte: u8, len: usize) -> Result<(), BackendError> {
+            self.0.fill(dst, byte, len)
+        }
+        fn write_symbol(&self, m: ModuleId, name: &str, bytes: &[u8]) -> Result<(), BackendError> {
+            self.0.write_symbol(m, name, bytes)
+        }
+        fn launch(&self, m: ModuleId, k: &str, cfg: &LaunchConfig, args: &[Arg]) -> Result<(), BackendError> {
+            self.0.launch(m, k, cfg, args)
+        }
+        fn synchronize(&self, timeout: Duration) -> Result<(), BackendError> {
+            self.0.synchronize(timeout)
+        }
+        fn time_ms(&self, _: &mut dyn FnMut() -> Result<(), BackendError>, _: Duration) -> Result<f32, BackendError> {
+            Err(BackendError::Unsupported("timing", "test"))
+        }
+    }
+
+    #[test]
+    fn a_large_input_is_kept_and_compared_on_the_device() {
+        let sim = crate::backend::sim::SimBackend::new();
+        let info = DeviceInfo { backend: "device-copies".into(), ..sim.info().clone() };
+        let gpu = Gpu::new(Box::new(DeviceCopies(sim, info)), Duration::MAX);
+        let module = gpu.load(ONE_POINTER).unwrap();
+        let values: Vec<f32> = (0..100_000).map(|i| i as f32 * 0.25).collect();
+        let input = gpu.upload("M", &values).unwrap();
+        let inner = |k: u64| [Arg::Ptr(input.ptr() + 4 * k)];
+        assert!(matches!(gpu.inner.inputs.lock().unwrap()[0].pristine, Pristine::Device(_)));
+        let e = module.launch("store_one", LaunchConfig::linear(1, 1), &inner(99_999)).unwrap_err();
+        let changed = e.chain().find_map(|c| c.downcast_ref::<InputModified>()).unwrap_or_else(|| panic!("{e:#}"));
+        // store_one stores the integer 1: as a float, its bits.
+        let found = f32::from_bits(1).to_string();
+        assert_eq!((changed.index, changed.uploaded.as_str(), changed.found.as_str()), (99_999, "24999.75", &*found));
+        assert_eq!(changed.argument, "", "the kernel got a pointer into `M`, not `M`");
+        assert_eq!(input.read().unwrap(), values, "restored from the device copy");
+        drop(input);
+        assert!(gpu.inner.inputs.lock().unwrap().is_empty());
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! that a kernel that writes into its input is caught without reading
 //! hundreds of MB back to the host (`crate::gpu`, `Backend::first_difference`).
 //!
-//! Hand-written PTX, so that it loads without a compiler, on any driver
-//! (PTX ISA 6.0) and any GPU from sm_50 on. Each thread walks the 32-bit words
+//! Hand-written PTX, so that it loads without a compiler, on any driver from
+//! CUDA 11 on (PTX ISA 7.0) and any GPU from sm_75 on; where it does not load
+//! (an older GPU), the host compares instead (`cuda.rs`). Each thread walks the 32-bit words
 //! with a grid stride and, at its first difference, lowers the result (which
 //! starts at `u64::MAX`) to that word's index with one `atom.min`: at most one
 //! atomic per thread, whatever the kernel wrote.
@@ -14,8 +15,8 @@ pub const KERNEL: &str = "cuda_lab_first_difference";
 
 /// `cuda_lab_first_difference(const u32 *a, const u32 *b, u64 words, u64 *first)`.
 pub const PTX: &str = r#"
-.version 6.0
-.target sm_50
+.version 7.0
+.target sm_75
 .address_size 64
 
 .visible .entry cuda_lab_first_difference(
