@@ -116,11 +116,16 @@ fn uncoalesced_writes_and_bank_conflicts_show_in_the_profile() {
 
 /// Grades on the simulator from the workspace root; the report and stdout.
 fn grade_with_output(args: &[&str]) -> (GradeReport, String, Option<i32>) {
+    grade_on("sim", args)
+}
+
+/// Grades on `backend` from the workspace root; the report, stdout and the exit status.
+fn grade_on(backend: &str, args: &[&str]) -> (GradeReport, String, Option<i32>) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("grades.json");
     let out = Command::new(env!("CARGO_BIN_EXE_grader"))
         .args(args)
-        .args(["--backend", "sim", "--seed", "11", "--json", json.to_str().unwrap(), "--", "--color", "never"])
+        .args(["--backend", backend, "--seed", "11", "--json", json.to_str().unwrap(), "--", "--color", "never"])
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
         .output()
         .expect("grader runs");
@@ -217,6 +222,14 @@ fn an_instruction_the_simulator_lacks_is_not_graded_here_never_failed() {
         let (r, _, _) = grade_with_output(&["ex01", "--part", "global", "--root", root, "--perf-without-gpu", "fail"]);
         assert_eq!((r.score, r.max_score, r.counts.failed), (0.0, 10.0, 0));
         assert!(tests(&r).all(|t| t.status == Status::NotGradedHere && t.not_graded.is_none()));
+        // Where a GPU runs the kernel, the measured structure check (which runs
+        // it on the simulator) falls back to the PTX: `--backend none` runs
+        // structure checks just so.
+        let (r, _, _) = grade_on("none", &["ex01", "--part", "global", "--root", root]);
+        let structure = test(&r, "ex01::global::structure::global-atomics");
+        let msg = structure.message.as_deref().unwrap_or("");
+        assert_eq!(structure.status, Status::Pass, "{msg}");
+        assert!(msg.contains(instruction) && msg.contains("judged by the PTX only"), "{msg}");
         return;
     }
     panic!("the simulator runs every instruction of UNSIMULATED: add one it does not");
