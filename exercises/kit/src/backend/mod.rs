@@ -135,7 +135,7 @@ pub enum BackendError {
     BarrierDivergence(String),
     /// The kernel uses an instruction the simulator cannot run (named): the
     /// simulator has no verdict on it, and a GPU's verdict stands.
-    #[error("not checked by the simulator: it cannot run {0}")]
+    #[error("the simulator cannot run {0}")]
     NotSimulated(String),
     #[error("out of device memory: {0}")]
     OutOfMemory(String),
