@@ -53,8 +53,8 @@ pub fn runner_results(report: &GradeReport) -> BTreeMap<String, RunnerResult> {
                     name: t.name.clone(),
                     status: match t.status {
                         Status::Pass => "pass",
-                        Status::Fail => "fail",
-                        Status::Ignored | Status::NotRun => "error",
+                        Status::Fail | Status::NotCounted => "fail",
+                        Status::Ignored | Status::NotRun | Status::NotGradedHere => "error",
                     }
                     .into(),
                     score: round2(t.score),

@@ -18,6 +18,7 @@ use libtest_mimic::{Arguments, Completion, Conclusion, Failed, Trial};
 use ptx_build::{BuildError, CompileOptions, Compiler, Ptx, SourceFile};
 
 use crate::ahead::Ahead;
+use crate::not_graded_here;
 use crate::policy::{Instead, Policy};
 use crate::report::{
     CompileReport, CompileStatus, Environment, ExerciseReport, GradeReport, PartReport, Status, TestReport,
@@ -149,7 +150,15 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     for ex in exercises {
         for part in &ex.parts {
             let built = built_iter.next().expect("one build per part");
-            for check in &part.checks {
+            // The part's correctness checks, whose outcome decides what the others count for.
+            let correctness: Arc<Vec<String>> = Arc::new(
+                part.checks
+                    .iter()
+                    .filter(|c| c.kind == CheckKind::Correctness)
+                    .map(|c| ex.test_name(part, c))
+                    .collect(),
+            );
+            for check in in_running_order(&part.checks) {
                 let name = ex.test_name(part, check);
                 let simulated = gpu.as_ref().is_some_and(|g| g.info().backend == "sim");
                 let skip_reason = match (check.needs_gpu(), &gpu) {
@@ -168,7 +177,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                     Some((_, Instead::StandIn)) => {
                         stand_ins.insert(name.clone());
                         let stand_in = kit::Check { run: check.stand_in.clone().expect("has one"), ..check.clone() };
-                        make_trial(name, stand_in, built, env.clone(), records.clone())
+                        make_trial(name, stand_in, built, env.clone(), records.clone(), correctness.clone())
                     }
                     Some((reason, _)) => {
                         ignored.insert(name.clone(), reason);
@@ -178,7 +187,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                         if let (true, Ok(build)) = (Ahead::wanted(check), &built.build) {
                             ahead_jobs.push((name.clone(), check.clone(), build.clone()));
                         }
-                        make_trial(name, check.clone(), built, env.clone(), records.clone())
+                        make_trial(name, check.clone(), built, env.clone(), records.clone(), correctness.clone())
                     }
                 };
                 trials.push(trial);
@@ -293,14 +302,16 @@ impl Checked {
                     .iter()
                     .map(|c| {
                         let name = ex.test_name(part, c);
-                        let mut t = records.get(&name).cloned().unwrap_or_else(|| {
+                        records.get(&name).cloned().unwrap_or_else(|| {
                             let status = if ignored.contains_key(&name) { Status::Ignored } else { Status::NotRun };
                             TestReport::new(name.clone(), c.kind, status)
-                        });
-                        policy.annotate(&mut t, ignored.get(&name).copied(), stand_ins.contains(&name));
-                        t
+                        })
                     })
                     .collect();
+                not_graded_here::spread(&mut tests);
+                for t in &mut tests {
+                    policy.annotate(t, ignored.get(&t.name).copied(), stand_ins.contains(&t.name));
+                }
                 let (sanitizer, failed_now) = sanitizer.part_summary(pass.as_ref(), ex, part, &test_args, &mut tests);
                 conclusion.num_failed += failed_now as u64;
                 conclusion.num_passed = conclusion.num_passed.saturating_sub(failed_now as u64);
@@ -623,12 +634,26 @@ fn compile_within(
     }
 }
 
+/// A part's checks in the order they run: its correctness checks first (in
+/// their order), so that a structure or performance check's line can already
+/// say whether it counts.
+fn in_running_order(checks: &[kit::Check]) -> Vec<&kit::Check> {
+    let mut ordered: Vec<&kit::Check> = checks.iter().collect();
+    ordered.sort_by_key(|c| c.kind != CheckKind::Correctness);
+    ordered
+}
+
+/// `check`'s trial. `correctness` names its part's correctness checks, which
+/// run before it: a structure or performance check that passes while one of
+/// them failed is shown `not counted`, and every check of a part the
+/// simulator cannot run is `not graded here`.
 fn make_trial(
     name: String,
     check: kit::Check,
     built: &BuiltPart,
     env: Arc<RunEnv>,
     records: Arc<Mutex<HashMap<String, TestReport>>>,
+    correctness: Arc<Vec<String>>,
 ) -> Trial {
     let build = built.build.clone();
     let rel = built.rel.clone();
@@ -648,6 +673,9 @@ fn make_trial(
                 // by a kernel that never ends.
                 if let Some(gpu) = &env.gpu {
                     gpu.begin_check();
+                    // Only correctness launches compare their inputs with what was
+                    // uploaded: timed launches stay as they were.
+                    gpu.watch_inputs(check.kind == CheckKind::Correctness);
                 }
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
                     .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))
@@ -668,6 +696,14 @@ fn make_trial(
             ..TestReport::new(name.clone(), check.kind, Status::Pass)
         };
         let result = match outcome {
+            Err(e) if not_graded_here::cause(&e).is_some() => {
+                let why = not_graded_here::message(&e);
+                record.status = Status::NotGradedHere;
+                record.verdict = Some("not-simulated".into());
+                let first = why.lines().next().unwrap_or_default().to_string();
+                record.message = Some(why);
+                Ok(Completion::ignored_with(first))
+            }
             Ok(note) => {
                 let lines: Vec<String> = std::iter::once(note)
                     .chain(record.profile.iter().map(|p| p.summary()))
@@ -689,9 +725,42 @@ fn make_trial(
                 Err(Failed::from(msg))
             }
         };
-        records.lock().unwrap().insert(name, record);
+        let mut records = records.lock().unwrap();
+        let result = match part_verdict(&records, &correctness, check.kind) {
+            Some(PartVerdict::NotGradedHere(why)) if record.status != Status::NotGradedHere => {
+                not_graded_here::mark(&mut record, &why);
+                Ok(Completion::ignored_with(why.lines().next().unwrap_or_default()))
+            }
+            Some(PartVerdict::Failed(first)) if record.status == Status::Pass => {
+                // Scoring says so in the JSON; the line must not say `ok` either.
+                Ok(Completion::ignored_with(format!("not counted: `{first}` failed")))
+            }
+            _ => result,
+        };
+        records.insert(name, record);
         result
     })
+}
+
+/// What a part's correctness checks that have run say about its other checks.
+enum PartVerdict {
+    /// One could not be graded here (why).
+    NotGradedHere(String),
+    /// One failed (its name).
+    Failed(String),
+}
+
+/// For a structure or performance check: what its part's correctness checks
+/// (`correctness`, all run before it) came to; `None` for a correctness check.
+fn part_verdict(records: &HashMap<String, TestReport>, correctness: &[String], kind: CheckKind) -> Option<PartVerdict> {
+    if kind == CheckKind::Correctness {
+        return None;
+    }
+    let ran: Vec<&TestReport> = correctness.iter().filter_map(|n| records.get(n)).collect();
+    if let Some(t) = ran.iter().find(|t| t.status == Status::NotGradedHere) {
+        return Some(PartVerdict::NotGradedHere(t.message.clone().unwrap_or_default()));
+    }
+    ran.iter().find(|t| t.status == Status::Fail).map(|t| PartVerdict::Failed(t.name.clone()))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -734,6 +803,9 @@ pub(crate) fn verdict(e: &anyhow::Error, kind: CheckKind) -> &'static str {
         }
         if cause.downcast_ref::<WrongSignature>().is_some() {
             return "wrong-signature";
+        }
+        if cause.downcast_ref::<kit::gpu::InputModified>().is_some() {
+            return "input-modified";
         }
         if let Some(b) = cause.downcast_ref::<BackendError>() {
             return match b {

@@ -13,6 +13,7 @@ pub mod gradescope;
 pub mod html;
 pub mod job_summary;
 pub mod lab;
+pub mod not_graded_here;
 pub mod policy;
 pub mod registry;
 pub mod report;

@@ -10,6 +10,11 @@
 //! - `fail`: such checks count as not passed (the behaviour before policies).
 //!
 //! With a GPU nothing changes: every check runs, whatever the policy.
+//!
+//! A check the simulator cannot run at all (an instruction it lacks: status
+//! `not_graded_here`) is treated as checks that need a GPU are: left out under
+//! `exclude` and `simulate` (there is nothing to stand in with), scored 0
+//! under `fail`; never failed.
 
 use std::path::Path;
 
@@ -149,8 +154,25 @@ impl Policy {
             let message = t.message.take().unwrap_or_default();
             t.message = Some(stand_in_note(t.status == Status::Pass, &message));
         }
+        if t.status == Status::NotGradedHere {
+            return self.not_graded_here(t);
+        }
         let why = skipped_for.map(str::to_string).or_else(|| t.message.clone());
         self.exclude_if_ignored(t, why.as_deref().unwrap_or("cannot run here"));
+    }
+
+    /// A check the simulator cannot run (`crate::not_graded_here`): treated as
+    /// checks that need a GPU are, out of the maximum unless the policy is
+    /// `fail` (then it stays in and scores nothing, as they do). Where the
+    /// policy does not apply (a GPU run, or only compiling) it is left out:
+    /// nothing failed, and nothing else could judge it.
+    pub fn not_graded_here(&self, t: &mut TestReport) {
+        if self.applied && self.perf_without_gpu == PerfWithoutGpu::Fail {
+            return;
+        }
+        let first = t.message.as_deref().and_then(|m| m.lines().next()).unwrap_or("not graded here");
+        let why = first.strip_prefix("not graded here: ").unwrap_or(first).to_string();
+        t.not_graded = Some(NotGraded { why, points: 0.0 });
     }
 
     /// Marks `t` (ignored: it could not run here, for `why`) as not graded,
@@ -262,6 +284,29 @@ mod tests {
         assert!(note.contains("5.00 points not graded") && note.contains("simulate"), "{note}");
         r.environment.policy.as_mut().unwrap().applied = false;
         assert_eq!(gradebook_note(&r), None, "on a GPU nothing is left out");
+    }
+
+    #[test]
+    fn what_the_simulator_cannot_run_is_scored_as_what_needs_a_gpu() {
+        let here = || TestReport {
+            message: Some("not graded here: the simulator cannot run `x` (PTX line 3); a GPU grades this check".into()),
+            ..TestReport::new("t".into(), kit::CheckKind::Correctness, Status::NotGradedHere)
+        };
+        for (p, applied, left_out) in [
+            (PerfWithoutGpu::Exclude, true, true),
+            (PerfWithoutGpu::Simulate, true, true),
+            (PerfWithoutGpu::Fail, true, false),
+            (PerfWithoutGpu::Fail, false, true),
+        ] {
+            let policy = Policy { perf_without_gpu: p, set_by: "x".into(), applied };
+            let mut t = here();
+            policy.annotate(&mut t, None, false);
+            assert_eq!(t.not_graded.is_some(), left_out, "{p:?}, applied {applied}");
+            assert_eq!(t.status, Status::NotGradedHere, "never failed");
+            if let Some(n) = &t.not_graded {
+                assert!(n.why.starts_with("the simulator cannot run `x`"), "{}", n.why);
+            }
+        }
     }
 
     #[test]

@@ -64,6 +64,12 @@ pub struct Counts {
     pub not_graded: usize,
     #[serde(default)]
     pub not_graded_points: f64,
+    /// Structure and performance checks of parts whose correctness failed.
+    #[serde(default)]
+    pub not_counted: usize,
+    /// Checks the simulator cannot run (status `not_graded_here`).
+    #[serde(default)]
+    pub not_graded_here: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -149,6 +155,39 @@ pub enum Status {
     Ignored,
     /// Left out by a test filter.
     NotRun,
+    /// A structure or performance check of a part whose correctness failed:
+    /// it earns nothing whatever it found, so it is never shown as passed.
+    NotCounted,
+    /// The check cannot run on the simulator (an instruction it does not
+    /// run, named in the message): no verdict here, never a failure. Scored
+    /// as the course's policy scores checks that need a GPU.
+    NotGradedHere,
+}
+
+impl Status {
+    /// The word a student reads: "pass", "fail", "ignored", "not run",
+    /// "not counted", "not graded here".
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Ignored => "ignored",
+            Status::NotRun => "not run",
+            Status::NotCounted => "not counted",
+            Status::NotGradedHere => "not graded here",
+        }
+    }
+}
+
+/// The score line's note on a part the simulator could not grade: what it
+/// cannot run (the first such test's message) and what that leaves out.
+fn not_graded_here_line(p: &PartReport) -> String {
+    let here: Vec<&TestReport> = p.tests.iter().filter(|t| t.status == Status::NotGradedHere).collect();
+    let Some(first) = here.first() else { return String::new() };
+    let why = first.message.as_deref().unwrap_or("").lines().next().unwrap_or("");
+    let points: f64 = here.iter().filter_map(|t| t.not_graded.as_ref()).map(|n| n.points).sum();
+    let worth = if points > 0.0 { format!("; {} point(s) need a GPU", round(points)) } else { String::new() };
+    format!("               {} check(s) {why}{worth}\n", here.len())
 }
 
 /// 18.5, 20, 0.25: as people write points.
@@ -214,6 +253,8 @@ impl GradeReport {
                         Status::Fail => counts.failed += 1,
                         Status::Ignored => counts.ignored += 1,
                         Status::NotRun => counts.not_run += 1,
+                        Status::NotCounted => counts.not_counted += 1,
+                        Status::NotGradedHere => counts.not_graded_here += 1,
                     }
                 }
             }
@@ -252,15 +293,22 @@ impl GradeReport {
                     let msg = t.message.as_deref().unwrap_or("").lines().next().unwrap_or("");
                     out += &format!("               first failure: {}: {msg}\n", t.name);
                 }
+                out += &not_graded_here_line(p);
             }
         }
         let pct = if self.max_score > 0.0 { 100.0 * self.score / self.max_score } else { 0.0 };
         out += &format!("  {:<65} {:>6.2} / {:<6.2} ({pct:.0}%)\n", "total", self.score, self.max_score);
         out += &self.not_graded_lines();
         out += &format!(
-            "  {} passed, {} failed, {} ignored, {} not run\n",
+            "  {} passed, {} failed, {} ignored, {} not run",
             self.counts.passed, self.counts.failed, self.counts.ignored, self.counts.not_run
         );
+        for (n, what) in [(self.counts.not_counted, "not counted"), (self.counts.not_graded_here, "not graded here")] {
+            if n > 0 {
+                out += &format!(", {n} {what}");
+            }
+        }
+        out += "\n";
         if let Some(note) = &self.environment.note {
             out += &format!("  note: {note}\n");
         }

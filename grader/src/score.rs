@@ -10,7 +10,8 @@
 //! A part without checks of some kind shares that kind's points among the
 //! others in proportion. Structure and performance checks earn points only when
 //! every correctness check of the part passed: a fast or well-shaped kernel that
-//! computes the wrong thing is worth nothing.
+//! computes the wrong thing is worth nothing, and where a correctness check
+//! failed, one that passed is reported `not_counted`, never `pass`.
 //!
 //! A check this machine cannot run, which the course's policy leaves out
 //! (`not_graded`, see `policy.rs`), keeps its points out of the maximum: the
@@ -39,6 +40,11 @@ pub fn score_part(points: f64, tests: &mut [TestReport]) {
         .iter()
         .filter(|t| t.kind == CheckKind::Correctness && t.not_graded.is_none())
         .all(|t| t.status == Status::Pass);
+    // The first correctness check that failed, if one did.
+    let failed = tests
+        .iter()
+        .find(|t| t.kind == CheckKind::Correctness && t.not_graded.is_none() && t.status == Status::Fail)
+        .map(|t| not_counted_note(&t.name));
     for t in tests.iter_mut() {
         let kind = t.kind;
         t.max_score = points * share(kind) / present / count(kind) as f64;
@@ -50,10 +56,35 @@ pub fn score_part(points: f64, tests: &mut [TestReport]) {
         }
         let gated = kind != CheckKind::Correctness && !correct_ok;
         t.score = if t.status == Status::Pass && !gated { t.max_score } else { 0.0 };
-        if t.status == Status::Pass && gated {
-            t.message = Some("passed, but counts only once every correctness check of this part passes".into());
+        match (&failed, t.status == Status::Pass && gated) {
+            // Nothing is passed while the part computes the wrong thing.
+            (Some(why), true) => {
+                t.status = Status::NotCounted;
+                t.message = Some(match t.message.take().filter(|m| !m.is_empty()) {
+                    Some(found) => format!("{why}\non its own this check found: {found}"),
+                    None => format!("{why}; on its own this check found nothing wrong"),
+                });
+            }
+            // Correctness did not run here (a filter, `--backend none`): what could be judged passed.
+            (None, true) => {
+                let head = "passed, but counts only once every correctness check of this part passes";
+                t.message = Some(match t.message.take().filter(|m| !m.is_empty()) {
+                    Some(found) => format!("{head}\n{found}"),
+                    None => head.into(),
+                });
+            }
+            _ => {}
         }
     }
+}
+
+/// Why a part's structure and performance checks are not counted, naming the
+/// correctness check `name` that failed.
+fn not_counted_note(name: &str) -> String {
+    format!(
+        "not counted: `{name}` failed, and structure and performance points count only once every correctness \
+         check of this part passes"
+    )
 }
 
 #[cfg(test)]
@@ -98,7 +129,18 @@ mod tests {
         let mut tests = vec![t(Correctness, Status::Fail), t(Structure, Status::Pass), t(Performance, Status::Pass)];
         score_part(10.0, &mut tests);
         assert_eq!(total(&tests).0, 0.0);
-        assert!(tests[1].message.as_deref().unwrap().contains("counts only once"));
+        assert!(tests[1].message.as_deref().unwrap().contains("count only once"));
+        // Held back, a check that passed is never shown as passed.
+        assert_eq!((tests[1].status, tests[2].status), (Status::NotCounted, Status::NotCounted));
+        let failed = TestReport { message: Some("no shared tile".into()), ..t(Structure, Status::Fail) };
+        let mut tests = vec![t(Correctness, Status::Pass), t(Correctness, Status::NotRun), failed];
+        score_part(10.0, &mut tests);
+        assert_eq!(tests[2].status, Status::Fail, "a check that failed stays failed");
+        // Correctness that did not run (filtered out, `--backend none`) failed nothing.
+        let mut tests = vec![t(Correctness, Status::NotRun), t(Structure, Status::Pass)];
+        score_part(10.0, &mut tests);
+        assert_eq!((tests[1].status, tests[1].score), (Status::Pass, 0.0));
+        assert!(tests[1].message.as_deref().unwrap().contains("counts only once"), "{:?}", tests[1].message);
     }
 
     #[test]

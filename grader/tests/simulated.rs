@@ -113,3 +113,124 @@ fn uncoalesced_writes_and_bank_conflicts_show_in_the_profile() {
     assert!(shared_passes_per_request(test(&planted, case)) > 8.0);
     assert!(test(&planted, case).message.as_deref().unwrap().contains("bank-conflict passes"));
 }
+
+/// Grades on the simulator from the workspace root; the report and stdout.
+fn grade_with_output(args: &[&str]) -> (GradeReport, String, Option<i32>) {
+    grade_on("sim", args)
+}
+
+/// Grades on `backend` from the workspace root; the report, stdout and the exit status.
+fn grade_on(backend: &str, args: &[&str]) -> (GradeReport, String, Option<i32>) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("grades.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_grader"))
+        .args(args)
+        .args(["--backend", backend, "--seed", "11", "--json", json.to_str().unwrap(), "--", "--color", "never"])
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .expect("grader runs");
+    assert!(json.exists(), "no JSON; stderr:\n{}", String::from_utf8_lossy(&out.stderr));
+    let report = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    (report, String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code())
+}
+
+/// Lines of the test harness that say a test passed.
+fn ok_lines(stdout: &str) -> Vec<&str> {
+    stdout.lines().filter(|l| l.starts_with("test ") && l.trim_end().ends_with(" ok")).collect()
+}
+
+#[test]
+fn stubs_pass_nothing_not_even_a_structure_or_performance_check() {
+    if !nvrtc_available() {
+        return;
+    }
+    // `simulate`: the performance checks' stand-ins run as well.
+    let (r, stdout, _) = grade_with_output(&["all", "--perf-without-gpu", "simulate"]);
+    let passed: Vec<&str> = tests(&r).filter(|t| t.status == Status::Pass).map(|t| t.name.as_str()).collect();
+    assert!(passed.is_empty(), "stubs pass {passed:?}");
+    assert!(ok_lines(&stdout).is_empty(), "{:?}", ok_lines(&stdout));
+    assert!(stdout.contains("0 passed,"), "{stdout}");
+}
+
+#[test]
+fn a_check_that_passes_while_correctness_fails_is_not_counted() {
+    if !nvrtc_available() {
+        return;
+    }
+    // Wrong numbers (a wrong stride) with both barriers in place.
+    let root = "grader/tests/variants/ex03-rect-wrong-stride";
+    let (r, stdout, _) = grade_with_output(&["ex03", "--part", "rect", "--root", root]);
+    let two = test(&r, "ex03::rect::structure::two-barriers");
+    assert_eq!(two.status, Status::NotCounted, "{:?}", two.message);
+    assert_eq!(two.score, 0.0);
+    let msg = two.message.as_deref().unwrap();
+    assert!(msg.starts_with("not counted: `ex03::rect::correct::") && msg.contains("failed"), "{msg}");
+    let line = stdout.lines().find(|l| l.contains("ex03::rect::structure::two-barriers")).unwrap();
+    assert!(line.contains("not counted"), "{line}");
+    assert_eq!(r.counts.not_counted, 1);
+    assert!(stdout.contains("1 not counted"), "{stdout}");
+    assert!(tests(&r).filter(|t| t.kind != CheckKind::Correctness).all(|t| t.status != Status::Pass));
+}
+
+/// Inline PTX the simulator may lack, each as a statement of `pi_global`
+/// (`x` in scope), sm_80 or sm_90 and harmless on a GPU. The test takes the
+/// first one the simulator rejects, so that it holds whatever it learns.
+const UNSIMULATED: &[(&str, &str)] = &[
+    ("applypriority", r#"asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(x));"#),
+    ("griddepcontrol", r#"asm volatile("griddepcontrol.wait;" ::: "memory");"#),
+    (
+        "createpolicy",
+        r#"{ unsigned long long p; asm volatile("createpolicy.fractional.L2::evict_last.b64.f32 %0, 1.0;" : "=l"(p)); }"#,
+    ),
+];
+
+#[test]
+fn an_instruction_the_simulator_lacks_is_not_graded_here_never_failed() {
+    if !nvrtc_available() {
+        return;
+    }
+    let reference = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/ex01-pi/kernels/pi_global.cu"),
+    )
+    .unwrap();
+    for (instruction, statement) in UNSIMULATED {
+        let dir = tempfile::tempdir().unwrap();
+        let kernels = dir.path().join("exercises/ex01-pi/kernels");
+        std::fs::create_dir_all(&kernels).unwrap();
+        let source = reference.replacen("    int stride", &format!("    {statement}\n    int stride"), 1);
+        assert_ne!(source, reference);
+        std::fs::write(kernels.join("pi_global.cu"), source).unwrap();
+        let root = dir.path().to_str().unwrap();
+        let (r, stdout, code) = grade_with_output(&["ex01", "--part", "global", "--root", root]);
+        if tests(&r).all(|t| t.status != Status::NotGradedHere) {
+            eprintln!("the simulator runs `{instruction}` now; trying the next");
+            continue;
+        }
+        // The default policy for one's own runs, `exclude`: out of the maximum.
+        for t in tests(&r) {
+            assert_eq!(t.status, Status::NotGradedHere, "{}: {:?}", t.name, t.message);
+            assert!(t.message.as_deref().unwrap().contains(instruction), "{:?}", t.message);
+            assert!(t.not_graded.is_some(), "{}", t.name);
+        }
+        assert_eq!((r.score, r.max_score, r.counts.failed), (0.0, 0.0, 0));
+        assert_eq!(code, Some(0), "nothing failed:\n{stdout}");
+        let line = stdout.lines().find(|l| l.contains("check(s) not graded here")).expect(&stdout);
+        assert!(line.contains(&format!("the simulator cannot run `{instruction}")), "{line}");
+        assert!(line.contains("pi_global.cu:") && line.contains("10 point(s) need a GPU"), "{line}");
+        assert!(ok_lines(&stdout).is_empty() && !stdout.contains("FAILED"), "{stdout}");
+        // `fail`: in the maximum, scored nothing, and still not a failure.
+        let (r, _, _) = grade_with_output(&["ex01", "--part", "global", "--root", root, "--perf-without-gpu", "fail"]);
+        assert_eq!((r.score, r.max_score, r.counts.failed), (0.0, 10.0, 0));
+        assert!(tests(&r).all(|t| t.status == Status::NotGradedHere && t.not_graded.is_none()));
+        // Where a GPU runs the kernel, the measured structure check (which runs
+        // it on the simulator) falls back to the PTX: `--backend none` runs
+        // structure checks just so.
+        let (r, _, _) = grade_on("none", &["ex01", "--part", "global", "--root", root]);
+        let structure = test(&r, "ex01::global::structure::global-atomics");
+        let msg = structure.message.as_deref().unwrap_or("");
+        assert_eq!(structure.status, Status::Pass, "{msg}");
+        assert!(msg.contains(instruction) && msg.contains("judged by the PTX only"), "{msg}");
+        return;
+    }
+    panic!("the simulator runs every instruction of UNSIMULATED: add one it does not");
+}

@@ -3,6 +3,15 @@
 //! Every buffer is allocated with guard zones before and after it, filled with a
 //! known pattern. After every launch the guards are read back, so a write just
 //! past the end of an array is reported even when it does not crash.
+//!
+//! Inputs (buffers made by `upload`) must come back as they were uploaded: a
+//! kernel that casts `const` away and writes into one can still compute the
+//! right output, while other blocks read what it overwrote. While a check
+//! watches its inputs ([`Gpu::watch_inputs`]: the grader turns it on for
+//! correctness checks only, so timed launches cost nothing more) every upload
+//! keeps a copy on the device, and after every launch each input is compared
+//! with its copy on the device ([`Backend::first_difference`]); a change is an
+//! [`InputModified`] naming the buffer and its first changed element.
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -36,6 +45,57 @@ struct Inner {
     live: Mutex<Vec<(DevPtr, usize, String)>>,
     /// The current check's waits for its kernels: their count and time.
     waited: Mutex<(u32, Duration)>,
+    /// Whether uploads from now on are watched inputs ([`Gpu::watch_inputs`]).
+    watching: std::sync::atomic::AtomicBool,
+    /// The watched inputs, each with its copy as uploaded.
+    inputs: Mutex<Vec<Watched>>,
+    /// The last kernel started and its arguments: which argument a changed input was.
+    last_launch: Mutex<Option<(String, Vec<Arg>)>>,
+}
+
+/// An input buffer and the device copy of what was uploaded into it.
+struct Watched {
+    /// The buffer's address as the kernel sees it.
+    ptr: DevPtr,
+    bytes: usize,
+    name: String,
+    /// What was uploaded.
+    pristine: Pristine,
+    element_bytes: usize,
+    /// `f32`, `u8`, ...: how an element is shown.
+    element_type: &'static str,
+}
+
+/// Where an input's uploaded bytes are kept.
+enum Pristine {
+    /// On the host: inputs of the simulator (whose memory is the host's), and
+    /// small ones on a GPU, where reading them back costs less than an
+    /// allocation and a comparison kernel.
+    Host(Vec<u8>),
+    /// A plain device allocation of the input's size, compared on the device.
+    Device(DevPtr),
+}
+
+/// Inputs up to this size are kept on the host, also on a GPU.
+const HOST_COPY_BYTES: usize = 64 << 10;
+
+/// A kernel wrote into one of its inputs (found by comparing it, after the
+/// launch, with what was uploaded): wrong even when the output is right.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "input modified: the kernel wrote into its input `{buffer}`{argument}: element {index} was {uploaded} when \
+     uploaded and is {found} after the launch. Write results only to the output; an input is shared by every thread \
+     and block (another block may still read what was overwritten), and its `const` is a promise"
+)]
+pub struct InputModified {
+    /// The buffer's name: the kernel's parameter name for it.
+    pub buffer: String,
+    /// " (argument 2 of `dot`)", or empty where it was not an argument of the last launch.
+    pub argument: String,
+    /// The first changed element.
+    pub index: usize,
+    pub uploaded: String,
+    pub found: String,
 }
 
 /// The kernels of one check ran longer in all than one launch may: each
@@ -64,7 +124,17 @@ pub struct OutOfBounds {
 
 impl Gpu {
     pub fn new(backend: Box<dyn Backend>, timeout: Duration) -> Self {
-        Self { inner: Arc::new(Inner { backend, timeout, live: Mutex::new(Vec::new()), waited: Mutex::default() }) }
+        Self {
+            inner: Arc::new(Inner {
+                backend,
+                timeout,
+                live: Mutex::new(Vec::new()),
+                waited: Mutex::default(),
+                watching: std::sync::atomic::AtomicBool::new(true),
+                inputs: Mutex::default(),
+                last_launch: Mutex::default(),
+            }),
+        }
     }
 
     /// The PTX simulator (no GPU needed).
@@ -117,6 +187,7 @@ impl Gpu {
     pub fn upload<T: Pod>(&self, name: &str, data: &[T]) -> Result<DeviceBuffer<T>> {
         let buf = self.alloc::<T>(name, data.len())?;
         buf.write(data)?;
+        self.watch(&buf)?;
         Ok(buf)
     }
 
@@ -127,6 +198,7 @@ impl Gpu {
         let buf = self.alloc::<T>(name, data.len() + tail.len())?;
         self.backend().write(buf.ptr(), bytemuck::cast_slice(data))?;
         self.backend().write(buf.ptr() + std::mem::size_of_val(data) as u64, bytemuck::cast_slice(tail))?;
+        self.watch(&buf)?;
         Ok(buf)
     }
 
@@ -146,7 +218,115 @@ impl Gpu {
             self.backend().copy(buf.ptr() + (filled * size) as u64, buf.ptr(), more * size)?;
             filled += more;
         }
+        self.watch(&buf)?;
         Ok(buf)
+    }
+
+    /// Whether the buffers uploaded from now on are inputs that every launch
+    /// must leave as they were (on by default). The grader turns it on for a
+    /// correctness check and off for the others, whose launches are timed.
+    pub fn watch_inputs(&self, on: bool) {
+        self.inner.watching.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Keeps a device copy of what `buf` holds now, if inputs are watched.
+    fn watch<T: Pod>(&self, buf: &DeviceBuffer<T>) -> Result<()> {
+        if !self.inner.watching.load(std::sync::atomic::Ordering::Relaxed) || buf.bytes() == 0 {
+            return Ok(());
+        }
+        let b = self.backend();
+        let pristine = if b.info().backend == "sim" || buf.bytes() <= HOST_COPY_BYTES {
+            let mut host = vec![0u8; buf.bytes()];
+            b.read(buf.ptr(), &mut host)?;
+            Pristine::Host(host)
+        } else {
+            // No room for a copy: the input goes unwatched rather than failing the student's check.
+            let Ok(copy) = b.alloc(buf.bytes()) else { return Ok(()) };
+            if let Err(e) = b.copy(copy, buf.ptr(), buf.bytes()) {
+                b.free(copy);
+                return Err(e.into());
+            }
+            Pristine::Device(copy)
+        };
+        self.inner.inputs.lock().unwrap().push(Watched {
+            ptr: buf.ptr(),
+            bytes: buf.bytes(),
+            name: buf.name.clone(),
+            pristine,
+            element_bytes: std::mem::size_of::<T>(),
+            element_type: std::any::type_name::<T>(),
+        });
+        Ok(())
+    }
+
+    /// The host wrote `ptr` (a buffer): if it is a watched input, that is its new uploaded value.
+    fn rewatch(&self, ptr: DevPtr) -> Result<()> {
+        let mut inputs = self.inner.inputs.lock().unwrap();
+        match inputs.iter_mut().find(|w| w.ptr == ptr).map(|w| (&mut w.pristine, w.ptr, w.bytes)) {
+            Some((Pristine::Host(host), ptr, _)) => self.backend().read(ptr, host)?,
+            Some((Pristine::Device(copy), ptr, bytes)) => self.backend().copy(*copy, ptr, bytes)?,
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// Forgets the watched input at `ptr` (its buffer is freed).
+    fn unwatch(&self, ptr: DevPtr) {
+        let mut inputs = self.inner.inputs.lock().unwrap();
+        if let Some(i) = inputs.iter().position(|w| w.ptr == ptr) {
+            if let Pristine::Device(copy) = inputs.swap_remove(i).pristine {
+                self.backend().free(copy);
+            }
+        }
+    }
+
+    /// Compares every watched input with its copy; the first changed one is
+    /// an [`InputModified`] (and is restored, so that later launches of the
+    /// check do not report it again).
+    fn check_inputs(&self) -> Result<()> {
+        let inputs = self.inner.inputs.lock().unwrap();
+        let b = self.backend();
+        for w in inputs.iter() {
+            let changed = match &w.pristine {
+                Pristine::Host(host) => first_change_from_host(b, w.ptr, host)?,
+                Pristine::Device(copy) => b.first_difference(w.ptr, *copy, w.bytes)?,
+            };
+            let Some(at) = changed else { continue };
+            let index = at / w.element_bytes;
+            let start = index * w.element_bytes;
+            let (mut was, mut now) = (vec![0u8; w.element_bytes], vec![0u8; w.element_bytes]);
+            b.read(w.ptr + start as u64, &mut now)?;
+            match &w.pristine {
+                Pristine::Host(host) => {
+                    was.copy_from_slice(&host[start..start + w.element_bytes]);
+                    b.write(w.ptr, host)?;
+                }
+                Pristine::Device(copy) => {
+                    b.read(copy + start as u64, &mut was)?;
+                    b.copy(w.ptr, *copy, w.bytes)?;
+                }
+            }
+            let argument = self
+                .inner
+                .last_launch
+                .lock()
+                .unwrap()
+                .as_ref()
+                .and_then(|(kernel, args)| {
+                    let i = args.iter().position(|a| *a == Arg::Ptr(w.ptr))?;
+                    Some(format!(" (argument {} of `{kernel}`)", i + 1))
+                })
+                .unwrap_or_default();
+            return Err(InputModified {
+                buffer: w.name.clone(),
+                argument,
+                index,
+                uploaded: show(w.element_type, &was),
+                found: show(w.element_type, &now),
+            }
+            .into());
+        }
+        Ok(())
     }
 
     fn alloc<T: Pod>(&self, name: &str, len: usize) -> Result<DeviceBuffer<T>> {
@@ -186,7 +366,8 @@ impl Gpu {
             }
             other => other?,
         }
-        self.check_guards()
+        self.check_guards()?;
+        self.check_inputs()
     }
 
     fn check_guards(&self) -> Result<()> {
@@ -250,6 +431,7 @@ impl Module {
                 return Err(BackendError::LaunchFailed(why).into());
             }
         }
+        *self.gpu.inner.last_launch.lock().unwrap() = Some((kernel.to_string(), args.to_vec()));
         self.gpu
             .backend()
             .launch(self.id, kernel, &cfg, args)
@@ -281,6 +463,44 @@ fn unfit_block(kernel: &str, decl: &EntryDecl, cfg: &LaunchConfig, info: &Device
             decl.static_shared_bytes, cfg.shared_bytes
         )
     })
+}
+
+/// The offset of the first byte at `ptr` that differs from `host`, reading
+/// the device a piece at a time.
+fn first_change_from_host(b: &dyn Backend, ptr: DevPtr, host: &[u8]) -> Result<Option<usize>> {
+    const PIECE: usize = 1 << 20;
+    let mut now = vec![0u8; PIECE.min(host.len())];
+    for (i, piece) in host.chunks(PIECE).enumerate() {
+        let at = i * PIECE;
+        b.read(ptr + at as u64, &mut now[..piece.len()])?;
+        if let Some(j) = piece.iter().zip(&now).position(|(p, q)| p != q) {
+            return Ok(Some(at + j));
+        }
+    }
+    Ok(None)
+}
+
+/// One element's bytes as its type prints it: `0.53125`, `65 ('A')`, `-3`.
+fn show(element_type: &str, bytes: &[u8]) -> String {
+    fn le<const N: usize>(bytes: &[u8]) -> [u8; N] {
+        let mut a = [0u8; N];
+        a.copy_from_slice(&bytes[..N]);
+        a
+    }
+    match (element_type, bytes.len()) {
+        ("f32", 4) => f32::from_le_bytes(le(bytes)).to_string(),
+        ("f64", 8) => f64::from_le_bytes(le(bytes)).to_string(),
+        ("i32", 4) => i32::from_le_bytes(le(bytes)).to_string(),
+        ("u32", 4) => u32::from_le_bytes(le(bytes)).to_string(),
+        ("i64", 8) => i64::from_le_bytes(le(bytes)).to_string(),
+        ("u64", 8) => u64::from_le_bytes(le(bytes)).to_string(),
+        ("i16", 2) => i16::from_le_bytes(le(bytes)).to_string(),
+        ("u16", 2) => u16::from_le_bytes(le(bytes)).to_string(),
+        ("i8", 1) => (bytes[0] as i8).to_string(),
+        ("u8", 1) if bytes[0].is_ascii_graphic() => format!("{} ('{}')", bytes[0], bytes[0] as char),
+        ("u8", 1) => bytes[0].to_string(),
+        _ => bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" "),
+    }
 }
 
 fn describe(cfg: &LaunchConfig) -> String {
@@ -328,13 +548,13 @@ impl<T: Pod> DeviceBuffer<T> {
             bail!("`{}` holds {} elements, {} given", self.name, self.len, data.len());
         }
         self.gpu.backend().write(self.ptr(), bytemuck::cast_slice(data))?;
-        Ok(())
+        self.gpu.rewatch(self.ptr())
     }
 
     /// Sets every byte to the poison pattern, so unwritten elements show.
     pub fn poison(&self) -> Result<()> {
         self.gpu.backend().fill(self.ptr(), POISON_BYTE, self.bytes())?;
-        Ok(())
+        self.gpu.rewatch(self.ptr())
     }
 
     pub fn read(&self) -> Result<Vec<T>> {
@@ -378,6 +598,7 @@ thread_local! {
 impl<T: Pod> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
         self.gpu.inner.live.lock().unwrap().retain(|(b, _, _)| *b != self.base);
+        self.gpu.unwatch(self.ptr());
         self.gpu.backend().free(self.base);
     }
 }
@@ -573,6 +794,137 @@ mod tests {
 
         module.launch("store_one", cfg, &crate::args![&out]).unwrap();
         assert_eq!(out.read().unwrap(), [1]);
+    }
+
+    #[test]
+    fn a_launch_that_writes_into_an_input_is_caught_and_named() {
+        let gpu = Gpu::simulator();
+        let module = gpu.load(ONE_POINTER).unwrap();
+        let cfg = LaunchConfig::linear(1, 1);
+        // An output may be written.
+        let out = gpu.zeros::<u32>("out", 2).unwrap();
+        module.launch("store_one", cfg, &crate::args![&out]).unwrap();
+        let input = gpu.upload("in", &[5u32, 6, 7]).unwrap();
+        let e = module.launch("store_one", cfg, &crate::args![&input]).unwrap_err();
+        let changed = e.chain().find_map(|c| c.downcast_ref::<InputModified>()).unwrap_or_else(|| panic!("{e:#}"));
+        assert_eq!(
+            (changed.buffer.as_str(), changed.argument.as_str(), changed.index),
+            ("in", " (argument 1 of `store_one`)", 0)
+        );
+        assert_eq!((changed.uploaded.as_str(), changed.found.as_str()), ("5", "1"));
+        assert!(format!("{e:#}").contains("Write results only to the output"), "{e:#}");
+        assert_eq!(input.read().unwrap(), [5, 6, 7], "restored, so the next launch starts clean");
+        // Written by the host, an input holds what was written last.
+        input.write(&[1, 2, 3]).unwrap();
+        module.launch("store_one", cfg, &crate::args![&input]).unwrap();
+        // Not watched (a timed check's inputs): not compared.
+        gpu.watch_inputs(false);
+        let timed = gpu.upload("timed", &[9u32]).unwrap();
+        module.launch("store_one", cfg, &crate::args![&timed]).unwrap();
+        drop(input);
+        assert!(gpu.inner.inputs.lock().unwrap().is_empty(), "a freed input is forgotten");
+    }
+
+    /// On a GPU (passes vacuously without one): the comparison on the device
+    /// finds the first changed byte wherever it is (a 32-bit word, the bytes
+    /// past the last word), and an input written by a kernel is named.
+    #[test]
+    fn on_a_gpu_the_device_comparison_finds_the_first_change() {
+        let gpu = match Gpu::cuda(Duration::from_secs(20)) {
+            Ok(gpu) => gpu,
+            Err(e) => return eprintln!("no GPU, skipped: {e}"),
+        };
+        let b = gpu.backend();
+        let len = (64 << 20) + 3;
+        let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let (x, y) = (gpu.upload("x", &data).unwrap(), gpu.upload("y", &data).unwrap());
+        let start = Instant::now();
+        assert_eq!(b.first_difference(x.ptr(), y.ptr(), len).unwrap(), None);
+        eprintln!("comparing {} MB on the device: {:?}", len >> 20, start.elapsed());
+        for at in [len - 1, len - 4, 40_000_001, 5, 0] {
+            b.fill(y.ptr() + at as u64, 0xEE, 1).unwrap();
+            assert_eq!(b.first_difference(x.ptr(), y.ptr(), len).unwrap(), Some(at), "changed at {at}");
+        }
+        let module = gpu.load(ONE_POINTER).unwrap();
+        let input = gpu.upload("in", &vec![7u32; 1 << 20]).unwrap();
+        let inside = Arg::Ptr(input.ptr() + 4 * 777_777);
+        let e = module.launch("store_one", LaunchConfig::linear(1, 1), &[inside]).unwrap_err();
+        let changed = e.chain().find_map(|c| c.downcast_ref::<InputModified>()).unwrap_or_else(|| panic!("{e:#}"));
+        assert_eq!((changed.index, changed.uploaded.as_str(), changed.found.as_str()), (777_777, "7", "1"));
+        let out = gpu.zeros::<u32>("out", 1).unwrap();
+        module.launch("store_one", LaunchConfig::linear(1, 1), &crate::args![&out]).unwrap();
+    }
+
+    /// The simulator, described as another backend: inputs get device copies,
+    /// compared by `Backend::first_difference`, as on a GPU.
+    struct DeviceCopies(crate::backend::sim::SimBackend, DeviceInfo);
+
+    impl Backend for DeviceCopies {
+        fn info(&self) -> &DeviceInfo {
+            &self.1
+        }
+        fn load_module(&self, ptx: &str) -> Result<ModuleId, BackendError> {
+            self.0.load_module(ptx)
+        }
+        fn has_kernel(&self, m: ModuleId, name: &str) -> Result<bool, BackendError> {
+            self.0.has_kernel(m, name)
+        }
+        fn alloc(&self, bytes: usize) -> Result<DevPtr, BackendError> {
+            self.0.alloc(bytes)
+        }
+        fn free(&self, ptr: DevPtr) {
+            self.0.free(ptr)
+        }
+        fn write(&self, dst: DevPtr, src: &[u8]) -> Result<(), BackendError> {
+            self.0.write(dst, src)
+        }
+        fn read(&self, src: DevPtr, dst: &mut [u8]) -> Result<(), BackendError> {
+            self.0.read(src, dst)
+        }
+        fn fill(&self, dst: DevPtr, byte: u8, len: usize) -> Result<(), BackendError> {
+            self.0.fill(dst, byte, len)
+        }
+        fn write_symbol(&self, m: ModuleId, name: &str, bytes: &[u8]) -> Result<(), BackendError> {
+            self.0.write_symbol(m, name, bytes)
+        }
+        fn launch(&self, m: ModuleId, k: &str, cfg: &LaunchConfig, args: &[Arg]) -> Result<(), BackendError> {
+            self.0.launch(m, k, cfg, args)
+        }
+        fn synchronize(&self, timeout: Duration) -> Result<(), BackendError> {
+            self.0.synchronize(timeout)
+        }
+        fn time_ms(&self, _: &mut dyn FnMut() -> Result<(), BackendError>, _: Duration) -> Result<f32, BackendError> {
+            Err(BackendError::Unsupported("timing", "test"))
+        }
+    }
+
+    #[test]
+    fn a_large_input_is_kept_and_compared_on_the_device() {
+        let sim = crate::backend::sim::SimBackend::new();
+        let info = DeviceInfo { backend: "device-copies".into(), ..sim.info().clone() };
+        let gpu = Gpu::new(Box::new(DeviceCopies(sim, info)), Duration::MAX);
+        let module = gpu.load(ONE_POINTER).unwrap();
+        let values: Vec<f32> = (0..100_000).map(|i| i as f32 * 0.25).collect();
+        let input = gpu.upload("M", &values).unwrap();
+        let inner = |k: u64| [Arg::Ptr(input.ptr() + 4 * k)];
+        assert!(matches!(gpu.inner.inputs.lock().unwrap()[0].pristine, Pristine::Device(_)));
+        let e = module.launch("store_one", LaunchConfig::linear(1, 1), &inner(99_999)).unwrap_err();
+        let changed = e.chain().find_map(|c| c.downcast_ref::<InputModified>()).unwrap_or_else(|| panic!("{e:#}"));
+        // store_one stores the integer 1: as a float, its bits.
+        let found = f32::from_bits(1).to_string();
+        assert_eq!((changed.index, changed.uploaded.as_str(), changed.found.as_str()), (99_999, "24999.75", &*found));
+        assert_eq!(changed.argument, "", "the kernel got a pointer into `M`, not `M`");
+        assert_eq!(input.read().unwrap(), values, "restored from the device copy");
+        drop(input);
+        assert!(gpu.inner.inputs.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn elements_are_shown_as_their_type_prints_them() {
+        assert_eq!(show("f32", &0.5f32.to_le_bytes()), "0.5");
+        assert_eq!(show("u8", b"A"), "65 ('A')");
+        assert_eq!(show("i32", &(-3i32).to_le_bytes()), "-3");
+        assert_eq!(show("[u8; 3]", &[1, 2, 255]), "01 02 ff");
     }
 
     #[test]

@@ -54,11 +54,10 @@ pub const MEASURE_MAX_STEPS: u64 = 5_000_000;
 pub fn measure_ptx(ptx: &str, kernel: &str, run: impl FnOnce(&Module) -> Result<()>) -> Result<Measurement> {
     let (backend, log) = SimBackend::recording(MEASURE_MAX_STEPS);
     let gpu = Gpu::new(Box::new(backend), Duration::MAX);
-    let module = gpu.load(ptx).map_err(|e| match e.downcast_ref::<BackendError>() {
-        Some(BackendError::LoadFailed(why)) => anyhow!(Unmeasurable(why.clone())),
-        _ => e,
-    })?;
-    run(&module).with_context(|| format!("running `{kernel}` on the simulator to measure its memory accesses"))?;
+    let module = gpu.load(ptx).map_err(unmeasurable)?;
+    run(&module)
+        .with_context(|| format!("running `{kernel}` on the simulator to measure its memory accesses"))
+        .map_err(unmeasurable)?;
     let runs: Vec<Stats> = log.lock().unwrap().drain(..).filter(|s| s.kernel == kernel).collect();
     let launches = runs.len() as u64;
     let mut stats = Stats { kernel: kernel.to_string(), ..Stats::default() };
@@ -66,6 +65,21 @@ pub fn measure_ptx(ptx: &str, kernel: &str, run: impl FnOnce(&Module) -> Result<
         stats.merge(s);
     }
     Ok(Measurement { kernel: kernel.to_string(), launches, stats })
+}
+
+/// An error that says the simulator cannot run the PTX (it does not parse, or
+/// it holds an instruction the simulator lacks, named) becomes [`Unmeasurable`]:
+/// no fault of the kernel, and the PTX or the timing judges instead.
+fn unmeasurable(e: anyhow::Error) -> anyhow::Error {
+    let why = e.chain().find_map(|c| match c.downcast_ref::<BackendError>() {
+        Some(BackendError::LoadFailed(why)) => Some(why.clone()),
+        Some(BackendError::NotSimulated(what)) => Some(format!("it lacks {what}")),
+        _ => None,
+    });
+    match why {
+        Some(why) => anyhow!(Unmeasurable(why)),
+        None => e,
+    }
 }
 
 /// The measured run's result must be right: a kernel that does nothing has an
@@ -310,5 +324,19 @@ mod tests {
         assert!(e.downcast_ref::<Unmeasurable>().is_some(), "{e:#}");
         let note = unless_unmeasurable(Err(e)).unwrap();
         assert!(note.contains("judged by the PTX only"), "{note}");
+    }
+
+    #[test]
+    fn an_instruction_the_simulator_lacks_is_unmeasurable_and_named() {
+        // A launch that meets one (the simulator also refuses them on load).
+        let e = measure_ptx(PTX, "strided", |_| {
+            Err(anyhow::Error::new(BackendError::NotSimulated("`tex.1d.v4.f32.s32` (PTX line 9)".into())))
+        })
+        .unwrap_err();
+        assert!(e.downcast_ref::<Unmeasurable>().is_some(), "{e:#}");
+        let note = unless_unmeasurable(Err(e)).unwrap();
+        assert!(note.contains("it lacks `tex.1d.v4.f32.s32`") && note.contains("judged by the PTX only"), "{note}");
+        let skipped = skip_unmeasurable(Err(anyhow!(Unmeasurable("x".into())))).unwrap_err();
+        assert!(skipped.downcast_ref::<Skip>().is_some());
     }
 }

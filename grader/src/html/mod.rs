@@ -125,6 +125,8 @@ fn overview(r: &GradeReport) -> String {
 fn part_state(p: &PartReport) -> (&'static str, &'static str) {
     if p.compile.status == CompileStatus::Error || p.tests.iter().any(|t| t.status == Status::Fail) {
         ("failing", "bad")
+    } else if p.tests.iter().any(|t| t.status == Status::NotGradedHere) {
+        ("not graded here", "dim")
     } else if p.tests.iter().any(|t| t.status == Status::Pass) {
         ("done", "good")
     } else {
@@ -157,6 +159,7 @@ fn part_section(id: &str, title: &str, p: &PartReport, r: &GradeReport, x: &Extr
             esc(t.message.as_deref().unwrap_or(""))
         );
     }
+    h += &tests_table(p);
     // Memory: the largest test that ran each kernel (its averages are the steadiest).
     let mut kernels: Vec<(&TestReport, &kit::profile::MemoryProfile)> = Vec::new();
     for t in &p.tests {
@@ -209,6 +212,38 @@ fn part_section(id: &str, title: &str, p: &PartReport, r: &GradeReport, x: &Extr
     }
     h += &resources_table(p, &kernels, r, x);
     h + "</section>\n"
+}
+
+/// Every test of the part with its status in words ("not counted", "not
+/// graded here" with their first line, so that neither reads as passed).
+fn tests_table(p: &PartReport) -> String {
+    if p.tests.is_empty() {
+        return String::new();
+    }
+    let mut rows = String::new();
+    for t in &p.tests {
+        let class = match t.status {
+            Status::Pass => "good",
+            Status::Fail => "bad",
+            _ => "dim",
+        };
+        let note = match t.status {
+            Status::NotCounted | Status::NotGradedHere => {
+                t.message.as_deref().and_then(|m| m.lines().next()).unwrap_or("").to_string()
+            }
+            _ => String::new(),
+        };
+        let _ = write!(
+            rows,
+            "<tr><td><code>{}</code></td><td class=\"{class}\">{}</td><td>{:.2} / {:.2}</td><td>{}</td></tr>",
+            esc(&t.name),
+            t.status.label(),
+            t.score,
+            t.max_score,
+            esc(&note)
+        );
+    }
+    format!("<table class=\"tests\"><tr><th>test</th><th>status</th><th>score</th><th></th></tr>{rows}</table>\n")
 }
 
 fn resources_table(
@@ -303,3 +338,45 @@ table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:
 pre{white-space:pre-wrap;background:#f7f7f7;padding:8px;border-left:3px solid #ccc}pre.fail{border-left-color:#c62828}\
 figure.chart{margin:10px 0;overflow-x:auto}figcaption{color:#555;font-size:13px}\
 svg text.lbl{font:12px sans-serif;fill:#333}svg text.val{font:11px sans-serif;fill:#444}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{CompileReport, Environment, ExerciseReport};
+    use kit::CheckKind;
+
+    #[test]
+    fn every_test_shows_its_status_and_not_counted_never_reads_as_passed() {
+        let mut correct = TestReport::new("ex01::shared::correct::n=100".into(), CheckKind::Correctness, Status::Fail);
+        correct.message = Some("`hits`: expected 70, got 0".into());
+        let mut held = TestReport::new("ex01::shared::structure::x".into(), CheckKind::Structure, Status::NotCounted);
+        held.message = Some("not counted: `ex01::shared::correct::n=100` failed, and …".into());
+        let part = PartReport {
+            name: "shared".into(),
+            file: "exercises/ex01-pi/kernels/pi_shared.cu".into(),
+            sha256: None,
+            score: 0.0,
+            max_score: 10.0,
+            compile: CompileReport {
+                status: CompileStatus::Ok,
+                diagnostics: Vec::new(),
+                message: None,
+                from_cache: false,
+            },
+            tests: vec![correct, held],
+            sanitizer: None,
+        };
+        let mut report = GradeReport::new(1, Path::new("."), "exercises", Environment::default());
+        report.exercises.push(ExerciseReport {
+            id: "ex01".into(),
+            title: "pi".into(),
+            score: 0.0,
+            max_score: 10.0,
+            parts: vec![part],
+        });
+        let page = render(&report, &Extras::default());
+        let row = page.split("<tr>").find(|r| r.contains("ex01::shared::structure::x")).expect("a row per test");
+        assert!(row.contains(">not counted<") && row.contains("not counted: `ex01::shared::correct::n=100` failed"));
+        assert!(!row.contains(">pass<"), "{row}");
+    }
+}

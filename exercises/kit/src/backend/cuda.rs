@@ -24,6 +24,9 @@ struct State {
     modules: Vec<sys::CUmodule>,
     /// Set after a fatal error: the context cannot run anything more.
     lost: Option<String>,
+    /// The comparison kernel ([`super::compare`]) and its result word, loaded
+    /// on first use; `Err` where it cannot load (the host compares instead).
+    compare: Option<Result<(sys::CUfunction, DevPtr), String>>,
 }
 
 // SAFETY: the raw handles are only used while holding `state`'s lock or after
@@ -68,6 +71,43 @@ impl CudaBackend {
     fn module(state: &State, id: ModuleId) -> BResult<sys::CUmodule> {
         state.modules.get(id.0 as usize).copied().ok_or_else(|| BackendError::Other(format!("unknown module {id:?}")))
     }
+}
+
+impl CudaBackend {
+    /// The index of the first 32-bit word at which `a` and `b` differ
+    /// (`Some(None)`: none does), or `None` where the comparison kernel cannot load.
+    fn first_different_word(&self, a: DevPtr, b: DevPtr, words: usize) -> BResult<Option<Option<usize>>> {
+        let mut state = self.enter()?;
+        if state.compare.is_none() {
+            state.compare = Some(load_compare());
+        }
+        let Some(Ok((f, first))) = state.compare.clone() else { return Ok(None) };
+        unsafe { result::memset_d8_sync(first, 0xFF, 8) }.map_err(|e| classify(&mut state, e))?;
+        settle(&mut state)?;
+        let blocks = super::compare::blocks(words, self.info.multiprocessors);
+        let mut storage: Vec<Vec<u8>> =
+            [Arg::Ptr(a), Arg::Ptr(b), Arg::U64(words as u64), Arg::Ptr(first)].iter().map(Arg::to_bytes).collect();
+        let mut params: Vec<*mut c_void> = storage.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void).collect();
+        let grid = (blocks, 1, 1);
+        let block = (super::compare::THREADS, 1, 1);
+        unsafe { result::launch_kernel(f, grid, block, 0, self.stream, &mut params) }
+            .map_err(|e| classify(&mut state, e))?;
+        unsafe { result::stream::synchronize(self.stream) }.map_err(|e| classify(&mut state, e))?;
+        let mut out = [0u8; 8];
+        unsafe { result::memcpy_dtoh_sync(&mut out, first) }.map_err(|e| classify(&mut state, e))?;
+        let word = u64::from_le_bytes(out);
+        Ok(Some((word != u64::MAX).then_some(word as usize)))
+    }
+}
+
+/// Loads the comparison kernel and allocates its result word (the context is current).
+fn load_compare() -> Result<(sys::CUfunction, DevPtr), String> {
+    let image = CString::new(super::compare::PTX).expect("no NUL in the PTX");
+    let module = unsafe { result::module::load_data(image.as_ptr() as *const c_void) }.map_err(describe)?;
+    let name = CString::new(super::compare::KERNEL).expect("no NUL in the name");
+    let f = unsafe { result::module::get_function(module, name) }.map_err(describe)?;
+    let first = unsafe { result::malloc_sync(8) }.map_err(describe)?;
+    Ok((f, first))
 }
 
 /// Waits until a copy or memset has landed. The driver's "synchronous" memset,
@@ -217,6 +257,27 @@ impl Backend for CudaBackend {
         settle(&mut state)
     }
 
+    /// On the device: one launch of the comparison kernel over the 32-bit
+    /// words, one word read back; the few bytes past the last word on the host.
+    fn first_difference(&self, a: DevPtr, b: DevPtr, bytes: usize) -> BResult<Option<usize>> {
+        let words = bytes / 4;
+        if words > 0 {
+            match self.first_different_word(a, b, words)? {
+                Some(Some(word)) => {
+                    let at = word * 4;
+                    let within = super::first_difference_on_host(self, a + at as u64, b + at as u64, 4)?;
+                    return Ok(Some(at + within.unwrap_or(0)));
+                }
+                Some(None) => {}
+                // The kernel could not load here: the host compares it all.
+                None => return super::first_difference_on_host(self, a, b, bytes),
+            }
+        }
+        let tail = words * 4;
+        let rest = super::first_difference_on_host(self, a + tail as u64, b + tail as u64, bytes - tail)?;
+        Ok(rest.map(|i| tail + i))
+    }
+
     fn write_symbol(&self, module: ModuleId, name: &str, bytes: &[u8]) -> BResult<()> {
         let mut state = self.enter()?;
         let m = Self::module(&state, module)?;
@@ -329,7 +390,7 @@ mod tests {
     fn a_far_write_is_an_illegal_address_wherever_it_lands_and_loses_the_context() {
         use sys::cudaError_enum as E;
         for code in [E::CUDA_ERROR_ILLEGAL_ADDRESS, E::CUDA_ERROR_INVALID_ADDRESS_SPACE] {
-            let mut state = State { modules: Vec::new(), lost: None };
+            let mut state = State::default();
             assert!(matches!(classify(&mut state, DriverError(code)), BackendError::IllegalAddress), "{code:?}");
             assert!(state.lost.is_some(), "{code:?}: nothing more may run in that context");
         }

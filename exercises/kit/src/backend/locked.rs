@@ -72,6 +72,9 @@ impl Backend for Locked {
     fn copy(&self, dst: DevPtr, src: DevPtr, bytes: usize) -> BResult<()> {
         during(|| self.inner.copy(dst, src, bytes))
     }
+    fn first_difference(&self, a: DevPtr, b: DevPtr, bytes: usize) -> BResult<Option<usize>> {
+        during(|| self.inner.first_difference(a, b, bytes))
+    }
     fn write_symbol(&self, module: ModuleId, name: &str, bytes: &[u8]) -> BResult<()> {
         during(|| self.inner.write_symbol(module, name, bytes))
     }

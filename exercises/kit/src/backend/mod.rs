@@ -6,6 +6,7 @@
 //! The trait is deliberately byte-level and object safe so that a simulator can
 //! implement it without knowing Rust types.
 
+pub mod compare;
 pub mod cuda;
 pub mod locked;
 pub mod sim;
@@ -134,7 +135,7 @@ pub enum BackendError {
     BarrierDivergence(String),
     /// The kernel uses an instruction the simulator cannot run (named): the
     /// simulator has no verdict on it, and a GPU's verdict stands.
-    #[error("not checked by the simulator: it cannot run {0}")]
+    #[error("the simulator cannot run {0}")]
     NotSimulated(String),
     #[error("out of device memory: {0}")]
     OutOfMemory(String),
@@ -180,6 +181,14 @@ pub trait Backend: Send + Sync {
         self.read(src, &mut staged)?;
         self.write(dst, &staged)
     }
+    /// The offset of the first byte at which the `bytes` bytes at `a` and at
+    /// `b` (both on the device) differ, or `None` where they are equal: how an
+    /// input is compared with its uploaded copy after a launch. Here both are
+    /// read to the host in pieces (the simulator's memory is the host's); a GPU
+    /// compares on the device and reads back one word.
+    fn first_difference(&self, a: DevPtr, b: DevPtr, bytes: usize) -> BResult<Option<usize>> {
+        first_difference_on_host(self, a, b, bytes)
+    }
     /// Writes a module-scope `__constant__` (or `__device__`) variable by name.
     fn write_symbol(&self, module: ModuleId, name: &str, bytes: &[u8]) -> BResult<()>;
 
@@ -215,4 +224,26 @@ pub trait Backend: Send + Sync {
     fn kernel_resources(&self, _module: ModuleId, _kernel: &str) -> BResult<Option<(u32, u32)>> {
         Ok(None)
     }
+}
+
+/// [`Backend::first_difference`] by reading both ranges to the host, a piece at a time.
+pub fn first_difference_on_host<B: Backend + ?Sized>(
+    backend: &B,
+    a: DevPtr,
+    b: DevPtr,
+    bytes: usize,
+) -> BResult<Option<usize>> {
+    const PIECE: usize = 1 << 20;
+    let (mut x, mut y) = (vec![0u8; PIECE.min(bytes)], vec![0u8; PIECE.min(bytes)]);
+    let mut at = 0;
+    while at < bytes {
+        let n = PIECE.min(bytes - at);
+        backend.read(a + at as u64, &mut x[..n])?;
+        backend.read(b + at as u64, &mut y[..n])?;
+        if let Some(i) = x[..n].iter().zip(&y[..n]).position(|(p, q)| p != q) {
+            return Ok(Some(at + i));
+        }
+        at += n;
+    }
+    Ok(None)
 }

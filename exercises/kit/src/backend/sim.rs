@@ -105,6 +105,32 @@ fn at(ptx_line: usize, location: &Option<String>) -> String {
     }
 }
 
+/// The student's `file.cu:line` of PTX line `line` (1-based): the last `.loc`
+/// before it, with its `.file`; `None` without line info.
+fn source_of(ptx: &str, line: usize) -> Option<String> {
+    // NVRTC lists the `.file`s at the end of the module.
+    let mut files = std::collections::HashMap::new();
+    let mut last = None;
+    for (i, text) in ptx.lines().enumerate() {
+        let mut words = text.split_whitespace();
+        match words.next() {
+            Some(".file") => {
+                let (Some(id), Some(path)) = (words.next(), words.next()) else { continue };
+                files.insert(id.to_string(), path.trim_end_matches(',').trim_matches('"').to_string());
+            }
+            Some(".loc") if i < line => {
+                let (Some(id), Some(l)) = (words.next(), words.next()) else { continue };
+                last = Some((id.to_string(), l.trim_end_matches(',').to_string()));
+            }
+            _ => {}
+        }
+    }
+    let (id, l) = last?;
+    let path = files.get(&id)?;
+    let cwd = std::env::current_dir().map(|d| format!("{}/", d.display())).unwrap_or_default();
+    Some(format!("{}:{l}", path.strip_prefix(cwd.as_str()).unwrap_or(path)))
+}
+
 fn classify(e: SimError) -> BackendError {
     match e {
         SimError::MissingKernel(k) => BackendError::MissingKernel(k),
@@ -184,7 +210,21 @@ impl Backend for SimBackend {
     }
 
     fn load_module(&self, ptx: &str) -> BResult<ModuleId> {
-        self.sim().load_module(ptx).map(|m| ModuleId(m.0)).map_err(classify)
+        // Named by the student's line as well, where the PTX has line info.
+        let at = |line: usize| match source_of(ptx, line) {
+            Some(at) => format!("{at}, PTX line {line}"),
+            None => format!("PTX line {line}"),
+        };
+        self.sim().load_module(ptx).map(|m| ModuleId(m.0)).map_err(|e| match e {
+            SimError::Unsupported { instruction, line } => {
+                BackendError::NotSimulated(format!("`{instruction}` ({})", at(line)))
+            }
+            // The compiler's PTX that the simulator cannot read (a predefined
+            // name it does not know, say) is its blind spot, not the kernel's
+            // fault: a GPU's driver judges it.
+            SimError::Parse { line, msg } => BackendError::NotSimulated(format!("{msg} ({})", at(line))),
+            e => classify(e),
+        })
     }
 
     fn has_kernel(&self, module: ModuleId, name: &str) -> BResult<bool> {
@@ -396,6 +436,18 @@ mod tests {
         match m.map(|_| ()).map_err(typed) {
             Err(BackendError::NotSimulated(what)) => assert!(what.contains("add.cc.u32"), "{what}"),
             r => panic!("expected NotSimulated, got {r:?}"),
+        }
+        let with_lines = COPY
+            .replace("add.cc.u32", ".loc 1 7 3\n\tadd.cc.u32")
+            .replace(".address_size 64", ".address_size 64\n.file 1 \"kernels/free.cu\"");
+        match gpu.load(&with_lines).map(|_| ()).map_err(typed) {
+            Err(BackendError::NotSimulated(what)) => assert!(what.contains("(kernels/free.cu:7, PTX line"), "{what}"),
+            r => panic!("expected NotSimulated, got {r:?}"),
+        }
+        let unreadable = COPY.replace("add.cc.u32 %r2, %r1, %r1;", "mov.u32 %r2, NO_SUCH_NAME;");
+        match gpu.load(&unreadable).map(|_| ()).map_err(typed) {
+            Err(BackendError::NotSimulated(what)) => assert!(what.contains("NO_SUCH_NAME"), "{what}"),
+            r => panic!("PTX the simulator cannot read is not simulated, not a failure: {r:?}"),
         }
         let ok = COPY.split(".visible .entry texture_free").next().unwrap();
         let m = gpu.load(ok).unwrap();

@@ -108,6 +108,9 @@ impl Backend for Traced {
     fn copy(&self, dst: DevPtr, src: DevPtr, bytes: usize) -> BResult<()> {
         record("copy", bytes, || self.inner.copy(dst, src, bytes))
     }
+    fn first_difference(&self, a: DevPtr, b: DevPtr, bytes: usize) -> BResult<Option<usize>> {
+        record("compare", bytes, || self.inner.first_difference(a, b, bytes))
+    }
     fn write_symbol(&self, module: ModuleId, name: &str, bytes: &[u8]) -> BResult<()> {
         record("symbol", bytes.len(), || self.inner.write_symbol(module, name, bytes))
     }
@@ -145,6 +148,8 @@ mod tests {
     #[test]
     fn every_call_is_counted_with_its_bytes() {
         let gpu = crate::Gpu::new(Box::new(Traced::new(Box::new(super::super::sim::SimBackend::new()))), Duration::MAX);
+        // Only the upload's own calls (a watched input adds a copy: `crate::gpu`).
+        gpu.watch_inputs(false);
         let _ = take();
         let buf = gpu.upload("x", &[1.0f32; 256]).unwrap();
         let back = buf.read().unwrap();
