@@ -78,7 +78,7 @@ impl Names {
             (format!("{ex}/yardsticks/copy_linear.cu"), include_str!("template/yardstick.cu.tmpl")),
             (format!("{ex}/calibration/{k}_grid_stride.cu"), include_str!("template/grid_stride.cu.tmpl")),
             (format!("{ex}/calibration/{k}_chunked.cu"), include_str!("template/chunked.cu.tmpl")),
-            (format!("reference/{}/kernels/{k}.cu", self.folder), include_str!("template/reference.cu.tmpl")),
+            (format!("reference/{}/kernels/{k}.cu", self.folder), include_str!("template/solution.cu.tmpl")),
             (format!("reference/slow/{}/kernels/{k}.cu", self.folder), include_str!("template/slow.cu.tmpl")),
         ]
     }
