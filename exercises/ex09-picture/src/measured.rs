@@ -80,6 +80,28 @@ pub fn coalesced_stand_in(ctx: &Ctx) -> Result<String> {
 mod tests {
     use kit::trial::{fails, passes, Run};
 
+    /// The yardstick is only timed on a GPU; here it must compile, scale every
+    /// pixel, and be the ideal the 2D mapping is held to: 4 sectors per request.
+    #[test]
+    fn the_yardstick_scales_and_is_coalesced() {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let source =
+            ptx_build::SourceFile::from_text("<grader>/scale_linear.cu", include_str!("../yardsticks/scale_linear.cu"));
+        let ptx = compiler.compile(&source, &ptx_build::CompileOptions::default()).unwrap().text;
+        let pixels = super::MEASURE_N * super::MEASURE_M + 7;
+        let image = crate::cpu::image(&mut kit::inputs::rng_for(0, "yardstick"), pixels);
+        let m = kit::measure::measure_ptx(&ptx, "scale_linear", |module| {
+            let gpu = module.gpu();
+            let input = gpu.upload("d_Pin", &image)?;
+            let out = gpu.poisoned::<f32>("d_Pout", pixels)?;
+            let cfg = kit::LaunchConfig::linear(pixels.div_ceil(256) as u32, 256);
+            module.launch("scale_linear", cfg, &kit::args![&input, &out, pixels as i32])?;
+            kit::check::close("d_Pout", &crate::cpu::scaled(&image), &out.read()?, 0.0, 0.0)
+        })
+        .unwrap();
+        assert!(m.load_sectors_per_request() <= 4.1 && m.store_sectors_per_request() <= 4.1, "{}", super::figures(&m));
+    }
+
     const MINE: &str = "exercises/ex09-picture/calibration";
 
     #[test]
