@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Batch-grading throughput on this machine's GPU: generates a class of N
 # submissions (default 50; reference copies, stubs and broken variants, see
-# `grader make-class`) and grades all of ex01-ex08 with `grader batch`.
+# `grader make-class`) and grades every exercise with `grader batch`.
 #
 #   scripts/measure-throughput.sh [N] [WORK_DIR]
 #

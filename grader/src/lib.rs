@@ -4,6 +4,7 @@
 pub mod ahead;
 pub mod atomic;
 pub mod audit;
+pub mod author;
 pub mod batch;
 pub mod classroom;
 pub mod differential;

@@ -196,6 +196,9 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Write something new for the course: `grader new exercise ex09-slug` (docs/authoring.md).
+    #[command(subcommand)]
+    New(New),
     /// Write the students' template repository (no reference solutions) into DIR.
     ExportTemplate {
         dir: PathBuf,
@@ -251,6 +254,22 @@ enum Command {
         /// students, as in a class whose students all wrote their own kernels.
         #[arg(long)]
         distinct: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum New {
+    /// A complete exercise that builds and grades (stub 0, reference full
+    /// marks), registered in grader/Cargo.toml, the Classroom workflow and the README.
+    Exercise {
+        /// exNN-slug, e.g. `ex09-picture`.
+        name: String,
+        /// The title `grader list` and the README show.
+        #[arg(long)]
+        title: Option<String>,
+        /// The workspace to write into (default: as for grading).
+        #[arg(long)]
+        root: Option<PathBuf>,
     },
 }
 
@@ -405,6 +424,16 @@ fn real_main() -> Result<ExitCode> {
 fn run_command(command: Command) -> Result<ExitCode> {
     match command {
         Command::List => print!("{}", list()),
+        Command::New(New::Exercise { name, title, root }) => {
+            use grader::author::new_exercise::{create, next_steps, Names};
+            let names = Names::parse(&name, title.as_deref())?;
+            let root = match root {
+                Some(r) => r,
+                None => default_root()?,
+            };
+            let created = create(&root, &names, &registry::all())?;
+            print!("{}", next_steps(&names, &created));
+        }
         Command::Batch(args) => return run_batch(args),
         Command::Audit(args) => return run_audit(args),
         Command::Merge { gradebooks, out, partial } => {

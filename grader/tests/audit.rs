@@ -34,7 +34,12 @@ fn nvrtc_available() -> bool {
 const GRADING: &[&str] =
     &["--exercises", "ex02", "--backend", "sim", "--seed", "7", "--timeout", "5", "--part-timeout", "120"];
 
+/// Ignored in the plain test run: grading a class of 20 on the simulator took 8
+/// of the 12 minutes of `cargo test --workspace` on 2 cores. The audit's logic
+/// has unit tests in src/audit.rs; CI runs this whole-class lane with
+/// `cargo test -p grader --test audit -- --ignored` (.ci/run).
 #[test]
+#[ignore]
 fn audit_finds_a_planted_score_and_an_edited_workflow_in_a_class_of_20() {
     if !nvrtc_available() {
         eprintln!("skipped: NVRTC not found");

@@ -27,8 +27,14 @@ fn list_names_every_exercise() {
     let out = grader(&["list"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for id in ["ex01", "ex02", "ex03", "ex04", "ex05", "ex06", "ex07", "ex08"] {
-        assert!(text.contains(id), "{id} missing from:\n{text}");
+    let all = grader::registry::all();
+    assert!(all.len() >= 9, "ex01 to ex09 at least");
+    for e in all {
+        assert!(
+            text.contains(&format!("{} ({}, {})", e.id, e.slug, e.folder_name())),
+            "{} missing from:\n{text}",
+            e.id
+        );
     }
 }
 
@@ -121,4 +127,80 @@ fn a_missing_file_is_a_compile_error_not_a_crash() {
     assert_eq!(part.compile.status, CompileStatus::Error);
     assert!(part.compile.message.as_deref().unwrap_or("").contains("pi_global.cu"), "{:?}", part.compile);
     assert!(part.sha256.is_none());
+}
+
+/// `grader new exercise` in a scratch copy of the workspace: the exercise it
+/// writes builds, its reference gets full marks on the simulator (its timed
+/// check judged by its measured stand-in), its stub 0, its slow variant loses
+/// the timed check, and its own tests pass. Ignored in the plain test run: it
+/// builds the grader and every exercise again in a copy (minutes on 2 cores;
+/// its build folder target/new-exercise-test is kept for the next run).
+/// CI runs it: `cargo test -p grader --test cli -- --ignored new_exercise`.
+#[test]
+#[ignore]
+fn new_exercise_builds_and_grades() {
+    if !nvrtc_available() {
+        return;
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path();
+    for top in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "rustfmt.toml",
+        "cuda-lab.toml",
+        "README.md",
+        ".github",
+        "exercises",
+        "grader",
+        "ptx-build",
+        "ptx-sim",
+        "reference",
+    ] {
+        for entry in walkdir::WalkDir::new(workspace.join(top)).into_iter().filter_entry(|e| e.file_name() != "target")
+        {
+            let entry = entry.unwrap();
+            let to = root.join(entry.path().strip_prefix(&workspace).unwrap());
+            if entry.file_type().is_dir() {
+                std::fs::create_dir_all(&to).unwrap();
+            } else if entry.file_type().is_file() {
+                std::fs::copy(entry.path(), &to).unwrap();
+            }
+        }
+    }
+    let out = grader(&["new", "exercise", "ex42-scale", "--title", "Scale a vector", "--root", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("exercises/ex42-scale/src/lib.rs") && stdout.contains("grader/Cargo.toml"), "{stdout}");
+    let target = workspace.join("target/new-exercise-test");
+    let cargo = |args: &[&str]| {
+        let out = Command::new(env!("CARGO"))
+            .args(args)
+            .current_dir(root)
+            .env("CARGO_TARGET_DIR", &target)
+            .output()
+            .expect("cargo runs");
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+    };
+    let (code, log) = cargo(&["build", "-q", "-p", "grader"]);
+    assert_eq!(code, Some(0), "the workspace with ex42 builds:\n{log}");
+    let (code, log) = cargo(&["test", "-q", "-p", "ex42-scale"]);
+    assert_eq!(code, Some(0), "the new exercise's own tests pass:\n{log}");
+    let grade = |extra: &[&str]| -> GradeReport {
+        let json = root.join("ex42.json");
+        let mut args =
+            vec!["run", "-q", "-p", "grader", "--", "ex42", "--backend", "sim", "--seed", "1", "--no-report"];
+        args.extend_from_slice(&["--perf-without-gpu", "simulate", "--json", json.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        let (_, log) = cargo(&args);
+        serde_json::from_slice(&std::fs::read(&json).unwrap_or_else(|e| panic!("{e}:\n{log}"))).unwrap()
+    };
+    let reference = grade(&["--reference"]);
+    assert!(reference.max_score > 0.0 && reference.score == reference.max_score, "{:?}", reference.score);
+    assert_eq!(grade(&[]).score, 0.0, "the stub scores 0");
+    let slow = grade(&["--sources", "reference/slow"]);
+    let failed: Vec<&str> =
+        slow.exercises[0].parts[0].tests.iter().filter(|t| t.status == Status::Fail).map(|t| t.name.as_str()).collect();
+    assert_eq!(failed, ["ex42::scale::perf::share-of-copy"], "the slow variant loses its timed check only");
 }

@@ -67,11 +67,24 @@ fn the_template_has_no_reference_and_everything_a_student_needs() {
         "the stubs are the students' starting point"
     );
     // Every workspace member is there, so the template builds.
-    let manifest = std::fs::read_to_string(dest.join("Cargo.toml")).unwrap();
-    let members = manifest.split("members = [").nth(1).unwrap().split(']').next().unwrap();
-    for member in members.split(',').map(|m| m.trim().trim_matches('"')).filter(|m| !m.is_empty()) {
-        assert!(dest.join(member).join("Cargo.toml").is_file(), "member {member} is missing");
+    let manifest: toml::Table = toml::from_str(&std::fs::read_to_string(dest.join("Cargo.toml")).unwrap()).unwrap();
+    let members = manifest["workspace"]["members"].as_array().unwrap();
+    for member in members.iter().map(|m| m.as_str().unwrap()) {
+        match member.strip_suffix("/*") {
+            // A glob (`exercises/*`): every exercise of the workspace is there.
+            Some(folder) => {
+                for e in grader::registry::all() {
+                    assert!(dest.join(e.dir).join("Cargo.toml").is_file(), "member {} is missing", e.dir);
+                }
+                assert!(dest.join(folder).join("kit/Cargo.toml").is_file());
+            }
+            None => assert!(dest.join(member).join("Cargo.toml").is_file(), "member {member} is missing"),
+        }
     }
+    // The grader builds its registry and `grader new exercise` from these.
+    assert!(
+        dest.join("grader/build.rs").is_file() && dest.join("grader/src/author/template/solution.cu.tmpl").is_file()
+    );
     // No instructors' material, no CI of this repository.
     for absent in [".ci", ".helpers", "grader/tests", "docs/ta-guide.md", ".github/workflows/ci.yml"] {
         assert!(!dest.join(absent).exists(), "{absent} is in the template");

@@ -4,8 +4,12 @@
 #   scripts/fuzz/run.sh TARGET SECONDS [WORKDIR]
 #
 # TARGET: ptx_load, ptx_exec, include_scan, diagnostics or intake. New inputs
-# go to WORKDIR/TARGET/corpus (default: a scratch folder), seeded read-only
-# from fuzz/corpus/; crashes go to WORKDIR/TARGET/artifacts. Memory is capped
+# go to WORKDIR/TARGET/corpus (default: a scratch folder; keep it between runs
+# to keep what earlier runs found), seeded read-only from fuzz/corpus/ (the
+# named seeds in git) and from the inputs scripts/fuzz/seed-text.py generates
+# into WORKDIR/generated (the references, stubs and hostile sources, and
+# NVRTC's logs for broken ones; needs libnvrtc.so.12 on the library path, else
+# the named seeds alone); crashes go to WORKDIR/TARGET/artifacts. Memory is capped
 # (-rss_limit_mb, -malloc_limit_mb) and one input may take at most 10 s
 # (-timeout): beyond either, libFuzzer reports a crash. The summary line
 # (executions, corpus size, crashes) is appended to WORKDIR/summary.txt.
@@ -28,9 +32,18 @@ case "$target" in
 esac
 
 mkdir -p "$work/$target/corpus" "$work/$target/artifacts"
+case "$target" in
+    include_scan|diagnostics)
+        python3 "$root/scripts/fuzz/seed-text.py" "$work/generated" \
+            || echo "seed-text.py failed (no NVRTC?): fuzzing from the named seeds only" >&2 ;;
+esac
 cd "$root/fuzz"
 existing=()
 for s in "${seeds[@]}"; do [ -d "$s" ] && existing+=("$root/fuzz/$s"); done
+for s in "${seeds[@]}"; do
+    g="$work/generated/${s#corpus/}"
+    [ -d "$g" ] && existing+=("$g")
+done
 args=(-max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10
       -print_final_stats=1 -artifact_prefix="$work/$target/artifacts/")
 [ -n "$dict" ] && args+=(-dict="$root/fuzz/$dict")

@@ -5,18 +5,26 @@ include_scan: the references, the stubs and the hostile submissions' .cu files.
 diagnostics:  `source \\0 log` for every source NVRTC rejects (the hostile
               corpus and broken variants of the references), NVRTC's own log.
 
-    LD_LIBRARY_PATH=/opt/nvrtc/nvidia/cuda_nvrtc/lib python3 scripts/fuzz/seed-text.py
+    LD_LIBRARY_PATH=/opt/nvrtc/nvidia/cuda_nvrtc/lib python3 scripts/fuzz/seed-text.py [OUT]
+
+Files are named by their SHA-1 and are not committed (.gitignore): OUT
+(default: fuzz/corpus) gets one folder per corpus. scripts/fuzz/run.sh runs
+this before every fuzz run; only named seeds live in git.
 """
 import ctypes
 import glob
 import hashlib
 import os
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "fuzz", "corpus")
+
+
 def put(corpus, data):
-    out = os.path.join(ROOT, "fuzz", "corpus", corpus)
+    out = os.path.join(OUT, corpus)
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, hashlib.sha1(data).hexdigest()), "wb") as f:
         f.write(data)

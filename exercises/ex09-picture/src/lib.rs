@@ -1,0 +1,166 @@
+//! ex09: the notes' `PictureKernel` (seed 001, "Mapping Threads to
+//! Multidimensional Data"): each thread of a 2D grid of 16 x 16 blocks scales
+//! one pixel of an n x m image, `d_Pout[Row * n + Col] = 2 * d_Pin[Row * n + Col]`.
+//!
+//! The checks prove the 2D mapping: sizes that are not multiples of 16 in
+//! either dimension (the guard `Row < m && Col < n`), images wider than tall
+//! and taller than wide (rows and columns swapped, or the row pitch taken from
+//! the wrong side, fail), poisoned outputs. The memory lesson: a mapping that
+//! takes the column from `threadIdx.y` is just as correct, but each warp then
+//! touches 16 rows instead of 2; the measured check (src/measured.rs) counts
+//! sectors per request on the simulator and says so, and the timed check
+//! compares the kernel with a 1D scaling kernel timed in the same run.
+//!
+//! Written with `grader new exercise ex09-picture`, then filled in
+//! (docs/authoring.md).
+
+pub mod cpu;
+pub mod measured;
+
+use anyhow::Result;
+use kit::{args, Check, Ctx, Exercise, LaunchConfig, Part};
+
+/// Side of the square block, the notes' `dim3 dimBlock(16, 16, 1)`.
+pub const BLOCK: u32 = 16;
+/// Correctness cases as (n, m): `n` columns (the width, x), `m` rows (the
+/// height, y). One pixel; the notes' 76 x 62 image and its transpose; thin
+/// images in both directions; sizes that are not multiples of 16 in either
+/// dimension; one too large for the simulator.
+pub const SIZES: [(usize, usize); 8] =
+    [(1, 1), (76, 62), (62, 76), (17, 300), (300, 17), (1000, 999), (1283, 719), (4099, 2053)];
+/// The timed check: the kernel must move data at this share of the bandwidth
+/// of a 1D kernel that scales the same pixels (yardsticks/scale_linear.cu),
+/// timed in the same run. Provisional: see CALIBRATION.md.
+pub const MIN_SHARE_OF_LINEAR: f64 = 0.70;
+/// Width of the timed image (its height fills 8x the L2 cache).
+pub const PERF_WIDTH: usize = 8192;
+pub const KERNEL: &str = "PictureKernel";
+const YARDSTICK: &str = "scale_linear";
+/// Threads per block of the 1D yardstick.
+const LINEAR_THREADS: u32 = 256;
+
+pub fn exercise() -> Exercise {
+    let mut part = Part::new("picture", "kernels/picture.cu", &[KERNEL], 10.0);
+    for (n, m) in SIZES {
+        part = part.check(
+            Check::correctness(format!("{n}x{m}"), move |ctx| correct(ctx, n, m))
+                .heavy_if(n * m > kit::SIM_MAX_ELEMENTS),
+        );
+    }
+    part = part.check(Check::structure("coalesced", measured::coalesced_check)).check(
+        Check::performance("share-of-linear", share_of_linear)
+            // The 1D kernel's advantage is its 4-sector requests: coalescing is the lesson.
+            .with_stand_in(|ctx| kit::measure::skip_unmeasurable(measured::coalesced_stand_in(ctx))),
+    );
+    Exercise {
+        id: "ex09",
+        slug: "picture",
+        title: "A picture scaled by a 2D grid of 16 x 16 blocks",
+        dir: "exercises/ex09-picture",
+        parts: vec![part],
+    }
+}
+
+/// The notes' launch: `dim3 dimGrid(ceil(n/16.0), ceil(m/16.0), 1); dim3 dimBlock(16, 16, 1);`.
+pub fn launch_config(n: usize, m: usize) -> LaunchConfig {
+    let blocks = |pixels: usize| (pixels as u32).div_ceil(BLOCK);
+    LaunchConfig::grid2d((blocks(n), blocks(m)), (BLOCK, BLOCK))
+}
+
+fn correct(ctx: &Ctx, n: usize, m: usize) -> Result<String> {
+    let module = ctx.kernel_module(KERNEL)?;
+    // The same for every student of a batch: drawn and computed once per seed.
+    let inputs = ctx.shared("in+out", || {
+        let image = cpu::image(&mut ctx.rng(), n * m);
+        let expected = cpu::scaled(&image);
+        (image, expected)
+    });
+    let gpu = module.gpu();
+    let d_in = gpu.upload("d_Pin", &inputs.0)?;
+    let d_out = gpu.poisoned::<f32>("d_Pout", n * m)?;
+    let cfg = launch_config(n, m);
+    module.launch(KERNEL, cfg, &args![&d_in, &d_out, n as i32, m as i32])?;
+    cpu::compare(&inputs.0, &inputs.1, &d_out.read()?, n, m)?;
+    Ok(format!("{} x {} blocks of 16 x 16", cfg.grid.0, cfg.grid.1))
+}
+
+/// Rows of the timed image: with `PERF_WIDTH` columns, input and output
+/// together 8x the L2 cache, so that DRAM, not the cache, is measured.
+pub fn perf_rows(gpu: &kit::Gpu) -> usize {
+    (kit::exercise::bandwidth_elements(gpu) / 2 / PERF_WIDTH).max(1)
+}
+
+fn share_of_linear(ctx: &Ctx) -> Result<String> {
+    let module = ctx.kernel_module(KERNEL)?;
+    // Measured once per run; where nothing can be timed this says so (not
+    // graded) before anything large is allocated.
+    let copy_gbps = ctx.copy_bandwidth_gbps()?;
+    let gpu = module.gpu();
+    let linear = ctx.yardstick(YARDSTICK, include_str!("../yardsticks/scale_linear.cu"))?;
+    let (n, m) = (PERF_WIDTH, perf_rows(gpu));
+    let pixels = n * m;
+    // The values do not change the time of a scaling: zeros save an upload.
+    let d_in = gpu.zeros::<f32>("d_Pin", pixels)?;
+    let d_out = gpu.zeros::<f32>("d_Pout", pixels)?;
+    let student =
+        ctx.time(|| module.launch_async(KERNEL, launch_config(n, m), &args![&d_in, &d_out, n as i32, m as i32]))?;
+    let cfg = LaunchConfig::linear(pixels.div_ceil(LINEAR_THREADS as usize) as u32, LINEAR_THREADS);
+    let ideal =
+        ctx.time_yardstick(YARDSTICK, || linear.launch_async(YARDSTICK, cfg, &args![&d_in, &d_out, pixels as i32]))?;
+    let bytes = 2 * pixels * 4;
+    let line = kit::perf::require_share(
+        &format!("{KERNEL} on a {n} x {m} image"),
+        student.gb_per_s(bytes),
+        "a 1D kernel scaling the same pixels",
+        ideal.gb_per_s(bytes),
+        MIN_SHARE_OF_LINEAR,
+    )?;
+    Ok(format!("{line} (the kit's float4 copy: {copy_gbps:.0} GB/s)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_notes_launch_covers_every_pixel_with_whole_blocks() {
+        // Figure 4.5 of the notes: 76 x 62 pixels, 5 x 4 blocks of 16 x 16.
+        let cfg = launch_config(76, 62);
+        assert_eq!((cfg.grid, cfg.block), ((5, 4, 1), (16, 16, 1)));
+        assert_eq!(launch_config(1, 1).grid, (1, 1, 1));
+        assert_eq!(launch_config(16, 17).grid, (1, 2, 1));
+        for (n, m) in SIZES {
+            let cfg = launch_config(n, m);
+            let (gx, gy) = (cfg.grid.0 as usize, cfg.grid.1 as usize);
+            assert!(gx * 16 >= n && (gx - 1) * 16 < n && gy * 16 >= m && (gy - 1) * 16 < m, "{n}x{m}");
+        }
+    }
+
+    #[test]
+    fn sizes_catch_a_swapped_mapping() {
+        assert!(SIZES.iter().all(|&(n, m)| n == 1 || n != m), "n != m, so swapped rows and columns fail");
+        assert!(SIZES.iter().any(|&(n, m)| n > m) && SIZES.iter().any(|&(n, m)| n < m));
+        assert!(SIZES.iter().filter(|&&(n, m)| n % 16 != 0 && m % 16 != 0).count() >= 6);
+        assert!(SIZES.contains(&(76, 62)), "the notes' example");
+        let sim: Vec<_> = SIZES.iter().filter(|&&(n, m)| n * m <= kit::SIM_MAX_ELEMENTS).collect();
+        assert!(sim.len() >= 7 && sim.len() < SIZES.len(), "the simulator runs all but the largest");
+    }
+
+    #[test]
+    fn the_timed_image_outgrows_the_l2() {
+        let gpu = kit::Gpu::simulator();
+        let rows = perf_rows(&gpu);
+        assert!(2 * rows * PERF_WIDTH * 4 >= 8 * gpu.info().l2_cache_bytes as usize - 2 * PERF_WIDTH * 4);
+        assert!(rows * PERF_WIDTH < i32::MAX as usize);
+    }
+
+    #[test]
+    fn one_part_with_every_kind_of_check() {
+        let ex = exercise();
+        assert_eq!((ex.id, ex.slug, ex.dir), ("ex09", "picture", "exercises/ex09-picture"));
+        let names: Vec<_> = ex.parts[0].checks.iter().map(|c| c.name.as_str()).collect();
+        for name in ["76x62", "62x76", "coalesced", "share-of-linear"] {
+            assert!(names.contains(&name), "{name}: {names:?}");
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! ex09's memory lesson judged by what the kernel does to memory
+//! (kit::measure): it scales a small fixed image on a private simulator, and
+//! the checks read the 32-byte sectors per warp-level global request.
+//!
+//! A warp of a 16 x 16 block is two rows of 16 threads. With the column taken
+//! from `threadIdx.x` it reads two runs of 16 consecutive floats: 4 sectors
+//! per request. With the column taken from `threadIdx.y` (and the row from
+//! `threadIdx.x`), the same warp reads 2 floats in each of 16 rows: 16 sectors,
+//! most of every sector wasted. Both are correct; only the first is coalesced.
+//! Deterministic: the same figures on every backend.
+
+use anyhow::{bail, Result};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
+use kit::{args, Ctx};
+
+use crate::{cpu, launch_config, KERNEL};
+
+/// The measured image: whole blocks (so that the ideal figures are exact) and
+/// not square (so that a pitch taken from the wrong side shows).
+pub const MEASURE_N: usize = 128;
+pub const MEASURE_M: usize = 96;
+/// Sectors per global request a coalesced mapping stays at or under (4 with
+/// the column from `threadIdx.x`; 16 with the column from `threadIdx.y`).
+/// See CALIBRATION.md.
+pub const MAX_SECTORS_PER_REQUEST: f64 = 8.0;
+
+pub fn measure(ctx: &Ctx) -> Result<Measurement> {
+    let (n, m) = (MEASURE_N, MEASURE_M);
+    ctx.measure(KERNEL, |module| {
+        let gpu = module.gpu();
+        let image = cpu::image(&mut kit::inputs::rng_for(0, "measure"), n * m);
+        let input = gpu.upload("d_Pin", &image)?;
+        let out = gpu.poisoned::<f32>("d_Pout", n * m)?;
+        module.launch(KERNEL, launch_config(n, m), &args![&input, &out, n as i32, m as i32])?;
+        kit::measure::require_right_result(cpu::compare(&image, &cpu::scaled(&image), &out.read()?, n, m))
+    })
+}
+
+fn figures(m: &Measurement) -> String {
+    format!(
+        "global sectors per request: loads {:.1}, stores {:.1} (ideal 4)",
+        m.load_sectors_per_request(),
+        m.store_sectors_per_request()
+    )
+}
+
+/// Loads and stores coalesced: consecutive threads of a warp on consecutive pixels of a row.
+pub fn coalesced(m: &Measurement) -> Result<String> {
+    for (kind, what, sectors) in [
+        (AccessKind::GlobalLoad, "loads", m.load_sectors_per_request()),
+        (AccessKind::GlobalStore, "stores", m.store_sectors_per_request()),
+    ] {
+        if sectors > MAX_SECTORS_PER_REQUEST {
+            bail!(
+                "{KERNEL}: {what}: {sectors:.1} sectors per request (ideal 4, at most {MAX_SECTORS_PER_REQUEST}){}: \
+                 a warp's 32 threads touch {} different rows of the image. The result is right, but most of every \
+                 32-byte sector the GPU fetches is wasted. A warp is 32 consecutive threadIdx.x values first: take \
+                 the column from x (Col = blockIdx.x * blockDim.x + threadIdx.x) and the row from y, so that \
+                 neighbouring threads read neighbouring pixels of one row",
+                worst_at(m.worst_global(kind)),
+                sectors.round()
+            );
+        }
+    }
+    Ok(figures(m))
+}
+
+/// The structure check `coalesced`.
+pub fn coalesced_check(ctx: &Ctx) -> Result<String> {
+    unless_unmeasurable(measure(ctx).and_then(|m| coalesced(&m)))
+}
+
+/// Stand-in for `perf::share-of-linear`: a kernel the simulator cannot run is
+/// not graded rather than passed.
+pub fn coalesced_stand_in(ctx: &Ctx) -> Result<String> {
+    coalesced(&measure(ctx)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use kit::trial::{fails, passes, Run};
+
+    /// The yardstick is only timed on a GPU; here it must compile, scale every
+    /// pixel, and be the ideal the 2D mapping is held to: 4 sectors per request.
+    #[test]
+    fn the_yardstick_scales_and_is_coalesced() {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let source =
+            ptx_build::SourceFile::from_text("<grader>/scale_linear.cu", include_str!("../yardsticks/scale_linear.cu"));
+        let ptx = compiler.compile(&source, &ptx_build::CompileOptions::default()).unwrap().text;
+        let pixels = super::MEASURE_N * super::MEASURE_M + 7;
+        let image = crate::cpu::image(&mut kit::inputs::rng_for(0, "yardstick"), pixels);
+        let m = kit::measure::measure_ptx(&ptx, "scale_linear", |module| {
+            let gpu = module.gpu();
+            let input = gpu.upload("d_Pin", &image)?;
+            let out = gpu.poisoned::<f32>("d_Pout", pixels)?;
+            let cfg = kit::LaunchConfig::linear(pixels.div_ceil(256) as u32, 256);
+            module.launch("scale_linear", cfg, &kit::args![&input, &out, pixels as i32])?;
+            kit::check::close("d_Pout", &crate::cpu::scaled(&image), &out.read()?, 0.0, 0.0)
+        })
+        .unwrap();
+        assert!(m.load_sectors_per_request() <= 4.1 && m.store_sectors_per_request() <= 4.1, "{}", super::figures(&m));
+    }
+
+    const MINE: &str = "exercises/ex09-picture/calibration";
+
+    #[test]
+    fn coalescing_is_measured_not_spelled() {
+        let ex = crate::exercise();
+        for file in [
+            "reference/ex09-picture/kernels/picture.cu".to_string(),
+            format!("{MINE}/picture_flat_index.cu"),
+            format!("{MINE}/picture_grid_stride.cu"),
+        ] {
+            passes(&ex, "picture", "coalesced", Run::Check, &file);
+            passes(&ex, "picture", "share-of-linear", Run::StandIn, &file);
+        }
+        for file in
+            ["reference/slow/ex09-picture/kernels/picture.cu".to_string(), format!("{MINE}/picture_linear_block.cu")]
+        {
+            if let Some(msg) = fails(&ex, "picture", "coalesced", Run::Check, &file) {
+                assert!(msg.contains("loads: 16.0 sectors per request (ideal 4"), "{file}: {msg}");
+                assert!(msg.contains("picture.cu:") || msg.contains("linear_block.cu:"), "names the line: {msg}");
+            }
+            fails(&ex, "picture", "share-of-linear", Run::StandIn, &file);
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! `grader new exercise exNN-slug`: writes a complete exercise that builds
+//! and grades (its stub 0, its reference full marks), from the templates in
+//! `template/`: the crate (one part, a correctness check at sizes that are not
+//! multiples of the block, a timed check against a yardstick with a measured
+//! stand-in), README, hints, CALIBRATION.md with the measurements to take, the
+//! stub, the reference, the slow variant, a yardstick and calibration
+//! variants. It then registers the exercise (one dependency line in
+//! grader/Cargo.toml), adds it to the Classroom workflow and to the README's
+//! table, and says what to do next. The teacher replaces the task; the shape
+//! stays (docs/authoring.md).
+
+use std::path::Path;
+
+use anyhow::{bail, ensure, Context, Result};
+use kit::Exercise;
+
+use crate::author::completeness;
+
+/// The names of a new exercise, all derived from `exNN-slug`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Names {
+    /// "ex09"
+    pub id: String,
+    /// "picture"
+    pub slug: String,
+    /// "ex09-picture": the folder and the crate's package name.
+    pub folder: String,
+    /// The part, the kernel and its file: the slug as a C identifier ("picture").
+    pub kernel: String,
+    pub title: String,
+}
+
+impl Names {
+    /// Parses `exNN-slug`: two digits, then lowercase words joined by `-`.
+    pub fn parse(name: &str, title: Option<&str>) -> Result<Self> {
+        let bad = || {
+            anyhow::anyhow!(
+                "`{name}` is not an exercise name: write exNN-slug, two digits and a slug of lowercase letters, \
+                 digits and dashes, e.g. `ex09-picture`"
+            )
+        };
+        let (id, slug) = name.split_once('-').ok_or_else(bad)?;
+        let digits = id.strip_prefix("ex").ok_or_else(bad)?;
+        ensure!(digits.len() == 2 && digits.bytes().all(|b| b.is_ascii_digit()), bad());
+        let words_ok =
+            slug.split('-').all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+        ensure!(words_ok && slug.starts_with(|c: char| c.is_ascii_lowercase()), bad());
+        Ok(Self {
+            id: id.to_string(),
+            slug: slug.to_string(),
+            folder: name.to_string(),
+            kernel: slug.replace('-', "_"),
+            title: title.map(str::to_string).unwrap_or_else(|| format!("{} (a new exercise)", slug.replace('-', " "))),
+        })
+    }
+
+    fn fill(&self, template: &str) -> String {
+        template
+            .replace("{{id}}", &self.id)
+            .replace("{{slug}}", &self.slug)
+            .replace("{{folder}}", &self.folder)
+            .replace("{{kernel}}", &self.kernel)
+            .replace("{{part}}", &self.kernel)
+            .replace("{{title}}", &self.title.replace('"', "'"))
+    }
+
+    /// Every file the exercise consists of: path from the root, template.
+    fn files(&self) -> Vec<(String, &'static str)> {
+        let (ex, k) = (format!("exercises/{}", self.folder), &self.kernel);
+        vec![
+            (format!("{ex}/Cargo.toml"), include_str!("template/Cargo.toml.tmpl")),
+            (format!("{ex}/src/lib.rs"), include_str!("template/lib.rs.tmpl")),
+            (format!("{ex}/src/measured.rs"), include_str!("template/measured.rs.tmpl")),
+            (format!("{ex}/README.md"), include_str!("template/README.md.tmpl")),
+            (format!("{ex}/hints.toml"), include_str!("template/hints.toml.tmpl")),
+            (format!("{ex}/CALIBRATION.md"), include_str!("template/CALIBRATION.md.tmpl")),
+            (format!("{ex}/kernels/{k}.cu"), include_str!("template/stub.cu.tmpl")),
+            (format!("{ex}/yardsticks/copy_linear.cu"), include_str!("template/yardstick.cu.tmpl")),
+            (format!("{ex}/calibration/{k}_grid_stride.cu"), include_str!("template/grid_stride.cu.tmpl")),
+            (format!("{ex}/calibration/{k}_chunked.cu"), include_str!("template/chunked.cu.tmpl")),
+            (format!("reference/{}/kernels/{k}.cu", self.folder), include_str!("template/solution.cu.tmpl")),
+            (format!("reference/slow/{}/kernels/{k}.cu", self.folder), include_str!("template/slow.cu.tmpl")),
+        ]
+    }
+}
+
+/// What [`create`] wrote and changed, relative to the root.
+#[derive(Debug, Default)]
+pub struct Created {
+    pub written: Vec<String>,
+    pub changed: Vec<String>,
+}
+
+/// Writes the exercise `names` into the workspace at `root`, next to the
+/// `registered` ones, and registers it. Refuses to overwrite anything.
+pub fn create(root: &Path, names: &Names, registered: &[Exercise]) -> Result<Created> {
+    ensure!(
+        root.join("grader/Cargo.toml").is_file() && root.join("exercises").is_dir(),
+        "{} is not the cuda-lab workspace (no grader/Cargo.toml and exercises/): run from its root or pass --root",
+        root.display()
+    );
+    if let Some(e) = registered.iter().find(|e| e.id == names.id || e.slug == names.slug) {
+        bail!("{} ({}) exists already: choose another number and slug", e.id, e.folder_name());
+    }
+    if let Some(f) = completeness::exercise_folders(root).into_iter().find(|f| f.starts_with(&format!("{}-", names.id)))
+    {
+        bail!("exercises/{f} exists already: choose another number");
+    }
+    let mut created = Created::default();
+    let files = names.files();
+    for (rel, _) in &files {
+        ensure!(!root.join(rel).exists(), "{rel} exists already: nothing was written");
+    }
+    for (rel, template) in files {
+        let path = root.join(&rel);
+        std::fs::create_dir_all(path.parent().expect("a file has a folder"))?;
+        std::fs::write(&path, names.fill(template)).with_context(|| format!("writing {}", path.display()))?;
+        created.written.push(rel);
+    }
+    format_rust(root, &created.written);
+    register(root, names)?;
+    created.changed.push("grader/Cargo.toml".into());
+    let mut ids: Vec<String> = registered.iter().map(|e| e.id.to_string()).collect();
+    ids.push(names.id.clone());
+    ids.sort();
+    let workflow = root.join(crate::template::WORKFLOW_PATH);
+    if workflow.is_file() {
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        std::fs::write(&workflow, crate::template::classroom_workflow_for(&ids))?;
+        created.changed.push(crate::template::WORKFLOW_PATH.into());
+    }
+    if add_readme_row(&root.join("README.md"), names)? {
+        created.changed.push("README.md".into());
+    }
+    Ok(created)
+}
+
+/// Runs rustfmt (with the workspace's rustfmt.toml) on the written Rust
+/// files, so that they pass `cargo fmt --check` whatever the names' lengths.
+/// Without rustfmt they still build; only their layout differs.
+fn format_rust(root: &Path, written: &[String]) {
+    let files: Vec<_> = written.iter().filter(|f| f.ends_with(".rs")).map(|f| root.join(f)).collect();
+    let _ = std::process::Command::new("rustfmt").args(["--edition", "2021"]).args(&files).current_dir(root).output();
+}
+
+/// The dependency line that registers the exercise (build.rs reads it).
+pub fn dependency_line(names: &Names) -> String {
+    format!("{} = {{ path = \"../exercises/{}\" }}", names.folder, names.folder)
+}
+
+/// Adds the dependency line to grader/Cargo.toml after the other exercises'.
+fn register(root: &Path, names: &Names) -> Result<()> {
+    let path = root.join("grader/Cargo.toml");
+    let text = std::fs::read_to_string(&path)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines.iter().rposition(|l| l.contains("path = \"../exercises/ex"));
+    let at = match last {
+        Some(i) => i + 1,
+        None => {
+            lines
+                .iter()
+                .position(|l| l.trim() == "[dependencies]")
+                .context("grader/Cargo.toml has no [dependencies]")?
+                + 1
+        }
+    };
+    let line = dependency_line(names);
+    let mut out: Vec<&str> = lines[..at].to_vec();
+    out.push(&line);
+    out.extend_from_slice(&lines[at..]);
+    std::fs::write(&path, out.join("\n") + "\n")?;
+    Ok(())
+}
+
+/// Adds `| exNN | title | `part` |` after the last exercise row of the
+/// README's table, if it has one. Returns whether it did.
+fn add_readme_row(path: &Path, names: &Names) -> Result<bool> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Ok(false) };
+    let lines: Vec<&str> = text.lines().collect();
+    let is_row = |l: &&str| l.starts_with("| ex") && l[4..].starts_with(|c: char| c.is_ascii_digit());
+    let Some(last) = lines.iter().rposition(is_row) else { return Ok(false) };
+    let row = format!("| {} | {} | `{}` |", names.id, names.title, names.kernel);
+    let mut out: Vec<&str> = lines[..=last].to_vec();
+    out.push(&row);
+    out.extend_from_slice(&lines[last + 1..]);
+    std::fs::write(path, out.join("\n") + "\n")?;
+    Ok(true)
+}
+
+/// What to do next, printed after [`create`].
+pub fn next_steps(names: &Names, created: &Created) -> String {
+    let mut s = format!("Wrote {} ({} files):\n", names.folder, created.written.len());
+    for f in &created.written {
+        s += &format!("  {f}\n");
+    }
+    s += "Changed:\n";
+    for f in &created.changed {
+        s += &format!("  {f}\n");
+    }
+    s += &format!(
+        "\nNext (docs/authoring.md):\n  \
+         cargo run -p grader -- {id} --reference --backend sim   # full marks of what the simulator grades\n  \
+         cargo run -p grader -- {id} --backend sim               # the stub: 0\n  \
+         cargo test -p {folder}                                   # the exercise's own tests\n\
+         then replace the task (src/lib.rs, kernels/, reference/), write its hints and README, add its variants \
+         to grader/tests/variants, regenerate the report's baselines (`grader baseline-profiles`) and calibrate the \
+         thresholds on a GPU (CALIBRATION.md).\n",
+        id = names.id,
+        folder = names.folder
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_come_from_exnn_slug() {
+        let n = Names::parse("ex09-picture", None).unwrap();
+        assert_eq!(
+            (n.id.as_str(), n.slug.as_str(), n.folder.as_str(), n.kernel.as_str()),
+            ("ex09", "picture", "ex09-picture", "picture")
+        );
+        assert_eq!(Names::parse("ex12-shared-load", Some("T")).unwrap().kernel, "shared_load");
+        for bad in ["ex9-x", "ex09", "ex09-", "ex09-Pic", "x09-a", "ex09-a_b", "ex09--a", "ex0a-b", "ex09-1a"] {
+            assert!(Names::parse(bad, None).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn templates_are_filled_completely() {
+        let n = Names::parse("ex42-scale-it", Some("Scale \"it\"")).unwrap();
+        for (rel, template) in n.files() {
+            let text = n.fill(template);
+            assert!(!text.contains("{{"), "{rel} keeps a placeholder");
+            assert!(!rel.contains("scale-it") || rel.contains("/ex42-scale-it/"), "{rel}: the folder only");
+        }
+        let rels: Vec<String> = n.files().into_iter().map(|(rel, _)| rel).collect();
+        assert!(rels.contains(&"exercises/ex42-scale-it/kernels/scale_it.cu".to_string()), "{rels:?}");
+        assert!(n.fill("\"{{title}}\"").contains("Scale 'it'"), "a title cannot break the Rust string");
+    }
+
+    fn fake_workspace() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("grader")).unwrap();
+        std::fs::create_dir_all(root.join("exercises/ex01-pi")).unwrap();
+        std::fs::write(
+            root.join("grader/Cargo.toml"),
+            "[dependencies]\nkit.workspace = true\nex01-pi = { path = \"../exercises/ex01-pi\" }\n\nserde = \"1\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("README.md"),
+            "| id | exercise | parts |\n| --- | --- | --- |\n| ex01 | pi | `global` |\n\nMore.\n",
+        )
+        .unwrap();
+        tmp
+    }
+
+    #[test]
+    fn create_writes_registers_and_refuses_to_overwrite() {
+        let tmp = fake_workspace();
+        let root = tmp.path();
+        let registered = crate::registry::select(&["ex01".into()]).unwrap();
+        let n = Names::parse("ex42-scale", Some("Scale a vector")).unwrap();
+        let created = create(root, &n, &registered).unwrap();
+        assert_eq!(created.written.len(), 12);
+        for f in &created.written {
+            assert!(root.join(f).is_file(), "{f}");
+        }
+        let cargo = std::fs::read_to_string(root.join("grader/Cargo.toml")).unwrap();
+        assert!(
+            cargo.contains("ex01-pi = { path = \"../exercises/ex01-pi\" }\nex42-scale = { path = \"../exercises/ex42-scale\" }\n\nserde"),
+            "{cargo}"
+        );
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        assert!(readme.contains("| ex01 | pi | `global` |\n| ex42 | Scale a vector | `scale` |\n\nMore."), "{readme}");
+        let lib = std::fs::read_to_string(root.join("exercises/ex42-scale/src/lib.rs")).unwrap();
+        assert!(lib.contains("id: \"ex42\"") && lib.contains("\"kernels/scale.cu\""));
+        // Once more: refused, nothing changed.
+        let err = create(root, &n, &registered).unwrap_err().to_string();
+        assert!(err.contains("exercises/ex42-scale exists already"), "{err}");
+        let taken = Names::parse("ex01-other", None).unwrap();
+        assert!(create(root, &taken, &registered).unwrap_err().to_string().contains("ex01 (ex01-pi) exists already"));
+        assert!(create(&root.join("nowhere"), &Names::parse("ex43-a", None).unwrap(), &registered).is_err());
+    }
+}
