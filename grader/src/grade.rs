@@ -641,6 +641,7 @@ fn make_trial(
                 let ctx = Ctx { check_name: &name, env: &env, build };
                 discard_profiles(&env);
                 kit::perf::take_figures();
+                kit::measure::take_measured();
                 kit::check::take_mismatches();
                 kit::digest::set_current_check(&name);
                 // Shared with other batch workers on this GPU one device operation at a
@@ -664,6 +665,7 @@ fn make_trial(
             duration_ms: start.elapsed().as_secs_f64() * 1e3,
             profile,
             perf: kit::perf::take_figures(),
+            measured: kit::measure::take_measured(),
             mismatches: kit::check::take_mismatches(),
             ..TestReport::new(name.clone(), check.kind, Status::Pass)
         };
