@@ -236,6 +236,21 @@ enum Command {
     },
     /// Regrade a class and list every score Classroom recorded that differs, and every edited workflow.
     Audit(AuditArgs),
+    /// Write OUT/class-report.html from a batch's output folder OUT (a batch writes it too): scores,
+    /// verdicts, the checks failed most often, memory lessons, performance, time, similarity.
+    ClassReport {
+        /// The batch's output folder (with gradebook.json).
+        out: PathBuf,
+        /// Students' names in the leaderboards (default: anonymous keys).
+        #[arg(long)]
+        names: bool,
+        /// No leaderboards (a course turns them off with `[class-report] leaderboard = false` in cuda-lab.toml).
+        #[arg(long)]
+        no_leaderboard: bool,
+        /// The course's folder: stubs and reference for similarity and the memory lessons, cuda-lab.toml.
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
     /// Generate a class of submissions (reference, stubs, broken variants) for tests and throughput runs.
     #[command(hide = true)]
     MakeClass {
@@ -407,6 +422,17 @@ fn run_command(command: Command) -> Result<ExitCode> {
         Command::List => print!("{}", list()),
         Command::Batch(args) => return run_batch(args),
         Command::Audit(args) => return run_audit(args),
+        Command::ClassReport { out, names, no_leaderboard, root } => {
+            let opts = grader::class_report::Options {
+                names,
+                leaderboard: no_leaderboard.then_some(false),
+                root: root.or_else(|| default_root().ok()),
+                exe: None,
+            };
+            gradebook::write_parts_csv(&out)?;
+            let path = grader::class_report::write(&out, &opts)?;
+            println!("class report: {}", path.display());
+        }
         Command::Merge { gradebooks, out, partial } => {
             if !partial {
                 gradebook::check_all_shards(&gradebooks)?;

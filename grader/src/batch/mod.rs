@@ -206,6 +206,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         students: rows,
     };
     book.write(&opts.out)?;
+    crate::class_report::after_batch(&opts.out);
     summary.elapsed = start.elapsed();
     Ok(summary)
 }
