@@ -196,3 +196,22 @@ pub fn after_batch(out: &Path) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_course_turns_leaderboards_off_and_a_misspelt_setting_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(settings(dir.path()).unwrap().leaderboard, None, "no file: the default");
+        let file = dir.path().join(crate::policy::CONFIG_FILE);
+        std::fs::write(&file, "[perf-without-gpu]\nown-runs = \"exclude\"\n[class-report]\nleaderboard = false\n")
+            .unwrap();
+        assert_eq!(settings(dir.path()).unwrap().leaderboard, Some(false));
+        // The grading policy still reads the same file.
+        crate::policy::resolve(dir.path(), None, crate::policy::Audience::OwnRun).unwrap();
+        std::fs::write(&file, "[class-report]\nleaderbord = false\n").unwrap();
+        assert!(settings(dir.path()).is_err());
+    }
+}

@@ -591,7 +591,8 @@ fn attention(c: &Class) -> String {
         }
         h += "</ul>\n";
     }
-    section("attention", &format!("What needs a TA's eye ({n} students)"), &h)
+    let who = if n == 1 { "1 student".to_string() } else { format!("{n} students") };
+    section("attention", &format!("What needs a TA's eye ({who})"), &h)
 }
 
 fn similarity(c: &Class) -> String {
@@ -671,3 +672,96 @@ mark{background:#fff3b0;display:block}\
 figure.chart{margin:10px 0;overflow-x:auto}.row figure.chart{flex:1 1 460px;max-width:540px}\
 .row figure.chart svg{width:100%;height:auto}figcaption{color:#555;font-size:13px}\
 svg text.lbl{font:12px sans-serif;fill:#333}svg text.val{font:11px sans-serif;fill:#444}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::gradebook::{ExerciseColumn, Gradebook, Row};
+    use crate::report::{CompileReport, CompileStatus, ExerciseReport, GradeReport};
+
+    fn student(key: &str, name: &str, ratio: f64) -> StudentReport {
+        let status = if ratio >= 1.25 { Status::Pass } else { Status::Fail };
+        let mut t = TestReport::new("ex03::tiled::perf::faster-than-naive".into(), kit::CheckKind::Performance, status);
+        t.perf = Some(kit::perf::PerfFigures {
+            kind: "speedup".into(),
+            value: ratio,
+            threshold: 1.25,
+            student: 10.0 / ratio,
+            baseline: 10.0,
+            unit: "ms".into(),
+            baseline_name: "the naive kernel".into(),
+        });
+        t.score = 2.5;
+        t.max_score = 2.5;
+        let mut grades = GradeReport::new(1, std::path::Path::new("/x"), "exercises", Default::default());
+        grades.exercises = vec![ExerciseReport {
+            id: "ex03".into(),
+            title: "matmul".into(),
+            score: 0.0,
+            max_score: 0.0,
+            parts: vec![PartReport {
+                name: "tiled".into(),
+                file: "exercises/ex03-matmul/kernels/matmul_tiled.cu".into(),
+                sha256: None,
+                score: 0.0,
+                max_score: 0.0,
+                compile: CompileReport {
+                    status: CompileStatus::Ok,
+                    diagnostics: vec![],
+                    message: None,
+                    from_cache: false,
+                },
+                tests: vec![t],
+                sanitizer: None,
+            }],
+        }];
+        grades.total_up();
+        StudentReport {
+            schema: crate::batch::student::SCHEMA.into(),
+            key: key.into(),
+            name: name.into(),
+            status: "graded".into(),
+            notes: vec![],
+            intake: Default::default(),
+            grades,
+        }
+    }
+
+    fn class(leaderboard: bool, names: bool) -> Class {
+        let students = vec![student("ana", "Ana Lima", 1.1), student("bo", "Bo Chen", 3.0)];
+        let rows = students.iter().map(Row::of).collect();
+        Class {
+            out: "/nowhere".into(),
+            book: Gradebook {
+                schema: crate::batch::gradebook::SCHEMA.into(),
+                grader_version: "0".into(),
+                seed: 9,
+                backend: "cuda".into(),
+                exercises: vec![ExerciseColumn { id: "ex03".into(), max_score: 2.5 }],
+                shard: None,
+                students: rows,
+            },
+            students,
+            time: None,
+            reference: None,
+            similarity: vec![],
+            leaderboard,
+            names,
+        }
+    }
+
+    #[test]
+    fn leaderboards_are_anonymous_unless_asked_and_off_when_the_course_says_so() {
+        let page = render(&class(true, false));
+        let (bo, ana) = (anonymous("bo", 9), anonymous("ana", 9));
+        assert_ne!(bo, ana);
+        let board = &page[page.find("class=\"leaderboard\"").expect("a leaderboard")..];
+        assert!(board.find(&bo).unwrap() < board.find(&ana).unwrap(), "the fastest first");
+        assert!(!page.contains("Bo Chen") && !page.contains("Ana Lima"), "no names by default");
+        assert!(page.contains("2 measured · 1 passed"), "the distribution counts both");
+        let named = render(&class(true, true));
+        assert!(named.contains("<td>Bo Chen</td>"));
+        let off = render(&class(false, true));
+        assert!(!off.contains("class=\"leaderboard\"") && off.contains("Leaderboards are off"));
+    }
+}
