@@ -170,6 +170,8 @@ fn a_graded_class_gets_a_report_whose_numbers_are_the_gradebooks() {
         .map(|p| (p["a"].as_str().unwrap().to_string(), p["b"].as_str().unwrap().to_string()))
         .collect();
     assert_eq!(pairs, [("cy".to_string(), "dee".to_string())]);
+    let ptx = sim.as_array().unwrap().iter().flat_map(|p| p["flagged"].as_array().unwrap()).next().unwrap();
+    assert_eq!(ptx["ptx_jaccard"].as_f64(), Some(1.0), "the second opinion: the same PTX once names are set aside");
     assert!(html.contains("data-pair=\"cy|dee\"") && html.contains("<mark>"), "shown side by side, marked");
     assert!(html.contains("a TA should look"));
 

@@ -120,10 +120,21 @@ impl Class {
         let (reference, similarity, leaderboard) = match &root {
             Some(root) => {
                 let reference = reference_figures(out, root, &exercises, opts);
-                let similarity = crate::similarity::from_staging(out, &exercises, root)
+                let mut parts = crate::similarity::from_staging(out, &exercises, root);
+                // The second opinion from the PTX the batch compiled (hits in its cache).
+                let arch = students
                     .iter()
-                    .map(crate::similarity::compare)
-                    .collect();
+                    .find_map(|s| s.grades.environment.compute_capability.as_deref())
+                    .and_then(|cc| cc.split_once('.'))
+                    .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+                if let Ok(compiler) = ptx_build::Compiler::from_env() {
+                    let compiler = compiler.with_cache_dir(out.join("ptx-cache"));
+                    for p in parts.iter_mut().filter(|p| p.submissions.len() > 1) {
+                        p.ptx =
+                            Some(crate::similarity::compile_part(&compiler, arch, &p.file, &p.common, &p.submissions));
+                    }
+                }
+                let similarity = parts.iter().map(crate::similarity::compare).collect();
                 let course = settings(root)?.leaderboard.unwrap_or(true);
                 (reference, similarity, course)
             }

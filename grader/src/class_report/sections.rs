@@ -621,7 +621,7 @@ fn similarity(c: &Class) -> String {
             let _ = writeln!(
                 h,
                 "<div class=\"pair\" data-pair=\"{0}|{1}\"><h3>{2} {3}: {4} and {5} <small>similar; a TA should look · \
-                 {6:.0}% of their own fingerprints shared ({7})</small></h3><div class=\"side\">{8}{9}</div></div>",
+                 {6:.0}% of their own fingerprints shared ({7}){10}</small></h3><div class=\"side\">{8}{9}</div></div>",
                 esc(&pair.a),
                 esc(&pair.b),
                 esc(&p.exercise),
@@ -631,7 +631,8 @@ fn similarity(c: &Class) -> String {
                 100.0 * pair.jaccard,
                 pair.shared,
                 listing(&name(&pair.a), &source(&pair.a), &pair.lines_a),
-                listing(&name(&pair.b), &source(&pair.b), &pair.lines_b)
+                listing(&name(&pair.b), &source(&pair.b), &pair.lines_b),
+                pair.ptx_jaccard.map(|j| format!("; compiled PTX {:.0}% alike", 100.0 * j)).unwrap_or_default()
             );
         }
     }

@@ -14,6 +14,7 @@
 //! holds beyond those are held by both (Jaccard), enough of them to mean
 //! something, and far more than in the class's typical pair.
 
+pub mod ptx;
 pub mod tokens;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -54,12 +55,23 @@ fn fnv(s: &[tokens::Token]) -> u64 {
     h
 }
 
+/// Tokens per k-gram of PTX (an instruction is 4 to 8 tokens).
+pub const PTX_K: usize = 16;
+
 /// Winnowed fingerprints of `src`.
 pub fn fingerprint(src: &str) -> Fingerprints {
-    let toks = tokens::normalise(src);
+    winnow(tokens::normalise(src), K)
+}
+
+/// Winnowed fingerprints of a PTX text (the second opinion).
+pub fn fingerprint_ptx(text: &str) -> Fingerprints {
+    winnow(ptx::tokens(text), PTX_K)
+}
+
+fn winnow(toks: Vec<tokens::Token>, k: usize) -> Fingerprints {
     let mut selected: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-    if toks.len() >= K {
-        let hashes: Vec<u64> = toks.windows(K).map(fnv).collect();
+    if toks.len() >= k {
+        let hashes: Vec<u64> = toks.windows(k).map(fnv).collect();
         let mut last = usize::MAX;
         for start in 0..hashes.len().saturating_sub(W - 1).max(1) {
             let end = (start + W).min(hashes.len());
@@ -109,6 +121,15 @@ pub struct PartSources {
     pub common: Vec<String>,
     /// (submission key, source).
     pub submissions: Vec<(String, String)>,
+    /// The second opinion, where the batch's PTX could be had: the stub's and
+    /// the reference's PTX, and each submission's by key.
+    pub ptx: Option<PartPtx>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PartPtx {
+    pub common: Vec<String>,
+    pub submissions: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -121,6 +142,10 @@ pub struct Pair {
     pub containment: f64,
     /// `shared` over the fingerprints either holds (beyond the common ones).
     pub jaccard: f64,
+    /// The same Jaccard on the compiled PTX (registers, labels and names
+    /// normalised, the stub's and reference's PTX left out): a second opinion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptx_jaccard: Option<f64>,
     /// Source lines of each that the shared fingerprints cover.
     pub lines_a: Vec<usize>,
     pub lines_b: Vec<usize>,
@@ -175,6 +200,7 @@ pub fn compare(p: &PartSources) -> PartSimilarity {
             shared: shared.len(),
             containment,
             jaccard,
+            ptx_jaccard: p.ptx.as_ref().and_then(|x| ptx_jaccard(x, prints[i].0, prints[j].0)),
             lines_a: prints[i].1.lines_of(&shared).into_iter().collect(),
             lines_b: prints[j].1.lines_of(&shared).into_iter().collect(),
         })
@@ -187,6 +213,38 @@ pub fn compare(p: &PartSources) -> PartSimilarity {
         submissions: p.submissions.len(),
         typical,
         flagged,
+    }
+}
+
+/// The Jaccard of two submissions' PTX beyond the common PTX's fingerprints.
+fn ptx_jaccard(p: &PartPtx, a: &str, b: &str) -> Option<f64> {
+    let common: BTreeSet<u64> = p.common.iter().flat_map(|t| fingerprint_ptx(t).hashes()).collect();
+    let own = |k: &str| -> Option<BTreeSet<u64>> {
+        Some(fingerprint_ptx(p.submissions.get(k)?).hashes().difference(&common).copied().collect())
+    };
+    let (a, b) = (own(a)?, own(b)?);
+    let union = a.union(&b).count();
+    (union > 0).then(|| a.intersection(&b).count() as f64 / union as f64)
+}
+
+/// The PTX of each source as the batch compiled it (`compile_options` for
+/// `arch`, so a batch's files are hits in its cache `<out>/ptx-cache`); a
+/// source that does not compile has none.
+pub fn compile_part(
+    compiler: &ptx_build::Compiler,
+    arch: Option<(u32, u32)>,
+    file: &str,
+    common: &[String],
+    submissions: &[(String, String)],
+) -> PartPtx {
+    let options = crate::grade::compile_options(arch);
+    let ptx = |text: &str| {
+        let src = ptx_build::SourceFile { display_path: file.to_string(), text: text.to_string() };
+        compiler.compile(&src, &options).ok().map(|p| p.text)
+    };
+    PartPtx {
+        common: common.iter().filter(|t| !t.is_empty()).filter_map(|t| ptx(t)).collect(),
+        submissions: submissions.iter().filter_map(|(k, t)| Some((k.clone(), ptx(t)?))).collect(),
     }
 }
 
@@ -220,6 +278,7 @@ pub fn from_staging(out: &Path, exercises: &[Exercise], root: &Path) -> Vec<Part
                 file,
                 common: vec![stub, reference],
                 submissions,
+                ptx: None,
             });
         }
     }
