@@ -198,10 +198,20 @@ fn shape_of(message: &str) -> String {
     out
 }
 
-fn example_links(keys: &[&str], ex: &str, part: &str) -> String {
+/// Up to three submissions: their result (grades JSON) and the file as graded.
+fn example_links(keys: &[&str], ex: &str, part: &str, file: &str) -> String {
     keys.iter()
         .take(3)
-        .map(|k| format!("<a href=\"results/{0}/{1}-{2}.json\">{3}</a>", esc(&percent(k)), esc(ex), esc(part), esc(k)))
+        .map(|k| {
+            format!(
+                "<a href=\"results/{0}/{1}-{2}.json\">{3}</a> (<a href=\"staging/{0}/{4}\">source</a>)",
+                esc(&percent(k)),
+                esc(ex),
+                esc(part),
+                esc(k),
+                esc(file)
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -308,7 +318,7 @@ fn parts(c: &Class) -> String {
                     group.len(),
                     who.len(),
                     if group.len() > 1 { " (numbers aside)" } else { "" },
-                    example_links(&keys, &ex, &part)
+                    example_links(&keys, &ex, &part, &list[0].1.file)
                 );
             }
             h += "</table>\n";
@@ -367,7 +377,7 @@ fn memory(c: &Class) -> String {
     let mut h = String::from(
         "<p>Each structure check measures the student's kernel on a small fixed input on the simulator (the same on \
          every backend; bank conflicts show as more than one shared pass per request). Per figure: the class's median, the reference kernel's, and how many students are at the \
-         reference's figure or better (within 10%): how many really coalesced, tiled, or avoided bank conflicts.</p>\n",
+         reference's figure or lower (within 10%): how many really coalesced, tiled, or avoided bank conflicts.</p>\n",
     );
     if c.reference.is_none() {
         h += "<p class=\"note\">The reference's figures could not be measured here (no course folder or grader binary): \
@@ -412,7 +422,7 @@ fn memory(c: &Class) -> String {
                 h,
                 "<h3><code>{}</code> · <code>{}</code> <small>{} students measured</small></h3>\
                  <table class=\"num\"><tr><th>figure</th><th>class median</th><th>class range</th><th>reference</th>\
-                 <th>at the reference or better</th></tr>{rows}</table>",
+                 <th>at the reference's or lower (+10%)</th></tr>{rows}</table>",
                 esc(test),
                 esc(kernel),
                 profiles.len()
@@ -614,6 +624,10 @@ fn similarity(c: &Class) -> String {
         );
     }
     h += "</table>\n";
+    if c.similarity.iter().all(|p| p.submissions == 0) {
+        h += "<p class=\"dim\">No staged kernels to compare here (a merged gradebook has none: run \
+              <code>grader class-report</code> on each shard's folder).</p>\n";
+    }
     let name = |key: &str| c.students.iter().find(|s| s.key == key).map_or(key.to_string(), |s| s.name.clone());
     for p in &c.similarity {
         for pair in &p.flagged {
