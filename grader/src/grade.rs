@@ -649,6 +649,10 @@ fn make_trial(
                 // by a kernel that never ends.
                 if let Some(gpu) = &env.gpu {
                     gpu.begin_check();
+                    // `grader batch --timeout-from-reference`: this check's own limit.
+                    if let Some(limit) = crate::check_limits::for_check(&name) {
+                        gpu.limit_check(limit);
+                    }
                 }
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
                     .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))

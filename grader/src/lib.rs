@@ -5,6 +5,7 @@ pub mod ahead;
 pub mod atomic;
 pub mod audit;
 pub mod batch;
+pub mod check_limits;
 pub mod class_report;
 pub mod classroom;
 pub mod differential;

@@ -318,6 +318,15 @@ struct BatchArgs {
     /// are already those of a fresh process; this costs the kernel time limit again).
     #[arg(long)]
     regrade_hangs: bool,
+    /// Limit each correctness check to MULT times the reference kernel's time on
+    /// the same input (graded once before the class), at least --timeout-floor and
+    /// at most --timeout: an endless kernel then costs about a second, not --timeout
+    /// (off by default until calibrated on the GPU: docs/ta-guide.md).
+    #[arg(long, value_name = "MULT")]
+    timeout_from_reference: Option<f64>,
+    /// The shortest limit --timeout-from-reference gives a check, in seconds.
+    #[arg(long, default_value_t = 1.0, value_name = "SECS")]
+    timeout_floor: f64,
 }
 
 #[derive(clap::Args)]
@@ -594,6 +603,8 @@ fn batch_options(args: BatchArgs, out: PathBuf) -> Result<batch::Options> {
     let grading_flags =
         vec!["--sanitize".into(), sanitize, "--perf-without-gpu".into(), policy.perf_without_gpu.name().into()];
     Ok(batch::Options {
+        timeout_from_reference: args.timeout_from_reference,
+        timeout_floor: Duration::from_secs_f64(args.timeout_floor),
         out,
         dir: args.dir,
         exercises: registry::select(&args.exercises)?,

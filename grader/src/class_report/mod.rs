@@ -173,7 +173,7 @@ fn reference_figures(out: &Path, root: &Path, exercises: &[kit::Exercise], opts:
     std::fs::create_dir_all(path.parent()?).ok()?;
     std::process::Command::new(exe)
         .args(&ids)
-        .args(["--reference", "--backend", "none", "--json"])
+        .args(["--reference", "--backend", "none", "--no-report", "--json"])
         .arg(&path)
         .arg("--root")
         .arg(root)
