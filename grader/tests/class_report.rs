@@ -136,6 +136,15 @@ fn a_graded_class_gets_a_report_whose_numbers_are_the_gradebooks() {
         assert_eq!(row[1..3], [format!("{:.2}", e.max_score), format!("{mean:.2}")], "{}: {row:?}", e.id);
         assert_eq!(row[4], full.to_string(), "{}: {row:?}", e.id);
     }
+    // What Chromium must show too: each exercise's row of the scores table.
+    let rows: Vec<String> = book
+        .exercises
+        .iter()
+        .map(|e| {
+            let start = html.find(&format!("<tr data-exercise=\"{}\">", e.id)).unwrap();
+            html[start..start + html[start..].find("</tr>").unwrap() + 5].to_string()
+        })
+        .collect();
     let mut statuses: BTreeMap<&str, usize> = BTreeMap::new();
     for r in &book.students {
         *statuses.entry(r.status.as_str()).or_default() += 1;
@@ -195,7 +204,7 @@ fn a_graded_class_gets_a_report_whose_numbers_are_the_gradebooks() {
     assert!(again.contains("class-report.html"), "{again}");
     assert!(read(out.join("class-report.html")).contains("Leaderboards are off"));
 
-    screenshot(&out.join("class-report.html"));
+    screenshot(&out.join("class-report.html"), &rows);
     // To look at it: CUDA_LAB_KEEP_REPORT=DIR keeps the page and its screenshot.
     if let Some(keep) = std::env::var_os("CUDA_LAB_KEEP_REPORT") {
         let keep = PathBuf::from(keep);
@@ -208,7 +217,7 @@ fn a_graded_class_gets_a_report_whose_numbers_are_the_gradebooks() {
 
 /// Opens the page in headless Chromium: it loads without console errors, and
 /// the screenshot has text and both colours of bars.
-fn screenshot(page: &Path) {
+fn screenshot(page: &Path, rows: &[String]) {
     let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
         .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
@@ -248,6 +257,9 @@ fn screenshot(page: &Path) {
     let dom = String::from_utf8_lossy(&dom.stdout);
     assert_eq!(count(&dom, "data-section="), 7, "every section parsed");
     assert!(count(&dom, "<svg") >= 10, "charts parsed");
+    for row in rows {
+        assert!(dom.contains(row.as_str()), "the gradebook's numbers as Chromium shows them: {row}");
+    }
 
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).expect("a screenshot")));
     let mut reader = decoder.read_info().unwrap();
