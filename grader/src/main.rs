@@ -453,6 +453,8 @@ fn run_command(command: Command) -> Result<ExitCode> {
                 gradebooks.len(),
                 out.join(gradebook::CSV_NAME).display()
             );
+            // The whole class's report (similarity needs the shards' staged files: none here).
+            grader::class_report::after_batch(&out);
         }
         Command::Report { json, format, github_output, results, html } => {
             let report = read_grades(&json)?;

@@ -228,6 +228,13 @@ fn planted_copies_are_flagged_and_distinct_variants_are_not() {
             );
         }
     }
+    for r in &results {
+        eprintln!(
+            "{}/{}: typical {:.2}, most alike pair not flagged {:?}",
+            r.exercise, r.part, r.typical, r.closest_below
+        );
+        assert!(r.closest_below.is_none_or(|j| j < similarity::MIN_JACCARD), "{r:?}");
+    }
     let missed: Vec<_> = planted.iter().filter(|(a, b)| !flagged.contains(&(a.clone(), b.clone()))).collect();
     assert!(missed.is_empty(), "planted copies not flagged: {missed:?}");
     let wrong: Vec<_> =

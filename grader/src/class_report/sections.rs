@@ -610,16 +610,17 @@ fn similarity(c: &Class) -> String {
         "<p>Pairs of kernels far more alike than the class's typical pair, once names, literals, layout, comments and \
          the order of independent statements are set aside, and the code every student starts from and every correct \
          solution shares is left out. Similar; a TA should look: alike code is not proof of anything.</p>\n\
-         <table class=\"num\"><tr><th>part</th><th>kernels compared</th><th>typical pair</th><th>pairs to look at</th></tr>\n",
+         <table class=\"num\"><tr><th>part</th><th>kernels compared</th><th>typical pair</th><th>most alike pair not flagged</th><th>pairs to look at</th></tr>\n",
     );
     for p in &c.similarity {
         let _ = writeln!(
             h,
-            "<tr><td>{} {}</td><td>{}</td><td>{:.0}%</td><td>{}</td></tr>",
+            "<tr><td>{} {}</td><td>{}</td><td>{:.0}%</td><td>{}</td><td>{}</td></tr>",
             esc(&p.exercise),
             esc(&p.part),
             p.submissions,
             100.0 * p.typical,
+            p.closest_below.map_or("n/a".into(), |j| format!("{:.0}%", 100.0 * j)),
             p.flagged.len()
         );
     }

@@ -160,6 +160,9 @@ pub struct PartSimilarity {
     pub submissions: usize,
     /// The median Jaccard over every pair of the class (the typical pair).
     pub typical: f64,
+    /// The Jaccard of the most alike pair that is not flagged (how near the flag the class came).
+    #[serde(default)]
+    pub closest_below: Option<f64>,
     /// Pairs far more alike than that, most alike first.
     pub flagged: Vec<Pair>,
 }
@@ -191,9 +194,16 @@ pub fn compare(p: &PartSources) -> PartSimilarity {
     let mut cs: Vec<f64> = all.iter().map(|x| x.4).collect();
     cs.sort_by(f64::total_cmp);
     let typical = if cs.is_empty() { 0.0 } else { cs[cs.len() / 2] };
+    let flags =
+        |shared: &BTreeSet<u64>, j: f64| shared.len() >= MIN_SHARED && j >= MIN_JACCARD && j >= OVER_TYPICAL * typical;
+    let closest_below = all
+        .iter()
+        .filter(|x| !flags(&x.2, x.4))
+        .map(|x| x.4)
+        .fold(None, |m: Option<f64>, j| Some(m.map_or(j, |m| m.max(j))));
     let mut flagged: Vec<Pair> = all
         .into_iter()
-        .filter(|(_, _, shared, _, j)| shared.len() >= MIN_SHARED && *j >= MIN_JACCARD && *j >= OVER_TYPICAL * typical)
+        .filter(|(_, _, shared, _, j)| flags(shared, *j))
         .map(|(i, j, shared, containment, jaccard)| Pair {
             a: prints[i].0.to_string(),
             b: prints[j].0.to_string(),
@@ -212,6 +222,7 @@ pub fn compare(p: &PartSources) -> PartSimilarity {
         file: p.file.clone(),
         submissions: p.submissions.len(),
         typical,
+        closest_below,
         flagged,
     }
 }
