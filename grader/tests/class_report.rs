@@ -162,6 +162,10 @@ fn a_graded_class_gets_a_report_whose_numbers_are_the_gradebooks() {
         assert!(stencil.contains(&format!("data-verdict=\"{v}\"")), "verdict {v} counted");
     }
     assert!(html.contains("data-verdict=\"out-of-bounds-read\""), "eve's interleaved load");
+    assert!(
+        stencil.contains("more check(s) failed by the same students with the same message"),
+        "every size of one race is one row"
+    );
     assert!(html.contains("href=\"results/cy/ex05-stencil.json\""), "an example submission is linked");
 
     // Memory lessons: the class against the reference's measured figures.

@@ -290,34 +290,55 @@ fn parts(c: &Class) -> String {
         }
         let mut ranked: Vec<(&str, Vec<(&str, &TestReport)>)> = failed.into_iter().collect();
         ranked.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
-        if !ranked.is_empty() {
+        // One row per problem: checks failed by the same students with the same
+        // most common message (numbers aside, e.g. every size of one race) share it.
+        let mut rows: Vec<FailedRow> = Vec::new();
+        for (name, who) in &ranked {
+            let mut by_shape: BTreeMap<String, Vec<(&str, &TestReport)>> = BTreeMap::new();
+            for (k, t) in who {
+                by_shape.entry(shape_of(t.message.as_deref().unwrap_or(""))).or_default().push((k, t));
+            }
+            let (shape, group) = by_shape
+                .into_iter()
+                .max_by(|a, b| a.1.len().cmp(&b.1.len()).then(b.0.cmp(&a.0)))
+                .expect("a failed check has a student");
+            let mut students: Vec<&str> = who.iter().map(|(k, _)| *k).collect();
+            students.sort();
+            match rows.iter_mut().find(|r| r.students == students && r.shape == shape) {
+                Some(r) => r.also.push(name),
+                None => rows.push(FailedRow { name, students, shape, group, also: Vec::new() }),
+            }
+        }
+        if !rows.is_empty() {
             h += "<table class=\"failed\"><tr><th>check</th><th>failed by</th><th>most common first message</th><th>examples</th></tr>\n";
-            for (name, who) in ranked.iter().take(5) {
-                let mut by_shape: BTreeMap<String, Vec<(&str, &TestReport)>> = BTreeMap::new();
-                for (k, t) in who {
-                    by_shape.entry(shape_of(t.message.as_deref().unwrap_or(""))).or_default().push((k, t));
-                }
-                let (_, group) = by_shape
-                    .into_iter()
-                    .max_by(|a, b| a.1.len().cmp(&b.1.len()).then(b.0.cmp(&a.0)))
-                    .expect("a failed check has a student");
-                let message = group[0].1.message.as_deref().unwrap_or("").lines().next().unwrap_or("");
+            for r in rows.iter().take(5) {
+                let message = r.group[0].1.message.as_deref().unwrap_or("").lines().next().unwrap_or("");
                 let message: String = if message.chars().count() > 400 {
                     message.chars().take(400).collect::<String>() + "…"
                 } else {
                     message.to_string()
                 };
-                let keys: Vec<&str> = group.iter().map(|(k, _)| *k).collect();
+                let keys: Vec<&str> = r.group.iter().map(|(k, _)| *k).collect();
+                let also = if r.also.is_empty() {
+                    String::new()
+                } else {
+                    let short: Vec<&str> = r.also.iter().map(|n| n.rsplit("::").next().unwrap_or(n)).collect();
+                    format!(
+                        "<br><small>and {} more check(s) failed by the same students with the same message: {}</small>",
+                        r.also.len(),
+                        esc(&short.join(", "))
+                    )
+                };
                 let _ = writeln!(
                     h,
-                    "<tr data-check=\"{}\"><td><code>{}</code></td><td class=\"n\">{}</td><td><pre class=\"msg\">{}</pre><small>{} of {} failing it get this message{}</small></td><td>{}</td></tr>",
-                    esc(name),
-                    esc(name),
-                    who.len(),
+                    "<tr data-check=\"{}\"><td><code>{}</code>{also}</td><td class=\"n\">{}</td><td><pre class=\"msg\">{}</pre><small>{} of {} failing it get this message{}</small></td><td>{}</td></tr>",
+                    esc(r.name),
+                    esc(r.name),
+                    r.students.len(),
                     esc(&message),
-                    group.len(),
-                    who.len(),
-                    if group.len() > 1 { " (numbers aside)" } else { "" },
+                    r.group.len(),
+                    r.students.len(),
+                    if r.group.len() > 1 { " (numbers aside)" } else { "" },
                     example_links(&keys, &ex, &part, &list[0].1.file)
                 );
             }
@@ -329,6 +350,18 @@ fn parts(c: &Class) -> String {
         h = "<p class=\"dim\">No student report to read.</p>".into();
     }
     section("parts", "Per exercise and part", &h)
+}
+
+/// One row of the checks failed most often.
+struct FailedRow<'a> {
+    name: &'a str,
+    /// Every student who failed it, sorted.
+    students: Vec<&'a str>,
+    /// The most common first message, numbers masked, and who got it.
+    shape: String,
+    group: Vec<(&'a str, &'a TestReport)>,
+    /// Other checks failed by the same students with the same message.
+    also: Vec<&'a str>,
 }
 
 /// A measured figure: its name, how to read it off a profile, and whether less is better.
