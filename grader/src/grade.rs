@@ -666,6 +666,7 @@ fn make_trial(
                 let ctx = Ctx { check_name: &name, env: &env, build };
                 discard_profiles(&env);
                 kit::perf::take_figures();
+                kit::measure::take_measured();
                 kit::check::take_mismatches();
                 kit::digest::set_current_check(&name);
                 // Shared with other batch workers on this GPU one device operation at a
@@ -676,6 +677,10 @@ fn make_trial(
                     // Only correctness launches compare their inputs with what was
                     // uploaded: timed launches stay as they were.
                     gpu.watch_inputs(check.kind == CheckKind::Correctness);
+                    // `grader batch --timeout-from-reference`: this check's own limit.
+                    if let Some(limit) = crate::check_limits::for_check(&name) {
+                        gpu.limit_check(limit);
+                    }
                 }
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
                     .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))
@@ -692,6 +697,7 @@ fn make_trial(
             duration_ms: start.elapsed().as_secs_f64() * 1e3,
             profile,
             perf: kit::perf::take_figures(),
+            measured: kit::measure::take_measured(),
             mismatches: kit::check::take_mismatches(),
             ..TestReport::new(name.clone(), check.kind, Status::Pass)
         };

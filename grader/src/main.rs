@@ -239,6 +239,21 @@ enum Command {
     },
     /// Regrade a class and list every score Classroom recorded that differs, and every edited workflow.
     Audit(AuditArgs),
+    /// Write OUT/class-report.html from a batch's output folder OUT (a batch writes it too): scores,
+    /// verdicts, the checks failed most often, memory lessons, performance, time, similarity.
+    ClassReport {
+        /// The batch's output folder (with gradebook.json).
+        out: PathBuf,
+        /// Students' names in the leaderboards (default: anonymous keys).
+        #[arg(long)]
+        names: bool,
+        /// No leaderboards (a course turns them off with `[class-report] leaderboard = false` in cuda-lab.toml).
+        #[arg(long)]
+        no_leaderboard: bool,
+        /// The course's folder: stubs and reference for similarity and the memory lessons, cuda-lab.toml.
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
     /// Generate a class of submissions (reference, stubs, broken variants) for tests and throughput runs.
     #[command(hide = true)]
     MakeClass {
@@ -322,6 +337,15 @@ struct BatchArgs {
     /// are already those of a fresh process; this costs the kernel time limit again).
     #[arg(long)]
     regrade_hangs: bool,
+    /// Limit each correctness check to MULT times the reference kernel's time on
+    /// the same input (graded once before the class), at least --timeout-floor and
+    /// at most --timeout: an endless kernel then costs about a second, not --timeout
+    /// (off by default until calibrated on the GPU: docs/ta-guide.md).
+    #[arg(long, value_name = "MULT")]
+    timeout_from_reference: Option<f64>,
+    /// The shortest limit --timeout-from-reference gives a check, in seconds.
+    #[arg(long, default_value_t = 1.0, value_name = "SECS")]
+    timeout_floor: f64,
 }
 
 #[derive(clap::Args)]
@@ -436,6 +460,17 @@ fn run_command(command: Command) -> Result<ExitCode> {
         }
         Command::Batch(args) => return run_batch(args),
         Command::Audit(args) => return run_audit(args),
+        Command::ClassReport { out, names, no_leaderboard, root } => {
+            let opts = grader::class_report::Options {
+                names,
+                leaderboard: no_leaderboard.then_some(false),
+                root: root.or_else(|| default_root().ok()),
+                exe: None,
+            };
+            gradebook::write_parts_csv(&out)?;
+            let path = grader::class_report::write(&out, &opts)?;
+            println!("class report: {}", path.display());
+        }
         Command::Merge { gradebooks, out, partial } => {
             if !partial {
                 gradebook::check_all_shards(&gradebooks)?;
@@ -447,6 +482,8 @@ fn run_command(command: Command) -> Result<ExitCode> {
                 gradebooks.len(),
                 out.join(gradebook::CSV_NAME).display()
             );
+            // The whole class's report (similarity needs the shards' staged files: none here).
+            grader::class_report::after_batch(&out);
         }
         Command::Report { json, format, github_output, results, html } => {
             let report = read_grades(&json)?;
@@ -597,6 +634,8 @@ fn batch_options(args: BatchArgs, out: PathBuf) -> Result<batch::Options> {
     let grading_flags =
         vec!["--sanitize".into(), sanitize, "--perf-without-gpu".into(), policy.perf_without_gpu.name().into()];
     Ok(batch::Options {
+        timeout_from_reference: args.timeout_from_reference,
+        timeout_floor: Duration::from_secs_f64(args.timeout_floor),
         out,
         dir: args.dir,
         exercises: registry::select(&args.exercises)?,

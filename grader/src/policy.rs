@@ -69,6 +69,10 @@ pub enum Audience {
 struct CourseConfig {
     #[serde(default)]
     perf_without_gpu: PolicySection,
+    /// `[class-report]`: read by crate::class_report.
+    #[serde(default)]
+    #[allow(dead_code)]
+    class_report: Option<toml::Value>,
 }
 
 /// `[perf-without-gpu]`: the policy per audience.

@@ -129,6 +129,10 @@ pub struct TestReport {
     /// On the simulator: the memory behaviour of each kernel the check launched.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profile: Vec<kit::profile::MemoryProfile>,
+    /// For a structure check measured on a private simulator (kit::measure): each
+    /// measured kernel's memory behaviour on the check's small fixed input, on every backend.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measured: Vec<kit::profile::MemoryProfile>,
     /// For a timed check: the measured ratio, its threshold and the two kernels' figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub perf: Option<kit::perf::PerfFigures>,
@@ -209,6 +213,7 @@ impl TestReport {
             max_score: 0.0,
             duration_ms: 0.0,
             profile: Vec::new(),
+            measured: Vec::new(),
             perf: None,
             mismatches: None,
             not_graded: None,

@@ -51,6 +51,8 @@ struct Inner {
     inputs: Mutex<Vec<Watched>>,
     /// The last kernel started and its arguments: which argument a changed input was.
     last_launch: Mutex<Option<(String, Vec<Arg>)>>,
+    /// The current check's own limit, when shorter than `timeout` ([`Gpu::limit_check`]).
+    check_limit: Mutex<Option<Duration>>,
 }
 
 /// An input buffer and the device copy of what was uploaded into it.
@@ -133,6 +135,7 @@ impl Gpu {
                 watching: std::sync::atomic::AtomicBool::new(true),
                 inputs: Mutex::default(),
                 last_launch: Mutex::default(),
+                check_limit: Mutex::default(),
             }),
         }
     }
@@ -345,12 +348,21 @@ impl Gpu {
     /// launch may ([`CheckTimeLimit`]).
     pub fn begin_check(&self) {
         *self.inner.waited.lock().unwrap() = (0, Duration::ZERO);
+        *self.inner.check_limit.lock().unwrap() = None;
+    }
+
+    /// From here until the next [`Gpu::begin_check`], the check's kernels (one
+    /// launch, or all together) may run `limit` at most, when it is shorter
+    /// than the GPU's timeout: a limit derived from the reference kernel's time
+    /// on the same input (the batch's `--timeout-from-reference`).
+    pub fn limit_check(&self, limit: Duration) {
+        *self.inner.check_limit.lock().unwrap() = Some(limit);
     }
 
     /// Waits for launched work (with the stuck-kernel timeout, and what is left
     /// of the check's), then checks every guard zone.
     pub fn finish(&self) -> Result<()> {
-        let limit = self.inner.timeout;
+        let limit = self.inner.check_limit.lock().unwrap().map_or(self.inner.timeout, |l| l.min(self.inner.timeout));
         let (launches, spent) = *self.inner.waited.lock().unwrap();
         let left = limit.saturating_sub(spent);
         let start = Instant::now();
@@ -712,6 +724,21 @@ mod tests {
         let e = gpu.finish().unwrap_err();
         assert!(e.downcast_ref::<CheckTimeLimit>().is_none(), "{e}");
         assert!(matches!(e.downcast_ref::<BackendError>(), Some(BackendError::Timeout(_))), "{e}");
+    }
+    #[test]
+    fn a_check_limited_below_the_timeout_stops_there_and_the_next_check_has_the_timeout_again() {
+        let (gpu, _) = slow_gpu(60, 1000);
+        gpu.begin_check();
+        gpu.limit_check(Duration::from_millis(30));
+        let e = gpu.finish().unwrap_err();
+        assert!(matches!(e.downcast_ref::<BackendError>(), Some(BackendError::Timeout(_))), "{e}");
+        gpu.begin_check();
+        gpu.finish().unwrap();
+        // A limit above the timeout changes nothing: the timeout stays the ceiling.
+        let (gpu, _) = slow_gpu(60, 50);
+        gpu.begin_check();
+        gpu.limit_check(Duration::from_secs(5));
+        assert!(gpu.finish().is_err());
     }
     use crate::inspect::WrongSignature;
 

@@ -64,7 +64,20 @@ pub fn measure_ptx(ptx: &str, kernel: &str, run: impl FnOnce(&Module) -> Result<
     for s in &runs {
         stats.merge(s);
     }
-    Ok(Measurement { kernel: kernel.to_string(), launches, stats })
+    let m = Measurement { kernel: kernel.to_string(), launches, stats };
+    MEASURED.with(|v| v.borrow_mut().push(m.profile()));
+    Ok(m)
+}
+
+thread_local! {
+    /// The measurements of the check running on this thread; the grader takes
+    /// them after each check into the grades JSON (`tests[].measured`).
+    static MEASURED: std::cell::RefCell<Vec<crate::profile::MemoryProfile>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The figures of every measurement on this thread since the last call (and forgets them).
+pub fn take_measured() -> Vec<crate::profile::MemoryProfile> {
+    MEASURED.with(|v| std::mem::take(&mut *v.borrow_mut()))
 }
 
 /// An error that says the simulator cannot run the PTX (it does not parse, or
@@ -126,6 +139,27 @@ fn is_shared(k: AccessKind) -> bool {
 }
 
 impl Measurement {
+    /// The figures a report keeps (the grades JSON's `measured`), as a simulated run's profile.
+    pub fn profile(&self) -> crate::profile::MemoryProfile {
+        let s = &self.stats;
+        crate::profile::MemoryProfile {
+            kernel: self.kernel.clone(),
+            launches: self.launches,
+            global_load_requests: s.global_load_requests,
+            global_load_sectors: s.global_load_sectors,
+            global_store_requests: s.global_store_requests,
+            global_store_sectors: s.global_store_sectors,
+            shared_requests: s.shared_load_requests + s.shared_store_requests,
+            shared_wavefronts: s.shared_load_wavefronts + s.shared_store_wavefronts,
+            branches: s.branches,
+            divergent_branches: s.divergent_branches,
+            global_atomics: s.global_atomics,
+            shared_atomics: s.shared_atomics,
+            const_requests: s.const_load_requests,
+            const_passes: s.const_load_passes,
+            ..Default::default()
+        }
+    }
     /// 32-byte sectors per warp-level global load; 4 when a warp reads 32 consecutive floats.
     pub fn load_sectors_per_request(&self) -> f64 {
         self.stats.global_load_sectors_per_request()

@@ -113,6 +113,71 @@ impl Gradebook {
     }
 }
 
+pub const PARTS_CSV_NAME: &str = "gradebook-parts.csv";
+
+/// `gradebook-parts.csv`: one row per student and part, for an LMS import that
+/// wants a grade and a comment per part: `key,name,exercise,part,score,max,
+/// outcome,failed,first_failure,verdict,message` (the first failed test, its
+/// verdict, and its message's first line). Scores as in `gradebook.csv`.
+pub fn parts_csv(book: &Gradebook, students: &[StudentReport]) -> Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "key",
+        "name",
+        "exercise",
+        "part",
+        "score",
+        "max",
+        "outcome",
+        "failed",
+        "first_failure",
+        "verdict",
+        "message",
+    ])?;
+    for row in &book.students {
+        let Some(student) = students.iter().find(|s| s.key == row.key) else { continue };
+        for e in &student.grades.exercises {
+            for p in &e.parts {
+                let failed: Vec<_> = p.tests.iter().filter(|t| t.status == crate::report::Status::Fail).collect();
+                let first = failed.first();
+                let message = first
+                    .and_then(|t| t.message.as_deref())
+                    .or(p.compile.message.as_deref())
+                    .and_then(|m| m.lines().next())
+                    .map(|m| m.chars().take(300).collect::<String>())
+                    .unwrap_or_default();
+                w.write_record([
+                    row.key.clone(),
+                    row.name.clone(),
+                    e.id.clone(),
+                    p.name.clone(),
+                    format!("{:.2}", p.score),
+                    format!("{:.2}", p.max_score),
+                    super::part::Outcome::of(p).label().to_string(),
+                    failed.len().to_string(),
+                    first.map(|t| t.name.clone()).unwrap_or_default(),
+                    first.and_then(|t| t.verdict.clone()).unwrap_or_default(),
+                    message,
+                ])?;
+            }
+        }
+    }
+    w.into_inner().map_err(|e| anyhow::anyhow!("writing the CSV: {e}"))
+}
+
+/// Writes `gradebook-parts.csv` into `dir` from its gradebook and students' reports.
+pub fn write_parts_csv(dir: &Path) -> Result<()> {
+    let book = Gradebook::read(&dir.join(JSON_NAME))?;
+    let mut students = Vec::new();
+    for row in &book.students {
+        if let Ok(bytes) = std::fs::read(dir.join(&row.report)) {
+            students.push(serde_json::from_slice::<StudentReport>(&bytes)?);
+        }
+    }
+    atomic::write_if_changed(&dir.join(PARTS_CSV_NAME), &parts_csv(&book, &students)?)?;
+    Ok(())
+}
+
 /// Combines shard gradebooks into one, in `out` (with the students' reports,
 /// where they sit next to their gradebook). The shards must come from one
 /// batch: the same seed, backend and exercises. A student in two shards must

@@ -72,6 +72,10 @@ pub struct Options {
     pub workers_per_gpu: usize,
     /// `--regrade-hangs`: a part with a stuck kernel is graded again alone.
     pub regrade_hangs: bool,
+    /// `--timeout-from-reference MULT` and `--timeout-floor`: each correctness
+    /// check's time limit from the reference's time (crate::check_limits).
+    pub timeout_from_reference: Option<f64>,
+    pub timeout_floor: Duration,
 }
 
 /// `<out>/batch.json`: what every result in `<out>` was graded with, so a
@@ -136,6 +140,10 @@ pub fn run(opts: &Options) -> Result<Summary> {
         nvrtc_dir: compiler.as_ref().and_then(|c| c.path()).and_then(Path::parent).map(Path::to_path_buf),
         grading_flags: opts.grading_flags.clone(),
         gpu_locks: (!opts.isolate).then(|| out.join("locks")),
+        check_limits: match opts.timeout_from_reference {
+            Some(multiple) => Some(reference_limits(opts, &out, seed, multiple)?),
+            None => None,
+        },
     };
     if let Some(dir) = &settings.gpu_locks {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -206,8 +214,32 @@ pub fn run(opts: &Options) -> Result<Summary> {
         students: rows,
     };
     book.write(&opts.out)?;
+    crate::class_report::after_batch(&opts.out);
     summary.elapsed = start.elapsed();
     Ok(summary)
+}
+
+/// `--timeout-from-reference`: grades the reference once (the batch's seed,
+/// backend and first GPU) and writes `OUT/check-limits.json`.
+fn reference_limits(opts: &Options, out: &Path, seed: u64, multiple: f64) -> Result<PathBuf> {
+    let root = crate::class_report::course_root()
+        .context("--timeout-from-reference needs the course's reference/: run from the course's folder")?;
+    let backend = backend_name(opts.backend);
+    let rule = crate::check_limits::Rule {
+        multiple,
+        floor_s: opts.timeout_floor.as_secs_f64(),
+        ceiling_s: opts.kernel_timeout.as_secs_f64(),
+    };
+    let m = crate::check_limits::Measure {
+        exe: &opts.exe,
+        root: &root,
+        exercises: &opts.exercises,
+        seed,
+        backend: &backend,
+        gpu: opts.gpus.first().map(String::as_str),
+        rule,
+    };
+    crate::check_limits::measure(&m, out)
 }
 
 /// The batch's seed: the one given, or the one `<out>` was graded with, or a new one.

@@ -46,6 +46,8 @@ pub struct ChildSettings {
     pub grading_flags: Vec<String>,
     /// Where the GPU lock files are (`kit::gpu_lock`), when workers share GPUs.
     pub gpu_locks: Option<PathBuf>,
+    /// `OUT/check-limits.json` with `--timeout-from-reference` (crate::check_limits).
+    pub check_limits: Option<PathBuf>,
 }
 
 impl ChildSettings {
@@ -56,6 +58,9 @@ impl ChildSettings {
         cmd.env(crate::grade::PTX_CACHE_ENV, &self.ptx_cache).env("NO_COLOR", "1");
         if let Some(gpu) = gpu {
             cmd.env("CUDA_VISIBLE_DEVICES", gpu);
+        }
+        if let Some(limits) = &self.check_limits {
+            cmd.env(crate::check_limits::ENV, limits);
         }
         let lock = self.gpu_locks.as_ref().map(|dir| super::pool::lock_file(dir, gpu));
         if let Some(path) = &lock {
@@ -314,6 +319,7 @@ mod tests {
             nvrtc_dir: None,
             grading_flags: Vec::new(),
             gpu_locks: None,
+            check_limits: None,
         }
     }
 
