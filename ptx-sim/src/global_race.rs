@@ -1,0 +1,407 @@
+//! Races between blocks on global memory.
+//!
+//! The simulator runs the blocks of a launch one after another, so a kernel
+//! whose blocks each do a plain `*hits += local` never loses an update here,
+//! while on a GPU, where blocks run at the same time, it does. This detector
+//! finds such conflicts whatever order the blocks ran in: a shadow memory
+//! records, per 4-byte word of every allocation a launch touches, the last
+//! block that wrote it (plainly or atomically) and the first other block that
+//! read it plainly since that write, each with its instruction. An access
+//! *conflicts* with a recorded one from a different block when at least one
+//! writes and they are not both atomics; a plain read never conflicts with an
+//! atomic (the `atomicCAS` loop reads the word plainly first), as for shared
+//! memory (`race`).
+//!
+//! A conflict is a race unless the Programming Guide's ordering covers it:
+//! block A's access is followed, in A, by a `__threadfence()` (`membar.gl`,
+//! `fence.sc.gpu`/`.acq_rel.gpu` or wider; a `.release`/`.acq_rel` atomic is
+//! its own fence) and then an atomic on some word X; and block B, before its
+//! access, did an atomic on X itself, and no block did an atomic on X after
+//! B's (B drew the last ticket: only then does B's atomic prove that A's came
+//! first on every schedule). An atomic by A on the very word B touches after
+//! its own atomic there is covered the same way (the last block resetting the
+//! ticket counter). Whether B drew the last ticket is known only at the end of
+//! the launch: such conflicts wait there, and become races if another block
+//! takes a ticket on X later. This is the threadfence reduction; flags polled
+//! with volatile or `.acquire` loads are not recognised as ordering.
+//!
+//! Granularity is the block: a fence by any thread of A covers every access A
+//! made before it (the simulator runs a block's threads in an order a barrier
+//! would allow), and B's ticket covers all of B's later accesses. Writes that
+//! leave the bytes as they were are not recorded (racecheck's same-value
+//! rule). Per word the shadow keeps one writer and one reader, so a second
+//! conflicting pair on a word already involved may go unnamed; bytes of one
+//! word written by different blocks are told apart by a byte mask.
+//!
+//! Memory: 16 bytes per 4-byte word touched, in pages allocated on first
+//! touch, at most [`MAX_SHADOW_BYTES`] per launch; beyond that, words on new
+//! pages are not checked.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::Dim3;
+use crate::race::RaceKind;
+
+/// Words per shadow page.
+const PAGE_WORDS: usize = 4096;
+/// Shadow memory a launch may use (16 bytes per word touched).
+pub const MAX_SHADOW_BYTES: usize = 256 << 20;
+/// Distinct instruction pairs reported per launch.
+pub const MAX_GLOBAL_RACES: usize = 64;
+
+const PC_MASK: u32 = (1 << 20) - 1;
+const ATOMIC: u32 = 1 << 20;
+const MASK_SHIFT: u32 = 21;
+const STAMP_SHIFT: u32 = 25;
+const STAMP_MAX: u32 = 127;
+
+/// What one access does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    Read,
+    Write,
+    Atomic,
+}
+
+/// A race between two blocks on one global word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GlobalRace {
+    pub kernel: String,
+    pub kind: RaceKind,
+    /// The earlier access (in the simulator's order) was an atomic.
+    pub atomic_a: bool,
+    pub ptx_line_a: usize,
+    pub ptx_line_b: usize,
+    pub source_a: Option<String>,
+    pub source_b: Option<String>,
+    pub block_a: Dim3,
+    pub block_b: Dim3,
+    /// The first byte of the word (a global address).
+    pub addr: u64,
+    /// The buffer's name and the word's byte offset in it, where the host
+    /// named the buffer (its guard zones, `Simulator::protect`).
+    pub buffer: Option<(String, u64)>,
+    /// How many conflicting word accesses this pair of instructions had.
+    pub occurrences: u64,
+}
+
+/// One word's shadow: blocks are numbered from 1 (0: none); `*i` packs the
+/// pc, the atomic bit, the byte mask and the block's fence count then.
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    wb: u32,
+    wi: u32,
+    rb: u32,
+    ri: u32,
+}
+
+/// A conflict found: earlier (block, info), later (block, info), kind, address.
+#[derive(Clone, Copy)]
+pub(crate) struct Conflict {
+    pub block_a: u32,
+    pub info_a: u32,
+    pub block_b: u32,
+    pub pc_b: u32,
+    pub kind: RaceKind,
+    pub addr: u64,
+}
+
+impl Conflict {
+    pub fn pc_a(&self) -> u32 {
+        self.info_a & PC_MASK
+    }
+    pub fn atomic_a(&self) -> bool {
+        self.info_a & ATOMIC != 0
+    }
+}
+
+#[derive(Default)]
+struct AllocShadow {
+    pages: Vec<Option<Box<[Entry]>>>,
+}
+
+pub(crate) struct GlobalDetector {
+    shadows: Vec<AllocShadow>,
+    shadow_bytes: usize,
+    /// The running block, numbered from 1.
+    block: u32,
+    /// Its fence count (saturating at `STAMP_MAX`).
+    fences: u32,
+    /// Per block that fenced and then took a ticket: (ticket word, fence count then).
+    releases: HashMap<u32, Vec<(u64, u32)>>,
+    /// Words the running block did atomics on.
+    tickets: HashSet<u64>,
+    last_ticket: u64,
+    /// Conflicts excused by a ticket on a word, if no later block takes one
+    /// there: per word, (the excused block, conflict).
+    waiting: HashMap<u64, Vec<(u32, Conflict)>>,
+    pub found: Vec<(Conflict, u64)>,
+    index: HashMap<(u32, u32, u8), usize>,
+    /// Atomics with `.release`/`.acq_rel` semantics, by pc.
+    release_pcs: Vec<bool>,
+}
+
+fn word_mask(off: usize, len: usize, word: usize) -> u32 {
+    let (lo, hi) = (word * 4, word * 4 + 4);
+    let (a, b) = (off.max(lo), (off + len).min(hi));
+    if a >= b {
+        return 0;
+    }
+    ((1u32 << (b - a)) - 1) << (a - lo)
+}
+
+impl GlobalDetector {
+    pub fn new(nallocs: usize, release_pcs: Vec<bool>) -> Self {
+        GlobalDetector {
+            shadows: (0..nallocs).map(|_| AllocShadow::default()).collect(),
+            shadow_bytes: 0,
+            block: 0,
+            fences: 0,
+            releases: HashMap::new(),
+            tickets: HashSet::new(),
+            last_ticket: u64::MAX,
+            waiting: HashMap::new(),
+            found: Vec::new(),
+            index: HashMap::new(),
+            release_pcs,
+        }
+    }
+
+    /// A new block starts (`linear` is its index in launch order).
+    pub fn new_block(&mut self, linear: u32) {
+        self.block = linear.wrapping_add(1).max(1);
+        self.fences = 0;
+        self.tickets.clear();
+        self.last_ticket = u64::MAX;
+    }
+
+    /// A `__threadfence()` (or wider) by a thread of the running block.
+    pub fn fence(&mut self) {
+        self.fences = (self.fences + 1).min(STAMP_MAX);
+    }
+
+    fn entry(&mut self, alloc: usize, word: usize) -> Option<&mut Entry> {
+        let sh = &mut self.shadows[alloc];
+        let p = word / PAGE_WORDS;
+        if p >= sh.pages.len() {
+            sh.pages.resize_with(p + 1, || None);
+        }
+        if sh.pages[p].is_none() {
+            let bytes = PAGE_WORDS * std::mem::size_of::<Entry>();
+            if self.shadow_bytes + bytes > MAX_SHADOW_BYTES {
+                return None;
+            }
+            self.shadow_bytes += bytes;
+            sh.pages[p] = Some(vec![Entry::default(); PAGE_WORDS].into_boxed_slice());
+        }
+        sh.pages[p].as_mut().map(|pg| &mut pg[word % PAGE_WORDS])
+    }
+
+    /// One lane's access of `len` bytes at byte `off` of allocation `alloc`
+    /// (whose first byte is at `base`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn access(&mut self, alloc: usize, base: u64, off: usize, len: usize, pc: u32, kind: Kind) {
+        if kind == Kind::Atomic {
+            self.ticket(base + (off & !3) as u64, pc);
+        }
+        let me = self.block;
+        let stamp = self.fences << STAMP_SHIFT;
+        for word in off / 4..(off + len).div_ceil(4) {
+            let m = word_mask(off, len, word);
+            let info = (pc & PC_MASK) | (m << MASK_SHIFT) | stamp | if kind == Kind::Atomic { ATOMIC } else { 0 };
+            let Some(e) = self.entry(alloc, word) else { return };
+            let mut hit: Option<(u32, u32, RaceKind)> = None;
+            let overlaps = |i: u32| (i >> MASK_SHIFT) & 0xf & m != 0;
+            match kind {
+                Kind::Read => {
+                    if e.wb != 0 && e.wb != me && e.wi & ATOMIC == 0 && overlaps(e.wi) {
+                        hit = Some((e.wb, e.wi, RaceKind::WriteRead));
+                    }
+                    if e.rb == 0 {
+                        (e.rb, e.ri) = (me, info);
+                    } else if e.rb == me {
+                        // the latest read counts: it needs a release after it
+                        e.ri = (e.ri & (0xf << MASK_SHIFT)) | info;
+                    }
+                }
+                Kind::Write => {
+                    if e.wb != 0 && e.wb != me && overlaps(e.wi) {
+                        hit = Some((e.wb, e.wi, RaceKind::WriteWrite));
+                    } else if e.rb != 0 && e.rb != me && overlaps(e.ri) {
+                        hit = Some((e.rb, e.ri, RaceKind::ReadWrite));
+                    }
+                    if e.wb == me && e.wi & ATOMIC == 0 {
+                        e.wi = (e.wi & !(PC_MASK | ((STAMP_MAX) << STAMP_SHIFT))) | info;
+                    } else {
+                        e.wi = info;
+                    }
+                    e.wb = me;
+                    e.rb = 0;
+                }
+                Kind::Atomic => {
+                    if e.wb != 0 && e.wb != me && e.wi & ATOMIC == 0 && overlaps(e.wi) {
+                        hit = Some((e.wb, e.wi, RaceKind::WriteWrite));
+                    }
+                    (e.wb, e.wi) = (me, info);
+                }
+            }
+            if let Some((block_a, info_a, kind)) = hit {
+                let c = Conflict { block_a, info_a, block_b: me, pc_b: pc, kind, addr: base + word as u64 * 4 };
+                self.conflict(c);
+            }
+        }
+    }
+
+    /// The running block takes a ticket (does an atomic) on `word`.
+    fn ticket(&mut self, word: u64, pc: u32) {
+        if self.release_pcs.get(pc as usize).copied().unwrap_or(false) {
+            self.fence();
+        }
+        if word != self.last_ticket {
+            self.last_ticket = word;
+            self.tickets.insert(word);
+            if self.fences > 0 {
+                let f = self.fences;
+                let r = self.releases.entry(self.block).or_default();
+                if let Some(i) = r.iter().position(|(x, _)| *x == word) {
+                    r[i].1 = f;
+                } else if r.len() < 16 {
+                    r.push((word, f));
+                }
+            }
+        }
+        // a later ticket on a word undoes the excuses of the blocks before
+        if !self.waiting.is_empty() {
+            if let Some(v) = self.waiting.get_mut(&word) {
+                let me = self.block;
+                let (stay, go): (Vec<_>, Vec<_>) = v.drain(..).partition(|(b, _)| *b == me);
+                *v = stay;
+                for (_, c) in go {
+                    self.record(c);
+                }
+            }
+        }
+    }
+
+    /// The word whose ticket orders the earlier access of `c` before the
+    /// running block's, if any.
+    fn ordered_by(&self, c: &Conflict, word: u64) -> Option<u64> {
+        if c.atomic_a() && self.tickets.contains(&word) {
+            return Some(word);
+        }
+        let stamp = (c.info_a >> STAMP_SHIFT) & STAMP_MAX;
+        let rel = self.releases.get(&c.block_a)?;
+        rel.iter().find(|&&(x, f)| (f > stamp || f == STAMP_MAX) && self.tickets.contains(&x)).map(|&(x, _)| x)
+    }
+
+    #[cold]
+    fn conflict(&mut self, c: Conflict) {
+        match self.ordered_by(&c, c.addr) {
+            Some(x) => {
+                let v = self.waiting.entry(x).or_default();
+                // one waiting conflict per instruction pair is enough
+                if !v.iter().any(|(b, w)| *b == c.block_b && w.pc_a() == c.pc_a() && w.pc_b == c.pc_b) {
+                    v.push((c.block_b, c));
+                }
+            }
+            None => self.record(c),
+        }
+    }
+
+    fn record(&mut self, c: Conflict) {
+        let key = (c.pc_a(), c.pc_b, c.kind as u8);
+        if let Some(&i) = self.index.get(&key) {
+            self.found[i].1 += 1;
+        } else if self.found.len() < MAX_GLOBAL_RACES {
+            self.index.insert(key, self.found.len());
+            self.found.push((c, 1));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_masks() {
+        assert_eq!(word_mask(0, 4, 0), 0xf);
+        assert_eq!(word_mask(1, 1, 0), 0x2);
+        assert_eq!(word_mask(0, 8, 1), 0xf);
+        assert_eq!(word_mask(6, 4, 1), 0xc);
+        assert_eq!(word_mask(6, 4, 2), 0x3);
+        assert_eq!(word_mask(6, 4, 3), 0x0);
+    }
+
+    fn run(d: &mut GlobalDetector, block: u32, steps: &[(usize, Kind)]) {
+        d.new_block(block);
+        for &(off, k) in steps {
+            if off == usize::MAX {
+                d.fence();
+            } else {
+                d.access(0, 0x1000, off, 4, 7, k);
+            }
+        }
+    }
+
+    const FENCE: (usize, Kind) = (usize::MAX, Kind::Read);
+
+    #[test]
+    fn plain_read_modify_write_by_two_blocks_is_a_race() {
+        let mut d = GlobalDetector::new(1, vec![]);
+        run(&mut d, 0, &[(0, Kind::Read), (0, Kind::Write)]);
+        run(&mut d, 1, &[(0, Kind::Read), (0, Kind::Write)]);
+        let kinds: Vec<_> = d.found.iter().map(|(c, _)| c.kind).collect();
+        assert_eq!(kinds, [RaceKind::WriteRead, RaceKind::WriteWrite]);
+    }
+
+    #[test]
+    fn atomics_disjoint_words_and_shared_inputs_are_not() {
+        let mut d = GlobalDetector::new(1, vec![]);
+        for b in 0..4 {
+            run(
+                &mut d,
+                b,
+                &[(0, Kind::Atomic), (64, Kind::Read), (128 + 4 * b as usize, Kind::Write), (0, Kind::Read)],
+            );
+        }
+        assert!(d.found.is_empty());
+    }
+
+    #[test]
+    fn the_last_ticket_orders_the_partials_and_an_earlier_one_does_not() {
+        // partial of block b at 4b, ticket counter at 64; the last block reads all
+        let blocks = 4u32;
+        let mut d = GlobalDetector::new(1, vec![]);
+        for b in 0..blocks {
+            let mut s = vec![(4 * b as usize, Kind::Write), FENCE, (64, Kind::Atomic)];
+            if b == blocks - 1 {
+                s.extend((0..blocks as usize).map(|i| (4 * i, Kind::Read)));
+                s.push((64, Kind::Write)); // count = 0
+            }
+            run(&mut d, b, &s);
+        }
+        assert!(d.found.is_empty(), "{:?}", d.found.len());
+        // without the fence, the partials are not ordered
+        let mut d = GlobalDetector::new(1, vec![]);
+        for b in 0..blocks {
+            let mut s = vec![(4 * b as usize, Kind::Write), (64, Kind::Atomic)];
+            if b == blocks - 1 {
+                s.extend((0..blocks as usize).map(|i| (4 * i, Kind::Read)));
+            }
+            run(&mut d, b, &s);
+        }
+        assert_eq!(d.found.len(), 1);
+        // every block reads its predecessor's partial after its ticket: only the last is ordered
+        let mut d = GlobalDetector::new(1, vec![]);
+        for b in 0..blocks {
+            let mut s = vec![(4 * b as usize, Kind::Write), FENCE, (64, Kind::Atomic)];
+            if b > 0 {
+                s.push((4 * (b as usize - 1), Kind::Read));
+            }
+            run(&mut d, b, &s);
+        }
+        assert_eq!(d.found.len(), 1);
+        assert_eq!(d.found[0].1, 2, "blocks 1 and 2 were not the last to take a ticket");
+    }
+}
