@@ -33,8 +33,8 @@
 //! conflicting pair on a word already involved may go unnamed; bytes of one
 //! word written by different blocks are told apart by a byte mask.
 //!
-//! Memory: 16 bytes per 4-byte word touched, in pages allocated on first
-//! touch, at most [`MAX_SHADOW_BYTES`] per launch; beyond that, words on new
+//! Memory: 8 bytes per 4-byte word read and 8 per word written, in pages
+//! allocated on first need, at most [`MAX_SHADOW_BYTES`] per launch; beyond that, words on new
 //! pages are not checked.
 
 use std::collections::{HashMap, HashSet};
@@ -85,15 +85,11 @@ pub struct GlobalRace {
     pub occurrences: u64,
 }
 
-/// One word's shadow: blocks are numbered from 1 (0: none); `*i` packs the
-/// pc, the atomic bit, the byte mask and the block's fence count then.
-#[derive(Clone, Copy, Default)]
-struct Entry {
-    wb: u32,
-    wi: u32,
-    rb: u32,
-    ri: u32,
-}
+/// One access recorded for a word, `[block, info]`: blocks are numbered from
+/// 1 (0: none); the info packs the pc, the atomic bit, the byte mask and the
+/// block's fence count at the access. An array, so that pages are allocated
+/// zeroed (`vec![[0; 2]; n]`).
+type Rec = [u32; 2];
 
 /// A conflict found: earlier (block, info), later (block, info), kind, address.
 #[derive(Clone, Copy)]
@@ -115,9 +111,13 @@ impl Conflict {
     }
 }
 
+/// The shadow of one allocation: the writers and the readers of its words,
+/// in pages allocated on first need (a read-only input has no writer pages,
+/// an output written once no reader pages).
 #[derive(Default)]
 struct AllocShadow {
-    pages: Vec<Option<Box<[Entry]>>>,
+    writers: Vec<Option<Box<[Rec]>>>,
+    readers: Vec<Option<Box<[Rec]>>>,
 }
 
 pub(crate) struct GlobalDetector {
@@ -180,21 +180,74 @@ impl GlobalDetector {
         self.fences = (self.fences + 1).min(STAMP_MAX);
     }
 
-    fn entry(&mut self, alloc: usize, word: usize) -> Option<&mut Entry> {
-        let sh = &mut self.shadows[alloc];
+    /// The record of `word` (its writer, or its first other reader since the
+    /// last write); `create`: allocate its page if need be.
+    #[inline(always)]
+    fn rec(&mut self, alloc: usize, word: usize, readers: bool, create: bool) -> Option<&mut Rec> {
         let p = word / PAGE_WORDS;
-        if p >= sh.pages.len() {
-            sh.pages.resize_with(p + 1, || None);
+        let sh = &self.shadows[alloc];
+        let pages = if readers { &sh.readers } else { &sh.writers };
+        if !matches!(pages.get(p), Some(Some(_))) {
+            return if create { self.new_page(alloc, word, readers) } else { None };
         }
-        if sh.pages[p].is_none() {
-            let bytes = PAGE_WORDS * std::mem::size_of::<Entry>();
-            if self.shadow_bytes + bytes > MAX_SHADOW_BYTES {
-                return None;
+        let sh = &mut self.shadows[alloc];
+        let pages = if readers { &mut sh.readers } else { &mut sh.writers };
+        pages[p].as_mut().map(|pg| &mut pg[word % PAGE_WORDS])
+    }
+
+    #[cold]
+    fn new_page(&mut self, alloc: usize, word: usize, readers: bool) -> Option<&mut Rec> {
+        let bytes = PAGE_WORDS * std::mem::size_of::<Rec>();
+        if self.shadow_bytes + bytes > MAX_SHADOW_BYTES {
+            return None;
+        }
+        self.shadow_bytes += bytes;
+        let sh = &mut self.shadows[alloc];
+        let pages = if readers { &mut sh.readers } else { &mut sh.writers };
+        let p = word / PAGE_WORDS;
+        if p >= pages.len() {
+            pages.resize_with(p + 1, || None);
+        }
+        let page = pages[p].insert(vec![[0u32; 2]; PAGE_WORDS].into_boxed_slice());
+        Some(&mut page[word % PAGE_WORDS])
+    }
+
+    /// One warp's access of `len` bytes per lane at the byte offsets `offs`
+    /// (lanes `m`) of allocation `alloc`, whose first byte is at `base`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn access_warp(
+        &mut self,
+        alloc: usize,
+        base: u64,
+        offs: &[usize; 32],
+        m: u32,
+        len: usize,
+        pc: u32,
+        kind: Kind,
+    ) {
+        let mut mm = m;
+        if len <= 4 && kind != Kind::Atomic {
+            // the rule: each lane within one word (accesses are aligned)
+            let info = (pc & PC_MASK) | (self.fences << STAMP_SHIFT);
+            let bytes = (1u32 << len) - 1;
+            while mm != 0 {
+                let l = mm.trailing_zeros() as usize;
+                mm &= mm - 1;
+                let off = offs[l];
+                let bm = bytes << (off & 3);
+                if bm <= 0xf {
+                    self.word(alloc, base, off / 4, bm, info | (bm << MASK_SHIFT), pc, kind);
+                } else {
+                    self.access(alloc, base, off, len, pc, kind);
+                }
             }
-            self.shadow_bytes += bytes;
-            sh.pages[p] = Some(vec![Entry::default(); PAGE_WORDS].into_boxed_slice());
+        } else {
+            while mm != 0 {
+                let l = mm.trailing_zeros() as usize;
+                mm &= mm - 1;
+                self.access(alloc, base, offs[l], len, pc, kind);
+            }
         }
-        sh.pages[p].as_mut().map(|pg| &mut pg[word % PAGE_WORDS])
     }
 
     /// One lane's access of `len` bytes at byte `off` of allocation `alloc`
@@ -204,51 +257,67 @@ impl GlobalDetector {
         if kind == Kind::Atomic {
             self.ticket(base + (off & !3) as u64, pc);
         }
-        let me = self.block;
         let stamp = self.fences << STAMP_SHIFT;
         for word in off / 4..(off + len).div_ceil(4) {
             let m = word_mask(off, len, word);
             let info = (pc & PC_MASK) | (m << MASK_SHIFT) | stamp | if kind == Kind::Atomic { ATOMIC } else { 0 };
-            let Some(e) = self.entry(alloc, word) else { return };
-            let mut hit: Option<(u32, u32, RaceKind)> = None;
-            let overlaps = |i: u32| (i >> MASK_SHIFT) & 0xf & m != 0;
-            match kind {
-                Kind::Read => {
-                    if e.wb != 0 && e.wb != me && e.wi & ATOMIC == 0 && overlaps(e.wi) {
-                        hit = Some((e.wb, e.wi, RaceKind::WriteRead));
+            self.word(alloc, base, word, m, info, pc, kind);
+        }
+    }
+
+    /// Checks and records one access to the bytes `m` of one word.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn word(&mut self, alloc: usize, base: u64, word: usize, m: u32, info: u32, pc: u32, kind: Kind) {
+        let me = self.block;
+        let overlaps = |i: u32| (i >> MASK_SHIFT) & 0xf & m != 0;
+        let mut hit: Option<(u32, u32, RaceKind)> = None;
+        match kind {
+            Kind::Read => {
+                if let Some(&mut [wb, wi]) = self.rec(alloc, word, false, false) {
+                    if wb != 0 && wb != me && wi & ATOMIC == 0 && overlaps(wi) {
+                        hit = Some((wb, wi, RaceKind::WriteRead));
                     }
-                    if e.rb == 0 {
-                        (e.rb, e.ri) = (me, info);
-                    } else if e.rb == me {
+                }
+                if let Some(r) = self.rec(alloc, word, true, true) {
+                    if r[0] == 0 {
+                        *r = [me, info];
+                    } else if r[0] == me {
                         // the latest read counts: it needs a release after it
-                        e.ri = (e.ri & (0xf << MASK_SHIFT)) | info;
+                        r[1] = (r[1] & (0xf << MASK_SHIFT)) | info;
                     }
                 }
-                Kind::Write => {
-                    if e.wb != 0 && e.wb != me && overlaps(e.wi) {
-                        hit = Some((e.wb, e.wi, RaceKind::WriteWrite));
-                    } else if e.rb != 0 && e.rb != me && overlaps(e.ri) {
-                        hit = Some((e.rb, e.ri, RaceKind::ReadWrite));
+            }
+            Kind::Write => {
+                if let Some(r) = self.rec(alloc, word, true, false) {
+                    if r[0] != 0 && r[0] != me && overlaps(r[1]) {
+                        hit = Some((r[0], r[1], RaceKind::ReadWrite));
                     }
-                    if e.wb == me && e.wi & ATOMIC == 0 {
-                        e.wi = (e.wi & !(PC_MASK | ((STAMP_MAX) << STAMP_SHIFT))) | info;
+                    r[0] = 0;
+                }
+                if let Some(w) = self.rec(alloc, word, false, true) {
+                    if w[0] != 0 && w[0] != me && overlaps(w[1]) {
+                        hit = Some((w[0], w[1], RaceKind::WriteWrite));
+                    }
+                    if w[0] == me && w[1] & ATOMIC == 0 {
+                        w[1] = (w[1] & !(PC_MASK | (STAMP_MAX << STAMP_SHIFT))) | info;
                     } else {
-                        e.wi = info;
+                        *w = [me, info];
                     }
-                    e.wb = me;
-                    e.rb = 0;
-                }
-                Kind::Atomic => {
-                    if e.wb != 0 && e.wb != me && e.wi & ATOMIC == 0 && overlaps(e.wi) {
-                        hit = Some((e.wb, e.wi, RaceKind::WriteWrite));
-                    }
-                    (e.wb, e.wi) = (me, info);
                 }
             }
-            if let Some((block_a, info_a, kind)) = hit {
-                let c = Conflict { block_a, info_a, block_b: me, pc_b: pc, kind, addr: base + word as u64 * 4 };
-                self.conflict(c);
+            Kind::Atomic => {
+                if let Some(w) = self.rec(alloc, word, false, true) {
+                    if w[0] != 0 && w[0] != me && w[1] & ATOMIC == 0 && overlaps(w[1]) {
+                        hit = Some((w[0], w[1], RaceKind::WriteWrite));
+                    }
+                    *w = [me, info];
+                }
             }
+        }
+        if let Some((block_a, info_a, kind)) = hit {
+            let c = Conflict { block_a, info_a, block_b: me, pc_b: pc, kind, addr: base + word as u64 * 4 };
+            self.conflict(c);
         }
     }
 

@@ -311,8 +311,7 @@ impl Exec<'_> {
             let lanes_g = if is_const { 0 } else { gmask & !quiet };
             match acc {
                 Access::Uniform(Region::Global(i), offs) => {
-                    let base = self.mem.allocs[*i].base;
-                    lanes(lanes_g, |l| g.access(*i, base, offs[l], len, pc as u32, kind));
+                    g.access_warp(*i, self.mem.allocs[*i].base, offs, lanes_g, len, pc as u32, kind);
                 }
                 Access::Mixed(places) => lanes(lanes_g, |l| {
                     if let Some(Place::Global { alloc, off }) = places[l] {
@@ -526,6 +525,17 @@ impl Exec<'_> {
                         quiet |= 1 << l;
                     }
                     self.shared[o..o + len].copy_from_slice(&b[..len]);
+                });
+            }
+            Access::Uniform(Region::Global(i), offs) if self.grace.is_some() && vec == 1 && es == 4 => {
+                let (s, data) = (src[0] as usize, &mut self.mem.allocs[*i].data);
+                lanes(m, |l| {
+                    let new = (self.regs[rb + s + l] as u32).to_le_bytes();
+                    let word: &mut [u8; 4] = (&mut data[offs[l]..offs[l] + 4]).try_into().unwrap();
+                    if *word == new {
+                        quiet |= 1 << l;
+                    }
+                    *word = new;
                 });
             }
             Access::Uniform(Region::Global(i), offs) if self.grace.is_some() => {

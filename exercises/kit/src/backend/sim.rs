@@ -219,7 +219,7 @@ fn global_race_text(kernel: &str, r: &ptx_sim::GlobalRace, pairs: usize) -> Stri
     use ptx_sim::RaceKind::*;
     let (a, b) = (at(r.ptx_line_a, &r.source_a), at(r.ptx_line_b, &r.source_b));
     let first = if r.atomic_a {
-        "an atomic"
+        "does an atomic on"
     } else if r.kind == ReadWrite {
         "reads"
     } else {
@@ -229,16 +229,21 @@ fn global_race_text(kernel: &str, r: &ptx_sim::GlobalRace, pairs: usize) -> Stri
         WriteRead => "reads",
         _ => "writes",
     };
+    let same_line = r.source_a.is_some() && r.source_a == r.source_b;
     let what = if r.atomic_a {
         "a plain write after other blocks' atomics on the same word: make it an atomic too (atomicExch), or \
          leave it to a later kernel launch"
+    } else if same_line || r.kind == WriteWrite {
+        "blocks run at the same time on a GPU, so plain updates of one word from several blocks (`*p += x`) \
+         overwrite each other: use an atomic (atomicAdd(p, x)), or give each block its own slot (p[blockIdx.x]) \
+         and add the slots in a second pass (a second kernel launch, or the threadfence reduction)"
     } else {
-        "blocks run at the same time on a GPU, so a plain read-modify-write (`*p += x`) from several blocks loses \
-         updates: use an atomic (atomicAdd(p, x)), or give each block its own slot (p[blockIdx.x]) and add the \
-         slots in a second pass (a second kernel, or the last block after __threadfence() and an atomic ticket)"
+        "blocks run at the same time on a GPU, so one block may read the word before or after the other writes \
+         it: read it in a later kernel launch, or order the two as the threadfence reduction does (write, \
+         __threadfence(), then an atomic ticket; only the block that draws the last ticket reads)"
     };
     let word = match &r.buffer {
-        Some((name, off)) => format!("`{name}` at byte {off}"),
+        Some((name, off)) => format!("`{name}` (byte {off})"),
         None => format!("global memory at address {:#x}", r.addr),
     };
     format!(
