@@ -22,8 +22,11 @@
 //! its own atomic there is covered the same way (the last block resetting the
 //! ticket counter). Whether B drew the last ticket is known only at the end of
 //! the launch: such conflicts wait there, and become races if another block
-//! takes a ticket on X later. This is the threadfence reduction; flags polled
-//! with volatile or `.acquire` loads are not recognised as ordering.
+//! takes a ticket on X later. This is the threadfence reduction. When B's
+//! atomic on X is an `atomicCAS` or `atomicExch` (a lock, or a flag set and
+//! tested with atomics), B took what A released, and the two are ordered
+//! whichever came first: no last-ticket condition. Flags polled with volatile
+//! or `.acquire` loads are not recognised as ordering.
 //!
 //! Granularity is the block: a fence by any thread of A covers every access A
 //! made before it (the simulator runs a block's threads in an order a barrier
@@ -46,6 +49,10 @@ use crate::race::RaceKind;
 const PAGE_WORDS: usize = 4096;
 /// Shadow memory a launch may use (16 bytes per word touched).
 pub const MAX_SHADOW_BYTES: usize = 256 << 20;
+/// `pc_flags` bit: an atomic with release semantics (its own fence).
+pub(crate) const RELEASE: u8 = 1;
+/// `pc_flags` bit: an `atomicCAS`/`atomicExch` (a lock or a flag).
+pub(crate) const LOCK: u8 = 2;
 /// Distinct instruction pairs reported per launch.
 pub const MAX_GLOBAL_RACES: usize = 64;
 
@@ -137,8 +144,11 @@ pub(crate) struct GlobalDetector {
     waiting: HashMap<u64, Vec<(u32, Conflict)>>,
     pub found: Vec<(Conflict, u64)>,
     index: HashMap<(u32, u32, u8), usize>,
-    /// Atomics with `.release`/`.acq_rel` semantics, by pc.
-    release_pcs: Vec<bool>,
+    /// Per pc: an atomic with `.release`/`.acq_rel` semantics (bit 0), an
+    /// `atomicCAS`/`atomicExch` (bit 1: a lock or a flag, not a ticket).
+    pc_flags: Vec<u8>,
+    /// Words the running block did an `atomicCAS`/`atomicExch` on.
+    locks: HashSet<u64>,
 }
 
 fn word_mask(off: usize, len: usize, word: usize) -> u32 {
@@ -151,7 +161,8 @@ fn word_mask(off: usize, len: usize, word: usize) -> u32 {
 }
 
 impl GlobalDetector {
-    pub fn new(nallocs: usize, release_pcs: Vec<bool>) -> Self {
+    /// `pc_flags`: per instruction, [`RELEASE`] and [`LOCK`] bits.
+    pub fn new(nallocs: usize, pc_flags: Vec<u8>) -> Self {
         GlobalDetector {
             shadows: (0..nallocs).map(|_| AllocShadow::default()).collect(),
             shadow_bytes: 0,
@@ -163,7 +174,8 @@ impl GlobalDetector {
             waiting: HashMap::new(),
             found: Vec::new(),
             index: HashMap::new(),
-            release_pcs,
+            pc_flags,
+            locks: HashSet::new(),
         }
     }
 
@@ -172,6 +184,7 @@ impl GlobalDetector {
         self.block = linear.wrapping_add(1).max(1);
         self.fences = 0;
         self.tickets.clear();
+        self.locks.clear();
         self.last_ticket = u64::MAX;
     }
 
@@ -323,20 +336,24 @@ impl GlobalDetector {
 
     /// The running block takes a ticket (does an atomic) on `word`.
     fn ticket(&mut self, word: u64, pc: u32) {
-        if self.release_pcs.get(pc as usize).copied().unwrap_or(false) {
+        let flags = self.pc_flags.get(pc as usize).copied().unwrap_or(0);
+        if flags & RELEASE != 0 {
             self.fence();
+        }
+        if flags & LOCK != 0 {
+            self.locks.insert(word);
         }
         if word != self.last_ticket {
             self.last_ticket = word;
             self.tickets.insert(word);
-            if self.fences > 0 {
-                let f = self.fences;
-                let r = self.releases.entry(self.block).or_default();
-                if let Some(i) = r.iter().position(|(x, _)| *x == word) {
-                    r[i].1 = f;
-                } else if r.len() < 16 {
-                    r.push((word, f));
-                }
+        }
+        if self.fences > 0 {
+            let f = self.fences;
+            let r = self.releases.entry(self.block).or_default();
+            if let Some(i) = r.iter().position(|(x, _)| *x == word) {
+                r[i].1 = f;
+            } else if r.len() < 16 {
+                r.push((word, f));
             }
         }
         // a later ticket on a word undoes the excuses of the blocks before
@@ -366,6 +383,9 @@ impl GlobalDetector {
     #[cold]
     fn conflict(&mut self, c: Conflict) {
         match self.ordered_by(&c, c.addr) {
+            // a lock (or a flag) taken with atomicCAS/atomicExch after the other
+            // block released it: ordered whichever block comes first
+            Some(x) if self.locks.contains(&x) => {}
             Some(x) => {
                 let v = self.waiting.entry(x).or_default();
                 // one waiting conflict per instruction pair is enough
@@ -417,7 +437,7 @@ mod tests {
 
     #[test]
     fn plain_read_modify_write_by_two_blocks_is_a_race() {
-        let mut d = GlobalDetector::new(1, vec![]);
+        let mut d = GlobalDetector::new(1, vec![0; 8]);
         run(&mut d, 0, &[(0, Kind::Read), (0, Kind::Write)]);
         run(&mut d, 1, &[(0, Kind::Read), (0, Kind::Write)]);
         let kinds: Vec<_> = d.found.iter().map(|(c, _)| c.kind).collect();
@@ -426,7 +446,7 @@ mod tests {
 
     #[test]
     fn atomics_disjoint_words_and_shared_inputs_are_not() {
-        let mut d = GlobalDetector::new(1, vec![]);
+        let mut d = GlobalDetector::new(1, vec![0; 8]);
         for b in 0..4 {
             run(
                 &mut d,
@@ -438,10 +458,27 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_with_a_fence_before_its_release_orders_the_critical_sections() {
+        // every block: lock (CAS on 64), *c += x (word 0), __threadfence(), unlock (Exch on 64)
+        for (fence, races) in [(true, 0), (false, 2)] {
+            let mut d = GlobalDetector::new(1, vec![LOCK; 8]);
+            for b in 0..4 {
+                let mut s = vec![(64, Kind::Atomic), (0, Kind::Read), (0, Kind::Write)];
+                if fence {
+                    s.push(FENCE);
+                }
+                s.push((64, Kind::Atomic));
+                run(&mut d, b, &s);
+            }
+            assert_eq!(d.found.len(), races, "fence {fence}");
+        }
+    }
+
+    #[test]
     fn the_last_ticket_orders_the_partials_and_an_earlier_one_does_not() {
         // partial of block b at 4b, ticket counter at 64; the last block reads all
         let blocks = 4u32;
-        let mut d = GlobalDetector::new(1, vec![]);
+        let mut d = GlobalDetector::new(1, vec![0; 8]);
         for b in 0..blocks {
             let mut s = vec![(4 * b as usize, Kind::Write), FENCE, (64, Kind::Atomic)];
             if b == blocks - 1 {
@@ -452,7 +489,7 @@ mod tests {
         }
         assert!(d.found.is_empty(), "{:?}", d.found.len());
         // without the fence, the partials are not ordered
-        let mut d = GlobalDetector::new(1, vec![]);
+        let mut d = GlobalDetector::new(1, vec![0; 8]);
         for b in 0..blocks {
             let mut s = vec![(4 * b as usize, Kind::Write), (64, Kind::Atomic)];
             if b == blocks - 1 {
@@ -462,7 +499,7 @@ mod tests {
         }
         assert_eq!(d.found.len(), 1);
         // every block reads its predecessor's partial after its ticket: only the last is ordered
-        let mut d = GlobalDetector::new(1, vec![]);
+        let mut d = GlobalDetector::new(1, vec![0; 8]);
         for b in 0..blocks {
             let mut s = vec![(4 * b as usize, Kind::Write), FENCE, (64, Kind::Atomic)];
             if b > 0 {

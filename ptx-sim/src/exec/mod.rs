@@ -133,7 +133,7 @@ impl<'a> Exec<'a> {
             thread_instr: 0,
             stats: cfg.track_stats.then(|| Collector::new(k)),
             race: cfg.detect_races.then(|| Detector::new(shared_bytes, nwarps)),
-            grace: cfg.detect_races.then(|| GlobalDetector::new(nallocs, release_pcs(k))),
+            grace: cfg.detect_races.then(|| GlobalDetector::new(nallocs, atomic_flags(k))),
             printf: PrintfOutput { discard: !cfg.capture_printf, ..PrintfOutput::default() },
             dyn_bytes,
             gcache: Cell::new(0),
@@ -627,14 +627,20 @@ impl<'a> Exec<'a> {
     }
 }
 
-/// Which instructions are atomics with release semantics (`.release`,
-/// `.acq_rel`): each is its own `__threadfence()` for the global race detector.
-fn release_pcs(k: &Kernel) -> Vec<bool> {
+/// Per instruction, what the global race detector needs to know of an
+/// atomic: release semantics (`.release`, `.acq_rel`: its own
+/// `__threadfence()`) and whether it is an `atomicCAS`/`atomicExch`.
+fn atomic_flags(k: &Kernel) -> Vec<u8> {
+    use crate::global_race::{LOCK, RELEASE};
     k.code
         .iter()
         .zip(&k.info)
-        .map(|(i, info)| {
-            matches!(i.op, Op::Atom { .. }) && (info.text.contains(".release") || info.text.contains(".acq_rel"))
+        .map(|(i, info)| match i.op {
+            Op::Atom { op, .. } => {
+                let release = info.text.contains(".release") || info.text.contains(".acq_rel");
+                (if release { RELEASE } else { 0 }) | if matches!(op, AtomOp::Cas | AtomOp::Exch) { LOCK } else { 0 }
+            }
+            _ => 0,
         })
         .collect()
 }
