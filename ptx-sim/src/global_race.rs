@@ -295,7 +295,7 @@ impl GlobalDetector {
                 if let Some(r) = self.rec(alloc, word, true, true) {
                     if r[0] == 0 {
                         *r = [me, info];
-                    } else if r[0] == me {
+                    } else if r[0] == me && r[1] != info {
                         // the latest read counts: it needs a release after it
                         r[1] = (r[1] & (0xf << MASK_SHIFT)) | info;
                     }

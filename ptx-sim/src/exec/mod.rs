@@ -133,7 +133,9 @@ impl<'a> Exec<'a> {
             thread_instr: 0,
             stats: cfg.track_stats.then(|| Collector::new(k)),
             race: cfg.detect_races.then(|| Detector::new(shared_bytes, nwarps)),
-            grace: cfg.detect_races.then(|| GlobalDetector::new(nallocs, atomic_flags(k))),
+            // one block races with no other
+            grace: (cfg.detect_races && grid.0 as u64 * grid.1 as u64 * grid.2 as u64 > 1)
+                .then(|| GlobalDetector::new(nallocs, atomic_flags(k))),
             printf: PrintfOutput { discard: !cfg.capture_printf, ..PrintfOutput::default() },
             dyn_bytes,
             gcache: Cell::new(0),
