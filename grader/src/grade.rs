@@ -816,7 +816,7 @@ pub(crate) fn verdict(e: &anyhow::Error, kind: CheckKind) -> &'static str {
         if let Some(b) = cause.downcast_ref::<BackendError>() {
             return match b {
                 BackendError::IllegalAddress => "crashed: illegal address",
-                BackendError::SharedRace(_) => "race",
+                BackendError::SharedRace(_) | BackendError::GlobalRace(_) => "race",
                 BackendError::OutOfBoundsRead(_) => "out-of-bounds-read",
                 BackendError::OutOfBoundsWrite(_) => "out-of-bounds-write",
                 BackendError::UninitialisedRead(_) => "uninitialised-read",

@@ -138,6 +138,9 @@ struct KCtx<'a> {
     shared: HashMap<String, u32>,
     shared_end: u32,
     dyn_offset: u32,
+    /// The variables with guard gaps (`shared_layout`); `shared_end` and
+    /// `dyn_offset` are its `end` and `dyn_offset`.
+    layout: crate::shared_layout::SharedLayout,
     local_end: u32,
     labels: HashMap<String, u32>,
     fixups: Vec<(usize, String, usize)>,
@@ -226,6 +229,7 @@ impl<'a> KCtx<'a> {
             shared: HashMap::new(),
             shared_end: 0,
             dyn_offset: 0,
+            layout: Default::default(),
             local_end: 0,
             labels: HashMap::new(),
             fixups: Vec::new(),
@@ -277,12 +281,14 @@ impl<'a> KCtx<'a> {
 
     fn alloc_shared(&mut self, v: &VarDecl) {
         if v.is_extern || v.array == Some(None) {
+            if self.layout.extern_name.is_none() {
+                self.layout.extern_name = Some(crate::shared_layout::demangle(&v.name));
+            }
             return;
         }
-        // Saturates: a launch refuses anything above the shared-memory limit.
-        let off = align_up(self.shared_end, v.alignment());
+        let off = self.layout.place(&v.name, v.size(), v.alignment(), v.elem_size());
         self.shared.insert(v.name.clone(), off);
-        self.shared_end = (off as u64).saturating_add(v.size()).min(u32::MAX as u64) as u32;
+        self.shared_end = self.layout.end;
     }
 
     fn alloc_local(&mut self, size: u64, align: u32) -> Result<u32, SimError> {
@@ -323,7 +329,8 @@ impl<'a> KCtx<'a> {
                 }
             }
         }
-        self.dyn_offset = align_up(self.shared_end, dyn_align);
+        self.layout.place_dynamic(dyn_align);
+        self.dyn_offset = self.layout.dyn_offset;
 
         let mut params = Vec::new();
         let mut top = HashMap::new();
@@ -377,6 +384,7 @@ impl<'a> KCtx<'a> {
             param_bytes,
             shared_static: self.shared_end,
             dyn_shared_offset: self.dyn_offset,
+            shared_layout: self.layout,
             local_bytes: align_up(self.local_end, 16),
             files: self.m.files.clone(),
         })
@@ -807,7 +815,14 @@ impl<'a> KCtx<'a> {
                 _ => Op::Exit,
             },
             "bar" | "barrier" => self.barrier(ins, &mut mods, fs)?,
-            "membar" | "fence" | "nanosleep" | "brkpt" | "prefetch" | "prefetchu" | "pmevent" => {
+            "membar" | "fence" => {
+                // a sequential interpreter is always coherent; the race detector
+                // still needs to know where a block fenced (global_race)
+                let gpu = !mods.has("cta");
+                mods.used.iter_mut().for_each(|u| *u = true);
+                Op::Fence { gpu }
+            }
+            "nanosleep" | "brkpt" | "prefetch" | "prefetchu" | "pmevent" => {
                 // a sequential interpreter is always coherent: ordering is a no-op
                 mods.used.iter_mut().for_each(|u| *u = true);
                 Op::Nop

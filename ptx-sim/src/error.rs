@@ -107,6 +107,33 @@ pub enum SimError {
         block: Dim3,
     },
 
+    /// An access to shared memory outside every `__shared__` variable: in the
+    /// guard gap before or after `var` (see `shared_layout`), reached by an
+    /// index past its end (or before its start) that a GPU would allow.
+    #[error(
+        "out-of-bounds shared-memory {} of {size} byte(s) in kernel `{kernel}` at PTX line {ptx_line}{}, thread {thread:?} of block {block:?}: {distance} byte(s) {} `{var}` ({var_bytes} bytes)",
+        if *write { "write" } else { "read" },
+        src_suffix(location),
+        if *before { "before the start of" } else { "past the end of" }
+    )]
+    SharedOutOfBounds {
+        write: bool,
+        size: u32,
+        /// The variable's name in the CUDA source.
+        var: String,
+        var_bytes: u32,
+        /// The variable is the dynamic area (`extern __shared__`).
+        dynamic: bool,
+        before: bool,
+        /// Bytes from the variable's edge to the access, as for `OutOfBounds`.
+        distance: u64,
+        ptx_line: usize,
+        location: Option<String>,
+        kernel: String,
+        thread: Dim3,
+        block: Dim3,
+    },
+
     /// A read of shared memory no thread of the block has written in this launch:
     /// its value is whatever an earlier kernel left (the simulator poisons it).
     #[error(

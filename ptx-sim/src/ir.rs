@@ -628,6 +628,11 @@ pub enum Op {
     },
     Trap,
     Nop,
+    /// `membar` / `fence`: orders memory for other blocks unless `.cta`
+    /// (`__threadfence_block`); the global race detector's release.
+    Fence {
+        gpu: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -680,6 +685,8 @@ pub struct Kernel {
     pub shared_static: u32,
     /// Where `extern .shared` (dynamic) memory starts.
     pub dyn_shared_offset: u32,
+    /// The `__shared__` variables with their guard gaps; also the GPU's sizes.
+    pub shared_layout: crate::shared_layout::SharedLayout,
     pub local_bytes: u32,
     pub files: HashMap<u32, String>,
 }

@@ -21,11 +21,13 @@ mod compile;
 mod contract;
 mod error;
 mod exec;
+mod global_race;
 pub mod ir;
 mod memory;
 pub mod parse;
 mod printf;
 mod race;
+mod shared_layout;
 mod stats;
 
 use std::collections::HashMap;
@@ -33,6 +35,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub use error::{Dim3, SimError, SimResult};
+pub use global_race::{GlobalRace, MAX_GLOBAL_RACES, MAX_SHADOW_BYTES};
 pub use ir::ParamInfo;
 pub use memory::{GLOBAL_BASE, GUARD_GAP};
 pub use printf::{PrintfOutput, PRINTF_CAP};
@@ -50,7 +53,8 @@ pub struct SimConfig {
     pub max_threads_per_block: u32,
     /// Collect [`Stats`] (coalescing, bank conflicts, divergence, atomics).
     pub track_stats: bool,
-    /// Detect shared-memory races ([`Race`]).
+    /// Detect shared-memory races ([`Race`]) and races between blocks on
+    /// global memory ([`GlobalRace`]).
     pub detect_races: bool,
     /// Report a read of shared memory nobody wrote in the launch
     /// ([`SimError::UninitialisedRead`]).
@@ -139,6 +143,9 @@ pub struct LaunchReport {
     pub stats: Stats,
     /// Shared-memory races, one per pair of instructions (at most [`MAX_RACES`]).
     pub races: Vec<Race>,
+    /// Races between blocks on global memory, one per pair of instructions (at
+    /// most [`MAX_GLOBAL_RACES`]), with `SimConfig::detect_races`.
+    pub global_races: Vec<GlobalRace>,
     /// Warp-level instructions issued (the step count).
     pub warp_instructions: u64,
     /// Thread-level instructions: active lanes summed over issued warp instructions.
@@ -307,13 +314,15 @@ impl Simulator {
         if grid.0 > i32::MAX as u32 || grid.1 > 65535 || grid.2 > 65535 {
             return Err(SimError::InvalidLaunch(format!("grid {grid:?} is too large")));
         }
-        let requested = k.dyn_shared_offset as u64 + dynamic_shared_bytes as u64;
-        let requested = requested.max(k.shared_static as u64);
+        // the GPU's layout: the simulator's guard gaps do not count
+        let sl = &k.shared_layout;
+        let requested = sl.gpu_dyn_offset as u64 + dynamic_shared_bytes as u64;
+        let requested = requested.max(sl.gpu_static() as u64);
         if requested > self.cfg.shared_mem_per_block as u64 {
             return Err(SimError::SharedMemoryTooLarge {
                 kernel: kernel.to_string(),
                 requested,
-                static_bytes: k.shared_static,
+                static_bytes: sl.gpu_static(),
                 dynamic_bytes: dynamic_shared_bytes,
                 limit: self.cfg.shared_mem_per_block,
             });
@@ -324,6 +333,7 @@ impl Simulator {
             kernel: kernel.to_string(),
             stats: out.stats,
             races: out.races,
+            global_races: out.global_races,
             warp_instructions: out.warp_instructions,
             thread_instructions: out.thread_instructions,
             printf: out.printf,

@@ -573,7 +573,10 @@ fn dynamic_shared_memory() {
     // too little dynamic shared memory: the second half of the buffer is out of bounds
     let err =
         sim.launch(m, "dyn_shared_two", (3, 1, 1), (threads as u32, 1, 1), (threads * 4) as u32, &args).unwrap_err();
-    assert!(matches!(err, SimError::IllegalAddress { ref space, .. } if space == "shared"), "{err}");
+    assert!(
+        matches!(err, SimError::SharedOutOfBounds { write: true, dynamic: true, distance: 0, ref var, .. } if var == "buf"),
+        "{err}"
+    );
     let err = sim.launch(m, "dyn_shared_two", (1, 1, 1), (32, 1, 1), 64 * 1024, &args).unwrap_err();
     assert!(matches!(err, SimError::SharedMemoryTooLarge { .. }), "{err}");
 }

@@ -5,6 +5,7 @@ use super::alu::{b32, b64, f32of, f64of, ftz32, sext};
 use super::ops::lanes;
 use super::Exec;
 use crate::error::SimError;
+use crate::global_race::Kind as GKind;
 use crate::ir::*;
 use crate::memory::{read_le, write_le, GlobalMem, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOWS, WINDOW_SIZE};
 use crate::race::Kind;
@@ -297,6 +298,29 @@ impl Exec<'_> {
                 rd.access(shared_offs[l], len, t, pc as u32, kind);
             });
         }
+        if let Some(g) = &mut self.grace {
+            let kind = if atomic {
+                GKind::Atomic
+            } else if store {
+                GKind::Write
+            } else {
+                GKind::Read
+            };
+            // constant memory is read-only; a store that left the bytes as they were changes nothing
+            let is_const = matches!(self.k.code[pc].op, Op::Ld { space: Space::Const, .. });
+            let lanes_g = if is_const { 0 } else { gmask & !quiet };
+            match acc {
+                Access::Uniform(Region::Global(i), offs) => {
+                    g.access_warp(*i, self.mem.allocs[*i].base, offs, lanes_g, len, pc as u32, kind);
+                }
+                Access::Mixed(places) => lanes(lanes_g, |l| {
+                    if let Some(Place::Global { alloc, off }) = places[l] {
+                        g.access(alloc, self.mem.allocs[alloc].base, off, len, pc as u32, kind);
+                    }
+                }),
+                _ => {}
+            }
+        }
         let Some(st) = &mut self.stats else { return };
         // kernel parameters are not memory traffic worth a row; constant loads go
         // through the constant cache, not the global memory path
@@ -394,6 +418,7 @@ impl Exec<'_> {
         let addrs = self.addrs(w, m, addr);
         let acc = self.resolve(w, pc, m, space, &addrs, len)?;
         self.check_zones(w, pc, m, &acc, &addrs, len, false)?;
+        self.check_shared_bounds(w, pc, m, &acc, len, false)?;
         self.check_initialised(w, pc, m, &acc, len);
         let rb = w * self.nslots * LANES;
         match &acc {
@@ -449,7 +474,7 @@ impl Exec<'_> {
                 }
             }
         }
-        if self.stats.is_some() || self.race.is_some() {
+        if self.stats.is_some() || self.race.is_some() || self.grace.is_some() {
             self.account(w, pc, m, &addrs, &acc, len, false, false, 0);
         }
         Ok(())
@@ -472,6 +497,7 @@ impl Exec<'_> {
         let addrs = self.addrs(w, m, addr);
         let acc = self.resolve(w, pc, m, space, &addrs, len)?;
         self.check_zones(w, pc, m, &acc, &addrs, len, true)?;
+        self.check_shared_bounds(w, pc, m, &acc, len, true)?;
         let rb = w * self.nslots * LANES;
         let mut quiet = 0u32;
         match &acc {
@@ -499,6 +525,32 @@ impl Exec<'_> {
                         quiet |= 1 << l;
                     }
                     self.shared[o..o + len].copy_from_slice(&b[..len]);
+                });
+            }
+            Access::Uniform(Region::Global(i), offs) if self.grace.is_some() && vec == 1 && es == 4 => {
+                let (s, data) = (src[0] as usize, &mut self.mem.allocs[*i].data);
+                lanes(m, |l| {
+                    let new = (self.regs[rb + s + l] as u32).to_le_bytes();
+                    let word: &mut [u8; 4] = (&mut data[offs[l]..offs[l] + 4]).try_into().unwrap();
+                    if *word == new {
+                        quiet |= 1 << l;
+                    }
+                    *word = new;
+                });
+            }
+            Access::Uniform(Region::Global(i), offs) if self.grace.is_some() => {
+                // lane by lane, in lane order, noting which lanes change nothing
+                let data = &mut self.mem.allocs[*i].data;
+                lanes(m, |l| {
+                    let mut b = [0u8; 32];
+                    for (e, &s) in src.iter().enumerate().take(vec as usize) {
+                        write_le(&mut b[e * es..], es, self.regs[rb + s as usize + l]);
+                    }
+                    let o = offs[l];
+                    if data[o..o + len] == b[..len] {
+                        quiet |= 1 << l;
+                    }
+                    data[o..o + len].copy_from_slice(&b[..len]);
                 });
             }
             Access::Uniform(Region::Param, offs) => {
@@ -550,7 +602,7 @@ impl Exec<'_> {
             }
         }
         self.mark_initialised(m, &acc, len);
-        if self.stats.is_some() || self.race.is_some() {
+        if self.stats.is_some() || self.race.is_some() || self.grace.is_some() {
             self.account(w, pc, m, &addrs, &acc, len, true, false, quiet);
         }
         Ok(())
@@ -584,6 +636,7 @@ impl Exec<'_> {
             return Err(self.fault(Fault::Illegal, space, addrs[l], len as u32, w, l, pc));
         }
         self.check_zones(w, pc, m, &acc, &addrs, len, true)?;
+        self.check_shared_bounds(w, pc, m, &acc, len, true)?;
         self.check_initialised(w, pc, m, &acc, len);
         let rb = w * self.nslots * LANES;
         let wd = ty.bits();
@@ -608,7 +661,7 @@ impl Exec<'_> {
             }
         }
         self.mark_initialised(m, &acc, len);
-        if self.stats.is_some() || self.race.is_some() {
+        if self.stats.is_some() || self.race.is_some() || self.grace.is_some() {
             self.account(w, pc, m, &addrs, &acc, len, false, true, 0);
         }
         Ok(())

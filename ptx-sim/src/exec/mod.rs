@@ -19,6 +19,7 @@ mod sanitize;
 use std::cell::Cell;
 
 use crate::error::{Dim3, SimError};
+use crate::global_race::GlobalDetector;
 use crate::ir::*;
 use crate::memory::GlobalMem;
 use crate::printf::PrintfOutput;
@@ -48,6 +49,7 @@ struct Warp {
 pub(crate) struct Outcome {
     pub stats: Stats,
     pub races: Vec<crate::race::Race>,
+    pub global_races: Vec<crate::global_race::GlobalRace>,
     pub warp_instructions: u64,
     pub thread_instructions: u64,
     pub printf: PrintfOutput,
@@ -76,6 +78,8 @@ pub(crate) struct Exec<'a> {
     thread_instr: u64,
     stats: Option<Collector>,
     race: Option<Detector>,
+    /// Races between blocks on global memory.
+    pub(super) grace: Option<GlobalDetector>,
     printf: PrintfOutput,
     dyn_bytes: u32,
     gcache: Cell<usize>,
@@ -85,6 +89,9 @@ pub(crate) struct Exec<'a> {
     any_zones: bool,
     /// The first read of never-written shared memory (`SimError::UninitialisedRead`).
     uninit_found: Option<SimError>,
+    /// The `__shared__` variables of this launch, by offset (`shared_layout`):
+    /// an access outside all of them is out of bounds.
+    shared_vars: Vec<crate::shared_layout::SharedVar>,
 }
 
 impl<'a> Exec<'a> {
@@ -101,8 +108,9 @@ impl<'a> Exec<'a> {
         let nwarps = nthreads.div_ceil(32) as usize;
         let nslots = k.nslots as usize;
         let npreds = k.npreds as usize;
-        let shared_bytes = (k.dyn_shared_offset + dyn_bytes).max(k.shared_static) as usize;
+        let shared_bytes = k.shared_layout.sim_bytes(dyn_bytes);
         let any_zones = mem.allocs.iter().any(|a| !a.zones.is_empty());
+        let nallocs = mem.allocs.len();
         Exec {
             k,
             mem,
@@ -125,13 +133,26 @@ impl<'a> Exec<'a> {
             thread_instr: 0,
             stats: cfg.track_stats.then(|| Collector::new(k)),
             race: cfg.detect_races.then(|| Detector::new(shared_bytes, nwarps)),
+            // one block races with no other
+            grace: (cfg.detect_races && grid.0 as u64 * grid.1 as u64 * grid.2 as u64 > 1)
+                .then(|| GlobalDetector::new(nallocs, atomic_flags(k))),
             printf: PrintfOutput { discard: !cfg.capture_printf, ..PrintfOutput::default() },
             dyn_bytes,
             gcache: Cell::new(0),
             init: cfg.detect_uninitialised.then(|| vec![0; shared_bytes]),
             any_zones,
             uninit_found: None,
+            shared_vars: k.shared_layout.ranges(dyn_bytes),
         }
+    }
+
+    /// The name the host gave the buffer holding `addr` (from its guard
+    /// zones) and the offset of `addr` in it.
+    fn buffer_of(&self, addr: u64) -> Option<(String, u64)> {
+        let a = &self.mem.allocs[self.mem.find(addr, 1)?];
+        let z = a.zones.first()?;
+        let start = a.zones.iter().filter(|z| z.before).map(|z| z.end).max().unwrap_or(0) as u64;
+        Some((z.name.clone(), (addr - a.base).saturating_sub(start)))
     }
 
     fn thread_coords(&self, t: u32) -> Dim3 {
@@ -162,7 +183,10 @@ impl<'a> Exec<'a> {
             Special::LaneMaskGt => !((lanebit << 1).wrapping_sub(1)) & 0xffff_ffff,
             Special::LaneMaskGe => !(lanebit - 1) & 0xffff_ffff,
             Special::DynamicSmemSize => self.dyn_bytes as u64,
-            Special::TotalSmemSize => self.shared.len() as u64,
+            Special::TotalSmemSize => {
+                let sl = &self.k.shared_layout;
+                (sl.gpu_dyn_offset as u64 + self.dyn_bytes as u64).max(sl.gpu_static() as u64)
+            }
         }
     }
 
@@ -200,6 +224,9 @@ impl<'a> Exec<'a> {
             for by in 0..gy {
                 for bx in 0..gx {
                     self.block_idx = (bx, by, bz);
+                    if let Some(g) = &mut self.grace {
+                        g.new_block(bx.wrapping_add(gx.wrapping_mul(by.wrapping_add(gy.wrapping_mul(bz)))));
+                    }
                     self.run_block()?;
                 }
             }
@@ -216,13 +243,40 @@ impl<'a> Exec<'a> {
                     ptx_line_b: k.ptx_line(pb as usize),
                     source_a: k.source_of(pa as usize),
                     source_b: k.source_of(pb as usize),
-                    offset: off,
+                    offset: crate::shared_layout::gpu_offset(&self.shared_vars, off),
                     thread_a: self.thread_coords(ta),
                     thread_b: self.thread_coords(tb),
                     block,
                     occurrences: n,
                 })
                 .collect(),
+            None => Vec::new(),
+        };
+        let global_races = match self.grace.take() {
+            Some(g) => {
+                let (gx, gy) = (self.grid.0.max(1), self.grid.1.max(1));
+                let coords = |b: u32| {
+                    let l = b.wrapping_sub(1);
+                    (l % gx, (l / gx) % gy, l / gx / gy)
+                };
+                g.found
+                    .iter()
+                    .map(|(c, n)| crate::global_race::GlobalRace {
+                        kernel: kname.clone(),
+                        kind: c.kind,
+                        atomic_a: c.atomic_a(),
+                        ptx_line_a: k.ptx_line(c.pc_a() as usize),
+                        ptx_line_b: k.ptx_line(c.pc_b as usize),
+                        source_a: k.source_of(c.pc_a() as usize),
+                        source_b: k.source_of(c.pc_b as usize),
+                        block_a: coords(c.block_a),
+                        block_b: coords(c.block_b),
+                        addr: c.addr,
+                        buffer: self.buffer_of(c.addr),
+                        occurrences: *n,
+                    })
+                    .collect()
+            }
             None => Vec::new(),
         };
         let stats = match self.stats.take() {
@@ -232,6 +286,7 @@ impl<'a> Exec<'a> {
         Ok(Outcome {
             stats,
             races,
+            global_races,
             warp_instructions: self.steps,
             thread_instructions: self.thread_instr,
             printf: std::mem::take(&mut self.printf),
@@ -572,4 +627,22 @@ impl<'a> Exec<'a> {
             }
         }
     }
+}
+
+/// Per instruction, what the global race detector needs to know of an
+/// atomic: release semantics (`.release`, `.acq_rel`: its own
+/// `__threadfence()`) and whether it is an `atomicCAS`/`atomicExch`.
+fn atomic_flags(k: &Kernel) -> Vec<u8> {
+    use crate::global_race::{LOCK, RELEASE};
+    k.code
+        .iter()
+        .zip(&k.info)
+        .map(|(i, info)| match i.op {
+            Op::Atom { op, .. } => {
+                let release = info.text.contains(".release") || info.text.contains(".acq_rel");
+                (if release { RELEASE } else { 0 }) | if matches!(op, AtomOp::Cas | AtomOp::Exch) { LOCK } else { 0 }
+            }
+            _ => 0,
+        })
+        .collect()
 }

@@ -645,6 +645,11 @@ impl Exec<'_> {
                 });
             }
             Op::Nop => {}
+            Op::Fence { gpu } => {
+                if let (true, Some(g)) = (gpu, &mut self.grace) {
+                    g.fence();
+                }
+            }
             Op::Bra { .. } | Op::Exit | Op::Bar | Op::BarRed { .. } => unreachable!("handled by the scheduler"),
         }
         Ok(())

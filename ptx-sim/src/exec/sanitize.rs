@@ -93,6 +93,81 @@ impl Exec<'_> {
         })
     }
 
+    /// Faults the first lane (in lane order) whose shared access is not inside
+    /// one `__shared__` variable (it touches a guard gap of `shared_layout`).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn check_shared_bounds(
+        &self,
+        w: usize,
+        pc: usize,
+        m: u32,
+        acc: &Access,
+        len: usize,
+        write: bool,
+    ) -> Result<(), SimError> {
+        let (sm, offs) = shared_lanes(acc, m);
+        if sm == 0 {
+            return Ok(());
+        }
+        let vars = &self.shared_vars;
+        // the variable whose range starts at or before `off`
+        let holder = |off: usize| vars.partition_point(|v| v.offset as usize <= off).checked_sub(1);
+        let inside = |i: Option<usize>, lo: usize, hi: usize| {
+            i.is_some_and(|i| {
+                lo >= vars[i].offset as usize && hi as u64 <= (vars[i].offset as u64).saturating_add(vars[i].bytes)
+            })
+        };
+        let (mut lo, mut hi) = (usize::MAX, 0);
+        lanes(sm, |l| {
+            lo = lo.min(offs[l]);
+            hi = hi.max(offs[l]);
+        });
+        // the rule: all lanes inside one variable
+        if inside(holder(lo), lo, hi + len) {
+            return Ok(());
+        }
+        let mut bad = None;
+        lanes(sm, |l| {
+            if bad.is_none() && !inside(holder(offs[l]), offs[l], offs[l] + len) {
+                bad = Some(l);
+            }
+        });
+        let Some(l) = bad else { return Ok(()) };
+        let off = offs[l] as u64;
+        // the nearer of the variable before the access and the one after it
+        let prev = holder(offs[l]).map(|i| &vars[i]);
+        let next = vars.iter().find(|v| v.offset as u64 > off);
+        let past = prev.map(|v| off.saturating_sub((v.offset as u64).saturating_add(v.bytes)));
+        let before = next.map(|v| v.offset as u64 - off);
+        let (v, before, distance) = match (prev, past, next, before) {
+            (Some(p), Some(d), Some(n), Some(b)) => {
+                if b < d + 1 {
+                    (n, true, b)
+                } else {
+                    (p, false, d)
+                }
+            }
+            (Some(p), Some(d), _, _) => (p, false, d),
+            (_, _, Some(n), Some(b)) => (n, true, b),
+            _ => return Ok(()),
+        };
+        let (thread, _) = self.thread_of(w, l);
+        Err(SimError::SharedOutOfBounds {
+            write,
+            size: len as u32,
+            var: v.name.clone(),
+            var_bytes: v.bytes.min(u32::MAX as u64) as u32,
+            dynamic: v.offset == self.k.shared_layout.dyn_offset && v.elem_bytes == 1,
+            before,
+            distance,
+            ptx_line: self.k.ptx_line(pc),
+            location: self.k.source_of(pc),
+            kernel: self.k.name.clone(),
+            thread,
+            block: self.block_idx,
+        })
+    }
+
     /// Records the launch's first read of a shared byte no thread of the block has
     /// written. Not a fault: the launch goes on, so that a race behind it (a read
     /// that ran before another warp's write) is reported as the race it is.
@@ -121,7 +196,7 @@ impl Exec<'_> {
         let Some(l) = bad else { return };
         let (thread, _) = self.thread_of(w, l);
         self.uninit_found = Some(SimError::UninitialisedRead {
-            offset: offs[l] as u32,
+            offset: crate::shared_layout::gpu_offset(&self.shared_vars, offs[l] as u32),
             size: len as u32,
             ptx_line: self.k.ptx_line(pc),
             location: self.k.source_of(pc),

@@ -120,6 +120,10 @@ pub enum BackendError {
     ContextLost(String),
     #[error("data race on shared memory: {0}")]
     SharedRace(String),
+    /// Blocks of one launch touch the same global word with nothing ordering
+    /// them (found by the simulator, whatever order its blocks ran in).
+    #[error("data race between blocks on global memory: {0}")]
+    GlobalRace(String),
     /// A kernel read a buffer's guard zone (found by the simulator, which a GPU
     /// would let pass): the message names the line, thread and buffer.
     #[error("out-of-bounds read: {0}")]

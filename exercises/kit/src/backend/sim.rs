@@ -166,6 +166,52 @@ fn classify(e: SimError) -> BackendError {
                 BackendError::OutOfBoundsRead(text)
             }
         }
+        SimError::SharedOutOfBounds {
+            write,
+            size,
+            var,
+            var_bytes,
+            dynamic,
+            before,
+            distance,
+            ptx_line,
+            location,
+            kernel,
+            thread,
+            block,
+        } => {
+            let verb = if write { "writes" } else { "reads" };
+            let side = if before { "before the start of" } else { "past the end of" };
+            let (what, fix) = if dynamic {
+                (
+                    format!("the dynamic shared memory `{var}` (the launch gives {var_bytes} bytes)"),
+                    "keep every index inside the dynamic size the launch gives (the third <<<>>> argument)",
+                )
+            } else {
+                // PTX declares arrays as bytes (`.b8 name[N]`): count in the access's size
+                let elem = size.max(1);
+                let elems = if var_bytes % elem == 0 {
+                    format!(", {} element(s) of {elem} bytes", var_bytes / elem)
+                } else {
+                    String::new()
+                };
+                (
+                    format!("the __shared__ array `{var}` ({var_bytes} bytes{elems})"),
+                    "declare the array with as many elements as the threads index (a halo needs its extra \
+                     elements), or test the index before the access",
+                )
+            };
+            let text = format!(
+                "`{kernel}` at {}, thread {thread:?} of block {block:?}, {verb} {size} byte(s) {distance} byte(s) {side} \
+                 {what}: {fix}",
+                at(ptx_line, &location)
+            );
+            if write {
+                BackendError::OutOfBoundsWrite(text)
+            } else {
+                BackendError::OutOfBoundsRead(text)
+            }
+        }
         SimError::UninitialisedRead { offset, size, ptx_line, location, kernel, thread, block } => {
             BackendError::UninitialisedRead(format!(
                 "`{kernel}` at {}, thread {thread:?} of block {block:?}, reads {size} byte(s) of shared memory (offset \
@@ -191,6 +237,46 @@ fn classify(e: SimError) -> BackendError {
         SimError::OutOfMemory(m) => BackendError::OutOfMemory(m),
         e => BackendError::Other(e.to_string()),
     }
+}
+
+/// What a race between blocks says: the two lines, the two blocks, the
+/// buffer, and what to use instead.
+fn global_race_text(kernel: &str, r: &ptx_sim::GlobalRace, pairs: usize) -> String {
+    use ptx_sim::RaceKind::*;
+    let (a, b) = (at(r.ptx_line_a, &r.source_a), at(r.ptx_line_b, &r.source_b));
+    let first = if r.atomic_a {
+        "does an atomic on"
+    } else if r.kind == ReadWrite {
+        "reads"
+    } else {
+        "writes"
+    };
+    let second = match r.kind {
+        WriteRead => "reads",
+        _ => "writes",
+    };
+    let same_line = r.source_a.is_some() && r.source_a == r.source_b;
+    let what = if r.atomic_a {
+        "a plain write after other blocks' atomics on the same word: make it an atomic too (atomicExch), or \
+         leave it to a later kernel launch"
+    } else if same_line || r.kind == WriteWrite {
+        "blocks run at the same time on a GPU, so plain updates of one word from several blocks (`*p += x`) \
+         overwrite each other: use an atomic (atomicAdd(p, x)), or give each block its own slot (p[blockIdx.x]) \
+         and add the slots in a second pass (a second kernel launch, or the threadfence reduction)"
+    } else {
+        "blocks run at the same time on a GPU, so one block may read the word before or after the other writes \
+         it: read it in a later kernel launch, or order the two as the threadfence reduction does (write, \
+         __threadfence(), then an atomic ticket; only the block that draws the last ticket reads)"
+    };
+    let word = match &r.buffer {
+        Some((name, off)) => format!("`{name}` (byte {off})"),
+        None => format!("global memory at address {:#x}", r.addr),
+    };
+    format!(
+        "{kernel}: block {:?} {first} {word} at {a}, and block {:?} {second} the same word at {b}, with nothing \
+         ordering the two blocks: {what} ({} such pair(s) of instructions)",
+        r.block_a, r.block_b, pairs
+    )
 }
 
 fn param(a: &Arg) -> ParamValue {
@@ -302,6 +388,9 @@ impl Backend for SimBackend {
                 at(r.ptx_line_b, &r.source_b),
                 report.races.len()
             )));
+        }
+        if let Some(r) = report.global_races.first() {
+            return Err(BackendError::GlobalRace(global_race_text(kernel, r, report.global_races.len())));
         }
         // after the races: a read that ran before another warp's write is the race's fault
         if let Some(e) = report.uninitialised_read {

@@ -1,0 +1,29 @@
+// ex05 with the shared tile declared one element short: the last halo thread
+// writes tmp[BLOCK_SIZE + 2*RADIUS - 1], one past the end. A GPU rounds the
+// block's shared memory up, so the store lands in the padding and the
+// outputs come out right; it is still an out-of-bounds write.
+#define BLOCK_SIZE 512
+#define RADIUS 3
+
+extern "C" __global__ void stencil_1d(const int *in, int *out, int n)
+{
+    __shared__ int tmp[BLOCK_SIZE + 2 * RADIUS - 1];
+    int base = blockIdx.x * BLOCK_SIZE;
+    int padded = n + 2 * RADIUS;
+    int t = threadIdx.x;
+
+    if (base + t < padded)
+        tmp[t] = in[base + t];
+    if (t < 2 * RADIUS && base + BLOCK_SIZE + t < padded)
+        tmp[BLOCK_SIZE + t] = in[base + BLOCK_SIZE + t];
+    __syncthreads();
+
+    int i = base + t;
+    if (i < n) {
+        int sum = 0;
+#pragma unroll
+        for (int k = 0; k <= 2 * RADIUS; k++)
+            sum += tmp[t + k];
+        out[i] = sum / (2 * RADIUS + 1);
+    }
+}
