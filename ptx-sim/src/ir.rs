@@ -274,6 +274,8 @@ pub enum BoolOp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AtomOp {
     Add,
+    /// `atom.add.noftz.{f16,f16x2,bf16,bf16x2}` (round to nearest even).
+    AddHalf(HFmt),
     Min,
     Max,
     Inc,
@@ -573,6 +575,11 @@ pub enum Op {
     Bra {
         target: u32,
     },
+    /// `brx.idx`: to `Kernel::tables[table][idx]`, per lane.
+    BrxIdx {
+        idx: Reg,
+        table: u32,
+    },
     Exit,
     /// `bar.sync 0` / `barrier.sync 0`: the whole block.
     Bar,
@@ -666,8 +673,31 @@ pub enum Op {
         mspace: Space,
         tmp: [Reg; 4],
     },
+    /// Integer add/sub/multiply-add with the carry flag (slot `cc`): `cin` adds
+    /// (subtracts) it, `cout` sets it.
+    Carry {
+        op: CarryOp,
+        w: u8,
+        signed: bool,
+        cin: bool,
+        cout: bool,
+        d: Reg,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+        cc: Reg,
+    },
     Trap,
     Nop,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CarryOp {
+    Add,
+    /// `d = a - b - CF`, CF = the borrow out.
+    Sub,
+    MadLo,
+    MadHi,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -734,6 +764,8 @@ pub struct Kernel {
     pub dyn_shared_offset: u32,
     pub local_bytes: u32,
     pub files: HashMap<u32, String>,
+    /// Jump tables of `brx.idx` (instruction indices).
+    pub tables: Vec<Vec<u32>>,
 }
 
 impl Kernel {

@@ -557,6 +557,33 @@ impl<'a> Exec<'a> {
                             continue 'pick;
                         }
                     }
+                    Op::BrxIdx { idx, table } => {
+                        if emask == 0 {
+                            pc += 1;
+                            continue;
+                        }
+                        self.push_group(w, pc + 1, mask & !emask);
+                        let targets = &k.tables[table as usize];
+                        let rb = w * self.nslots * LANES + idx as usize;
+                        let mut em = emask;
+                        while em != 0 {
+                            let l = em.trailing_zeros() as usize;
+                            em &= em - 1;
+                            let Some(&t) = targets.get(self.regs[rb + l] as u32 as usize) else {
+                                // an index past the table: undefined on a GPU
+                                let (thread, _) = self.thread_of(w, l);
+                                return Err(SimError::Trap {
+                                    ptx_line: k.ptx_line(pc as usize),
+                                    location: k.source_of(pc as usize),
+                                    kernel: k.name.clone(),
+                                    thread,
+                                    block: self.block_idx,
+                                });
+                            };
+                            self.push_group(w, t, 1 << l);
+                        }
+                        continue 'pick;
+                    }
                     Op::Exit => {
                         self.warps[w].exited |= emask;
                         mask &= !emask;
