@@ -22,6 +22,8 @@ struct Run {
     rep: ptx_sim::LaunchReport,
 }
 
+// The error is matched by the tests, as the simulator returns it.
+#[allow(clippy::result_large_err)]
 fn run(body: &str, threads: u32, input: &[u32]) -> Result<Run, SimError> {
     let mut sim = Simulator::new(SimConfig::default());
     let m = sim.load_module(&module(body))?;
