@@ -661,6 +661,21 @@ pub enum Op {
         a: Reg,
         parity: bool,
     },
+    /// After a `cp.async`'s eager store: its `len` destination bytes count as
+    /// not yet written (for the uninitialised-read check) until the thread waits
+    /// for the copy's group.
+    AsyncPending {
+        space: Space,
+        addr: Addr,
+        len: u8,
+    },
+    /// `cp.async.commit_group`: the thread's pending copies become a group.
+    AsyncCommit,
+    /// `cp.async.wait_group n` (`wait_all`: a commit, then `n` 0): all but the
+    /// `n` most recent groups of the thread are complete.
+    AsyncWait {
+        n: u32,
+    },
     /// `cp.async.bulk` global → shared of `size` bytes (a register), completing
     /// `size` transaction bytes on the mbarrier at `mbar`. `tmp`: scratch slots.
     BulkCopy {

@@ -79,6 +79,7 @@ fn cp_async_copies_through_the_memory_paths() {
         assert_eq!(r.out[128 + t], 0, "src-size 0 fills zeros, thread {t}");
     }
     assert!(r.rep.races.is_empty(), "{:?}", r.rep.races);
+    assert!(r.rep.uninitialised_read.is_none(), "{:?}", r.rep.uninitialised_read);
     // the copies' global reads count as loads: two warps of 4-byte copies
     // (4 sectors each), one of 16-byte copies by 16 lanes (8 sectors)
     assert_eq!(r.rep.stats.global_load_requests, 3);
@@ -176,4 +177,30 @@ fn half2_atomic_add_rounds_each_half() {
     let mut b = [0u8; 4];
     sim.read(p, &mut b).unwrap();
     assert_eq!(u32::from_le_bytes(b), 0x4900_4c40);
+}
+
+/// Two groups of copies: `buf[tid]`, then `buf[64 + tid]`; `wait` between
+/// them and the reads.
+fn two_groups(wait: &str, read_at: u32) -> String {
+    format!(
+        "mul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd2, %rd3;\nshl.b32 %r4, %r1, 2;\nadd.u32 %r4, %r3, %r4;\n\
+         cp.async.ca.shared.global [%r4], [%rd4], 4;\ncp.async.commit_group;\n\
+         cp.async.ca.shared.global [%r4+256], [%rd4], 4;\ncp.async.commit_group;\n{wait}\n\
+         ld.shared.u32 %r9, [%r4+{read_at}];\n{STORE_R}st.global.u32 [%rd9], %r9;\n"
+    )
+}
+
+#[test]
+fn reading_a_copys_destination_before_waiting_for_it_is_reported() {
+    let input: Vec<u32> = (0..64).collect();
+    let uninit = |wait: &str, at: u32| run(&two_groups(wait, at), 32, &input).unwrap().rep.uninitialised_read;
+    assert!(uninit("cp.async.wait_group 0;", 0).is_none());
+    assert!(uninit("cp.async.wait_all;", 256).is_none());
+    // wait_group 1 leaves the most recent group in flight
+    assert!(uninit("cp.async.wait_group 1;", 0).is_none());
+    match uninit("cp.async.wait_group 1;", 256) {
+        Some(SimError::UninitialisedRead { offset: 256, .. }) => {}
+        e => panic!("expected an uninitialised read at byte 256, got {e:?}"),
+    }
+    assert!(uninit("", 0).is_some(), "no wait at all");
 }

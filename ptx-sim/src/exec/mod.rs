@@ -94,6 +94,8 @@ pub(crate) struct Exec<'a> {
     uninit_found: Option<SimError>,
     /// The block's `mbarrier` objects.
     mbars: asynch::Mbars,
+    /// The block's `cp.async` copies not waited for, by thread.
+    copies: asynch::Copies,
 }
 
 impl<'a> Exec<'a> {
@@ -141,6 +143,7 @@ impl<'a> Exec<'a> {
             any_zones,
             uninit_found: None,
             mbars: asynch::Mbars::default(),
+            copies: asynch::Copies::default(),
         }
     }
 
@@ -274,6 +277,7 @@ impl<'a> Exec<'a> {
             ws.groups.push(Group { pc: 0, mask: ws.valid, wait: false });
         }
         self.mbars.clear();
+        self.copies.clear();
         // Rounds in a row in which warps waited on mbarriers and none changed.
         let mut idle_rounds = 0u32;
         loop {

@@ -672,6 +672,9 @@ impl Exec<'_> {
                 return self.bulk_copy(w, pc, m, dst, dspace, src, sspace, size, mbar, mspace, tmp)
             }
             Op::MbarWait { .. } => unreachable!("handled by the scheduler"),
+            Op::AsyncPending { space, addr, len } => self.async_pending(w, m, space, addr, len),
+            Op::AsyncCommit => self.async_commit(w, m),
+            Op::AsyncWait { n } => self.async_wait(w, m, n),
             Op::Trap => {
                 let lane = m.trailing_zeros() as usize;
                 let (thread, _) = self.thread_of(w, lane);
