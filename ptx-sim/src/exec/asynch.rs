@@ -55,6 +55,16 @@ pub(super) struct Copies {
     threads: HashMap<u32, (Ranges, VecDeque<Ranges>)>,
 }
 
+/// Copies (or groups) a thread may leave pending before the oldest are taken as done.
+const MAX_PENDING: usize = 1024;
+
+/// Marks the destinations of completed copies as written.
+fn complete(init: &mut [u8], done: Ranges) {
+    for (off, len) in done {
+        init[off..off + len].fill(1);
+    }
+}
+
 impl Copies {
     pub(super) fn clear(&mut self) {
         self.threads.clear();
@@ -82,10 +92,18 @@ impl Exec<'_> {
                 continue; // not shared memory: the store reported it
             }
             let off = off as usize;
-            if let Some(init) = &mut self.init {
-                init[off..off + len].fill(0);
+            let Some(init) = &mut self.init else { return };
+            let (open, groups) = self.copies.threads.entry((w * 32 + l) as u32).or_default();
+            // Untrusted code may issue copies without end: past a bound, the oldest
+            // count as complete (a missed report, never a false one).
+            if open.len() >= MAX_PENDING {
+                complete(init, std::mem::take(open));
             }
-            self.copies.threads.entry((w * 32 + l) as u32).or_default().0.push((off, len));
+            if groups.len() >= MAX_PENDING {
+                complete(init, groups.pop_front().unwrap_or_default());
+            }
+            init[off..off + len].fill(0);
+            open.push((off, len));
         }
     }
 
@@ -112,9 +130,7 @@ impl Exec<'_> {
             while groups.len() > n as usize {
                 let done = groups.pop_front().unwrap_or_default();
                 if let Some(init) = &mut self.init {
-                    for (off, len) in done {
-                        init[off..off + len].fill(1);
-                    }
+                    complete(init, done);
                 }
             }
         }
