@@ -204,3 +204,22 @@ fn reading_a_copys_destination_before_waiting_for_it_is_reported() {
     }
     assert!(uninit("", 0).is_some(), "no wait at all");
 }
+
+#[test]
+fn code_inlined_through_several_headers_is_reported_at_the_students_line() {
+    // NVRTC's form: one `inlined_at` level per `.loc`, the call site's `.loc` before
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 out)\n{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
+        .loc 1 5 3\nld.param.u64 %rd1, [out];\n\
+        .loc 3 40 2, function_name $L__info_string0, inlined_at 1 9 5\n\
+        .loc 2 10 5, function_name $L__info_string1, inlined_at 3 40 2\n\
+        .loc 2 20 9, function_name $L__info_string2, inlined_at 2 10 5\n\
+        ld.global.u32 %r1, [%rd1];\nret;\n}\n\
+        .file 1 \"exercises/k.cu\"\n.file 2 \"cuda/include/hdr_inner.h\"\n.file 3 \"cuda/include/hdr_outer.h\"\n";
+    let mut sim = Simulator::new(SimConfig::default());
+    let m = sim.load_module(ptx).unwrap();
+    match sim.launch(m, "k", (1, 1, 1), (1, 1, 1), 0, &[ParamValue::U64(8)]) {
+        Err(SimError::IllegalAddress { location, .. }) => assert_eq!(location.as_deref(), Some("exercises/k.cu:9")),
+        r => panic!("expected an illegal address, got {r:?}"),
+    }
+}
