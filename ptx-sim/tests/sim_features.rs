@@ -223,3 +223,29 @@ fn code_inlined_through_several_headers_is_reported_at_the_students_line() {
         r => panic!("expected an illegal address, got {r:?}"),
     }
 }
+
+#[test]
+fn malformed_async_and_barrier_forms_are_errors_not_panics() {
+    let lines = [
+        "cp.async.ca.shared.global.L2::cache_hint;",
+        "cp.async.ca.shared.global [%r3], [%rd2], 3;",
+        "cp.async.ca.shared.global [%r3], [%rd2], 4, 2;",
+        "cp.async.wait_group %r1;",
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3];",
+        "mbarrier.init.shared.b64 [%r2];",
+        "mbarrier.arrive.shared.b64 [%r2];",
+        "mbarrier.try_wait.shared.b64 %p1;",
+        "mbarrier.pending_count.b64 %r4, %rd1;",
+        "brx.idx %r1, $nowhere;",
+        "addc.u32 %r4, %r1;",
+        "madc.hi.f32 %r4, %r1, %r1, %r1;",
+        "atom.global.max.noftz.f16x2 %r4, [%rd2], %r1;",
+    ];
+    for l in lines {
+        let err = Simulator::new(SimConfig::default()).load_module(&module(l)).unwrap_err();
+        assert!(matches!(err, SimError::Parse { .. } | SimError::Unsupported { .. }), "{l}: {err}");
+    }
+    // a jump-table index past the table stops the launch
+    let body = "$tbl: .branchtargets $a, $b;\nbrx.idx %r1, $tbl;\n$a:\nret;\n$b:\nret;\n";
+    assert!(matches!(run(body, 4, &[]), Err(SimError::Trap { .. })));
+}
