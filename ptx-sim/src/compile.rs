@@ -8,6 +8,10 @@ use crate::ir::*;
 use crate::memory::{write_le, GlobalMem, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 use crate::parse::ast::{self, Function, InitVal, Module, Operand, Stmt, VarDecl};
 
+#[path = "compile_async.rs"]
+mod asynch;
+#[path = "compile_carry.rs"]
+mod carry;
 #[path = "compile_half.rs"]
 mod half;
 
@@ -34,6 +38,22 @@ pub const MAX_MODULE_VARIABLE_BYTES: u64 = 256 << 20;
 pub const MAX_LOCAL_BYTES: u32 = 512 << 10;
 
 pub fn compile_module(m: &Module, mem: &mut GlobalMem) -> Result<CompiledModule, SimError> {
+    compile_collecting(m, mem, None)
+}
+
+/// Every instruction of `m` the simulator cannot run (each `SimError::Unsupported`),
+/// instead of stopping at the first: for sweeps over a corpus of compiled kernels.
+pub fn unsupported_in(m: &Module) -> Result<Vec<SimError>, SimError> {
+    let mut found = Vec::new();
+    compile_collecting(m, &mut GlobalMem::default(), Some(&mut found))?;
+    Ok(found)
+}
+
+fn compile_collecting(
+    m: &Module,
+    mem: &mut GlobalMem,
+    mut collect: Option<&mut Vec<SimError>>,
+) -> Result<CompiledModule, SimError> {
     let mut symbols = HashMap::new();
     for v in &m.vars {
         if !matches!(v.space, ast::Space::Global | ast::Space::Const) {
@@ -95,7 +115,17 @@ pub fn compile_module(m: &Module, mem: &mut GlobalMem) -> Result<CompiledModule,
     let mut kernels = HashMap::new();
     for f in &m.funcs {
         if f.is_entry && f.body.is_some() {
-            let k = KCtx::new(m, &funcs, &symbols).compile_entry(f)?;
+            let mut cx = KCtx::new(m, &funcs, &symbols);
+            cx.collect = collect.is_some();
+            let k = cx.compile_entry(f);
+            let k = match (k, collect.as_deref_mut()) {
+                (Ok((k, found)), Some(all)) => {
+                    all.extend(found);
+                    k
+                }
+                (Ok((k, _)), None) => k,
+                (Err(e), _) => return Err(e),
+            };
             kernels.insert(f.name.clone(), k);
         }
     }
@@ -150,6 +180,20 @@ struct KCtx<'a> {
     pred_true: Pred,
     cur_line: usize,
     cur_text: String,
+    /// Note unsupported instructions in `found` and go on (see [`unsupported_in`]).
+    collect: bool,
+    found: Vec<SimError>,
+    /// The carry flag's slot (`add.cc`, `addc`, ...), once used.
+    carry_slot: Option<Reg>,
+    /// `.branchtargets` by (prefixed) name: their index and labels.
+    tables: HashMap<String, (u32, Vec<String>)>,
+    /// The jump tables, resolved once the body is compiled.
+    table_labels: Vec<Vec<u32>>,
+}
+
+/// `%envreg7` for `prefix` `%envreg` and `count` 32: a numbered register in range.
+fn is_numbered(name: &str, prefix: &str, count: u32) -> bool {
+    name.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n < count)
 }
 
 fn align_up(x: u32, a: u32) -> u32 {
@@ -239,6 +283,11 @@ impl<'a> KCtx<'a> {
             pred_true: 0,
             cur_line: 0,
             cur_text: String::new(),
+            collect: false,
+            found: Vec::new(),
+            carry_slot: None,
+            tables: HashMap::new(),
+            table_labels: Vec::new(),
         };
         k.pred_false = k.new_pred();
         k.pred_true = k.new_pred();
@@ -303,7 +352,7 @@ impl<'a> KCtx<'a> {
         Ok(off)
     }
 
-    fn compile_entry(mut self, f: &Function) -> Result<Kernel, SimError> {
+    fn compile_entry(mut self, f: &Function) -> Result<(Kernel, Vec<SimError>), SimError> {
         self.cur_line = f.line;
         // Shared layout first, so the dynamic area's offset is known before any use.
         // Module-scope .shared variables count only if this kernel (or a function it
@@ -358,6 +407,20 @@ impl<'a> KCtx<'a> {
                 *target = t;
             }
         }
+        for (table, labels) in std::mem::take(&mut self.tables).into_values() {
+            let mut pcs = Vec::with_capacity(labels.len());
+            for l in &labels {
+                let Some(&t) = self.labels.get(l) else {
+                    let name = l.split_once('#').map_or(l.as_str(), |(_, n)| n);
+                    return Err(SimError::Parse {
+                        line: f.line,
+                        msg: format!("unknown label `{name}` in .branchtargets"),
+                    });
+                };
+                pcs.push(t);
+            }
+            self.table_labels[table as usize] = pcs;
+        }
         // Every slot is a register of every thread (constants and specials too).
         if self.nslots as usize + self.npreds as usize > 2 * crate::parse::MAX_REGISTERS {
             return self.unsupported(format!(
@@ -370,7 +433,8 @@ impl<'a> KCtx<'a> {
         consts.sort();
         let mut specials: Vec<(Reg, Special)> = self.specials.iter().map(|(&s, &r)| (r, s)).collect();
         specials.sort_by_key(|x| x.0);
-        Ok(Kernel {
+        let found = std::mem::take(&mut self.found);
+        let k = Kernel {
             name: f.name.clone(),
             code: self.code,
             info: self.info,
@@ -387,7 +451,9 @@ impl<'a> KCtx<'a> {
             shared_layout: self.layout,
             local_bytes: align_up(self.local_end, 16),
             files: self.m.files.clone(),
-        })
+            tables: std::mem::take(&mut self.table_labels),
+        };
+        Ok((k, found))
     }
 
     /// Every name an entry and the functions it calls (transitively) mention.
@@ -475,7 +541,7 @@ impl<'a> KCtx<'a> {
                 Stmt::Label(name, _) => {
                     self.labels.insert(format!("{}{}", fs.prefix, name), self.code.len() as u32);
                 }
-                Stmt::Loc { file, line } => self.loc = Some((*file, *line)),
+                Stmt::Loc { file, line, .. } => self.loc = Some((*file, *line)),
                 Stmt::ScopeOpen => fs.scopes.push(HashMap::new()),
                 Stmt::ScopeClose => {
                     if fs.scopes.len() > 1 {
@@ -483,10 +549,22 @@ impl<'a> KCtx<'a> {
                     }
                 }
                 Stmt::Pragma => {}
+                Stmt::BranchTargets { name, targets, .. } => {
+                    let key = format!("{}{}", fs.prefix, name);
+                    let labels = targets.iter().map(|t| format!("{}{}", fs.prefix, t)).collect();
+                    self.tables.insert(key, (self.table_labels.len() as u32, labels));
+                    self.table_labels.push(Vec::new());
+                }
                 Stmt::Instr(i) => {
                     self.cur_line = i.line;
                     self.cur_text = i.text.clone();
-                    self.instr(i, fs)?;
+                    match self.instr(i, fs) {
+                        Err(e @ SimError::Unsupported { .. }) if self.collect => {
+                            self.found.push(e);
+                            self.emit(Op::Nop, Guard::NONE);
+                        }
+                        r => r?,
+                    }
                 }
             }
         }
@@ -528,8 +606,11 @@ impl<'a> KCtx<'a> {
             return Some(match base {
                 "%tid" => Special::Tid(d),
                 "%ntid" => Special::Ntid(d),
-                "%ctaid" => Special::Ctaid(d),
-                "%nctaid" => Special::Nctaid(d),
+                // A launch without clusters: every CTA is a cluster of one.
+                "%ctaid" | "%clusterid" => Special::Ctaid(d),
+                "%nctaid" | "%nclusterid" => Special::Nctaid(d),
+                "%cluster_ctaid" => Special::Zero,
+                "%cluster_nctaid" => Special::One,
                 _ => return None,
             });
         }
@@ -546,7 +627,16 @@ impl<'a> KCtx<'a> {
             "%lanemask_gt" => Special::LaneMaskGt,
             "%lanemask_ge" => Special::LaneMaskGe,
             "%dynamic_smem_size" => Special::DynamicSmemSize,
-            "%total_smem_size" => Special::TotalSmemSize,
+            "%total_smem_size" | "%aggr_smem_size" => Special::TotalSmemSize,
+            // `warpSize` (NVRTC writes the predefined identifier).
+            "WARP_SZ" => Special::WarpSize,
+            "%cluster_ctarank" | "%is_explicit_cluster" | "%current_graph_exec" => Special::Zero,
+            "%cluster_nctarank" => Special::One,
+            // No shared memory is reserved by the system here.
+            n if n.starts_with("%reserved_smem_offset_") => Special::Zero,
+            // Driver-defined and performance-monitor registers read as 0.
+            n if is_numbered(n, "%envreg", 32) || is_numbered(n, "%pm", 8) => Special::Zero,
+            n if n.strip_suffix("_64").is_some_and(|b| is_numbered(b, "%pm", 8)) => Special::Zero,
             _ => return None,
         })
     }
@@ -699,7 +789,14 @@ impl<'a> KCtx<'a> {
                 })
             }
         };
-        if let Some(op) = self.half(ins, &mut mods, fs)? {
+        if self.asynch(ins, &mut mods, fs, guard)? {
+            return Ok(());
+        }
+        let op = match self.carry(ins, &mut mods, fs)? {
+            Some(op) => Some(op),
+            None => self.half(ins, &mut mods, fs)?,
+        };
+        if let Some(op) = op {
             if let Some(m) = mods.unused() {
                 return self.unsupported(format!("{} (modifier .{m})", ins.text));
             }
@@ -798,10 +895,18 @@ impl<'a> KCtx<'a> {
             }
             "ld" | "ldu" | "st" => self.ldst(ins, &mut mods, fs)?,
             "atom" | "red" => self.atom(ins, &mut mods, fs)?,
-            "bra" | "brx" => {
-                if ins.opcode == "brx" {
-                    return self.unsupported(&ins.text);
-                }
+            "brx" => {
+                // `brx.idx[.uni] index, table;` (a `switch` as a jump table)
+                nops(2)?;
+                mods.has("idx");
+                let idx = self.src(fs, &ops[0], Ty::U(32))?;
+                let Operand::Name(t) = &ops[1] else { return self.bad("brx.idx needs a .branchtargets label") };
+                let Some((table, _)) = self.tables.get(&format!("{}{}", fs.prefix, t)) else {
+                    return self.bad(format!("unknown .branchtargets `{t}`"));
+                };
+                Op::BrxIdx { idx, table: *table }
+            }
+            "bra" => {
                 nops(1)?;
                 let Operand::Name(l) = &ops[0] else { return self.bad("bra needs a label") };
                 self.fixups.push((self.code.len(), format!("{}{}", fs.prefix, l), ins.line));
@@ -1216,8 +1321,14 @@ impl<'a> KCtx<'a> {
             return Ok(Op::PLogic { op: BoolOp::And, d, a, na, b: self.pred_true, nb: false });
         }
         if let Operand::Name(n) = &ops[1] {
-            if matches!(n.as_str(), "%clock" | "%clock64" | "%globaltimer" | "%globaltimer_lo") {
-                return Ok(Op::Clock { d: self.dst(fs, &ops[0])? });
+            // Timers count the launch's warp instructions: deterministic and increasing.
+            let shift = match n.as_str() {
+                "%clock" | "%clock64" | "%globaltimer" | "%globaltimer_lo" => Some(0),
+                "%clock_hi" | "%globaltimer_hi" => Some(32),
+                _ => None,
+            };
+            if let Some(shift) = shift {
+                return Ok(Op::Clock { d: self.dst(fs, &ops[0])?, shift });
             }
         }
         match (&ops[0], &ops[1]) {
@@ -1447,8 +1558,27 @@ impl<'a> KCtx<'a> {
             None => return self.bad("missing atomic operation"),
         };
         mods.has("noftz");
-        let t = self.one_type(mods)?;
-        if t.bits() < 32 || (t.is_float() && !matches!(op, AtomOp::Add | AtomOp::Exch | AtomOp::Min | AtomOp::Max)) {
+        // `atomicAdd` on `__half`, `__half2`, `__nv_bfloat16(2)`: `atom.add.noftz.f16x2`
+        let half = mods.list.iter().find_map(|m| HFmt::parse(m));
+        if let Some(fmt) = half {
+            mods.has(match fmt {
+                HFmt::F16 => "f16",
+                HFmt::F16x2 => "f16x2",
+                HFmt::Bf16 => "bf16",
+                HFmt::Bf16x2 => "bf16x2",
+            });
+            if op != AtomOp::Add {
+                return self.unsupported(format!("{} (half-precision atomics other than add)", ins.text));
+            }
+        }
+        let (op, t) = match half {
+            Some(fmt) => (AtomOp::AddHalf(fmt), if fmt.x2() { Ty::B(32) } else { Ty::B(16) }),
+            None => (op, self.one_type(mods)?),
+        };
+        let half_ok = matches!(op, AtomOp::AddHalf(_));
+        if (t.bits() < 32 && !half_ok)
+            || (t.is_float() && !matches!(op, AtomOp::Add | AtomOp::Exch | AtomOp::Min | AtomOp::Max))
+        {
             return self.unsupported(&ins.text);
         }
         let want = if is_red { 2 } else { 3 } + usize::from(op == AtomOp::Cas);

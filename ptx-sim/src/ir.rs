@@ -274,6 +274,8 @@ pub enum BoolOp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AtomOp {
     Add,
+    /// `atom.add.noftz.{f16,f16x2,bf16,bf16x2}` (round to nearest even).
+    AddHalf(HFmt),
     Min,
     Max,
     Inc,
@@ -331,6 +333,12 @@ pub enum Special {
     LaneMaskGe,
     DynamicSmemSize,
     TotalSmemSize,
+    /// `WARP_SZ`: 32.
+    WarpSize,
+    /// Registers that read 0 here (`%envregN`, `%pmN`, `%cluster_ctarank`, ...).
+    Zero,
+    /// Registers that read 1 here (`%cluster_nctarank`, `%cluster_nctaid.x`, ...).
+    One,
 }
 
 /// Half-precision formats: one 16-bit value, or two packed in 32 bits (the low
@@ -567,6 +575,11 @@ pub enum Op {
     Bra {
         target: u32,
     },
+    /// `brx.idx`: to `Kernel::tables[table][idx]`, per lane.
+    BrxIdx {
+        idx: Reg,
+        table: u32,
+    },
     Exit,
     /// `bar.sync 0` / `barrier.sync 0`: the whole block.
     Bar,
@@ -617,14 +630,77 @@ pub enum Op {
     Activemask {
         d: Reg,
     },
+    /// `%clock`/`%clock64`/`%globaltimer` (`shift` 0) or their `_hi` halves (32).
     Clock {
         d: Reg,
+        shift: u8,
     },
     /// `vprintf(fmt, args)`: both are local-frame offsets of the call's `.param` slots.
     Printf {
         fmt: u32,
         args: u32,
         ret: u32,
+    },
+    /// An `mbarrier` operation on the object at `addr` (see `exec::asynch`): `d`
+    /// receives the state token of an arrive (`NO_REG`: none), `a` is the count
+    /// or transaction bytes (`NO_REG`: none).
+    Mbar {
+        op: MbarOp,
+        space: Space,
+        addr: Addr,
+        d: Reg,
+        a: Reg,
+    },
+    /// `mbarrier.test_wait` / `try_wait`: `p` is set where the phase of state
+    /// token `a` (with `parity`, of phase parity `a`) has completed. A warp whose
+    /// lanes are not all released lets the other warps run.
+    MbarWait {
+        p: Pred,
+        space: Space,
+        addr: Addr,
+        a: Reg,
+        parity: bool,
+    },
+    /// After a `cp.async`'s eager store: its `len` destination bytes count as
+    /// not yet written (for the uninitialised-read check) until the thread waits
+    /// for the copy's group.
+    AsyncPending {
+        space: Space,
+        addr: Addr,
+        len: u8,
+    },
+    /// `cp.async.commit_group`: the thread's pending copies become a group.
+    AsyncCommit,
+    /// `cp.async.wait_group n` (`wait_all`: a commit, then `n` 0): all but the
+    /// `n` most recent groups of the thread are complete.
+    AsyncWait {
+        n: u32,
+    },
+    /// `cp.async.bulk` global → shared of `size` bytes (a register), completing
+    /// `size` transaction bytes on the mbarrier at `mbar`. `tmp`: scratch slots.
+    BulkCopy {
+        dst: Addr,
+        dspace: Space,
+        src: Addr,
+        sspace: Space,
+        size: Reg,
+        mbar: Addr,
+        mspace: Space,
+        tmp: [Reg; 4],
+    },
+    /// Integer add/sub/multiply-add with the carry flag (slot `cc`): `cin` adds
+    /// (subtracts) it, `cout` sets it.
+    Carry {
+        op: CarryOp,
+        w: u8,
+        signed: bool,
+        cin: bool,
+        cout: bool,
+        d: Reg,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+        cc: Reg,
     },
     Trap,
     Nop,
@@ -633,6 +709,27 @@ pub enum Op {
     Fence {
         gpu: bool,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CarryOp {
+    Add,
+    /// `d = a - b - CF`, CF = the borrow out.
+    Sub,
+    MadLo,
+    MadHi,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MbarOp {
+    Init,
+    Inval,
+    Arrive,
+    /// An arrive that also lowers the expected count of later phases.
+    ArriveDrop,
+    ArriveExpectTx,
+    ExpectTx,
+    CompleteTx,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -689,6 +786,8 @@ pub struct Kernel {
     pub shared_layout: crate::shared_layout::SharedLayout,
     pub local_bytes: u32,
     pub files: HashMap<u32, String>,
+    /// Jump tables of `brx.idx` (instruction indices).
+    pub tables: Vec<Vec<u32>>,
 }
 
 impl Kernel {

@@ -144,7 +144,7 @@ impl Exec<'_> {
 
     /// Per-lane addresses of a memory operand.
     #[inline]
-    fn addrs(&self, w: usize, m: u32, addr: Addr) -> [u64; 32] {
+    pub(super) fn addrs(&self, w: usize, m: u32, addr: Addr) -> [u64; 32] {
         let mut out = [addr.offset as u64; 32];
         if addr.base != NO_REG {
             let rb = w * self.nslots * LANES + addr.base as usize;
@@ -741,6 +741,10 @@ fn atomic_op(op: AtomOp, ty: Ty, old: u64, x: u64, y: u64) -> u64 {
             Ty::F(_) => b64(f64of(old) + f64of(x)),
             _ => old.wrapping_add(x) & mk,
         },
+        AtomOp::AddHalf(fmt) => {
+            let fl = super::half::Flags { ftz: false, sat: false, relu: false, nan: false };
+            super::half::half_op(HOp::Add, fmt, fl, old, x, 0)
+        }
         AtomOp::Min => match ty {
             Ty::S(_) => sext(old, wd).min(sext(x, wd)) as u64 & mk,
             Ty::F(32) => b32(super::alu::fmin32(f32of(old), f32of(x))),

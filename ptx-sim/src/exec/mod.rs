@@ -11,6 +11,7 @@
 //! lanes of their member mask are at that instruction (Volta semantics).
 
 pub mod alu;
+mod asynch;
 mod half;
 mod mem;
 mod ops;
@@ -26,6 +27,10 @@ use crate::printf::PrintfOutput;
 use crate::race::Detector;
 use crate::stats::{Collector, Stats};
 use crate::SimConfig;
+
+/// Rounds of all warps in which some wait on an mbarrier and no mbarrier
+/// changes, before the wait is reported as a deadlock.
+const MBAR_IDLE_ROUNDS: u32 = 64;
 
 #[derive(Debug, Clone, Copy)]
 struct Group {
@@ -44,6 +49,8 @@ struct Warp {
     valid: u32,
     /// Predicate values carried into `bar.red`.
     bar_pred: u32,
+    /// Groups that wait on an mbarrier phase: they run again after the other warps.
+    yielded: Vec<Group>,
 }
 
 pub(crate) struct Outcome {
@@ -92,6 +99,10 @@ pub(crate) struct Exec<'a> {
     /// The `__shared__` variables of this launch, by offset (`shared_layout`):
     /// an access outside all of them is out of bounds.
     shared_vars: Vec<crate::shared_layout::SharedVar>,
+    /// The block's `mbarrier` objects.
+    mbars: asynch::Mbars,
+    /// The block's `cp.async` copies not waited for, by thread.
+    copies: asynch::Copies,
 }
 
 impl<'a> Exec<'a> {
@@ -143,6 +154,8 @@ impl<'a> Exec<'a> {
             any_zones,
             uninit_found: None,
             shared_vars: k.shared_layout.ranges(dyn_bytes),
+            mbars: asynch::Mbars::default(),
+            copies: asynch::Copies::default(),
         }
     }
 
@@ -187,6 +200,9 @@ impl<'a> Exec<'a> {
                 let sl = &self.k.shared_layout;
                 (sl.gpu_dyn_offset as u64 + self.dyn_bytes as u64).max(sl.gpu_static() as u64)
             }
+            Special::WarpSize => 32,
+            Special::Zero => 0,
+            Special::One => 1,
         }
     }
 
@@ -311,14 +327,38 @@ impl<'a> Exec<'a> {
             ws.valid = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
             ws.exited = 0;
             ws.barrier.clear();
+            ws.yielded.clear();
             ws.groups.clear();
             ws.groups.push(Group { pc: 0, mask: ws.valid, wait: false });
         }
+        self.mbars.clear();
+        self.copies.clear();
+        // Rounds in a row in which warps waited on mbarriers and none changed.
+        let mut idle_rounds = 0u32;
         loop {
+            let events = self.mbars.events;
             for w in 0..self.nwarps {
                 if !self.warps[w].groups.is_empty() {
                     self.run_warp(w)?;
                 }
+            }
+            if self.warps.iter().any(|ws| !ws.yielded.is_empty()) {
+                idle_rounds = if self.mbars.events == events { idle_rounds + 1 } else { 0 };
+                if idle_rounds > MBAR_IDLE_ROUNDS {
+                    let g = self.warps.iter().find_map(|ws| ws.yielded.first().copied()).expect("a waiting group");
+                    return Err(self.divergence_error(
+                        g.pc.saturating_sub(1),
+                        "threads wait on an mbarrier (cuda::barrier, memcpy_async) whose phase never completes: \
+                         fewer threads arrive than the barrier was initialised for"
+                            .into(),
+                    ));
+                }
+                for w in 0..self.nwarps {
+                    for g in std::mem::take(&mut self.warps[w].yielded) {
+                        self.push_group(w, g.pc, g.mask);
+                    }
+                }
+                continue;
             }
             if self.warps.iter().all(|ws| ws.barrier.is_empty()) {
                 return Ok(());
@@ -576,6 +616,33 @@ impl<'a> Exec<'a> {
                             continue 'pick;
                         }
                     }
+                    Op::BrxIdx { idx, table } => {
+                        if emask == 0 {
+                            pc += 1;
+                            continue;
+                        }
+                        self.push_group(w, pc + 1, mask & !emask);
+                        let targets = &k.tables[table as usize];
+                        let rb = w * self.nslots * LANES + idx as usize;
+                        let mut em = emask;
+                        while em != 0 {
+                            let l = em.trailing_zeros() as usize;
+                            em &= em - 1;
+                            let Some(&t) = targets.get(self.regs[rb + l] as u32 as usize) else {
+                                // an index past the table: undefined on a GPU
+                                let (thread, _) = self.thread_of(w, l);
+                                return Err(SimError::Trap {
+                                    ptx_line: k.ptx_line(pc as usize),
+                                    location: k.source_of(pc as usize),
+                                    kernel: k.name.clone(),
+                                    thread,
+                                    block: self.block_idx,
+                                });
+                            };
+                            self.push_group(w, t, 1 << l);
+                        }
+                        continue 'pick;
+                    }
                     Op::Exit => {
                         self.warps[w].exited |= emask;
                         mask &= !emask;
@@ -599,6 +666,15 @@ impl<'a> Exec<'a> {
                             continue 'pick;
                         }
                         pc += 1;
+                    }
+                    Op::MbarWait { p, space, addr, a, parity } => {
+                        let all = emask == 0 || self.mbar_wait(w, pc as usize, emask, p, space, addr, a, parity)?;
+                        pc += 1;
+                        if !all {
+                            // let the warps that will arrive run first
+                            self.warps[w].yielded.push(Group { pc, mask, wait: false });
+                            continue 'pick;
+                        }
                     }
                     Op::Shfl { mask: mreg, .. }
                     | Op::Vote { mask: mreg, .. }

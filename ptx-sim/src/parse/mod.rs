@@ -14,9 +14,89 @@ pub const MAX_REGISTERS: usize = 16_384;
 /// Register names a whole module may declare (each is a string while parsing).
 const MODULE_REGISTERS: usize = 8 * MAX_REGISTERS;
 
+/// `.global` and the other state-space words (without `.param`).
+fn is_space_word(w: &str) -> bool {
+    matches!(w, ".global" | ".const" | ".shared" | ".local")
+}
+
 pub fn parse(src: &str) -> Result<Module, SimError> {
     let toks = lexer::lex(src)?;
-    Parser { t: toks, i: 0, registers: 0 }.module()
+    let mut m = Parser { t: toks, i: 0, registers: 0, inlined: clang_inlined_at(src), inlined_at: Default::default() }
+        .module()?;
+    attribute_to_sources(&mut m);
+    Ok(m)
+}
+
+/// clang writes where an inlined `.loc` was called from only in a comment:
+/// `.loc 2 53 27 // hdr.h:53:27 @[ /dir/k.cu:10:22 ]` (nested ones as
+/// `@[ a:1:2 @[ b:3:4 ] ]`). By source line: the outer places, innermost first.
+fn clang_inlined_at(src: &str) -> std::collections::HashMap<usize, Vec<(String, u32)>> {
+    let mut out = std::collections::HashMap::new();
+    for (i, l) in src.lines().enumerate() {
+        if !l.contains("@[") || !l.trim_start().starts_with(".loc") {
+            continue;
+        }
+        let Some((_, comment)) = l.split_once("//") else { continue };
+        let frames: Vec<(String, u32)> = comment
+            .split("@[")
+            .skip(1)
+            .filter_map(|f| {
+                let f = f.trim().trim_end_matches(|c: char| c == ']' || c.is_whitespace());
+                let mut it = f.rsplitn(3, ':');
+                let (_col, line, path) = (it.next()?, it.next()?, it.next()?);
+                Some((path.to_string(), line.parse().ok()?))
+            })
+            .collect();
+        if !frames.is_empty() {
+            out.insert(i + 1, frames);
+        }
+    }
+    out
+}
+
+/// A student's line, not a header's: a `.loc` in a file that is not a `.cu`
+/// file (CUDA's or clang's headers, inlined) is moved to the innermost place it
+/// was inlined into that is in a `.cu` file, where there is one. Messages then
+/// name the line the student wrote (`atomicAdd(...)`), whichever compiler
+/// inlined which header.
+fn attribute_to_sources(m: &mut Module) {
+    let is_cu = |p: &str| p.ends_with(".cu");
+    let mut files = m.files.clone();
+    let mut next = files.keys().max().map_or(1, |k| k + 1);
+    for f in &mut m.funcs {
+        for st in f.body.iter_mut().flatten() {
+            let Stmt::Loc { file, line, outer } = st else { continue };
+            if outer.is_empty() || files.get(file).is_some_and(|p| is_cu(p)) {
+                continue;
+            }
+            for (of, ol) in outer.iter() {
+                let idx = match of {
+                    LocFile::Index(i) => Some(*i),
+                    LocFile::Path(p) => {
+                        let base = |s: &str| s.rsplit(['/', '\\']).next().unwrap_or("").to_string();
+                        let found = files
+                            .iter()
+                            .find(|(_, q)| *q == p)
+                            .or_else(|| files.iter().find(|(_, q)| base(q) == base(p)));
+                        match found {
+                            Some((&i, _)) => Some(i),
+                            None if is_cu(p) => {
+                                files.insert(next, p.clone());
+                                next += 1;
+                                Some(next - 1)
+                            }
+                            None => None,
+                        }
+                    }
+                };
+                if let Some(i) = idx.filter(|i| files.get(i).is_some_and(|p| is_cu(p))) {
+                    (*file, *line) = (i, *ol);
+                    break;
+                }
+            }
+        }
+    }
+    m.files = files;
 }
 
 struct Parser {
@@ -24,6 +104,10 @@ struct Parser {
     i: usize,
     /// Register names declared so far in the module (see [`MAX_REGISTERS`]).
     registers: usize,
+    /// clang's inlined-at comments by source line (see [`clang_inlined_at`]).
+    inlined: std::collections::HashMap<usize, Vec<(String, u32)>>,
+    /// NVRTC's `inlined_at` of each `.loc` (file, line, column) of the function.
+    inlined_at: std::collections::HashMap<(u32, u32, u32), (u32, u32, u32)>,
 }
 
 type PResult<T> = Result<T, SimError>;
@@ -137,13 +221,22 @@ impl Parser {
                 ".file" => {
                     self.i += 1;
                     let n = self.int()? as u32;
-                    if let Tok::Str(s) = self.next()? {
-                        m.files.insert(n, s);
+                    // `"path"`, or clang's `"directory" "file"`; then optional
+                    // `, timestamp, size` or `, md5 0x...`: the rest of the line
+                    let mut names = Vec::new();
+                    while let Some(Tok::Str(s)) = self.peek().cloned() {
+                        self.i += 1;
+                        names.push(s);
                     }
-                    // optional `, timestamp, size`
-                    while self.eat_punct(',') {
-                        self.next()?;
-                    }
+                    let path = match names.as_slice() {
+                        [dir, file] if !file.starts_with('/') && !dir.is_empty() => {
+                            format!("{}/{file}", dir.trim_end_matches('/'))
+                        }
+                        [.., file] => file.clone(),
+                        [] => return self.err("`.file` without a file name"),
+                    };
+                    m.files.insert(n, path);
+                    self.skip_line(line);
                 }
                 ".section" => {
                     // DWARF sections (from -G): skip the braced body.
@@ -221,8 +314,19 @@ impl Parser {
                 ".align" => v.align = self.int()? as u32,
                 ".v2" => v.vec = 2,
                 ".v4" => v.vec = 4,
-                // pointer attributes on kernel params: `.ptr .global .align 4`
-                ".ptr" | ".global" | ".const" | ".shared" | ".local" | ".param" => {}
+                // Pointer attributes on kernel params: `.ptr [.space] [.align N]`. The
+                // `.align` there is the alignment of the data pointed to (clang writes
+                // `.ptr .align 1` for every pointer), not the parameter's own.
+                ".ptr" => {
+                    if self.peek_ident().is_some_and(is_space_word) {
+                        self.i += 1;
+                    }
+                    if self.peek_ident() == Some(".align") {
+                        self.i += 1;
+                        self.int()?;
+                    }
+                }
+                ".global" | ".const" | ".shared" | ".local" | ".param" => {}
                 ".attribute" => {
                     self.expect_punct('(')?;
                     while !self.eat_punct(')') {
@@ -323,6 +427,7 @@ impl Parser {
     }
 
     fn function(&mut self, line: usize) -> PResult<Function> {
+        self.inlined_at.clear();
         let is_entry = self.ident()? == ".entry";
         let rets = if !is_entry && self.is_punct('(') { self.param_list()? } else { Vec::new() };
         let name = self.ident()?;
@@ -416,9 +521,33 @@ impl Parser {
                     self.i += 1;
                     let file = self.int()? as u32;
                     let l = self.int()? as u32;
-                    // column and `, function_name ..., inlined_at ...` are on the same line
-                    self.skip_line(line);
-                    return Ok(Stmt::Loc { file, line: l });
+                    let col = if matches!(self.peek(), Some(Tok::Int(_))) { self.int()? as u32 } else { 0 };
+                    // `, function_name ..., inlined_at F L C` are on the same line
+                    let mut outer = Vec::new();
+                    while self.t.get(self.i).is_some_and(|t| t.line == line) {
+                        if self.peek_ident() == Some("inlined_at") {
+                            self.i += 1;
+                            if let (Ok(f), Ok(ol), Ok(oc)) = (self.int(), self.int(), self.int()) {
+                                let mut at = (f as u32, ol as u32, oc as u32);
+                                // NVRTC gives one level per `.loc`; the call site's own
+                                // `.loc` (met before) gives the next one out.
+                                self.inlined_at.insert((file, l, col), at);
+                                for _ in 0..64 {
+                                    outer.push((LocFile::Index(at.0), at.1));
+                                    match self.inlined_at.get(&at) {
+                                        Some(&next) if next != at => at = next,
+                                        _ => break,
+                                    }
+                                }
+                            }
+                        } else {
+                            self.i += 1;
+                        }
+                    }
+                    if let Some(frames) = self.inlined.get(&line) {
+                        outer.extend(frames.iter().map(|(p, ol)| (LocFile::Path(p.clone()), *ol)));
+                    }
+                    return Ok(Stmt::Loc { file, line: l, outer });
                 }
                 ".pragma" => {
                     self.skip_to_semicolon()?;
@@ -429,6 +558,15 @@ impl Parser {
             if self.peek_at(1) == Some(&Tok::Punct(':')) {
                 let name = self.ident()?;
                 self.i += 1;
+                if self.peek_ident() == Some(".branchtargets") {
+                    self.i += 1;
+                    let mut targets = vec![self.ident()?];
+                    while self.eat_punct(',') {
+                        targets.push(self.ident()?);
+                    }
+                    self.expect_punct(';')?;
+                    return Ok(Stmt::BranchTargets { name, targets, line });
+                }
                 return Ok(Stmt::Label(name, line));
             }
         }
