@@ -22,14 +22,14 @@
 //! were inlined into (see [`student_locs`]).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::diagnostics::{self, cap_log, LogContext};
 use crate::process::output_with_timeout;
 use crate::provision::{self, Bundle};
-use crate::{BuildError, CompileOptions, Ptx, Severity, SourceFile};
+use crate::{jit_rules, BuildError, CompileOptions, Diagnostic, Ptx, Severity, SourceFile};
 
 /// The clang inside the ziglang wheel, and the wrapper headers of the same
 /// clang release (measured: `zig clang --version` says "clang version 22.1.8").
@@ -82,6 +82,7 @@ const ZIG_LIB_KEEP: &[&str] = &[
 const COMPILE_TIMEOUT: Duration = Duration::from_secs(300);
 const INPUT: &str = "cuda-lab-input.cu";
 const OUTPUT: &str = "cuda-lab-output.ptx";
+const HOST_OUTPUT: &str = "cuda-lab-host.ll";
 
 /// The installed pieces.
 #[derive(Debug)]
@@ -135,7 +136,16 @@ pub(crate) fn header_origin(install: &Install) -> String {
     format!("clang's CUDA 12.9 layout {}", install.cuda.join("include").display())
 }
 
-pub(crate) fn args(install: &Install, opts: &CompileOptions) -> Vec<String> {
+/// What one run of clang makes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Side {
+    /// The PTX.
+    Device,
+    /// The host side's LLVM IR with debug info, for [`jit_rules`].
+    Host,
+}
+
+pub(crate) fn args(install: &Install, opts: &CompileOptions, side: Side) -> Vec<String> {
     let d = |p: &Path| p.display().to_string();
     let res = &install.resource;
     let lib = &install.zig_lib;
@@ -145,7 +155,7 @@ pub(crate) fn args(install: &Install, opts: &CompileOptions) -> Vec<String> {
         "x86_64-linux-gnu".into(),
         "-x".into(),
         "cuda".into(),
-        "--cuda-device-only".into(),
+        if side == Side::Device { "--cuda-device-only" } else { "--cuda-host-only" }.into(),
         format!("--cuda-gpu-arch=sm_{}{}", opts.arch.0, opts.arch.1),
         format!("--cuda-path={}", d(&install.cuda)),
         "-resource-dir".into(),
@@ -195,11 +205,13 @@ pub(crate) fn args(install: &Install, opts: &CompileOptions) -> Vec<String> {
     ] {
         a.push(format!("-D{def}"));
     }
+    match side {
+        Side::Device => a.extend(["-O3", "-S"].map(String::from)),
+        Side::Host => a.extend(["-O0", "-S", "-emit-llvm", "-g"].map(String::from)),
+    }
     a.extend(
         [
             "-std=c++17",
-            "-O3",
-            "-S",
             // CUDA 12.9 is newer than clang's list of tested releases; it works.
             "-Wno-unknown-cuda-version",
             "-fno-color-diagnostics",
@@ -208,13 +220,47 @@ pub(crate) fn args(install: &Install, opts: &CompileOptions) -> Vec<String> {
         ]
         .map(String::from),
     );
-    if opts.line_info {
+    if opts.line_info && side == Side::Device {
         a.push("-gline-tables-only".into());
     }
     a.extend(opts.define_args());
     a.extend(opts.extra.iter().cloned());
-    a.extend(["-o".into(), OUTPUT.into(), INPUT.into()]);
+    let output = if side == Side::Device { OUTPUT } else { HOST_OUTPUT };
+    a.extend(["-o".into(), output.into(), INPUT.into()]);
     a
+}
+
+fn run(install: &Install, dir: &Path, opts: &CompileOptions, side: Side, display: &str) -> Result<Output, BuildError> {
+    let mut cmd = Command::new(&install.zig);
+    cmd.current_dir(dir).args(args(install, opts, side));
+    // Include paths from the environment would reach past `-nostdlibinc`.
+    for var in ["CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "CCC_OVERRIDE_OPTIONS"] {
+        cmd.env_remove(var);
+    }
+    output_with_timeout(&mut cmd, COMPILE_TIMEOUT)
+        .map_err(|error| BuildError::Io { context: "clang: could not run clang".into(), error })?
+        .ok_or_else(|| {
+            BuildError::Other(format!("clang did not finish compiling `{display}` in {} s", COMPILE_TIMEOUT.as_secs()))
+        })
+}
+
+/// What NVRTC would refuse in a file clang compiled: host code (see [`jit_rules`]).
+fn jit_errors(install: &Install, dir: &Path, opts: &CompileOptions, src: &SourceFile, ptx: &str) -> Vec<Diagnostic> {
+    let display = src.display_path.as_str();
+    let mut errors = jit_rules::runtime_calls(ptx, display, &src.text);
+    // The host side parses what the device side did; should it fail anyway, the PTX stands.
+    if let Ok(out) = run(install, dir, opts, Side::Host, display) {
+        if let Ok(ir) = std::fs::read_to_string(dir.join(HOST_OUTPUT)).map_err(|_| ()).and_then(|ir| {
+            if out.status.success() {
+                Ok(ir)
+            } else {
+                Err(())
+            }
+        }) {
+            errors.splice(0..0, jit_rules::host_definitions(&ir, INPUT, ptx, display, &src.text));
+        }
+    }
+    errors
 }
 
 pub(crate) fn compile(install: &Install, src: &SourceFile, opts: &CompileOptions) -> Result<Ptx, BuildError> {
@@ -226,15 +272,7 @@ pub(crate) fn compile(install: &Install, src: &SourceFile, opts: &CompileOptions
     let tmp = tempfile::Builder::new().prefix("ptx-build-").tempdir().map_err(io("create a temporary folder"))?;
     let input = tmp.path().join(INPUT);
     std::fs::write(&input, &src.text).map_err(io("write the source to a temporary file"))?;
-    let mut cmd = Command::new(&install.zig);
-    cmd.current_dir(tmp.path()).args(args(install, opts));
-    // Include paths from the environment would reach past `-nostdlibinc`.
-    for var in ["CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "CCC_OVERRIDE_OPTIONS"] {
-        cmd.env_remove(var);
-    }
-    let out = output_with_timeout(&mut cmd, COMPILE_TIMEOUT).map_err(io("run clang"))?.ok_or_else(|| {
-        BuildError::Other(format!("clang did not finish compiling `{display}` in {} s", COMPILE_TIMEOUT.as_secs()))
-    })?;
+    let out = run(install, tmp.path(), opts, Side::Device, display)?;
     let input_abs = input.display().to_string();
     let input_real = std::fs::canonicalize(&input).map(|p| p.display().to_string()).unwrap_or(input_abs.clone());
     let rename = |text: &str| crate::nvcc::rename_input(text, &[&input_abs, &input_real], INPUT, display);
@@ -243,6 +281,11 @@ pub(crate) fn compile(install: &Install, src: &SourceFile, opts: &CompileOptions
     let diags = char_columns(diagnostics::parse_log(&log, &cx), display, &src.text);
     if out.status.success() {
         let ptx = std::fs::read_to_string(tmp.path().join(OUTPUT)).map_err(io("read the PTX clang wrote"))?;
+        let jit = jit_errors(install, tmp.path(), opts, src, &ptx);
+        if !jit.is_empty() {
+            let log = jit.iter().map(|d| format!("{d}\n")).collect::<String>();
+            return Err(BuildError::Compile { file: display.into(), diagnostics: jit, log });
+        }
         let ptx = student_locs(&rename(&ptx), display);
         return Ok(Ptx { text: ptx, diagnostics: diags, from_cache: false, compiler: install.version.clone() });
     }
@@ -254,7 +297,7 @@ pub(crate) fn compile(install: &Install, src: &SourceFile, opts: &CompileOptions
 
 /// clang counts columns in bytes; the student's editor (and NVRTC's caret)
 /// in characters.
-fn char_columns(mut diags: Vec<crate::Diagnostic>, display: &str, source: &str) -> Vec<crate::Diagnostic> {
+fn char_columns(mut diags: Vec<Diagnostic>, display: &str, source: &str) -> Vec<Diagnostic> {
     for d in diags.iter_mut().filter(|d| d.file == display) {
         let (Some(line), Some(col)) = (d.line, d.column) else { continue };
         let Some(text) = source.split('\n').nth(line as usize - 1) else { continue };
@@ -442,12 +485,15 @@ mod tests {
         };
         let o =
             CompileOptions { arch: (9, 0), line_info: true, defines: vec![("N".into(), "4".into())], extra: vec![] };
-        let a = args(&i, &o);
+        let a = args(&i, &o, Side::Device);
         assert_eq!(a[0], "clang");
         for want in ["--cuda-gpu-arch=sm_90", "--cuda-path=/c", "-gline-tables-only", "-DN=4", "-nostdlibinc"] {
             assert!(a.iter().any(|x| x == want), "{want}: {a:?}");
         }
         assert!(a.ends_with(&["-o".into(), OUTPUT.into(), INPUT.into()]));
-        assert!(!args(&i, &CompileOptions::default()).iter().any(|x| x.starts_with("-g")));
+        assert!(!args(&i, &CompileOptions::default(), Side::Device).iter().any(|x| x.starts_with("-g")));
+        let h = args(&i, &o, Side::Host);
+        assert!(h.iter().any(|x| x == "--cuda-host-only") && h.iter().any(|x| x == "-emit-llvm"), "{h:?}");
+        assert!(!h.iter().any(|x| x == "-gline-tables-only"));
     }
 }

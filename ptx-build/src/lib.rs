@@ -31,6 +31,7 @@ mod diagnostics;
 mod error;
 mod headers;
 mod includes;
+mod jit_rules;
 mod nvcc;
 mod nvrtc;
 mod process;
