@@ -8,6 +8,8 @@ use crate::ir::*;
 use crate::memory::{write_le, GlobalMem, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 use crate::parse::ast::{self, Function, InitVal, Module, Operand, Stmt, VarDecl};
 
+#[path = "compile_async.rs"]
+mod asynch;
 #[path = "compile_half.rs"]
 mod half;
 
@@ -34,6 +36,22 @@ pub const MAX_MODULE_VARIABLE_BYTES: u64 = 256 << 20;
 pub const MAX_LOCAL_BYTES: u32 = 512 << 10;
 
 pub fn compile_module(m: &Module, mem: &mut GlobalMem) -> Result<CompiledModule, SimError> {
+    compile_collecting(m, mem, None)
+}
+
+/// Every instruction of `m` the simulator cannot run (each `SimError::Unsupported`),
+/// instead of stopping at the first: for sweeps over a corpus of compiled kernels.
+pub fn unsupported_in(m: &Module) -> Result<Vec<SimError>, SimError> {
+    let mut found = Vec::new();
+    compile_collecting(m, &mut GlobalMem::default(), Some(&mut found))?;
+    Ok(found)
+}
+
+fn compile_collecting(
+    m: &Module,
+    mem: &mut GlobalMem,
+    mut collect: Option<&mut Vec<SimError>>,
+) -> Result<CompiledModule, SimError> {
     let mut symbols = HashMap::new();
     for v in &m.vars {
         if !matches!(v.space, ast::Space::Global | ast::Space::Const) {
@@ -95,7 +113,17 @@ pub fn compile_module(m: &Module, mem: &mut GlobalMem) -> Result<CompiledModule,
     let mut kernels = HashMap::new();
     for f in &m.funcs {
         if f.is_entry && f.body.is_some() {
-            let k = KCtx::new(m, &funcs, &symbols).compile_entry(f)?;
+            let mut cx = KCtx::new(m, &funcs, &symbols);
+            cx.collect = collect.is_some();
+            let k = cx.compile_entry(f);
+            let k = match (k, collect.as_deref_mut()) {
+                (Ok((k, found)), Some(all)) => {
+                    all.extend(found);
+                    k
+                }
+                (Ok((k, _)), None) => k,
+                (Err(e), _) => return Err(e),
+            };
             kernels.insert(f.name.clone(), k);
         }
     }
@@ -147,6 +175,14 @@ struct KCtx<'a> {
     pred_true: Pred,
     cur_line: usize,
     cur_text: String,
+    /// Note unsupported instructions in `found` and go on (see [`unsupported_in`]).
+    collect: bool,
+    found: Vec<SimError>,
+}
+
+/// `%envreg7` for `prefix` `%envreg` and `count` 32: a numbered register in range.
+fn is_numbered(name: &str, prefix: &str, count: u32) -> bool {
+    name.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n < count)
 }
 
 fn align_up(x: u32, a: u32) -> u32 {
@@ -235,6 +271,8 @@ impl<'a> KCtx<'a> {
             pred_true: 0,
             cur_line: 0,
             cur_text: String::new(),
+            collect: false,
+            found: Vec::new(),
         };
         k.pred_false = k.new_pred();
         k.pred_true = k.new_pred();
@@ -297,7 +335,7 @@ impl<'a> KCtx<'a> {
         Ok(off)
     }
 
-    fn compile_entry(mut self, f: &Function) -> Result<Kernel, SimError> {
+    fn compile_entry(mut self, f: &Function) -> Result<(Kernel, Vec<SimError>), SimError> {
         self.cur_line = f.line;
         // Shared layout first, so the dynamic area's offset is known before any use.
         // Module-scope .shared variables count only if this kernel (or a function it
@@ -363,7 +401,8 @@ impl<'a> KCtx<'a> {
         consts.sort();
         let mut specials: Vec<(Reg, Special)> = self.specials.iter().map(|(&s, &r)| (r, s)).collect();
         specials.sort_by_key(|x| x.0);
-        Ok(Kernel {
+        let found = std::mem::take(&mut self.found);
+        let k = Kernel {
             name: f.name.clone(),
             code: self.code,
             info: self.info,
@@ -379,7 +418,8 @@ impl<'a> KCtx<'a> {
             dyn_shared_offset: self.dyn_offset,
             local_bytes: align_up(self.local_end, 16),
             files: self.m.files.clone(),
-        })
+        };
+        Ok((k, found))
     }
 
     /// Every name an entry and the functions it calls (transitively) mention.
@@ -478,7 +518,13 @@ impl<'a> KCtx<'a> {
                 Stmt::Instr(i) => {
                     self.cur_line = i.line;
                     self.cur_text = i.text.clone();
-                    self.instr(i, fs)?;
+                    match self.instr(i, fs) {
+                        Err(e @ SimError::Unsupported { .. }) if self.collect => {
+                            self.found.push(e);
+                            self.emit(Op::Nop, Guard::NONE);
+                        }
+                        r => r?,
+                    }
                 }
             }
         }
@@ -520,8 +566,11 @@ impl<'a> KCtx<'a> {
             return Some(match base {
                 "%tid" => Special::Tid(d),
                 "%ntid" => Special::Ntid(d),
-                "%ctaid" => Special::Ctaid(d),
-                "%nctaid" => Special::Nctaid(d),
+                // A launch without clusters: every CTA is a cluster of one.
+                "%ctaid" | "%clusterid" => Special::Ctaid(d),
+                "%nctaid" | "%nclusterid" => Special::Nctaid(d),
+                "%cluster_ctaid" => Special::Zero,
+                "%cluster_nctaid" => Special::One,
                 _ => return None,
             });
         }
@@ -538,7 +587,16 @@ impl<'a> KCtx<'a> {
             "%lanemask_gt" => Special::LaneMaskGt,
             "%lanemask_ge" => Special::LaneMaskGe,
             "%dynamic_smem_size" => Special::DynamicSmemSize,
-            "%total_smem_size" => Special::TotalSmemSize,
+            "%total_smem_size" | "%aggr_smem_size" => Special::TotalSmemSize,
+            // `warpSize` (NVRTC writes the predefined identifier).
+            "WARP_SZ" => Special::WarpSize,
+            "%cluster_ctarank" | "%is_explicit_cluster" | "%current_graph_exec" => Special::Zero,
+            "%cluster_nctarank" => Special::One,
+            // No shared memory is reserved by the system here.
+            n if n.starts_with("%reserved_smem_offset_") => Special::Zero,
+            // Driver-defined and performance-monitor registers read as 0.
+            n if is_numbered(n, "%envreg", 32) || is_numbered(n, "%pm", 8) => Special::Zero,
+            n if n.strip_suffix("_64").is_some_and(|b| is_numbered(b, "%pm", 8)) => Special::Zero,
             _ => return None,
         })
     }
@@ -691,6 +749,9 @@ impl<'a> KCtx<'a> {
                 })
             }
         };
+        if self.asynch(ins, &mut mods, fs, guard)? {
+            return Ok(());
+        }
         if let Some(op) = self.half(ins, &mut mods, fs)? {
             if let Some(m) = mods.unused() {
                 return self.unsupported(format!("{} (modifier .{m})", ins.text));
@@ -1201,8 +1262,14 @@ impl<'a> KCtx<'a> {
             return Ok(Op::PLogic { op: BoolOp::And, d, a, na, b: self.pred_true, nb: false });
         }
         if let Operand::Name(n) = &ops[1] {
-            if matches!(n.as_str(), "%clock" | "%clock64" | "%globaltimer" | "%globaltimer_lo") {
-                return Ok(Op::Clock { d: self.dst(fs, &ops[0])? });
+            // Timers count the launch's warp instructions: deterministic and increasing.
+            let shift = match n.as_str() {
+                "%clock" | "%clock64" | "%globaltimer" | "%globaltimer_lo" => Some(0),
+                "%clock_hi" | "%globaltimer_hi" => Some(32),
+                _ => None,
+            };
+            if let Some(shift) = shift {
+                return Ok(Op::Clock { d: self.dst(fs, &ops[0])?, shift });
             }
         }
         match (&ops[0], &ops[1]) {

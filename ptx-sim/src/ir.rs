@@ -331,6 +331,12 @@ pub enum Special {
     LaneMaskGe,
     DynamicSmemSize,
     TotalSmemSize,
+    /// `WARP_SZ`: 32.
+    WarpSize,
+    /// Registers that read 0 here (`%envregN`, `%pmN`, `%cluster_ctarank`, ...).
+    Zero,
+    /// Registers that read 1 here (`%cluster_nctarank`, `%cluster_nctaid.x`, ...).
+    One,
 }
 
 /// Half-precision formats: one 16-bit value, or two packed in 32 bits (the low
@@ -617,8 +623,10 @@ pub enum Op {
     Activemask {
         d: Reg,
     },
+    /// `%clock`/`%clock64`/`%globaltimer` (`shift` 0) or their `_hi` halves (32).
     Clock {
         d: Reg,
+        shift: u8,
     },
     /// `vprintf(fmt, args)`: both are local-frame offsets of the call's `.param` slots.
     Printf {
@@ -626,8 +634,52 @@ pub enum Op {
         args: u32,
         ret: u32,
     },
+    /// An `mbarrier` operation on the object at `addr` (see `exec::asynch`): `d`
+    /// receives the state token of an arrive (`NO_REG`: none), `a` is the count
+    /// or transaction bytes (`NO_REG`: none).
+    Mbar {
+        op: MbarOp,
+        space: Space,
+        addr: Addr,
+        d: Reg,
+        a: Reg,
+    },
+    /// `mbarrier.test_wait` / `try_wait`: `p` is set where the phase of state
+    /// token `a` (with `parity`, of phase parity `a`) has completed. A warp whose
+    /// lanes are not all released lets the other warps run.
+    MbarWait {
+        p: Pred,
+        space: Space,
+        addr: Addr,
+        a: Reg,
+        parity: bool,
+    },
+    /// `cp.async.bulk` global → shared of `size` bytes (a register), completing
+    /// `size` transaction bytes on the mbarrier at `mbar`. `tmp`: scratch slots.
+    BulkCopy {
+        dst: Addr,
+        dspace: Space,
+        src: Addr,
+        sspace: Space,
+        size: Reg,
+        mbar: Addr,
+        mspace: Space,
+        tmp: [Reg; 4],
+    },
     Trap,
     Nop,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MbarOp {
+    Init,
+    Inval,
+    Arrive,
+    /// An arrive that also lowers the expected count of later phases.
+    ArriveDrop,
+    ArriveExpectTx,
+    ExpectTx,
+    CompleteTx,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -332,6 +332,15 @@ impl Simulator {
     }
 }
 
+/// Every instruction, modifier or register of `ptx` that the simulator cannot
+/// run, one [`SimError::Unsupported`] each (an empty list: it all runs). A
+/// module that does not parse is an error.
+pub fn unsupported_instructions(ptx: &str) -> Result<Vec<SimError>, SimError> {
+    let mut ast = parse::parse(ptx)?;
+    contract::fuse_mul_add(&mut ast);
+    compile::unsupported_in(&ast)
+}
+
 fn param_buffer(k: &ir::Kernel, params: &[ParamValue]) -> Result<Vec<u8>, SimError> {
     if params.len() != k.params.len() {
         return Err(SimError::BadParams(format!(

@@ -143,7 +143,7 @@ impl Exec<'_> {
 
     /// Per-lane addresses of a memory operand.
     #[inline]
-    fn addrs(&self, w: usize, m: u32, addr: Addr) -> [u64; 32] {
+    pub(super) fn addrs(&self, w: usize, m: u32, addr: Addr) -> [u64; 32] {
         let mut out = [addr.offset as u64; 32];
         if addr.base != NO_REG {
             let rb = w * self.nslots * LANES + addr.base as usize;

@@ -11,6 +11,7 @@
 //! lanes of their member mask are at that instruction (Volta semantics).
 
 pub mod alu;
+mod asynch;
 mod half;
 mod mem;
 mod ops;
@@ -25,6 +26,10 @@ use crate::printf::PrintfOutput;
 use crate::race::Detector;
 use crate::stats::{Collector, Stats};
 use crate::SimConfig;
+
+/// Rounds of all warps in which some wait on an mbarrier and no mbarrier
+/// changes, before the wait is reported as a deadlock.
+const MBAR_IDLE_ROUNDS: u32 = 64;
 
 #[derive(Debug, Clone, Copy)]
 struct Group {
@@ -43,6 +48,8 @@ struct Warp {
     valid: u32,
     /// Predicate values carried into `bar.red`.
     bar_pred: u32,
+    /// Groups that wait on an mbarrier phase: they run again after the other warps.
+    yielded: Vec<Group>,
 }
 
 pub(crate) struct Outcome {
@@ -85,6 +92,8 @@ pub(crate) struct Exec<'a> {
     any_zones: bool,
     /// The first read of never-written shared memory (`SimError::UninitialisedRead`).
     uninit_found: Option<SimError>,
+    /// The block's `mbarrier` objects.
+    mbars: asynch::Mbars,
 }
 
 impl<'a> Exec<'a> {
@@ -131,6 +140,7 @@ impl<'a> Exec<'a> {
             init: cfg.detect_uninitialised.then(|| vec![0; shared_bytes]),
             any_zones,
             uninit_found: None,
+            mbars: asynch::Mbars::default(),
         }
     }
 
@@ -163,6 +173,9 @@ impl<'a> Exec<'a> {
             Special::LaneMaskGe => !(lanebit - 1) & 0xffff_ffff,
             Special::DynamicSmemSize => self.dyn_bytes as u64,
             Special::TotalSmemSize => self.shared.len() as u64,
+            Special::WarpSize => 32,
+            Special::Zero => 0,
+            Special::One => 1,
         }
     }
 
@@ -256,14 +269,37 @@ impl<'a> Exec<'a> {
             ws.valid = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
             ws.exited = 0;
             ws.barrier.clear();
+            ws.yielded.clear();
             ws.groups.clear();
             ws.groups.push(Group { pc: 0, mask: ws.valid, wait: false });
         }
+        self.mbars.clear();
+        // Rounds in a row in which warps waited on mbarriers and none changed.
+        let mut idle_rounds = 0u32;
         loop {
+            let events = self.mbars.events;
             for w in 0..self.nwarps {
                 if !self.warps[w].groups.is_empty() {
                     self.run_warp(w)?;
                 }
+            }
+            if self.warps.iter().any(|ws| !ws.yielded.is_empty()) {
+                idle_rounds = if self.mbars.events == events { idle_rounds + 1 } else { 0 };
+                if idle_rounds > MBAR_IDLE_ROUNDS {
+                    let g = self.warps.iter().find_map(|ws| ws.yielded.first().copied()).expect("a waiting group");
+                    return Err(self.divergence_error(
+                        g.pc.saturating_sub(1),
+                        "threads wait on an mbarrier (cuda::barrier, memcpy_async) whose phase never completes: \
+                         fewer threads arrive than the barrier was initialised for"
+                            .into(),
+                    ));
+                }
+                for w in 0..self.nwarps {
+                    for g in std::mem::take(&mut self.warps[w].yielded) {
+                        self.push_group(w, g.pc, g.mask);
+                    }
+                }
+                continue;
             }
             if self.warps.iter().all(|ws| ws.barrier.is_empty()) {
                 return Ok(());
@@ -544,6 +580,15 @@ impl<'a> Exec<'a> {
                             continue 'pick;
                         }
                         pc += 1;
+                    }
+                    Op::MbarWait { p, space, addr, a, parity } => {
+                        let all = emask == 0 || self.mbar_wait(w, pc as usize, emask, p, space, addr, a, parity)?;
+                        pc += 1;
+                        if !all {
+                            // let the warps that will arrive run first
+                            self.warps[w].yielded.push(Group { pc, mask, wait: false });
+                            continue 'pick;
+                        }
                     }
                     Op::Shfl { mask: mreg, .. }
                     | Op::Vote { mask: mreg, .. }

@@ -526,8 +526,8 @@ impl Exec<'_> {
                     }
                 });
             }
-            Op::Clock { d } => {
-                let t = self.steps;
+            Op::Clock { d, shift } => {
+                let t = self.steps >> shift;
                 let d = d as usize;
                 lanes(m, |l| r[d + l] = t);
             }
@@ -633,6 +633,11 @@ impl Exec<'_> {
             Op::St { space, ty, vec, src, addr } => return self.st(w, pc, m, space, ty, vec, src, addr),
             Op::Atom { space, op, ty, d, addr, a, b } => return self.atom(w, pc, m, space, op, ty, d, addr, a, b),
             Op::Printf { fmt, args, ret } => return self.printf(w, m, fmt, args, ret),
+            Op::Mbar { op, space, addr, d, a } => return self.mbar(w, pc, m, op, space, addr, d, a),
+            Op::BulkCopy { dst, dspace, src, sspace, size, mbar, mspace, tmp } => {
+                return self.bulk_copy(w, pc, m, dst, dspace, src, sspace, size, mbar, mspace, tmp)
+            }
+            Op::MbarWait { .. } => unreachable!("handled by the scheduler"),
             Op::Trap => {
                 let lane = m.trailing_zeros() as usize;
                 let (thread, _) = self.thread_of(w, lane);

@@ -14,6 +14,11 @@ pub const MAX_REGISTERS: usize = 16_384;
 /// Register names a whole module may declare (each is a string while parsing).
 const MODULE_REGISTERS: usize = 8 * MAX_REGISTERS;
 
+/// `.global` and the other state-space words (without `.param`).
+fn is_space_word(w: &str) -> bool {
+    matches!(w, ".global" | ".const" | ".shared" | ".local")
+}
+
 pub fn parse(src: &str) -> Result<Module, SimError> {
     let toks = lexer::lex(src)?;
     Parser { t: toks, i: 0, registers: 0 }.module()
@@ -221,8 +226,19 @@ impl Parser {
                 ".align" => v.align = self.int()? as u32,
                 ".v2" => v.vec = 2,
                 ".v4" => v.vec = 4,
-                // pointer attributes on kernel params: `.ptr .global .align 4`
-                ".ptr" | ".global" | ".const" | ".shared" | ".local" | ".param" => {}
+                // Pointer attributes on kernel params: `.ptr [.space] [.align N]`. The
+                // `.align` there is the alignment of the data pointed to (clang writes
+                // `.ptr .align 1` for every pointer), not the parameter's own.
+                ".ptr" => {
+                    if self.peek_ident().is_some_and(is_space_word) {
+                        self.i += 1;
+                    }
+                    if self.peek_ident() == Some(".align") {
+                        self.i += 1;
+                        self.int()?;
+                    }
+                }
+                ".global" | ".const" | ".shared" | ".local" | ".param" => {}
                 ".attribute" => {
                     self.expect_punct('(')?;
                     while !self.eat_punct(')') {
