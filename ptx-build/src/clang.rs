@@ -223,7 +223,6 @@ pub(crate) fn args(install: &Install, opts: &CompileOptions, side: Side) -> Vec<
     if opts.line_info && side == Side::Device {
         a.push("-gline-tables-only".into());
     }
-    a.extend(opts.define_args());
     a.extend(opts.extra.iter().cloned());
     let output = if side == Side::Device { OUTPUT } else { HOST_OUTPUT };
     a.extend(["-o".into(), output.into(), INPUT.into()]);
@@ -271,7 +270,7 @@ pub(crate) fn compile(install: &Install, src: &SourceFile, opts: &CompileOptions
     };
     let tmp = tempfile::Builder::new().prefix("ptx-build-").tempdir().map_err(io("create a temporary folder"))?;
     let input = tmp.path().join(INPUT);
-    std::fs::write(&input, &src.text).map_err(io("write the source to a temporary file"))?;
+    std::fs::write(&input, with_defines(&src.text, opts)).map_err(io("write the source to a temporary file"))?;
     let out = run(install, tmp.path(), opts, Side::Device, display)?;
     let input_abs = input.display().to_string();
     let input_real = std::fs::canonicalize(&input).map(|p| p.display().to_string()).unwrap_or(input_abs.clone());
@@ -293,6 +292,23 @@ pub(crate) fn compile(install: &Install, src: &SourceFile, opts: &CompileOptions
         return Err(BuildError::Compile { file: display.into(), diagnostics: diags, log: cap_log(&log) });
     }
     Err(BuildError::Other(format!("clang failed ({}) on `{display}`: {}", out.status, cap_log(log.trim()))))
+}
+
+/// The defines, at the top of the source rather than on the command line:
+/// there they would reach into CUDA's headers, which clang's wrapper includes
+/// first (`-DN=4` breaks `cuda.h`'s parameters named `N`; NVRTC's built-in
+/// headers never see them). `#line` keeps the student's line numbers.
+fn with_defines(text: &str, opts: &CompileOptions) -> String {
+    if opts.defines.is_empty() {
+        return text.to_string();
+    }
+    let mut out: String = opts
+        .defines
+        .iter()
+        .map(|(k, v)| if v.is_empty() { format!("#define {k} 1\n") } else { format!("#define {k} {v}\n") })
+        .collect();
+    out += &format!("#line 1 \"{INPUT}\"\n");
+    out + text
 }
 
 /// clang counts columns in bytes; the student's editor (and NVRTC's caret)
@@ -462,6 +478,16 @@ mod tests {
     }
 
     #[test]
+    fn defines_go_into_the_source_keeping_its_lines() {
+        let o = CompileOptions {
+            defines: vec![("N".into(), "4".into()), ("F".into(), String::new())],
+            ..Default::default()
+        };
+        assert_eq!(with_defines("x\n", &o), format!("#define N 4\n#define F 1\n#line 1 \"{INPUT}\"\nx\n"));
+        assert_eq!(with_defines("x\n", &CompileOptions::default()), "x\n");
+    }
+
+    #[test]
     fn keep_only_keeps_the_named_paths() {
         let t = tempfile::tempdir().unwrap();
         for f in ["a/b/c.h", "a/b2/d.h", "a/e.h", "f/g.h"] {
@@ -487,7 +513,7 @@ mod tests {
             CompileOptions { arch: (9, 0), line_info: true, defines: vec![("N".into(), "4".into())], extra: vec![] };
         let a = args(&i, &o, Side::Device);
         assert_eq!(a[0], "clang");
-        for want in ["--cuda-gpu-arch=sm_90", "--cuda-path=/c", "-gline-tables-only", "-DN=4", "-nostdlibinc"] {
+        for want in ["--cuda-gpu-arch=sm_90", "--cuda-path=/c", "-gline-tables-only", "-nostdlibinc"] {
             assert!(a.iter().any(|x| x == want), "{want}: {a:?}");
         }
         assert!(a.ends_with(&["-o".into(), OUTPUT.into(), INPUT.into()]));
