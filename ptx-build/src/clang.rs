@@ -217,6 +217,9 @@ pub(crate) fn args(install: &Install, opts: &CompileOptions, side: Side) -> Vec<
             "-fno-color-diagnostics",
             "-fno-caret-diagnostics",
             "-fno-diagnostics-show-option",
+            // A `switch` as compare-and-branch, as NVRTC emits it, not a
+            // `brx.idx` jump table (which ptx-sim does not run).
+            "-fno-jump-tables",
         ]
         .map(String::from),
     );
