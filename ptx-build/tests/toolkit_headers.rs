@@ -100,6 +100,60 @@ fn an_offline_toolkit_serves_device_headers_without_pip() {
     assert!(!stderr.contains("installing"), "{stderr}");
 }
 
+/// No toolkit and no network (a `python3` whose pip fails): the first file that
+/// needs device headers tries pip once; every later one fails at once with the
+/// same message, without running pip again.
+#[test]
+#[cfg(unix)]
+fn a_failed_pip_is_not_retried_per_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(c) = nvrtc() else { return };
+    let Some(lib) = c.path().map(Path::to_path_buf) else { return };
+    let t = tempfile::tempdir().unwrap();
+    let bin = t.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let calls = t.path().join("python3-calls");
+    let fake = bin.join("python3");
+    std::fs::write(&fake, format!("#!/bin/sh\necho \"$*\" >> '{}'\nexit 1\n", calls.display())).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "child_fails_twice", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env("XDG_CACHE_HOME", t.path().join("empty-cache"))
+        .env("CUDA_PATH", t.path().join("no-toolkit"))
+        .env("LD_LIBRARY_PATH", lib.parent().unwrap())
+        .env("PATH", format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()))
+        .env_remove("CUDA_HOME")
+        .env_remove("CUDA_LAB_OFFLINE")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("CHILD-DONE"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let pip_calls = std::fs::read_to_string(&calls).unwrap_or_default();
+    assert!(pip_calls.matches("-m pip").count() <= 1, "pip ran more than once: {pip_calls}");
+}
+
+/// Run as a child process by the test above (does nothing otherwise).
+#[test]
+#[ignore = "a child of a_failed_pip_is_not_retried_per_file"]
+fn child_fails_twice() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    let c = Compiler::nvrtc().unwrap_or_else(|e| panic!("{e}"));
+    for name in ["k/a.cu", "k/b.cu", "k/c.cu"] {
+        match c.compile(&SourceFile::from_text(name, KERNEL), &CompileOptions::default()) {
+            // A toolkit in /usr/local/cuda serves them: nothing to retry.
+            Ok(_) => assert!(c.header_source().starts_with("toolkit "), "{}", c.header_source()),
+            Err(e) => assert!(e.to_string().contains("pip"), "{e}"),
+        }
+    }
+    // A new compiler of the same process does not try again either.
+    let again = Compiler::nvrtc().unwrap();
+    let _ = again.compile(&SourceFile::from_text("k/d.cu", KERNEL), &CompileOptions::default());
+    println!("CHILD-DONE");
+}
+
 /// Run as a child process by the test above (does nothing otherwise).
 #[test]
 #[ignore = "a child of an_offline_toolkit_serves_device_headers_without_pip"]
