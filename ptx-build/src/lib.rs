@@ -206,10 +206,13 @@ impl Compiler {
             CompilerKind::Nvrtc if explicit => Compiler::nvrtc(),
             CompilerKind::Nvrtc if cfg!(target_os = "macos") => Compiler::clang(),
             CompilerKind::Nvrtc => Compiler::nvrtc().or_else(|nvrtc_error| {
-                let clang = Compiler::clang().map_err(|clang_error| {
-                    BuildError::Other(format!(
-                        "{nvrtc_error}\nclang, the other compiler, could not be had either: {clang_error}"
-                    ))
+                // Where clang could not be installed either (offline, no pip),
+                // NVRTC's message says what to install, once.
+                let clang = Compiler::clang().map_err(|clang_error| match clang_error {
+                    BuildError::NotFound { .. } => nvrtc_error,
+                    other => {
+                        BuildError::Other(format!("{nvrtc_error} (clang, the other compiler, failed too: {other})"))
+                    }
                 })?;
                 static SAID: OnceLock<()> = OnceLock::new();
                 SAID.get_or_init(|| {

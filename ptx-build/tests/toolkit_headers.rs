@@ -128,7 +128,11 @@ fn a_failed_pip_is_not_retried_per_file() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && stdout.contains("CHILD-DONE"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && stdout.contains("CHILD-DONE"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let pip_calls = std::fs::read_to_string(&calls).unwrap_or_default();
     assert!(pip_calls.matches("-m pip").count() <= 1, "pip ran more than once: {pip_calls}");
 }
