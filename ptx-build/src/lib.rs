@@ -300,7 +300,15 @@ impl Compiler {
         opts.validate()?;
         let key = self.cache_dir.as_ref().map(|_| {
             // Headers from another toolkit may compile differently.
-            let headers = if headers::uses_device_headers(&src.text) { self.header_source() } else { String::new() };
+            // NVRTC's are decided now (found, or installed), so the key names
+            // the headers the compile will read.
+            let headers = match (headers::uses_device_headers(&src.text), self.kind) {
+                (false, _) => String::new(),
+                (true, CompilerKind::Nvrtc) => {
+                    self.device_includes().map(|d| d.origin).unwrap_or_else(|why| format!("none: {why}"))
+                }
+                (true, _) => self.header_source(),
+            };
             cache::key(self.kind, &self.version, &headers, opts, &src.display_path, &src.text)
         });
         if let (Some(dir), Some(key)) = (&self.cache_dir, &key) {
