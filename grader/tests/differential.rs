@@ -26,7 +26,7 @@ fn nvrtc() -> Option<ptx_build::Compiler> {
 
 /// Cases that include a device header (cuda_fp16.h), which the include policy
 /// allows only once the headers are provisioned.
-const NEED_HEADERS: &[&str] = &["fp16", "fp16_rn", "contraction"];
+const NEED_HEADERS: &[&str] = &["fp16", "fp16_rn", "contraction", "coop_groups", "async_copy", "atomics_all"];
 
 const THREADS: usize = differential::THREADS as usize;
 
@@ -218,6 +218,149 @@ fn the_corpus_runs_on_the_simulator_and_matches_the_cpu() {
     // printf leaves the kernel's results alone
     let o = &out["printf_ret"];
     assert!((0..N).all(|i| o.i[i] == x[i] * 3));
+
+    feature_corpus(&inp, &out);
+}
+
+/// f16 bits of a small non-negative integer (exact below 2048).
+fn f16_of(k: u32) -> u16 {
+    if k == 0 {
+        return 0;
+    }
+    let e = 31 - k.leading_zeros();
+    (((e + 15) << 10) | ((k << (10 - e)) & 0x3ff)) as u16
+}
+
+/// The fidelity sweep's cases (see ptx-sim/tests/feature_sweep.rs): what the
+/// simulator computes for them, against the CPU. `math_functions` is left to
+/// the GPU's digests (libdevice's bits, not the CPU's).
+#[allow(clippy::needless_range_loop)]
+fn feature_corpus(inp: &Inputs, out: &HashMap<String, Outputs>) {
+    let x = &inp.i;
+    let v = |j: usize| if j < N { x[j] } else { 0 };
+
+    // cooperative groups and warpSize
+    if let Some(o) = out.get("coop_groups") {
+        for i in 0..N {
+            let (lane, base, t) = (i % 32, i / 32 * 32, i % THREADS);
+            let w = base..base + 32;
+            let wsum = w.clone().map(v).fold(0i32, i32::wrapping_add);
+            let wmax = w.clone().map(v).max().unwrap();
+            let down = if lane == 31 { 0 } else { v(i + 1) };
+            let want = wsum.wrapping_add(3 * wmax).wrapping_add(5 * down).wrapping_add(7 * v(base));
+            assert_eq!(o.i[i], want, "coop_groups out_i[{i}]");
+            assert_eq!(o.f[i], (32_000 + (t % 4) * 100 + (t / 32) * 10 + 4) as f32, "coop_groups out_f[{i}]");
+            assert_eq!(o.d[i], 288.0);
+        }
+    }
+
+    // async copies into shared memory
+    if let Some(o) = out.get("async_copy") {
+        for i in 0..N {
+            let base = i / THREADS * THREADS;
+            let (t, count) = (i - base, THREADS.min(N - base));
+            let next = base + (t + 1) % count;
+            assert_eq!(o.i[i], x[i] + 2 * x[next], "async_copy out_i[{i}]");
+            assert_eq!(o.f[i], inp.f[next], "async_copy out_f[{i}]");
+            assert_eq!(o.d[i], inp.d[i] + inp.d[next], "async_copy out_d[{i}]");
+        }
+    }
+
+    // vector types and cache hints
+    let o = &out["vector_cache"];
+    for i in 0..N / 4 {
+        let q = 4 * i;
+        let e = x[q] + x[q + 1];
+        assert_eq!(&o.i[q..q + 4], &[x[q + 3] + e, x[q + 2], x[q + 1], x[q]], "vector_cache out_i[{q}..]");
+        let f = &inp.f;
+        assert_eq!(&o.f[q..q + 4], &[f[q] + f[q + 1], f[q + 1] * 2.0, f[q + 2] - f[q], f[q + 3]], "out_f[{q}..]");
+        let active = (i / 32 * 32..i / 32 * 32 + 32).filter(|&j| j < N / 4).count() as f64;
+        assert_eq!(&o.d[q..q + 4], &[inp.d[q + 1], inp.d[q], active, 0.5], "vector_cache out_d[{q}..]");
+    }
+
+    // bit intrinsics
+    let o = &out["bit_intrinsics"];
+    for i in 0..N {
+        let xx = (x[i] as u32).wrapping_mul(2_654_435_761);
+        let y = (x[(i + 1) % N] as u32).wrapping_mul(40503).wrapping_add(7);
+        let w = (xx as u64) << 32 | y as u64;
+        let ffs = |a: u64| if a == 0 { 0 } else { a.trailing_zeros() as i32 + 1 };
+        let pair = (y as u64) << 32 | xx as u64;
+        let perm = (0..4).fold(0u32, |r, k| r | (((pair >> (8 * ((0x5140 >> (4 * k)) & 7))) & 0xff) as u32) << (8 * k));
+        let s = (i & 63) as u32;
+        let (fl, fr) = (((pair << (s & 31)) >> 32) as u32, (pair >> (s & 31)) as u32);
+        let (flc, frc) = (((pair << s.min(32)) >> 32) as u32, (pair >> s.min(32)) as u32);
+        let mut r = (xx.count_ones() as i32)
+            .wrapping_add(3 * y.leading_zeros() as i32)
+            .wrapping_add(5 * ffs(xx as u64))
+            .wrapping_add(7 * (xx.reverse_bits() & 0xff) as i32)
+            .wrapping_add(perm as i32);
+        r ^= fl.wrapping_add(fr) as i32;
+        r ^= flc.wrapping_sub(frc) as i32;
+        let umulhi = ((xx as u64 * y as u64) >> 32) as u32;
+        let sad = (x[i] - 17).unsigned_abs().wrapping_add(3);
+        let hadd = ((x[i] as i64 + 999) >> 1) as i32;
+        let rhadd = ((x[i] as i64 - 5 + 1) >> 1) as i32;
+        r = r.wrapping_add(umulhi as i32).wrapping_add(sad as i32).wrapping_add(hadd).wrapping_add(rhadd);
+        let mul64hi = ((w as i64 as i128 * 0x1_2345_6789i128) >> 64) as i64;
+        let sll = w.count_ones() as i64
+            + (w >> (i & 31)).leading_zeros() as i64
+            + ffs(w) as i64
+            + (w.reverse_bits() >> 40) as i64
+            + (mul64hi & 0xffff);
+        let umul64hi = ((w as u128 * 0x9e37_79b9_7f4a_7c15u128) >> 64) as u64;
+        assert_eq!(o.i[i], r, "bit_intrinsics out_i[{i}]");
+        assert_eq!(o.f[i], (sll & 0xffff) as f32, "bit_intrinsics out_f[{i}]");
+        assert_eq!(o.d[i], (umul64hi >> 20) as i64 as f64, "bit_intrinsics out_d[{i}]");
+    }
+
+    // atomics of every type (order-independent results)
+    if let Some(o) = out.get("atomics_all") {
+        for slot in 0..16 {
+            let vs: Vec<i32> = (0..N).filter(|i| i % 16 == slot).map(|i| x[i]).collect();
+            let sum = vs.iter().sum::<i32>();
+            let want = [
+                sum,
+                -sum,
+                vs.iter().copied().max().unwrap().max(0),
+                vs.iter().copied().min().unwrap().min(0),
+                0,
+                vs.iter().fold(0, |a, v| a | (v & 0x3ff)),
+                vs.iter().fold(0, |a, v| a ^ v),
+                vs.len() as i32,
+                1_000_000 - (vs.len() as i32 - 1),
+                42,
+                sum,
+                vs.iter().map(|v| v + 1000).max().unwrap(),
+            ];
+            for (k, w) in want.iter().enumerate() {
+                let at = if k == 11 { 176 + slot } else { 16 * k + slot };
+                assert_eq!(o.i[at], *w, "atomics_all out_i[{at}]");
+            }
+            let q = |k: usize| o.d[16 * k + slot].to_bits();
+            let big = |v: &i32| (v + 1000) as u64;
+            assert_eq!(q(0), vs.iter().map(big).sum::<u64>());
+            assert_eq!(q(1) as i64, vs.iter().map(|&v| v as i64 * 100_000).max().unwrap().max(0));
+            assert_eq!(q(2) as i64, vs.iter().map(|&v| v as i64 * 100_000).min().unwrap().min(0));
+            assert_eq!(q(3), 0);
+            assert_eq!(q(4), vs.iter().fold(0, |a, v| a | big(v) << 20));
+            assert_eq!(q(5), vs.iter().fold(0, |a, v| a ^ big(v) << 8));
+            assert_eq!(q(6), vs.iter().map(big).sum::<u64>());
+            let ds: f64 = (0..N).filter(|i| i % 16 == slot).map(|i| inp.d[i]).sum();
+            assert_eq!(o.d[112 + slot], ds, "atomics_all out_d[{}]", 112 + slot);
+            assert_eq!(o.f[slot], sum as f32, "atomics_all out_f[{slot}]");
+            let h = |m: i32| f16_of(vs.iter().map(|v| (v & m) as u32).sum()) as u32;
+            assert_eq!(o.f[16 + slot].to_bits(), h(7) | h(3) << 16, "atomics_all half2 at {slot}");
+        }
+    }
+
+    // warp intrinsics: %laneid through inline asm, a double through a shuffle
+    let o = &out["warp_intrinsics"];
+    for i in 0..N {
+        assert_eq!(o.f[i], (i % 32) as f32, "warp_intrinsics out_f[{i}]");
+        let j = i ^ 1;
+        assert_eq!(o.d[i], if j < N { inp.d[j] } else { 0.0 }, "warp_intrinsics out_d[{i}]");
+    }
 }
 
 #[test]

@@ -10,6 +10,8 @@ use crate::parse::ast::{self, Function, InitVal, Module, Operand, Stmt, VarDecl}
 
 #[path = "compile_async.rs"]
 mod asynch;
+#[path = "compile_carry.rs"]
+mod carry;
 #[path = "compile_half.rs"]
 mod half;
 
@@ -178,6 +180,12 @@ struct KCtx<'a> {
     /// Note unsupported instructions in `found` and go on (see [`unsupported_in`]).
     collect: bool,
     found: Vec<SimError>,
+    /// The carry flag's slot (`add.cc`, `addc`, ...), once used.
+    carry_slot: Option<Reg>,
+    /// `.branchtargets` by (prefixed) name: their index and labels.
+    tables: HashMap<String, (u32, Vec<String>)>,
+    /// The jump tables, resolved once the body is compiled.
+    table_labels: Vec<Vec<u32>>,
 }
 
 /// `%envreg7` for `prefix` `%envreg` and `count` 32: a numbered register in range.
@@ -273,6 +281,9 @@ impl<'a> KCtx<'a> {
             cur_text: String::new(),
             collect: false,
             found: Vec::new(),
+            carry_slot: None,
+            tables: HashMap::new(),
+            table_labels: Vec::new(),
         };
         k.pred_false = k.new_pred();
         k.pred_true = k.new_pred();
@@ -389,6 +400,20 @@ impl<'a> KCtx<'a> {
                 *target = t;
             }
         }
+        for (table, labels) in std::mem::take(&mut self.tables).into_values() {
+            let mut pcs = Vec::with_capacity(labels.len());
+            for l in &labels {
+                let Some(&t) = self.labels.get(l) else {
+                    let name = l.split_once('#').map_or(l.as_str(), |(_, n)| n);
+                    return Err(SimError::Parse {
+                        line: f.line,
+                        msg: format!("unknown label `{name}` in .branchtargets"),
+                    });
+                };
+                pcs.push(t);
+            }
+            self.table_labels[table as usize] = pcs;
+        }
         // Every slot is a register of every thread (constants and specials too).
         if self.nslots as usize + self.npreds as usize > 2 * crate::parse::MAX_REGISTERS {
             return self.unsupported(format!(
@@ -418,6 +443,7 @@ impl<'a> KCtx<'a> {
             dyn_shared_offset: self.dyn_offset,
             local_bytes: align_up(self.local_end, 16),
             files: self.m.files.clone(),
+            tables: std::mem::take(&mut self.table_labels),
         };
         Ok((k, found))
     }
@@ -507,7 +533,7 @@ impl<'a> KCtx<'a> {
                 Stmt::Label(name, _) => {
                     self.labels.insert(format!("{}{}", fs.prefix, name), self.code.len() as u32);
                 }
-                Stmt::Loc { file, line } => self.loc = Some((*file, *line)),
+                Stmt::Loc { file, line, .. } => self.loc = Some((*file, *line)),
                 Stmt::ScopeOpen => fs.scopes.push(HashMap::new()),
                 Stmt::ScopeClose => {
                     if fs.scopes.len() > 1 {
@@ -515,6 +541,12 @@ impl<'a> KCtx<'a> {
                     }
                 }
                 Stmt::Pragma => {}
+                Stmt::BranchTargets { name, targets, .. } => {
+                    let key = format!("{}{}", fs.prefix, name);
+                    let labels = targets.iter().map(|t| format!("{}{}", fs.prefix, t)).collect();
+                    self.tables.insert(key, (self.table_labels.len() as u32, labels));
+                    self.table_labels.push(Vec::new());
+                }
                 Stmt::Instr(i) => {
                     self.cur_line = i.line;
                     self.cur_text = i.text.clone();
@@ -752,7 +784,11 @@ impl<'a> KCtx<'a> {
         if self.asynch(ins, &mut mods, fs, guard)? {
             return Ok(());
         }
-        if let Some(op) = self.half(ins, &mut mods, fs)? {
+        let op = match self.carry(ins, &mut mods, fs)? {
+            Some(op) => Some(op),
+            None => self.half(ins, &mut mods, fs)?,
+        };
+        if let Some(op) = op {
             if let Some(m) = mods.unused() {
                 return self.unsupported(format!("{} (modifier .{m})", ins.text));
             }
@@ -851,10 +887,18 @@ impl<'a> KCtx<'a> {
             }
             "ld" | "ldu" | "st" => self.ldst(ins, &mut mods, fs)?,
             "atom" | "red" => self.atom(ins, &mut mods, fs)?,
-            "bra" | "brx" => {
-                if ins.opcode == "brx" {
-                    return self.unsupported(&ins.text);
-                }
+            "brx" => {
+                // `brx.idx[.uni] index, table;` (a `switch` as a jump table)
+                nops(2)?;
+                mods.has("idx");
+                let idx = self.src(fs, &ops[0], Ty::U(32))?;
+                let Operand::Name(t) = &ops[1] else { return self.bad("brx.idx needs a .branchtargets label") };
+                let Some((table, _)) = self.tables.get(&format!("{}{}", fs.prefix, t)) else {
+                    return self.bad(format!("unknown .branchtargets `{t}`"));
+                };
+                Op::BrxIdx { idx, table: *table }
+            }
+            "bra" => {
                 nops(1)?;
                 let Operand::Name(l) = &ops[0] else { return self.bad("bra needs a label") };
                 self.fixups.push((self.code.len(), format!("{}{}", fs.prefix, l), ins.line));
@@ -1499,8 +1543,27 @@ impl<'a> KCtx<'a> {
             None => return self.bad("missing atomic operation"),
         };
         mods.has("noftz");
-        let t = self.one_type(mods)?;
-        if t.bits() < 32 || (t.is_float() && !matches!(op, AtomOp::Add | AtomOp::Exch | AtomOp::Min | AtomOp::Max)) {
+        // `atomicAdd` on `__half`, `__half2`, `__nv_bfloat16(2)`: `atom.add.noftz.f16x2`
+        let half = mods.list.iter().find_map(|m| HFmt::parse(m));
+        if let Some(fmt) = half {
+            mods.has(match fmt {
+                HFmt::F16 => "f16",
+                HFmt::F16x2 => "f16x2",
+                HFmt::Bf16 => "bf16",
+                HFmt::Bf16x2 => "bf16x2",
+            });
+            if op != AtomOp::Add {
+                return self.unsupported(format!("{} (half-precision atomics other than add)", ins.text));
+            }
+        }
+        let (op, t) = match half {
+            Some(fmt) => (AtomOp::AddHalf(fmt), if fmt.x2() { Ty::B(32) } else { Ty::B(16) }),
+            None => (op, self.one_type(mods)?),
+        };
+        let half_ok = matches!(op, AtomOp::AddHalf(_));
+        if (t.bits() < 32 && !half_ok)
+            || (t.is_float() && !matches!(op, AtomOp::Add | AtomOp::Exch | AtomOp::Min | AtomOp::Max))
+        {
             return self.unsupported(&ins.text);
         }
         let want = if is_red { 2 } else { 3 } + usize::from(op == AtomOp::Cas);

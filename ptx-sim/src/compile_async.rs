@@ -6,9 +6,12 @@
 //! The simulator copies eagerly, when the copy is issued: a `cp.async` becomes a
 //! global load into scratch registers and a shared store from them, so bounds,
 //! guard zones, sectors per request, bank conflicts and the shared-memory race
-//! detector see it as the loads and stores it is. Commit and wait groups are
-//! then no-ops. `mbarrier` objects are modelled (phase, pending arrivals,
-//! transaction count; see `exec::asynch`), because threads spin on them.
+//! detector see it as the loads and stores it is. Its destination then counts
+//! as unwritten until the issuing thread waits for the copy's group
+//! (`AsyncPending`, `AsyncCommit`, `AsyncWait`): a read before the wait (by any
+//! thread) is reported as the uninitialised read it is on a GPU, where the data
+//! may not have arrived. `mbarrier` objects are modelled (phase, pending
+//! arrivals, transaction count; see `exec::asynch`), because threads spin on them.
 
 use super::{FnScope, KCtx, Mods};
 use crate::error::SimError;
@@ -37,10 +40,24 @@ impl KCtx<'_> {
             mods.has(m);
         }
         if mods.has("commit_group") || mods.has("wait_group") || mods.has("wait_all") {
-            // Copies completed when they were issued.
+            // The data moved when the copies were issued; these only say when the
+            // destination may be read (see `exec::asynch`).
             mods.has("read");
             self.finish_mods(ins, mods)?;
-            self.emit(Op::Nop, guard);
+            match ins.mods.iter().find(|m| m.starts_with("wait_") || m.starts_with("commit")).map(String::as_str) {
+                Some("commit_group") => self.emit(Op::AsyncCommit, guard),
+                Some("wait_all") => {
+                    self.emit(Op::AsyncCommit, guard);
+                    self.emit(Op::AsyncWait { n: 0 }, guard);
+                }
+                _ => {
+                    let n = match ins.ops.first() {
+                        Some(Operand::Int(n)) if *n >= 0 => *n as u32,
+                        _ => return self.bad("cp.async.wait_group needs a constant group count"),
+                    };
+                    self.emit(Op::AsyncWait { n }, guard);
+                }
+            }
             return Ok(true);
         }
         if mods.has("mbarrier") {
@@ -56,9 +73,13 @@ impl KCtx<'_> {
                 return self.bad("expects 1 operand");
             }
             let (addr, space) = self.addr(fs, &ins.ops[0], space)?;
-            let op =
-                if noinc { Op::Mbar { op: MbarOp::Arrive, space, addr, d: NO_REG, a: self.konst(1) } } else { Op::Nop };
-            self.emit(op, guard);
+            // The thread's copies so far complete before the arrive.
+            self.emit(Op::AsyncCommit, guard);
+            self.emit(Op::AsyncWait { n: 0 }, guard);
+            if noinc {
+                let a = self.konst(1);
+                self.emit(Op::Mbar { op: MbarOp::Arrive, space, addr, d: NO_REG, a }, guard);
+            }
             return Ok(true);
         }
         if mods.has("bulk") {
@@ -137,6 +158,7 @@ impl KCtx<'_> {
             self.emit(Op::Ld { space: sspace, ty, vec, dst: tmp, addr: saddr }, ld_guard);
         }
         self.emit(Op::St { space: dspace, ty, vec, src: tmp, addr: daddr }, guard);
+        self.emit(Op::AsyncPending { space: dspace, addr: daddr, len: size }, guard);
         Ok(())
     }
 

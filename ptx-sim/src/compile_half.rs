@@ -32,8 +32,8 @@ impl KCtx<'_> {
         let fmts: Vec<HFmt> = ins.mods.iter().filter_map(|m| HFmt::parse(m)).collect();
         let name = ins.opcode.as_str();
         let Some(&fmt) = fmts.first() else { return Ok(None) };
-        // scalar f16 conversions are the general cvt's
-        if name == "cvt" && !fmts.iter().any(|f| *f != HFmt::F16) {
+        // scalar f16 conversions are the general cvt's; atomics are `atom`'s
+        if (name == "cvt" && !fmts.iter().any(|f| *f != HFmt::F16)) || name == "atom" || name == "red" {
             return Ok(None);
         }
         let ops = &ins.ops;

@@ -274,6 +274,8 @@ pub enum BoolOp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AtomOp {
     Add,
+    /// `atom.add.noftz.{f16,f16x2,bf16,bf16x2}` (round to nearest even).
+    AddHalf(HFmt),
     Min,
     Max,
     Inc,
@@ -573,6 +575,11 @@ pub enum Op {
     Bra {
         target: u32,
     },
+    /// `brx.idx`: to `Kernel::tables[table][idx]`, per lane.
+    BrxIdx {
+        idx: Reg,
+        table: u32,
+    },
     Exit,
     /// `bar.sync 0` / `barrier.sync 0`: the whole block.
     Bar,
@@ -654,6 +661,21 @@ pub enum Op {
         a: Reg,
         parity: bool,
     },
+    /// After a `cp.async`'s eager store: its `len` destination bytes count as
+    /// not yet written (for the uninitialised-read check) until the thread waits
+    /// for the copy's group.
+    AsyncPending {
+        space: Space,
+        addr: Addr,
+        len: u8,
+    },
+    /// `cp.async.commit_group`: the thread's pending copies become a group.
+    AsyncCommit,
+    /// `cp.async.wait_group n` (`wait_all`: a commit, then `n` 0): all but the
+    /// `n` most recent groups of the thread are complete.
+    AsyncWait {
+        n: u32,
+    },
     /// `cp.async.bulk` global → shared of `size` bytes (a register), completing
     /// `size` transaction bytes on the mbarrier at `mbar`. `tmp`: scratch slots.
     BulkCopy {
@@ -666,8 +688,31 @@ pub enum Op {
         mspace: Space,
         tmp: [Reg; 4],
     },
+    /// Integer add/sub/multiply-add with the carry flag (slot `cc`): `cin` adds
+    /// (subtracts) it, `cout` sets it.
+    Carry {
+        op: CarryOp,
+        w: u8,
+        signed: bool,
+        cin: bool,
+        cout: bool,
+        d: Reg,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+        cc: Reg,
+    },
     Trap,
     Nop,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CarryOp {
+    Add,
+    /// `d = a - b - CF`, CF = the borrow out.
+    Sub,
+    MadLo,
+    MadHi,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -734,6 +779,8 @@ pub struct Kernel {
     pub dyn_shared_offset: u32,
     pub local_bytes: u32,
     pub files: HashMap<u32, String>,
+    /// Jump tables of `brx.idx` (instruction indices).
+    pub tables: Vec<Vec<u32>>,
 }
 
 impl Kernel {

@@ -532,9 +532,9 @@ fn load_err(ptx: &str) -> SimError {
 
 #[test]
 fn unsupported_instructions_are_named() {
-    match load_err(&kernel("    add.cc.u32 %r10, %r2, %r3;")) {
+    match load_err(&kernel("    vadd.s32.s32.s32.sat %r10, %r2, %r3, %r4;")) {
         SimError::Unsupported { instruction, line } => {
-            assert!(instruction.contains("add.cc.u32"), "{instruction}");
+            assert!(instruction.contains("vadd.s32.s32.s32"), "{instruction}");
             assert!(line > 30);
         }
         e => panic!("{e}"),

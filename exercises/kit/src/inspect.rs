@@ -1,6 +1,14 @@
 //! Structural checks read the PTX, so they prove *how* a kernel works, not only
 //! that its numbers are right (a global-memory kernel gives the same count as a
 //! shared-memory one).
+//!
+//! Both compilers' spellings are read: NVRTC's and clang's (LLVM's NVPTX back
+//! end). clang declares pointer parameters `.param .u64 .ptr .align 1 name`,
+//! `__shared__` arrays inside the kernel (`// demoted variable`), types its
+//! loads `.b32` where NVRTC writes `.f32`/`.u32`, writes a `switch` as a
+//! `.branchtargets` table with `brx.idx`, and comments most lines; the
+//! opcode prefixes the checks ask for (`atom.global`, `ld.shared`, `bar.sync`,
+//! ...) are the same. The tests below read clang 22's PTX of reference kernels.
 
 mod entry;
 mod shared;
@@ -64,13 +72,16 @@ impl KernelPtx<'_> {
         self.body
     }
 
-    /// Opcodes in text order, with any `@p` guard removed.
+    /// Opcodes in text order, with any `@p` guard removed. Directives (`.loc`,
+    /// `.reg`, ...), labels, braces, comments and the label lists of a
+    /// `.branchtargets` table are not instructions.
     pub fn instructions(&self) -> impl Iterator<Item = &str> {
         self.body.lines().filter_map(|l| {
             let l = l.trim();
             let l = if l.starts_with('@') { l.split_once(char::is_whitespace)?.1.trim_start() } else { l };
             let op = l.split(|c: char| c.is_whitespace() || c == ';').next()?;
-            (!op.is_empty() && !op.starts_with("//") && !op.ends_with(':')).then_some(op)
+            let word = op.starts_with(|c: char| c.is_ascii_alphabetic());
+            (word && !op.ends_with(':') && !op.ends_with(',')).then_some(op)
         })
     }
 
@@ -105,6 +116,40 @@ impl KernelPtx<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// clang 22's PTX (`-O3 -gline-tables-only`, sm_90) of reference kernels,
+    /// kept with the simulator's fixtures.
+    fn clang(name: &str) -> String {
+        let p = format!("{}/../../ptx-sim/tests/fixtures/{name}.clang.ptx.txt", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    #[test]
+    fn reads_clangs_spelling_as_nvrtcs() {
+        let dot = clang("dot");
+        assert_eq!(entries(&dot), vec!["dot"]);
+        let k = kernel(&dot, "dot").unwrap();
+        assert!(k.has_barrier() && k.uses_shared() && k.writes_shared() && k.reads_shared());
+        assert_eq!(k.static_shared_bytes(), 1024, "the array clang declares inside the kernel");
+        assert_eq!(k.global_atomics(), 0);
+        assert!(k.uses("ld.global") && k.uses("fma.rn.f32") && k.uses("st.global"));
+        assert!(k.instructions().all(|op| !op.starts_with('.') && !op.starts_with('$')), "directives or labels");
+        let decls = entry_decls(&dot);
+        let sizes: Vec<usize> = decls["dot"].params.iter().map(|p| p.bytes).collect();
+        assert_eq!(sizes, [8, 8, 4, 8], "`.ptr .align 1` pointers are 8-byte parameters");
+
+        let pi = clang("pi_shared");
+        let k = kernel(&pi, "pi_shared").unwrap();
+        assert_eq!(k.global_atomics(), 1);
+        assert_eq!(k.count("atom.shared"), 1);
+        assert_eq!(k.static_shared_bytes(), 4);
+
+        // a switch as a jump table: its label list is not a run of instructions
+        let sw = clang("switch");
+        let k = kernel(&sw, "k").unwrap();
+        assert_eq!(k.count("brx.idx"), 1);
+        assert!(k.instructions().all(|op| !op.starts_with('$')), "{:?}", k.instructions().collect::<Vec<_>>());
+    }
 
     const PTX: &str = r#"
 .version 8.0

@@ -15,7 +15,7 @@
 //! thread waits on is a barrier; one that only some threads wait on is treated
 //! the same, which can hide a race but never reports a false one).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use super::Exec;
 use crate::error::SimError;
@@ -45,7 +45,97 @@ impl Mbars {
     }
 }
 
+/// Shared-memory ranges: (offset, length).
+type Ranges = Vec<(usize, usize)>;
+
+/// Destinations of `cp.async` copies a thread has not waited for, by thread:
+/// those not yet committed, then the committed groups, oldest first.
+#[derive(Debug, Default)]
+pub(super) struct Copies {
+    threads: HashMap<u32, (Ranges, VecDeque<Ranges>)>,
+}
+
+/// Copies (or groups) a thread may leave pending before the oldest are taken as done.
+const MAX_PENDING: usize = 1024;
+
+/// Marks the destinations of completed copies as written.
+fn complete(init: &mut [u8], done: Ranges) {
+    for (off, len) in done {
+        init[off..off + len].fill(1);
+    }
+}
+
+impl Copies {
+    pub(super) fn clear(&mut self) {
+        self.threads.clear();
+    }
+}
+
 impl Exec<'_> {
+    /// Marks the destinations of the lanes' copies as not yet written.
+    pub(super) fn async_pending(&mut self, w: usize, m: u32, space: Space, addr: Addr, len: u8) {
+        if self.init.is_none() {
+            return;
+        }
+        let addrs = self.addrs(w, m, addr);
+        let len = len as usize;
+        let shared = self.shared.len() as u64;
+        let mut mm = m;
+        while mm != 0 {
+            let l = mm.trailing_zeros() as usize;
+            mm &= mm - 1;
+            let off = match space {
+                Space::Generic => addrs[l].wrapping_sub(SHARED_WINDOW),
+                _ => addrs[l],
+            };
+            if off.saturating_add(len as u64) > shared {
+                continue; // not shared memory: the store reported it
+            }
+            let off = off as usize;
+            let Some(init) = &mut self.init else { return };
+            let (open, groups) = self.copies.threads.entry((w * 32 + l) as u32).or_default();
+            // Untrusted code may issue copies without end: past a bound, the oldest
+            // count as complete (a missed report, never a false one).
+            if open.len() >= MAX_PENDING {
+                complete(init, std::mem::take(open));
+            }
+            if groups.len() >= MAX_PENDING {
+                complete(init, groups.pop_front().unwrap_or_default());
+            }
+            init[off..off + len].fill(0);
+            open.push((off, len));
+        }
+    }
+
+    pub(super) fn async_commit(&mut self, w: usize, m: u32) {
+        let mut mm = m;
+        while mm != 0 {
+            let l = mm.trailing_zeros() as usize;
+            mm &= mm - 1;
+            if let Some((open, groups)) = self.copies.threads.get_mut(&((w * 32 + l) as u32)) {
+                if !open.is_empty() {
+                    groups.push_back(std::mem::take(open));
+                }
+            }
+        }
+    }
+
+    /// Completes all but the `n` most recent committed groups of each lane.
+    pub(super) fn async_wait(&mut self, w: usize, m: u32, n: u32) {
+        let mut mm = m;
+        while mm != 0 {
+            let l = mm.trailing_zeros() as usize;
+            mm &= mm - 1;
+            let Some((_, groups)) = self.copies.threads.get_mut(&((w * 32 + l) as u32)) else { continue };
+            while groups.len() > n as usize {
+                let done = groups.pop_front().unwrap_or_default();
+                if let Some(init) = &mut self.init {
+                    complete(init, done);
+                }
+            }
+        }
+    }
+
     /// The shared-memory offset of lane `l`'s mbarrier operand.
     fn mbar_offset(&self, w: usize, pc: usize, l: usize, space: Space, a: u64) -> Result<usize, SimError> {
         let off = match space {

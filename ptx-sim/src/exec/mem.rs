@@ -688,6 +688,10 @@ fn atomic_op(op: AtomOp, ty: Ty, old: u64, x: u64, y: u64) -> u64 {
             Ty::F(_) => b64(f64of(old) + f64of(x)),
             _ => old.wrapping_add(x) & mk,
         },
+        AtomOp::AddHalf(fmt) => {
+            let fl = super::half::Flags { ftz: false, sat: false, relu: false, nan: false };
+            super::half::half_op(HOp::Add, fmt, fl, old, x, 0)
+        }
         AtomOp::Min => match ty {
             Ty::S(_) => sext(old, wd).min(sext(x, wd)) as u64 & mk,
             Ty::F(32) => b32(super::alu::fmin32(f32of(old), f32of(x))),

@@ -94,6 +94,8 @@ pub(crate) struct Exec<'a> {
     uninit_found: Option<SimError>,
     /// The block's `mbarrier` objects.
     mbars: asynch::Mbars,
+    /// The block's `cp.async` copies not waited for, by thread.
+    copies: asynch::Copies,
 }
 
 impl<'a> Exec<'a> {
@@ -141,6 +143,7 @@ impl<'a> Exec<'a> {
             any_zones,
             uninit_found: None,
             mbars: asynch::Mbars::default(),
+            copies: asynch::Copies::default(),
         }
     }
 
@@ -274,6 +277,7 @@ impl<'a> Exec<'a> {
             ws.groups.push(Group { pc: 0, mask: ws.valid, wait: false });
         }
         self.mbars.clear();
+        self.copies.clear();
         // Rounds in a row in which warps waited on mbarriers and none changed.
         let mut idle_rounds = 0u32;
         loop {
@@ -556,6 +560,33 @@ impl<'a> Exec<'a> {
                             self.push_group(w, target, emask);
                             continue 'pick;
                         }
+                    }
+                    Op::BrxIdx { idx, table } => {
+                        if emask == 0 {
+                            pc += 1;
+                            continue;
+                        }
+                        self.push_group(w, pc + 1, mask & !emask);
+                        let targets = &k.tables[table as usize];
+                        let rb = w * self.nslots * LANES + idx as usize;
+                        let mut em = emask;
+                        while em != 0 {
+                            let l = em.trailing_zeros() as usize;
+                            em &= em - 1;
+                            let Some(&t) = targets.get(self.regs[rb + l] as u32 as usize) else {
+                                // an index past the table: undefined on a GPU
+                                let (thread, _) = self.thread_of(w, l);
+                                return Err(SimError::Trap {
+                                    ptx_line: k.ptx_line(pc as usize),
+                                    location: k.source_of(pc as usize),
+                                    kernel: k.name.clone(),
+                                    thread,
+                                    block: self.block_idx,
+                                });
+                            };
+                            self.push_group(w, t, 1 << l);
+                        }
+                        continue 'pick;
                     }
                     Op::Exit => {
                         self.warps[w].exited |= emask;

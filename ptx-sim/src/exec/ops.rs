@@ -633,11 +633,48 @@ impl Exec<'_> {
             Op::St { space, ty, vec, src, addr } => return self.st(w, pc, m, space, ty, vec, src, addr),
             Op::Atom { space, op, ty, d, addr, a, b } => return self.atom(w, pc, m, space, op, ty, d, addr, a, b),
             Op::Printf { fmt, args, ret } => return self.printf(w, m, fmt, args, ret),
+            Op::Carry { op, w: wd, signed, cin, cout, d, a, b, c, cc } => {
+                let mk = mask(wd) as u128;
+                let (d, a, b, c, cc) = (d as usize, a as usize, b as usize, c as usize, cc as usize);
+                lanes(m, |l| {
+                    let cf = if cin { r[cc + l] as u128 & 1 } else { 0 };
+                    let (x, y) = (r[a + l] as u128 & mk, r[b + l] as u128 & mk);
+                    let (v, out) = match op {
+                        CarryOp::Add => {
+                            let s = x + y + cf;
+                            (s, s >> wd & 1)
+                        }
+                        CarryOp::Sub => {
+                            let s = x.wrapping_sub(y).wrapping_sub(cf);
+                            (s, (x < y + cf) as u128)
+                        }
+                        CarryOp::MadLo | CarryOp::MadHi => {
+                            let p = if signed {
+                                let sx = sext(x as u64, wd) as i128;
+                                let sy = sext(y as u64, wd) as i128;
+                                (sx * sy) as u128
+                            } else {
+                                x * y
+                            };
+                            let p = if op == CarryOp::MadHi { p >> wd } else { p } & mk;
+                            let s = p + (r[c + l] as u128 & mk) + cf;
+                            (s, s >> wd & 1)
+                        }
+                    };
+                    r[d + l] = (v & mk) as u64;
+                    if cout {
+                        r[cc + l] = out as u64;
+                    }
+                });
+            }
             Op::Mbar { op, space, addr, d, a } => return self.mbar(w, pc, m, op, space, addr, d, a),
             Op::BulkCopy { dst, dspace, src, sspace, size, mbar, mspace, tmp } => {
                 return self.bulk_copy(w, pc, m, dst, dspace, src, sspace, size, mbar, mspace, tmp)
             }
             Op::MbarWait { .. } => unreachable!("handled by the scheduler"),
+            Op::AsyncPending { space, addr, len } => self.async_pending(w, m, space, addr, len),
+            Op::AsyncCommit => self.async_commit(w, m),
+            Op::AsyncWait { n } => self.async_wait(w, m, n),
             Op::Trap => {
                 let lane = m.trailing_zeros() as usize;
                 let (thread, _) = self.thread_of(w, lane);
@@ -650,7 +687,9 @@ impl Exec<'_> {
                 });
             }
             Op::Nop => {}
-            Op::Bra { .. } | Op::Exit | Op::Bar | Op::BarRed { .. } => unreachable!("handled by the scheduler"),
+            Op::Bra { .. } | Op::BrxIdx { .. } | Op::Exit | Op::Bar | Op::BarRed { .. } => {
+                unreachable!("handled by the scheduler")
+            }
         }
         Ok(())
     }

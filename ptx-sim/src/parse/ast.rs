@@ -119,14 +119,32 @@ pub enum Stmt {
     Var(VarDecl),
     Label(String, usize),
     Instr(Instr),
+    /// `.loc file line col`: where the next instructions come from. `outer`:
+    /// the places it was inlined into, innermost first (NVRTC's `inlined_at`,
+    /// clang's `@[ file:line:col ]` comment); see [`crate::parse`].
     Loc {
         file: u32,
         line: u32,
+        outer: Vec<(LocFile, u32)>,
     },
     ScopeOpen,
     ScopeClose,
     /// `.pragma "nounroll";` and other hints without meaning here.
     Pragma,
+    /// `name: .branchtargets L1, L2, ...;`: a jump table for `brx.idx`.
+    BranchTargets {
+        name: String,
+        targets: Vec<String>,
+        line: usize,
+    },
+}
+
+/// The file of an inlined-at location: a `.file` index, or a path still to be
+/// matched with one (clang names it only in a comment).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocFile {
+    Index(u32),
+    Path(String),
 }
 
 #[derive(Debug, Clone)]

@@ -21,7 +21,81 @@ fn is_space_word(w: &str) -> bool {
 
 pub fn parse(src: &str) -> Result<Module, SimError> {
     let toks = lexer::lex(src)?;
-    Parser { t: toks, i: 0, registers: 0 }.module()
+    let mut m = Parser { t: toks, i: 0, registers: 0, inlined: clang_inlined_at(src) }.module()?;
+    attribute_to_sources(&mut m);
+    Ok(m)
+}
+
+/// clang writes where an inlined `.loc` was called from only in a comment:
+/// `.loc 2 53 27 // hdr.h:53:27 @[ /dir/k.cu:10:22 ]` (nested ones as
+/// `@[ a:1:2 @[ b:3:4 ] ]`). By source line: the outer places, innermost first.
+fn clang_inlined_at(src: &str) -> std::collections::HashMap<usize, Vec<(String, u32)>> {
+    let mut out = std::collections::HashMap::new();
+    for (i, l) in src.lines().enumerate() {
+        if !l.contains("@[") || !l.trim_start().starts_with(".loc") {
+            continue;
+        }
+        let Some((_, comment)) = l.split_once("//") else { continue };
+        let frames: Vec<(String, u32)> = comment
+            .split("@[")
+            .skip(1)
+            .filter_map(|f| {
+                let f = f.trim().trim_end_matches(|c: char| c == ']' || c.is_whitespace());
+                let mut it = f.rsplitn(3, ':');
+                let (_col, line, path) = (it.next()?, it.next()?, it.next()?);
+                Some((path.to_string(), line.parse().ok()?))
+            })
+            .collect();
+        if !frames.is_empty() {
+            out.insert(i + 1, frames);
+        }
+    }
+    out
+}
+
+/// A student's line, not a header's: a `.loc` in a file that is not a `.cu`
+/// file (CUDA's or clang's headers, inlined) is moved to the innermost place it
+/// was inlined into that is in a `.cu` file, where there is one. Messages then
+/// name the line the student wrote (`atomicAdd(...)`), whichever compiler
+/// inlined which header.
+fn attribute_to_sources(m: &mut Module) {
+    let is_cu = |p: &str| p.ends_with(".cu");
+    let mut files = m.files.clone();
+    let mut next = files.keys().max().map_or(1, |k| k + 1);
+    for f in &mut m.funcs {
+        for st in f.body.iter_mut().flatten() {
+            let Stmt::Loc { file, line, outer } = st else { continue };
+            if outer.is_empty() || files.get(file).is_some_and(|p| is_cu(p)) {
+                continue;
+            }
+            for (of, ol) in outer.iter() {
+                let idx = match of {
+                    LocFile::Index(i) => Some(*i),
+                    LocFile::Path(p) => {
+                        let base = |s: &str| s.rsplit(['/', '\\']).next().unwrap_or("").to_string();
+                        let found = files
+                            .iter()
+                            .find(|(_, q)| *q == p)
+                            .or_else(|| files.iter().find(|(_, q)| base(q) == base(p)));
+                        match found {
+                            Some((&i, _)) => Some(i),
+                            None if is_cu(p) => {
+                                files.insert(next, p.clone());
+                                next += 1;
+                                Some(next - 1)
+                            }
+                            None => None,
+                        }
+                    }
+                };
+                if let Some(i) = idx.filter(|i| files.get(i).is_some_and(|p| is_cu(p))) {
+                    (*file, *line) = (i, *ol);
+                    break;
+                }
+            }
+        }
+    }
+    m.files = files;
 }
 
 struct Parser {
@@ -29,6 +103,8 @@ struct Parser {
     i: usize,
     /// Register names declared so far in the module (see [`MAX_REGISTERS`]).
     registers: usize,
+    /// clang's inlined-at comments by source line (see [`clang_inlined_at`]).
+    inlined: std::collections::HashMap<usize, Vec<(String, u32)>>,
 }
 
 type PResult<T> = Result<T, SimError>;
@@ -142,13 +218,22 @@ impl Parser {
                 ".file" => {
                     self.i += 1;
                     let n = self.int()? as u32;
-                    if let Tok::Str(s) = self.next()? {
-                        m.files.insert(n, s);
+                    // `"path"`, or clang's `"directory" "file"`; then optional
+                    // `, timestamp, size` or `, md5 0x...`: the rest of the line
+                    let mut names = Vec::new();
+                    while let Some(Tok::Str(s)) = self.peek().cloned() {
+                        self.i += 1;
+                        names.push(s);
                     }
-                    // optional `, timestamp, size`
-                    while self.eat_punct(',') {
-                        self.next()?;
-                    }
+                    let path = match names.as_slice() {
+                        [dir, file] if !file.starts_with('/') && !dir.is_empty() => {
+                            format!("{}/{file}", dir.trim_end_matches('/'))
+                        }
+                        [.., file] => file.clone(),
+                        [] => return self.err("`.file` without a file name"),
+                    };
+                    m.files.insert(n, path);
+                    self.skip_line(line);
                 }
                 ".section" => {
                     // DWARF sections (from -G): skip the braced body.
@@ -432,9 +517,22 @@ impl Parser {
                     self.i += 1;
                     let file = self.int()? as u32;
                     let l = self.int()? as u32;
-                    // column and `, function_name ..., inlined_at ...` are on the same line
-                    self.skip_line(line);
-                    return Ok(Stmt::Loc { file, line: l });
+                    // column and `, function_name ..., inlined_at F L C` are on the same line
+                    let mut outer = Vec::new();
+                    while self.t.get(self.i).is_some_and(|t| t.line == line) {
+                        if self.peek_ident() == Some("inlined_at") {
+                            self.i += 1;
+                            if let (Ok(f), Ok(ol)) = (self.int(), self.int()) {
+                                outer.push((LocFile::Index(f as u32), ol as u32));
+                            }
+                        } else {
+                            self.i += 1;
+                        }
+                    }
+                    if let Some(frames) = self.inlined.get(&line) {
+                        outer.extend(frames.iter().map(|(p, ol)| (LocFile::Path(p.clone()), *ol)));
+                    }
+                    return Ok(Stmt::Loc { file, line: l, outer });
                 }
                 ".pragma" => {
                     self.skip_to_semicolon()?;
@@ -445,6 +543,15 @@ impl Parser {
             if self.peek_at(1) == Some(&Tok::Punct(':')) {
                 let name = self.ident()?;
                 self.i += 1;
+                if self.peek_ident() == Some(".branchtargets") {
+                    self.i += 1;
+                    let mut targets = vec![self.ident()?];
+                    while self.eat_punct(',') {
+                        targets.push(self.ident()?);
+                    }
+                    self.expect_punct(';')?;
+                    return Ok(Stmt::BranchTargets { name, targets, line });
+                }
                 return Ok(Stmt::Label(name, line));
             }
         }
