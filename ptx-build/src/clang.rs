@@ -249,19 +249,27 @@ fn run(install: &Install, dir: &Path, opts: &CompileOptions, side: Side, display
 /// What NVRTC would refuse in a file clang compiled: host code (see [`jit_rules`]).
 fn jit_errors(install: &Install, dir: &Path, opts: &CompileOptions, src: &SourceFile, ptx: &str) -> Vec<Diagnostic> {
     let display = src.display_path.as_str();
-    let mut errors = jit_rules::runtime_calls(ptx, display, &src.text);
-    // The host side parses what the device side did; should it fail anyway, the PTX stands.
-    if let Ok(out) = run(install, dir, opts, Side::Host, display) {
-        if let Ok(ir) = std::fs::read_to_string(dir.join(HOST_OUTPUT)).map_err(|_| ()).and_then(|ir| {
-            if out.status.success() {
-                Ok(ir)
+    let calls = jit_rules::runtime_calls(ptx, display, &src.text);
+    let Ok(out) = run(install, dir, opts, Side::Host, display) else { return calls };
+    let ir = std::fs::read_to_string(dir.join(HOST_OUTPUT)).ok().filter(|_| out.status.success());
+    let mut errors = match ir {
+        Some(ir) => jit_rules::host_definitions(&ir, INPUT, ptx, display, &src.text),
+        None => {
+            // Only host code fails on the host side alone (a host function calling a
+            // `__device__` one): NVRTC refuses that code too. Its errors in the
+            // student's file are reported; anything else leaves the PTX standing.
+            let log = String::from_utf8_lossy(&out.stderr).into_owned();
+            let input_abs = dir.join(INPUT).display().to_string();
+            let cx = LogContext { aliases: &[&input_abs, INPUT], display_path: display, source: &src.text };
+            let host = char_columns(diagnostics::parse_log(&log, &cx), display, &src.text);
+            if host.iter().any(|d| d.severity == Severity::Error && d.file == display) {
+                host
             } else {
-                Err(())
+                Vec::new()
             }
-        }) {
-            errors.splice(0..0, jit_rules::host_definitions(&ir, INPUT, ptx, display, &src.text));
         }
-    }
+    };
+    errors.extend(calls);
     errors
 }
 
