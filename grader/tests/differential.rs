@@ -24,9 +24,10 @@ fn nvrtc() -> Option<ptx_build::Compiler> {
     }
 }
 
-/// Cases that include a device header (cuda_fp16.h), which the include policy
+/// Cases that include a device header (cuda_fp16.h, cooperative_groups.h), which the include policy
 /// allows only once the headers are provisioned.
-const NEED_HEADERS: &[&str] = &["fp16", "fp16_rn", "contraction", "coop_groups", "async_copy", "atomics_all"];
+const NEED_HEADERS: &[&str] =
+    &["fp16", "fp16_rn", "contraction", "coop_groups", "async_copy", "atomics_all", "coop_groups_scan"];
 
 const THREADS: usize = differential::THREADS as usize;
 

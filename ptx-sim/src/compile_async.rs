@@ -106,7 +106,7 @@ impl KCtx<'_> {
             return self.bad("cp.async copies from .global to .shared");
         }
         let ops = &ins.ops;
-        let nops = ops.len() - usize::from(hint);
+        let nops = ops.len().saturating_sub(usize::from(hint));
         if !(3..=4).contains(&nops) {
             return self.bad("expects [dst], [src], cp-size and an optional src-size");
         }

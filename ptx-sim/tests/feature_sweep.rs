@@ -56,8 +56,11 @@ fn corpus() -> Vec<PathBuf> {
     files
 }
 
+/// The grader's compiler (`CUDA_LAB_COMPILER`; NVRTC by default), so that the
+/// same sweep runs over another compiler's PTX (`CUDA_LAB_COMPILER=nvcc`, and
+/// clang once ptx-build offers it).
 fn nvrtc() -> Option<Compiler> {
-    match Compiler::nvrtc() {
+    match Compiler::from_env() {
         Ok(c) => Some(c),
         Err(e) if std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() => panic!("NVRTC is required: {e}"),
         Err(e) => {
@@ -122,9 +125,10 @@ fn every_instruction_of_the_feature_corpus_is_supported() {
     problems.dedup();
     assert!(
         problems.is_empty(),
-        "{} of {compiled} compiled modules use what the simulator rejects (support it, or list it in KNOWN \
-         with a line in docs/grading-accuracy.md):\n{}",
+        "{} of {compiled} modules compiled by {} use what the simulator rejects (support it, or list it in \
+         KNOWN with a line in docs/grading-accuracy.md):\n{}",
         problems.len(),
+        compiler.version(),
         problems.join("\n")
     );
 }

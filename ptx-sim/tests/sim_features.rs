@@ -204,3 +204,48 @@ fn reading_a_copys_destination_before_waiting_for_it_is_reported() {
     }
     assert!(uninit("", 0).is_some(), "no wait at all");
 }
+
+#[test]
+fn code_inlined_through_several_headers_is_reported_at_the_students_line() {
+    // NVRTC's form: one `inlined_at` level per `.loc`, the call site's `.loc` before
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 out)\n{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
+        .loc 1 5 3\nld.param.u64 %rd1, [out];\n\
+        .loc 3 40 2, function_name $L__info_string0, inlined_at 1 9 5\n\
+        .loc 2 10 5, function_name $L__info_string1, inlined_at 3 40 2\n\
+        .loc 2 20 9, function_name $L__info_string2, inlined_at 2 10 5\n\
+        ld.global.u32 %r1, [%rd1];\nret;\n}\n\
+        .file 1 \"exercises/k.cu\"\n.file 2 \"cuda/include/hdr_inner.h\"\n.file 3 \"cuda/include/hdr_outer.h\"\n";
+    let mut sim = Simulator::new(SimConfig::default());
+    let m = sim.load_module(ptx).unwrap();
+    match sim.launch(m, "k", (1, 1, 1), (1, 1, 1), 0, &[ParamValue::U64(8)]) {
+        Err(SimError::IllegalAddress { location, .. }) => assert_eq!(location.as_deref(), Some("exercises/k.cu:9")),
+        r => panic!("expected an illegal address, got {r:?}"),
+    }
+}
+
+#[test]
+fn malformed_async_and_barrier_forms_are_errors_not_panics() {
+    let lines = [
+        "cp.async.ca.shared.global.L2::cache_hint;",
+        "cp.async.ca.shared.global [%r3], [%rd2], 3;",
+        "cp.async.ca.shared.global [%r3], [%rd2], 4, 2;",
+        "cp.async.wait_group %r1;",
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3];",
+        "mbarrier.init.shared.b64 [%r2];",
+        "mbarrier.arrive.shared.b64 [%r2];",
+        "mbarrier.try_wait.shared.b64 %p1;",
+        "mbarrier.pending_count.b64 %r4, %rd1;",
+        "brx.idx %r1, $nowhere;",
+        "addc.u32 %r4, %r1;",
+        "madc.hi.f32 %r4, %r1, %r1, %r1;",
+        "atom.global.max.noftz.f16x2 %r4, [%rd2], %r1;",
+    ];
+    for l in lines {
+        let err = Simulator::new(SimConfig::default()).load_module(&module(l)).unwrap_err();
+        assert!(matches!(err, SimError::Parse { .. } | SimError::Unsupported { .. }), "{l}: {err}");
+    }
+    // a jump-table index past the table stops the launch
+    let body = "$tbl: .branchtargets $a, $b;\nbrx.idx %r1, $tbl;\n$a:\nret;\n$b:\nret;\n";
+    assert!(matches!(run(body, 4, &[]), Err(SimError::Trap { .. })));
+}

@@ -21,7 +21,8 @@ fn is_space_word(w: &str) -> bool {
 
 pub fn parse(src: &str) -> Result<Module, SimError> {
     let toks = lexer::lex(src)?;
-    let mut m = Parser { t: toks, i: 0, registers: 0, inlined: clang_inlined_at(src) }.module()?;
+    let mut m = Parser { t: toks, i: 0, registers: 0, inlined: clang_inlined_at(src), inlined_at: Default::default() }
+        .module()?;
     attribute_to_sources(&mut m);
     Ok(m)
 }
@@ -105,6 +106,8 @@ struct Parser {
     registers: usize,
     /// clang's inlined-at comments by source line (see [`clang_inlined_at`]).
     inlined: std::collections::HashMap<usize, Vec<(String, u32)>>,
+    /// NVRTC's `inlined_at` of each `.loc` (file, line, column) of the function.
+    inlined_at: std::collections::HashMap<(u32, u32, u32), (u32, u32, u32)>,
 }
 
 type PResult<T> = Result<T, SimError>;
@@ -424,6 +427,7 @@ impl Parser {
     }
 
     fn function(&mut self, line: usize) -> PResult<Function> {
+        self.inlined_at.clear();
         let is_entry = self.ident()? == ".entry";
         let rets = if !is_entry && self.is_punct('(') { self.param_list()? } else { Vec::new() };
         let name = self.ident()?;
@@ -517,13 +521,24 @@ impl Parser {
                     self.i += 1;
                     let file = self.int()? as u32;
                     let l = self.int()? as u32;
-                    // column and `, function_name ..., inlined_at F L C` are on the same line
+                    let col = if matches!(self.peek(), Some(Tok::Int(_))) { self.int()? as u32 } else { 0 };
+                    // `, function_name ..., inlined_at F L C` are on the same line
                     let mut outer = Vec::new();
                     while self.t.get(self.i).is_some_and(|t| t.line == line) {
                         if self.peek_ident() == Some("inlined_at") {
                             self.i += 1;
-                            if let (Ok(f), Ok(ol)) = (self.int(), self.int()) {
-                                outer.push((LocFile::Index(f as u32), ol as u32));
+                            if let (Ok(f), Ok(ol), Ok(oc)) = (self.int(), self.int(), self.int()) {
+                                let mut at = (f as u32, ol as u32, oc as u32);
+                                // NVRTC gives one level per `.loc`; the call site's own
+                                // `.loc` (met before) gives the next one out.
+                                self.inlined_at.insert((file, l, col), at);
+                                for _ in 0..64 {
+                                    outer.push((LocFile::Index(at.0), at.1));
+                                    match self.inlined_at.get(&at) {
+                                        Some(&next) if next != at => at = next,
+                                        _ => break,
+                                    }
+                                }
                             }
                         } else {
                             self.i += 1;

@@ -353,7 +353,7 @@ mod tests {
 {
 	.reg .b32 %r<3>;
 	mov.u32 %r1, 1;
-	add.cc.u32 %r2, %r1, %r1;
+	vadd.s32.s32.s32.sat %r2, %r1, %r1, %r1;
 	ret;
 }
 ";
@@ -394,7 +394,7 @@ mod tests {
         let gpu = Gpu::simulator();
         let m = gpu.load(COPY);
         match m.map(|_| ()).map_err(typed) {
-            Err(BackendError::NotSimulated(what)) => assert!(what.contains("add.cc.u32"), "{what}"),
+            Err(BackendError::NotSimulated(what)) => assert!(what.contains("vadd.s32"), "{what}"),
             r => panic!("expected NotSimulated, got {r:?}"),
         }
         let ok = COPY.split(".visible .entry texture_free").next().unwrap();
