@@ -121,10 +121,11 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     // Compile first, so a student sees every compile error before any test runs.
     let mut parts = Vec::new();
     println!(
-        "\nCompiling ({}, compute_{}{})",
+        "\nCompiling ({}, compute_{}{}; device headers: {})",
         env_report.compiler.as_deref().unwrap_or("no compiler"),
         options.arch.0,
-        options.arch.1
+        options.arch.1,
+        env_report.device_headers.as_deref().unwrap_or("none")
     );
     for ex in exercises {
         for part in &ex.parts {
@@ -465,6 +466,8 @@ fn open_environment_now(opts: &Options) -> Result<Opened> {
     // A missing compiler is said once, by `without_compiler`.
     if let Ok(c) = &compiler {
         env.compiler = Some(c.version().to_string());
+        env.compiler_kind = Some(c.kind().name().to_string());
+        env.device_headers = Some(c.header_source());
     }
     let gpu = match opts.backend {
         BackendChoice::None => {

@@ -38,8 +38,15 @@ pub struct Environment {
     /// "9.0" for an H100.
     pub compute_capability: Option<String>,
     pub driver: Option<String>,
-    /// "NVRTC 12.9" or "nvcc 13.0".
+    /// "NVRTC 12.9", "clang 22.1.8" or "nvcc 13.0".
     pub compiler: Option<String>,
+    /// Which compiler that is: "nvrtc", "clang" or "nvcc" (the values of CUDA_LAB_COMPILER).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiler_kind: Option<String>,
+    /// Where CUDA's device headers (`<cuda_fp16.h>`, ...) come from:
+    /// "toolkit /usr/local/cuda/include", "provisioned cache ...", ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_headers: Option<String>,
     /// Why GPU checks did not run, when they did not.
     pub note: Option<String>,
     /// What performance points meant here if kernels could not be timed
@@ -314,6 +321,10 @@ impl GradeReport {
             }
         }
         out += "\n";
+        if let Some(compiler) = &self.environment.compiler {
+            let headers = self.environment.device_headers.as_deref().unwrap_or("none");
+            out += &format!("  compiled with {compiler} (device headers: {headers})\n");
+        }
         if let Some(note) = &self.environment.note {
             out += &format!("  note: {note}\n");
         }

@@ -24,6 +24,8 @@ struct KeyInput<'a> {
     headers: String,
     kind: &'a str,
     compiler: &'a str,
+    /// Where device headers came from (empty for a file that includes none).
+    device_headers: &'a str,
     arch: (u32, u32),
     line_info: bool,
     defines: &'a [(String, String)],
@@ -37,6 +39,7 @@ struct KeyInput<'a> {
 pub(crate) fn key(
     kind: CompilerKind,
     version: &str,
+    device_headers: &str,
     opts: &CompileOptions,
     display_path: &str,
     source: &str,
@@ -54,6 +57,7 @@ pub(crate) fn key(
         headers: crate::source::hex(&h.finalize()),
         kind: kind.name(),
         compiler: version,
+        device_headers,
         arch: opts.arch,
         line_info: opts.line_info,
         defines: &opts.defines,
@@ -116,7 +120,7 @@ mod tests {
     use crate::Severity;
 
     fn k(version: &str, opts: &CompileOptions, path: &str, src: &str) -> String {
-        key(CompilerKind::Nvrtc, version, opts, path, src)
+        key(CompilerKind::Nvrtc, version, "", opts, path, src)
     }
 
     #[test]
@@ -128,7 +132,9 @@ mod tests {
         assert_ne!(base, k("NVRTC 12.9", &o, "a.cu", "int y;"), "source");
         assert_ne!(base, k("NVRTC 13.0", &o, "a.cu", "int x;"), "version");
         assert_ne!(base, k("NVRTC 12.9", &o, "b.cu", "int x;"), "display path");
-        assert_ne!(base, key(CompilerKind::Nvcc, "NVRTC 12.9", &o, "a.cu", "int x;"), "kind");
+        assert_ne!(base, key(CompilerKind::Nvcc, "NVRTC 12.9", "", &o, "a.cu", "int x;"), "kind");
+        assert_ne!(base, key(CompilerKind::Clang, "NVRTC 12.9", "", &o, "a.cu", "int x;"), "kind");
+        assert_ne!(base, key(CompilerKind::Nvrtc, "NVRTC 12.9", "toolkit /t", &o, "a.cu", "int x;"), "headers");
         let variants = [
             CompileOptions { arch: (8, 0), ..o.clone() },
             CompileOptions { line_info: !o.line_info, ..o.clone() },

@@ -12,32 +12,47 @@
 //! # Ok(()) }
 //! ```
 //!
-//! NVRTC is the default (no toolkit needed: the pip wheel is enough); nvcc is
-//! the alternative. Before either sees a source, [`check_source`] refuses any
+//! NVRTC is the default (no toolkit needed: the pip wheel is enough); clang's
+//! CUDA mode is the second compiler, used where NVRTC cannot be had (macOS, an
+//! NVRTC install that fails) or asked for (`CUDA_LAB_COMPILER=clang`); nvcc is
+//! the third. Device headers (`<cuda_fp16.h>`, ...) come from the machine's
+//! CUDA toolkit first (see `toolkit`). Before any compiler sees a source, [`check_source`] refuses any
 //! `#include` other than a few in-memory headers, so a student's file cannot
 //! read files of the grading machine.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
 mod cache;
+mod clang;
 mod diagnostics;
 mod error;
 mod headers;
 mod includes;
+mod jit_rules;
 mod nvcc;
 mod nvrtc;
 mod process;
 mod provision;
 mod render;
 mod source;
+mod toolkit;
 
 pub use diagnostics::{Diagnostic, Severity, MAX_DIAGNOSTICS, MAX_LOG_BYTES};
 pub use error::BuildError;
 pub use provision::OFFLINE_ENV;
 pub use render::render_diagnostics;
 pub use source::{SourceFile, DEFAULT_MAX_SOURCE_BYTES};
+
+/// `nvrtc` (the default), `clang` or `nvcc`.
+pub const COMPILER_ENV: &str = "CUDA_LAB_COMPILER";
+
+/// Set to `1` to make NVRTC unavailable to this process, as on a Mac: with
+/// `CUDA_LAB_COMPILER` unset the grader then compiles with clang. For tests
+/// of that path on Linux.
+pub const NO_NVRTC_ENV: &str = "CUDA_LAB_NO_NVRTC";
 
 /// The readers of student-controlled text, for the fuzz targets and property
 /// tests (fuzz/, tests/hostile_text.rs); not an API.
@@ -73,7 +88,7 @@ pub fn allowed_headers() -> impl Iterator<Item = &'static str> {
 }
 
 /// CUDA's device headers exercise files may include as `<name>` (read from
-/// the provisioned CUDA include folder, installed on first use).
+/// the machine's CUDA toolkit, else a CUDA include folder installed on first use).
 pub fn device_headers() -> impl Iterator<Item = &'static str> {
     headers::DEVICE.iter().copied()
 }
@@ -124,14 +139,17 @@ impl CompileOptions {
 pub enum CompilerKind {
     Nvrtc,
     Nvcc,
+    /// clang's CUDA mode (LLVM), installed with pip like NVRTC.
+    Clang,
 }
 
 impl CompilerKind {
-    /// "nvrtc" / "nvcc": the values of `CUDA_LAB_COMPILER`.
+    /// "nvrtc" / "nvcc" / "clang": the values of `CUDA_LAB_COMPILER`.
     pub fn name(self) -> &'static str {
         match self {
             CompilerKind::Nvrtc => "nvrtc",
             CompilerKind::Nvcc => "nvcc",
+            CompilerKind::Clang => "clang",
         }
     }
 
@@ -140,8 +158,9 @@ impl CompilerKind {
         match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
             None | Some("") | Some("nvrtc") => Ok(CompilerKind::Nvrtc),
             Some("nvcc") => Ok(CompilerKind::Nvcc),
+            Some("clang") => Ok(CompilerKind::Clang),
             Some(_) => Err(BuildError::Other(format!(
-                "CUDA_LAB_COMPILER is `{}`; it must be `nvrtc` (the default) or `nvcc`",
+                "CUDA_LAB_COMPILER is `{}`; it must be `nvrtc` (the default), `clang` or `nvcc`",
                 value.unwrap_or_default()
             ))),
         }
@@ -153,6 +172,7 @@ impl std::fmt::Display for CompilerKind {
         f.write_str(match self {
             CompilerKind::Nvrtc => "NVRTC",
             CompilerKind::Nvcc => "nvcc",
+            CompilerKind::Clang => "clang",
         })
     }
 }
@@ -163,32 +183,88 @@ impl std::fmt::Display for CompilerKind {
 pub struct Compiler {
     kind: CompilerKind,
     version: String,
-    /// NVRTC's library or nvcc's executable, where known.
+    /// NVRTC's library, nvcc's executable or clang's (zig), where known.
     path: Option<PathBuf>,
     cache_dir: Option<PathBuf>,
+    /// Where device headers come from, decided on first use (once per
+    /// compiler: a failed download is not retried per file).
+    device_includes: Arc<OnceLock<Result<toolkit::DeviceIncludes, String>>>,
 }
 
 impl Compiler {
-    /// NVRTC, unless the environment variable `CUDA_LAB_COMPILER=nvcc`.
+    fn new(kind: CompilerKind, version: String, path: Option<PathBuf>) -> Compiler {
+        Compiler { kind, version, path, cache_dir: None, device_includes: Arc::default() }
+    }
+
+    /// What `CUDA_LAB_COMPILER` asks for. Unset: NVRTC, and where NVRTC cannot
+    /// be had (macOS, where NVIDIA ships none; an install that failed;
+    /// `CUDA_LAB_NO_NVRTC=1`), clang, saying so in one line.
     pub fn from_env() -> Result<Compiler, BuildError> {
-        let value = std::env::var("CUDA_LAB_COMPILER").ok();
+        let value = std::env::var(COMPILER_ENV).ok();
+        let explicit = value.as_deref().is_some_and(|v| !v.trim().is_empty());
         match CompilerKind::from_env_value(value.as_deref())? {
-            CompilerKind::Nvrtc => Compiler::nvrtc(),
+            CompilerKind::Nvrtc if explicit => Compiler::nvrtc(),
+            CompilerKind::Nvrtc if cfg!(target_os = "macos") => Compiler::clang(),
+            CompilerKind::Nvrtc => Compiler::nvrtc().or_else(|nvrtc_error| {
+                // Where clang could not be installed either (offline, no pip),
+                // NVRTC's message says what to install, once.
+                let clang = Compiler::clang().map_err(|clang_error| match clang_error {
+                    BuildError::NotFound { .. } => nvrtc_error,
+                    other => {
+                        BuildError::Other(format!("{nvrtc_error} (clang, the other compiler, failed too: {other})"))
+                    }
+                })?;
+                static SAID: OnceLock<()> = OnceLock::new();
+                SAID.get_or_init(|| {
+                    eprintln!("cuda-lab: NVRTC is not available here; compiling with {} instead", clang.version)
+                });
+                Ok(clang)
+            }),
             CompilerKind::Nvcc => Compiler::nvcc(),
+            CompilerKind::Clang => Compiler::clang(),
         }
     }
 
     /// Finds and loads NVRTC (once per process; see the README for where it looks).
     pub fn nvrtc() -> Result<Compiler, BuildError> {
         let (version, path) = nvrtc::load()?;
-        Ok(Compiler { kind: CompilerKind::Nvrtc, version, path, cache_dir: None })
+        Ok(Compiler::new(CompilerKind::Nvrtc, version, path))
     }
 
     /// Finds nvcc and asks it for its version.
     pub fn nvcc() -> Result<Compiler, BuildError> {
         let path = nvcc::locate()?;
         let version = nvcc::version(&path)?;
-        Ok(Compiler { kind: CompilerKind::Nvcc, version, path: Some(path), cache_dir: None })
+        Ok(Compiler::new(CompilerKind::Nvcc, version, Some(path)))
+    }
+
+    /// clang's CUDA mode, installed into the grader's cache on first use
+    /// (once per process; about 80 MB to download).
+    pub fn clang() -> Result<Compiler, BuildError> {
+        let install = clang::load()?;
+        Ok(Compiler::new(CompilerKind::Clang, install.version.clone(), Some(install.zig.clone())))
+    }
+
+    /// Where this compiler reads CUDA's device headers (`<cuda_fp16.h>`, ...)
+    /// from, for people: "toolkit /usr/local/cuda/include", "provisioned cache
+    /// ...", or why there are none. Installs nothing.
+    pub fn header_source(&self) -> String {
+        if let Some(found) = self.device_includes.get() {
+            return match found {
+                Ok(d) => d.origin.clone(),
+                Err(why) => format!("none: {why}"),
+            };
+        }
+        match self.kind {
+            CompilerKind::Clang => clang::load().map(clang::header_origin).unwrap_or_else(|e| format!("none: {e}")),
+            CompilerKind::Nvcc => "nvcc's own toolkit".into(),
+            CompilerKind::Nvrtc => toolkit::describe(self.path.as_deref()),
+        }
+    }
+
+    /// NVRTC's device include folders, found (or installed) on first use.
+    fn device_includes(&self) -> Result<toolkit::DeviceIncludes, String> {
+        self.device_includes.get_or_init(|| toolkit::locate(self.path.as_deref())).clone()
     }
 
     /// Caches successful compiles in `dir` (created when first needed).
@@ -222,15 +298,27 @@ impl Compiler {
     pub fn compile(&self, src: &SourceFile, opts: &CompileOptions) -> Result<Ptx, BuildError> {
         check_source(src)?;
         opts.validate()?;
-        let key =
-            self.cache_dir.as_ref().map(|_| cache::key(self.kind, &self.version, opts, &src.display_path, &src.text));
+        let key = self.cache_dir.as_ref().map(|_| {
+            // Headers from another toolkit may compile differently.
+            // NVRTC's are decided now (found, or installed), so the key names
+            // the headers the compile will read.
+            let headers = match (headers::uses_device_headers(&src.text), self.kind) {
+                (false, _) => String::new(),
+                (true, CompilerKind::Nvrtc) => {
+                    self.device_includes().map(|d| d.origin).unwrap_or_else(|why| format!("none: {why}"))
+                }
+                (true, _) => self.header_source(),
+            };
+            cache::key(self.kind, &self.version, &headers, opts, &src.display_path, &src.text)
+        });
         if let (Some(dir), Some(key)) = (&self.cache_dir, &key) {
             if let Some(hit) = cache::load(dir, key) {
                 return Ok(hit);
             }
         }
         let ptx = match (self.kind, &self.path) {
-            (CompilerKind::Nvrtc, _) => nvrtc::compile(src, opts, &self.version)?,
+            (CompilerKind::Nvrtc, _) => nvrtc::compile(src, opts, &self.version, &|| self.device_includes())?,
+            (CompilerKind::Clang, _) => clang::compile(clang::load()?, src, opts)?,
             (CompilerKind::Nvcc, Some(nvcc)) => nvcc::compile(nvcc, src, opts, &self.version)?,
             (CompilerKind::Nvcc, None) => return Err(BuildError::Other("nvcc: no executable".into())),
         };
@@ -250,7 +338,7 @@ pub struct Ptx {
     /// Served from the cache directory rather than compiled now.
     #[serde(default)]
     pub from_cache: bool,
-    /// The compiler that produced it, e.g. "NVRTC 12.9".
+    /// The compiler that produced it, e.g. "NVRTC 12.9" or "clang 22.1.8".
     pub compiler: String,
 }
 
@@ -263,8 +351,9 @@ mod tests {
         assert_eq!(CompilerKind::from_env_value(None).unwrap(), CompilerKind::Nvrtc);
         assert_eq!(CompilerKind::from_env_value(Some("")).unwrap(), CompilerKind::Nvrtc);
         assert_eq!(CompilerKind::from_env_value(Some("NVCC ")).unwrap(), CompilerKind::Nvcc);
-        let e = CompilerKind::from_env_value(Some("clang")).unwrap_err();
-        assert_eq!(e.to_string(), "CUDA_LAB_COMPILER is `clang`; it must be `nvrtc` (the default) or `nvcc`");
+        assert_eq!(CompilerKind::from_env_value(Some("Clang")).unwrap(), CompilerKind::Clang);
+        let e = CompilerKind::from_env_value(Some("gcc")).unwrap_err();
+        assert_eq!(e.to_string(), "CUDA_LAB_COMPILER is `gcc`; it must be `nvrtc` (the default), `clang` or `nvcc`");
     }
 
     #[test]
@@ -287,7 +376,7 @@ mod tests {
     fn refusal_comes_before_any_compiler() {
         // A Compiler value that could not compile anything: the include check
         // must answer first.
-        let c = Compiler { kind: CompilerKind::Nvcc, version: "nvcc 0.0".into(), path: None, cache_dir: None };
+        let c = Compiler::new(CompilerKind::Nvcc, "nvcc 0.0".into(), None);
         let src = SourceFile::from_text("kernels/pi.cu", "// x\n#include \"/etc/passwd\"\n");
         let e = c.compile(&src, &CompileOptions::default()).unwrap_err();
         assert!(matches!(e, BuildError::Refused { line: 2, .. }), "{e:?}");

@@ -125,11 +125,16 @@ pub(crate) fn compile(nvcc: &Path, src: &SourceFile, opts: &CompileOptions, vers
 
 /// Replaces the temporary file's names (full paths first) with the display path.
 fn rename(text: &str, full_paths: &[&str], display: &str) -> String {
+    rename_input(text, full_paths, INPUT, display)
+}
+
+/// As [`rename`], for a compiler whose input file is called `input` (clang's too).
+pub(crate) fn rename_input(text: &str, full_paths: &[&str], input: &str, display: &str) -> String {
     let mut out = text.to_string();
     for p in full_paths {
         out = out.replace(p, display);
     }
-    out.replace(INPUT, display)
+    out.replace(input, display)
 }
 
 #[cfg(test)]

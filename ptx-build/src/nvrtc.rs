@@ -15,6 +15,7 @@ use std::time::Duration;
 use cudarc::nvrtc::sys::{self, nvrtcResult};
 
 use crate::diagnostics::{self, cap_log, LogContext};
+use crate::toolkit::DeviceIncludes;
 use crate::{headers, provision, BuildError, CompileOptions, Ptx, SourceFile};
 
 const WHAT: &str = "NVRTC (the CUDA runtime compiler)";
@@ -46,6 +47,15 @@ pub(crate) fn load() -> Result<(String, Option<PathBuf>), BuildError> {
 }
 
 fn find_and_load() -> Result<Loaded, Missing> {
+    if std::env::var(crate::NO_NVRTC_ENV).is_ok_and(|v| v.trim() == "1") {
+        return Err(Missing {
+            searched: Vec::new(),
+            hint: format!(
+                "{}=1 hides NVRTC from this process (to try what a machine without it, such as a Mac, does)",
+                crate::NO_NVRTC_ENV
+            ),
+        });
+    }
     let mut search = locate::Search::default();
     let mut problems = Vec::new();
     let mut unusable = None;
@@ -389,10 +399,17 @@ enum Outcome {
     Broken(String),
 }
 
-pub(crate) fn compile(src: &SourceFile, opts: &CompileOptions, version: &str) -> Result<Ptx, BuildError> {
+pub(crate) fn compile(
+    src: &SourceFile,
+    opts: &CompileOptions,
+    version: &str,
+    device_includes: &dyn Fn() -> Result<DeviceIncludes, String>,
+) -> Result<Ptx, BuildError> {
     let mut args = args(opts);
     if headers::uses_device_headers(&src.text) {
-        add_device_include_paths(&mut args, &src.display_path)?;
+        let includes =
+            device_includes().map_err(|why| BuildError::Other(format!("{}: error: {why}", src.display_path)))?;
+        add_device_include_paths(&mut args, &includes);
     }
     let mut outcome = run(src, &args)?;
     if matches!(&outcome, Outcome::BadOption { log } if log.contains(NO_SOURCE_INCLUDE.trim_start_matches('-'))) {
@@ -418,20 +435,18 @@ pub(crate) fn compile(src: &SourceFile, opts: &CompileOptions, version: &str) ->
     }
 }
 
-/// `cuda_fp16.h` & co. come from the provisioned headers (installed on first
-/// use), and only from there. Their own `#include "details/x.h"` resolve
-/// relative to the header, which `--no-source-include` forbids; dropping it is
-/// safe because the include policy admits device headers only as `<name>`,
-/// which never searches the student's folder.
-fn add_device_include_paths(args: &mut Vec<String>, display: &str) -> Result<(), BuildError> {
-    let dir = provision::ensure(&provision::DEVICE_HEADERS)
-        .map_err(|f| BuildError::Other(format!("{display}: error: {}", f.message(&provision::DEVICE_HEADERS))))?;
+/// `cuda_fp16.h` & co. come from the toolkit's include folder, else the
+/// provisioned headers (see `toolkit`), and only from there. Their own
+/// `#include "details/x.h"` resolve relative to the header, which
+/// `--no-source-include` forbids; dropping it is safe because the include
+/// policy admits device headers only as `<name>`, which never searches the
+/// student's folder.
+fn add_device_include_paths(args: &mut Vec<String>, includes: &DeviceIncludes) {
     args.retain(|a| a != NO_SOURCE_INCLUDE);
     let at = args.len().min(2);
-    for (i, inc) in provision::DEVICE_INCLUDE_DIRS.iter().enumerate() {
-        args.insert(at + i, format!("--include-path={}", dir.join(inc).display()));
+    for (i, inc) in includes.dirs.iter().enumerate() {
+        args.insert(at + i, format!("--include-path={}", inc.display()));
     }
-    Ok(())
 }
 
 fn bad_option(opts: &CompileOptions, version: &str, args: &[String], log: &str) -> BuildError {

@@ -13,6 +13,7 @@ use std::fs::File;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Set to `1` to never download anything (the error says what to install).
@@ -31,6 +32,12 @@ pub(crate) struct Bundle {
     pub proof: &'static str,
     /// Files and folders of the wheels that are not needed (shared libraries next to headers).
     pub prune: &'static [&'static str],
+    /// More arguments for `pip install` (e.g. `--platform`, for wheels of plain files that
+    /// pip would not offer for this machine).
+    pub pip_args: &'static [&'static str],
+    /// Run on the finished install before it is renamed into place: lays it out
+    /// as its user needs it (see `clang::layout`). Its proof file is checked after.
+    pub finish: Option<fn(&Path) -> std::io::Result<()>>,
 }
 
 /// NVRTC 12.9: loads with CUDA 12.x and 13.0 drivers (the H100's is 580 / CUDA
@@ -43,6 +50,8 @@ pub(crate) const NVRTC: Bundle = Bundle {
     proof: "nvidia/cuda_nvrtc/lib/libnvrtc.so.12",
     // The "alt" builds (another C++ ABI, never loaded here): 110 MB.
     prune: &["nvidia/cuda_nvrtc/lib/libnvrtc.alt.so.12", "nvidia/cuda_nvrtc/lib/libnvrtc-builtins.alt.so.12.9"],
+    pip_args: &[],
+    finish: None,
 };
 
 /// `cuda_fp16.h`, `cuda_bf16.h`, `cooperative_groups.h` and what they include:
@@ -53,6 +62,8 @@ pub(crate) const DEVICE_HEADERS: Bundle = Bundle {
     packages: &["nvidia-cuda-runtime-cu12==12.9.79", "nvidia-cuda-cccl-cu12==12.9.27"],
     proof: "nvidia/cuda_runtime/include/cuda_fp16.h",
     prune: &["nvidia/cuda_runtime/lib", "nvidia/cuda_cccl/lib"],
+    pip_args: &[],
+    finish: None,
 };
 
 /// Include folders of [`DEVICE_HEADERS`], relative to its install.
@@ -77,7 +88,10 @@ pub(crate) enum Failure {
 impl Failure {
     /// One line: what happened, and the command that installs it by hand.
     pub fn message(&self, bundle: &Bundle) -> String {
-        let by_hand = format!("`python3 -m pip install {}`", bundle.packages.join(" "));
+        let by_hand = match bundle.pip_args {
+            [] => format!("`python3 -m pip install {}`", bundle.packages.join(" ")),
+            args => format!("`python3 -m pip install {} {}`", args.join(" "), bundle.packages.join(" ")),
+        };
         match self {
             Failure::NoCache => format!(
                 "{} is not installed, and there is no cache folder to install it into (set XDG_CACHE_HOME or HOME); \
@@ -119,14 +133,33 @@ pub(crate) fn installed(bundle: &Bundle) -> Option<PathBuf> {
     dir.join(bundle.proof).is_file().then_some(dir)
 }
 
+/// The first failed pip of this process: pip is not tried again until the
+/// process ends (a grader run compiles many files; each would wait for the
+/// same failure again, and an offline machine would pay pip's time-outs per file).
+static PIP_UNUSABLE: OnceLock<Failure> = OnceLock::new();
+
+/// Whether this process may download (decided once: `CUDA_LAB_OFFLINE=1`, or
+/// an earlier failed pip); `Err` says why not.
+pub(crate) fn may_download() -> Result<(), Failure> {
+    if offline() {
+        return Err(Failure::Offline);
+    }
+    match PIP_UNUSABLE.get() {
+        Some(f) => Err(f.clone()),
+        None => Ok(()),
+    }
+}
+
+pub(crate) fn offline() -> bool {
+    std::env::var(OFFLINE_ENV).is_ok_and(|v| v.trim() == "1")
+}
+
 /// The bundle's folder, installing it first when it is not there.
 pub(crate) fn ensure(bundle: &Bundle) -> Result<PathBuf, Failure> {
     if let Some(dir) = installed(bundle) {
         return Ok(dir);
     }
-    if std::env::var(OFFLINE_ENV).is_ok_and(|v| v.trim() == "1") {
-        return Err(Failure::Offline);
-    }
+    may_download()?;
     let root = cache_root().ok_or(Failure::NoCache)?;
     std::fs::create_dir_all(&root).map_err(|e| Failure::Io(format!("creating {}: {e}", root.display())))?;
     let _lock = lock(&root.join(format!(".{}.lock", bundle.dir)), bundle)?;
@@ -134,7 +167,11 @@ pub(crate) fn ensure(bundle: &Bundle) -> Result<PathBuf, Failure> {
     if let Some(dir) = installed(bundle) {
         return Ok(dir);
     }
-    install(&root, bundle)
+    let result = install(&root, bundle);
+    if let Err(f @ (Failure::NoPip(_) | Failure::PipFailed(_))) = &result {
+        let _ = PIP_UNUSABLE.set(f.clone());
+    }
+    result
 }
 
 /// An exclusive `flock` on `path`, held until the file is closed (also when
@@ -195,12 +232,18 @@ fn install(root: &Path, bundle: &Bundle) -> Result<PathBuf, Failure> {
         Err(_) => format!("cuda-lab: installing {} failed", bundle.what),
     });
     result?;
-    if !target.join(bundle.proof).is_file() {
+    if bundle.finish.is_none() && !target.join(bundle.proof).is_file() {
         return Err(Failure::PipFailed(format!("pip finished but {} is missing from what it installed", bundle.proof)));
     }
     for p in bundle.prune {
         let p = target.join(p);
         let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+    }
+    if let Some(finish) = bundle.finish {
+        finish(&target).map_err(|e| Failure::Io(format!("laying out {}: {e}", bundle.what)))?;
+    }
+    if !target.join(bundle.proof).is_file() {
+        return Err(Failure::Io(format!("{} is missing after laying out {}", bundle.proof, bundle.what)));
     }
     let dest = root.join(bundle.dir);
     // Under the lock nobody else writes `dest`; a leftover without its proof
@@ -232,6 +275,7 @@ fn run_pip(target: &Path, bundle: &Bundle) -> Result<(), Failure> {
     cmd.args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--no-deps", "--quiet"])
         .arg("--target")
         .arg(target)
+        .args(bundle.pip_args)
         .args(bundle.packages)
         // `--target` cannot be combined with a user install a pip.conf may ask for.
         .env("PIP_USER", "0");
@@ -307,7 +351,7 @@ mod tests {
 
     #[test]
     fn pins_are_exact() {
-        for b in [&NVRTC, &DEVICE_HEADERS] {
+        for b in [&NVRTC, &DEVICE_HEADERS, &crate::clang::CLANG, &crate::clang::CLANG_CUDA] {
             assert!(b.packages.iter().all(|p| p.contains("==")), "{:?}", b.packages);
         }
     }

@@ -71,11 +71,14 @@ const HOST_CALLS: &[&str] = &[
 
 /// Advice for the error `d`, in the light of the student's source.
 pub(crate) fn hints(d: &Diagnostic, source: &str) -> Vec<String> {
-    if d.severity != Severity::Error {
+    let msg = d.message.as_str();
+    // clang says why a call has no match in a note after the error.
+    let host_callee = msg.contains("call to __host__ function from __global__ function")
+        || msg.contains("call to __host__ function from __device__ function");
+    if d.severity != Severity::Error && !host_callee {
         return Vec::new();
     }
     let mut out = Vec::new();
-    let msg = d.message.as_str();
     let line = d.line.and_then(|n| source.lines().nth(n.saturating_sub(1) as usize)).unwrap_or("");
     if let Some(name) = undefined_identifier(msg) {
         if HOST_CALLS.contains(&name) {
@@ -99,7 +102,9 @@ pub(crate) fn hints(d: &Diagnostic, source: &str) -> Vec<String> {
                 .into(),
         );
     }
-    if msg.contains("without execution space annotations") && msg.contains("function") && !defines_main(line) {
+    if (host_callee || msg.contains("without execution space annotations") && msg.contains("function"))
+        && !defines_main(line)
+    {
         out.push(
             "a helper function called from a kernel needs `__device__` in front (`__device__ float f(...)`); \
              host functions do not belong in this file"
@@ -113,14 +118,17 @@ pub(crate) fn hints(d: &Diagnostic, source: &str) -> Vec<String> {
                 .into(),
         );
     }
-    if msg.contains("__global__") && msg.contains("return type") {
+    if msg.contains("__global__") && msg.contains("return type") || msg.starts_with("kernel function type") {
         out.push("a kernel returns nothing (`void`): write results into an output pointer instead".into());
     }
     out
 }
 
-/// `identifier "x" is undefined` → `x`.
+/// `identifier "x" is undefined` (NVRTC) or `use of undeclared identifier 'x'` (clang) → `x`.
 fn undefined_identifier(msg: &str) -> Option<&str> {
+    if let Some(rest) = msg.strip_prefix("use of undeclared identifier '") {
+        return rest.strip_suffix('\'');
+    }
     let rest = msg.strip_prefix("identifier \"")?;
     let end = rest.find('"')?;
     rest[end..].contains("undefined").then(|| &rest[..end])
@@ -206,6 +214,21 @@ mod tests {
         assert!(h.iter().any(|h| h.contains("needs `__device__` in front")), "{h:?}");
         let h = hints(&error(1, Some(5), msg), "int main() {}\n");
         assert!(h.iter().all(|h| !h.contains("__device__` in front")) && h[0].starts_with("`main`"), "{h:?}");
+    }
+
+    #[test]
+    fn clangs_wording_gets_the_same_hints() {
+        let src =
+            "float sq(float x) { return x * x; }\nextern \"C\" __global__ void k(float *a) { a[0] = malloc(sq(1)); }\n";
+        let h = hints(&error(2, Some(45), "use of undeclared identifier 'malloc'"), src);
+        assert!(h.iter().any(|h| h.starts_with("`malloc` is host code")), "{h:?}");
+        let note = Diagnostic {
+            severity: Severity::Note,
+            ..error(1, Some(7), "candidate function not viable: call to __host__ function from __global__ function")
+        };
+        assert!(hints(&note, src).iter().any(|h| h.contains("needs `__device__` in front")));
+        let h = hints(&error(1, Some(27), "kernel function type 'int (float *)' must have void return type"), src);
+        assert!(h.iter().any(|h| h.starts_with("a kernel returns nothing")), "{h:?}");
     }
 
     #[test]

@@ -75,7 +75,11 @@ pub fn render(report: &GradeReport, extras: &Extras) -> String {
         report.seed,
         esc(&format!("backend {}", env.backend)),
         esc(env.gpu.as_deref().unwrap_or("no GPU")),
-        esc(env.compiler.as_deref().unwrap_or("no compiler")),
+        esc(&match (&env.compiler, &env.device_headers) {
+            (Some(c), Some(h)) => format!("{c} (device headers: {h})"),
+            (Some(c), None) => c.clone(),
+            (None, _) => "no compiler".into(),
+        }),
         esc(&report.finished_at),
     );
     if let Some(note) = &env.note {

@@ -1,0 +1,171 @@
+//! Proof by difference: the grade must not depend on the compiler. Every
+//! reference kernel, every `reference/slow` variant and every case of the
+//! variants corpus is graded on the simulator twice, once compiled by NVRTC
+//! and once by clang (`CUDA_LAB_COMPILER`), and each part must get the same
+//! verdict (that of its first failing test, or `pass`). Where they may differ
+//! for a reason, docs/grading-accuracy.md ("Two compilers") says why.
+//!
+//! Needs both compilers: skipped with a note where either is missing, and a
+//! failure when CUDA_LAB_REQUIRE_NVRTC=1 (CI), as NVRTC's own tests do. The
+//! whole sweep takes minutes in a debug build, so it is `#[ignore]`d and run by
+//! `.ci/run` (`cargo test -p grader --test compilers_agree -- --ignored`); the
+//! normal lane grades a quick subset (two references, two variants).
+
+mod corpus;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use corpus::{materialize, verdict, workspace, Corpus};
+
+/// Whether both compilers are here (a failure where CI requires them).
+fn both_compilers() -> bool {
+    if !corpus::nvrtc_available() {
+        eprintln!("skipping: NVRTC is not available");
+        return false;
+    }
+    match ptx_build::Compiler::clang() {
+        Ok(_) => true,
+        Err(e) if std::env::var("CUDA_LAB_REQUIRE_NVRTC").is_ok_and(|v| !v.is_empty() && v != "0") => {
+            panic!("CUDA_LAB_REQUIRE_NVRTC is set but clang could not be provisioned: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping: clang is not available: {e}");
+            false
+        }
+    }
+}
+
+/// Part (`ex01/global`) → (verdict, first failing test, its message).
+type Verdicts = BTreeMap<String, (String, String, String)>;
+
+/// Grades `exercises` of the submission at `root` (from `sources`, default
+/// `exercises`) on the simulator with `compiler`.
+fn grade(root: &Path, exercises: &[&str], part: Option<&str>, sources: Option<&str>, compiler: &str) -> Verdicts {
+    let scratch = tempfile::tempdir().unwrap();
+    let json = scratch.path().join("grades.json");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_grader"));
+    command.args(exercises);
+    if let Some(part) = part {
+        command.args(["--part", part]);
+    }
+    if let Some(sources) = sources {
+        command.args(["--sources", sources]);
+    }
+    let out = command
+        .args(["--backend", "sim", "--seed", "1", "--root"])
+        .arg(root)
+        .arg("--json")
+        .arg(&json)
+        .args(["--", "--quiet", "--color", "never"])
+        .current_dir(scratch.path())
+        .env(ptx_build::COMPILER_ENV, compiler)
+        .env(grader::grade::PTX_CACHE_ENV, scratch.path().join("ptx-cache"))
+        .env(grader::grade::COMPILE_TIMEOUT_ENV, "120")
+        .output()
+        .expect("the grader runs");
+    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| {
+        panic!(
+            "{} with {compiler}: no grades JSON ({e}); exit {:?}\n{}\n{}",
+            root.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let report: grader::report::GradeReport = serde_json::from_str(&text).expect("a grades JSON");
+    assert_eq!(report.environment.compiler_kind.as_deref(), Some(compiler), "the grader used {compiler}");
+    // `reference/slow` holds only some parts: a missing file is no comparison.
+    report
+        .exercises
+        .iter()
+        .flat_map(|e| e.parts.iter().map(move |p| (e, p)))
+        .filter(|(_, p)| root.join(&p.file).is_file())
+        .map(|(e, p)| (format!("{}/{}", e.id, p.name), verdict(p)))
+        .collect()
+}
+
+/// One line per part; a difference of verdict is a problem.
+fn compare(case: &str, nvrtc: &Verdicts, clang: &Verdicts, lines: &mut Vec<String>, problems: &mut Vec<String>) {
+    for (key, (n, n_test, n_msg)) in nvrtc {
+        let Some((c, c_test, c_msg)) = clang.get(key) else {
+            problems.push(format!("{case} {key}: not graded with clang"));
+            continue;
+        };
+        let same = n == c;
+        lines.push(format!("{} {case:<44} {key:<18} nvrtc {n:<22} clang {c}", if same { "ok  " } else { "DIFF" }));
+        if !same {
+            problems.push(format!(
+                "{case} {key}: NVRTC `{n}` ({n_test}: {}) but clang `{c}` ({c_test}: {})",
+                first_line(n_msg),
+                first_line(c_msg)
+            ));
+        }
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    let l = s.lines().next().unwrap_or("");
+    &l[..(0..=l.len().min(240)).rev().find(|&i| l.is_char_boundary(i)).unwrap_or(0)]
+}
+
+/// The references (`all`, or the given exercises) from `sources`.
+fn references(sources: &str, exercises: &[&str], lines: &mut Vec<String>, problems: &mut Vec<String>) {
+    let root = workspace();
+    let n = grade(&root, exercises, None, Some(sources), "nvrtc");
+    let c = grade(&root, exercises, None, Some(sources), "clang");
+    compare(sources, &n, &c, lines, problems);
+}
+
+/// Cases of the variants corpus (all when `only` is empty).
+fn variants(only: &[&str], lines: &mut Vec<String>, problems: &mut Vec<String>) {
+    let corpus = Corpus::open("variants");
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, case) in &corpus.table.cases {
+        if !only.is_empty() && !only.contains(&name.as_str()) {
+            continue;
+        }
+        let root = materialize(&corpus, name, case, tmp.path());
+        let mut exercises: Vec<&str> = case.parts.keys().filter_map(|k| k.split('/').next()).collect();
+        exercises.dedup();
+        let part = match (exercises.len(), case.parts.len()) {
+            (1, 1) => case.parts.keys().next().and_then(|k| k.split_once('/')).map(|(_, p)| p),
+            _ => None,
+        };
+        let n = grade(&root, &exercises, part, None, "nvrtc");
+        let c = grade(&root, &exercises, part, None, "clang");
+        compare(&format!("variants/{name}"), &n, &c, lines, problems);
+    }
+}
+
+fn finish(lines: Vec<String>, problems: Vec<String>) {
+    println!("{}", lines.join("\n"));
+    assert!(!lines.is_empty(), "nothing was compared");
+    assert!(problems.is_empty(), "{} difference(s):\n{}", problems.len(), problems.join("\n"));
+}
+
+#[test]
+fn a_quick_subset_gets_the_same_verdicts_from_both_compilers() {
+    if !both_compilers() {
+        return;
+    }
+    let (mut lines, mut problems) = (Vec::new(), Vec::new());
+    references("reference", &["ex01", "ex05"], &mut lines, &mut problems);
+    // A race that passes by luck, and an out-of-bounds read.
+    variants(&["ex05-missing-barrier", "ex05-halo-reads-past-end"], &mut lines, &mut problems);
+    finish(lines, problems);
+}
+
+#[test]
+#[ignore = "grades every reference, slow variant and variants case twice (minutes); run by .ci/run"]
+fn every_reference_slow_variant_and_variants_case_gets_the_same_verdicts() {
+    if !both_compilers() {
+        return;
+    }
+    let (mut lines, mut problems) = (Vec::new(), Vec::new());
+    references("reference", &["all"], &mut lines, &mut problems);
+    references("reference/slow", &["all"], &mut lines, &mut problems);
+    variants(&[], &mut lines, &mut problems);
+    finish(lines, problems);
+}
