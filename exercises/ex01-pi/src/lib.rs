@@ -133,9 +133,8 @@ fn count_hits(ctx: &Ctx, kernel: &str, n: usize) -> Result<String> {
     // across the circle must change the count by exactly one.
     let (j, moved) = moved_point(ctx, n, x, y);
     let write_point = |px: f32, py: f32| -> Result<()> {
-        let at = (j * std::mem::size_of::<f32>()) as u64;
-        gpu.backend().write(dx.ptr() + at, &px.to_le_bytes())?;
-        Ok(gpu.backend().write(dy.ptr() + at, &py.to_le_bytes())?)
+        dx.write_at(j, &[px])?;
+        dy.write_at(j, &[py])
     };
     write_point(moved.0, moved.1)?;
     hits.write(&[0])?;

@@ -36,8 +36,13 @@ pub const MEASURE_N: usize = 3 * (MEASURE_BLOCKS * crate::THREADS) as usize + 1;
 /// four elements per thread: 0.25). See CALIBRATION.md.
 pub const MIN_LOAD_EFFICIENCY: f64 = 0.5;
 /// Warp-level shared loads per block a tree stays at or under (the reference:
-/// 25; thread 0 alone: 255+). See CALIBRATION.md.
+/// 25; thread 0 alone: 255+), on top of [`STAGING_LOADS_PER_BLOCK`]. See CALIBRATION.md.
 pub const MAX_SHARED_LOADS_PER_BLOCK: f64 = 64.0;
+/// What a correct kernel that stages a and b in shared memory first (e.g.
+/// `cooperative_groups::memcpy_async`) adds: one warp-level load of each per 32
+/// elements of the block's share. Without it the allowance would shrink as the
+/// measured input gives each thread more elements (seen on the H100: 73).
+pub const STAGING_LOADS_PER_BLOCK: f64 = 2.0 * (MEASURE_N as f64 / MEASURE_BLOCKS as f64 / 32.0);
 /// Global atomics per element a reduction stays at or under (one per block at most).
 pub const MAX_ATOMICS_PER_ELEMENT: f64 = 0.01;
 
@@ -85,9 +90,10 @@ pub fn tree(m: &Measurement) -> Result<String> {
         );
     }
     let loads = m.stats.shared_load_requests as f64 / MEASURE_BLOCKS as f64;
-    if loads > MAX_SHARED_LOADS_PER_BLOCK {
+    let allowed = MAX_SHARED_LOADS_PER_BLOCK + STAGING_LOADS_PER_BLOCK.ceil();
+    if loads > allowed {
         bail!(
-            "dot: {loads:.0} warp-level shared loads per block (a tree: about 25; at most {MAX_SHARED_LOADS_PER_BLOCK}): \
+            "dot: {loads:.0} warp-level shared loads per block (a tree: about 25; at most {allowed}): \
              the block's 256 sums are added one after another. Halve the number of working threads at each step \
              (if (t < s) cache[t] += cache[t + s], with __syncthreads() between steps)"
         );

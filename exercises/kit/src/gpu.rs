@@ -563,6 +563,17 @@ impl<T: Pod> DeviceBuffer<T> {
         self.gpu.rewatch(self.ptr())
     }
 
+    /// Writes `data` over the elements from `start` on: a check that changes
+    /// part of an input between launches (the change is then what was uploaded).
+    pub fn write_at(&self, start: usize, data: &[T]) -> Result<()> {
+        if start.checked_add(data.len()).is_none_or(|end| end > self.len) {
+            bail!("`{}` holds {} elements; {} from element {start} do not fit", self.name, self.len, data.len());
+        }
+        let at = (start * std::mem::size_of::<T>()) as u64;
+        self.gpu.backend().write(self.ptr() + at, bytemuck::cast_slice(data))?;
+        self.gpu.rewatch(self.ptr())
+    }
+
     /// Sets every byte to the poison pattern, so unwritten elements show.
     pub fn poison(&self) -> Result<()> {
         self.gpu.backend().fill(self.ptr(), POISON_BYTE, self.bytes())?;
@@ -864,7 +875,10 @@ mod tests {
         let b = gpu.backend();
         let len = (64 << 20) + 3;
         let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        // The test itself changes `y` below: x and y are not watched inputs.
+        gpu.watch_inputs(false);
         let (x, y) = (gpu.upload("x", &data).unwrap(), gpu.upload("y", &data).unwrap());
+        gpu.watch_inputs(true);
         let start = Instant::now();
         assert_eq!(b.first_difference(x.ptr(), y.ptr(), len).unwrap(), None);
         eprintln!("comparing {} MB on the device: {:?}", len >> 20, start.elapsed());
