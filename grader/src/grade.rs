@@ -139,7 +139,8 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     println!();
     kit::backend::traced::phase("compiled");
 
-    let env = Arc::new(RunEnv::new(opts.seed, gpu.clone(), compiler_for_env.clone(), options.clone()));
+    let yardstick_compiler = compiler_for_env.clone().map(|c| yardstick_compiler(c, can_time));
+    let env = Arc::new(RunEnv::new(opts.seed, gpu.clone(), yardstick_compiler, options.clone()));
     let records: Arc<Mutex<HashMap<String, TestReport>>> = Arc::default();
     let mut trials = Vec::new();
     // Tests that cannot run here, and why; and those judged by a stand-in instead.
@@ -793,6 +794,24 @@ fn collect_profiles(env: &RunEnv) -> Vec<MemoryProfile> {
         }
     }
     per_kernel
+}
+
+/// The compiler of the grader's own yardsticks. The timed thresholds are ratios
+/// to yardsticks compiled by NVRTC (each CALIBRATION.md); clang compiles some of
+/// them differently (the interleaved reduction of ex08 runs twice as fast on the
+/// H100), which would move the bar under a student who only chose a compiler.
+/// So where kernels are timed, NVRTC compiles them whenever it loads here.
+fn yardstick_compiler(students: Compiler, can_time: bool) -> Compiler {
+    if !can_time || students.kind() == ptx_build::CompilerKind::Nvrtc {
+        return students;
+    }
+    match Compiler::nvrtc() {
+        Ok(nvrtc) => match students.cache_dir() {
+            Some(dir) => nvrtc.with_cache_dir(dir),
+            None => nvrtc,
+        },
+        Err(_) => students,
+    }
 }
 
 /// The cause of a failure in one word, for gradebooks and batch summaries.
