@@ -8,7 +8,8 @@
 # Environment: GRADER=path/to/grader (default: build it), SEEDS="1 2 3" (default 1),
 # BATCH_LIMIT=seconds for all batches together (default 900; a batch still running
 # then is stopped and corpus.py reads the parts it finished), EXERCISE_SETS="ex01 ex03" (default:
-# every exercise set of the corpus), BACKEND (default cuda; `sim` tries the plumbing).
+# every exercise set of the corpus), BACKEND (default cuda; `sim` tries the plumbing),
+# BATCH_ARGS="..." (more `grader batch` arguments, e.g. --timeout-from-reference 1000).
 #
 # Leaves WORK_DIR/class/<set>/<case> (the submissions), WORK_DIR/seed-N/<set>/ (each
 # batch's output), WORK_DIR/seed-N/check.txt (the comparison) and WORK_DIR/perf.md
@@ -37,7 +38,7 @@ for seed in ${SEEDS:-1}; do
         fi
         rc=0
         timeout "$left" "$GRADER" batch "$work/class/$group" --out "$work/seed-$seed/$group" --exercises "$group" \
-            --backend "${BACKEND:-cuda}" --seed "$seed" "${extra[@]}" >> "$work/seed-$seed/summary.txt" 2>&1 || rc=$?
+            --backend "${BACKEND:-cuda}" --seed "$seed" "${extra[@]}" ${BATCH_ARGS:-} >> "$work/seed-$seed/summary.txt" 2>&1 || rc=$?
         [ "$rc" = 124 ] && echo "seed $seed, $group: stopped at the time limit" | tee -a "$work/seed-$seed/summary.txt"
     done
     python3 "$runner" check "$corpus" "$work/seed-$seed" --backend gpu > "$work/seed-$seed/check.txt" || status=1
