@@ -255,6 +255,39 @@ fn feature_corpus(inp: &Inputs, out: &HashMap<String, Outputs>) {
         }
     }
 
+    // cooperative groups' scans, partitions, a 16-thread tile and tile votes:
+    // every lane of a warp takes part (no thread has returned yet), lanes past
+    // n with the value 0. (`out_f`, a float reduce, is left to the GPU's digests.)
+    if let Some(o) = out.get("coop_groups_scan") {
+        for i in 0..N {
+            let (lane, base) = (i % 32, i / 32 * 32);
+            let warp: Vec<i32> = (base..base + 32).map(v).collect();
+            let mine = warp[lane];
+            let before = &warp[..lane];
+            let inc = before.iter().fold(mine, |s, &w| s.wrapping_add(w));
+            let exc = inc.wrapping_sub(mine);
+            let label = |w: i32| w & 3;
+            let part_size = warp.iter().filter(|&&w| label(w) == label(mine)).count() as i32;
+            let part_rank = before.iter().filter(|&&w| label(w) == label(mine)).count() as i32;
+            let bin_rank = before.iter().filter(|&&w| (w > 0) == (mine > 0)).count() as i32;
+            let r = part_size * 100 + bin_rank + 32 * 10_000 + part_rank;
+            let min16 = *warp[lane / 16 * 16..lane / 16 * 16 + 16].iter().min().unwrap();
+            let ballot = warp.iter().enumerate().filter(|(_, &w)| w > 0).fold(0u32, |m, (j, _)| m | 1 << j);
+            let any = warp.iter().any(|&w| w > 500) as u32 + 2 * warp.iter().all(|&w| w > -2000) as u32;
+            // NVRTC sinks `match_any` into the `if (i < n)`: lanes past n have exited by then.
+            let same_parity =
+                (0..32).filter(|&j| base + j < N && warp[j] & 1 == mine & 1).fold(0u32, |m, j| m | 1 << j);
+            let want = inc
+                .wrapping_add(exc.wrapping_mul(3))
+                .wrapping_add(r)
+                .wrapping_add(min16)
+                .wrapping_add(any.wrapping_add(ballot) as i32)
+                .wrapping_add(same_parity as i32);
+            assert_eq!(o.i[i], want, "coop_groups_scan out_i[{i}]");
+            assert_eq!(o.d[i], (THREADS + i / THREADS) as f64, "coop_groups_scan out_d[{i}]");
+        }
+    }
+
     // async copies into shared memory
     if let Some(o) = out.get("async_copy") {
         for i in 0..N {

@@ -526,6 +526,46 @@ $L_join:
     }
 }
 
+#[test]
+fn each_lane_votes_matches_and_reduces_within_its_own_membermask() {
+    // tiled_partition<16>: the two halves of one warp name their own masks
+    // and run the warp-synchronous instruction together, yet apart.
+    let body = "
+    shr.u32 %r10, %r1, 4;
+    shl.b32 %r11, %r10, 4;
+    mov.u32 %r12, 65535;
+    shl.b32 %r12, %r12, %r11;
+    setp.ne.u32 %p1, %r2, 0;
+    vote.sync.ballot.b32 %r13, %p1, %r12;
+    vote.sync.any.pred %p2, %p1, %r12;
+    selp.u32 %r14, 1, 0, %p2;
+    vote.sync.all.pred %p3, %p1, %r12;
+    selp.u32 %r15, 1, 0, %p3;
+    redux.sync.min.s32 %r16, %r2, %r12;
+    redux.sync.add.s32 %r17, %r2, %r12;
+    match.any.sync.b32 %r18, %r3, %r12;
+";
+    let body = format!("{body}{}", (0..6).map(|j| st(j, &format!("%r{}", 13 + j))).collect::<String>());
+    // Half 0: only lane 3 is non-zero; half 1: all non-zero, lane 20 negative.
+    let a = |t: u32| match t {
+        3 => 7,
+        20 => -5i32 as u32,
+        16.. => t,
+        _ => 0,
+    };
+    let inputs: Vec<[u32; 4]> = (0..32).map(|t| [a(t), t % 3, 0, 0]).collect();
+    let out = run(&body, &inputs);
+    for t in 0..32u32 {
+        let half: Vec<u32> = (t & 16..(t & 16) + 16).collect();
+        let ballot = half.iter().filter(|&&j| a(j) != 0).fold(0, |m, j| m | 1 << j);
+        let min = half.iter().map(|&j| a(j) as i32).min().unwrap() as u32;
+        let sum = half.iter().fold(0u32, |s, &j| s.wrapping_add(a(j)));
+        let same = half.iter().filter(|&&j| j % 3 == t % 3).fold(0, |m, j| m | 1 << j);
+        let all = half.iter().all(|&j| a(j) != 0) as u32;
+        assert_eq!(out[t as usize][..6], [ballot, 1, all, min, sum, same], "lane {t}");
+    }
+}
+
 fn load_err(ptx: &str) -> SimError {
     Simulator::new(SimConfig::default()).load_module(ptx).unwrap_err()
 }

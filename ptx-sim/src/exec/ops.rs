@@ -30,6 +30,13 @@ fn get32(r: &[u64], a: Reg) -> [u64; 32] {
     r[a..a + 32].try_into().unwrap()
 }
 
+/// Each lane's own `membermask` of a warp-synchronous instruction, less the
+/// lanes not executing it: lanes of one warp may name different groups (the
+/// two halves of a `tiled_partition<16>` vote, match and reduce apart).
+fn members(r: &[u64], mreg: Reg, m: u32) -> [u32; 32] {
+    get32(r, mreg).map(|v| v as u32 & m)
+}
+
 // The lane maps index the register file directly. Each lane reads its sources
 // before writing its destination, and lanes touch disjoint indices, so `d` may
 // alias `a`/`b`/`c` (as in `add %r1, %r1, %r2`) without copying.
@@ -535,16 +542,27 @@ impl Exec<'_> {
                 let d = d as usize;
                 lanes(m, |l| r[d + l] = m as u64);
             }
-            Op::Vote { mode, d, dp, a, neg, .. } => {
-                let ballot = pbits(p, a, neg) & m;
+            Op::Vote { mode, d, dp, a, neg, mask: mreg } => {
+                let votes = pbits(p, a, neg) & m;
+                let member = members(r, mreg, m);
                 match mode {
                     VoteMode::Ballot => {
                         let d = d as usize;
-                        lanes(m, |l| r[d + l] = ballot as u64);
+                        lanes(m, |l| r[d + l] = (votes & member[l]) as u64);
                     }
-                    VoteMode::All => set_pred(p, dp, m, if ballot == m { FULL } else { 0 }),
-                    VoteMode::Any => set_pred(p, dp, m, if ballot != 0 { FULL } else { 0 }),
-                    VoteMode::Uni => set_pred(p, dp, m, if ballot == 0 || ballot == m { FULL } else { 0 }),
+                    _ => {
+                        let mut pv = 0u32;
+                        lanes(m, |l| {
+                            let (mine, all) = (votes & member[l], member[l]);
+                            let holds = match mode {
+                                VoteMode::All => mine == all,
+                                VoteMode::Any => mine != 0,
+                                _ => mine == 0 || mine == all,
+                            };
+                            pv |= (holds as u32) << l;
+                        });
+                        set_pred(p, dp, m, pv);
+                    }
                 }
             }
             Op::Shfl { mode, d, dp, a, b, c, .. } => {
@@ -585,44 +603,49 @@ impl Exec<'_> {
             Op::Match { any, w: wd, d, dp, a, mask: mreg } => {
                 let av = get32(r, a);
                 let mk = mask(wd);
-                let member = r[mreg as usize + m.trailing_zeros() as usize] as u32 & m;
+                let member = members(r, mreg, m);
                 let d = d as usize;
                 if any {
                     lanes(m, |l| {
                         let mut same = 0u32;
-                        lanes(member, |j| same |= ((av[j] & mk == av[l] & mk) as u32) << j);
+                        lanes(member[l], |j| same |= ((av[j] & mk == av[l] & mk) as u32) << j);
                         r[d + l] = same as u64;
                     });
                 } else {
-                    let v0 = av[member.trailing_zeros() as usize & 31] & mk;
-                    let mut all = true;
-                    lanes(member, |j| all &= av[j] & mk == v0);
-                    lanes(m, |l| r[d + l] = if all { member as u64 } else { 0 });
-                    set_pred(p, dp, m, if all { FULL } else { 0 });
+                    let mut pv = 0u32;
+                    lanes(m, |l| {
+                        let mut all = true;
+                        lanes(member[l], |j| all &= av[j] & mk == av[l] & mk);
+                        r[d + l] = if all { member[l] as u64 } else { 0 };
+                        pv |= (all as u32) << l;
+                    });
+                    set_pred(p, dp, m, pv);
                 }
             }
-            Op::Redux { op, signed, d, a, .. } => {
+            Op::Redux { op, signed, d, a, mask: mreg } => {
                 let av = get32(r, a);
-                let mut acc: Option<u64> = None;
-                lanes(m, |l| {
-                    let x = av[l] & 0xffff_ffff;
-                    acc = Some(match acc {
-                        None => x,
-                        Some(v) => match op {
-                            IBin::Add => v.wrapping_add(x) & 0xffff_ffff,
-                            IBin::MinU if signed => (sext(v, 32).min(sext(x, 32)) as u64) & 0xffff_ffff,
-                            IBin::MaxU if signed => (sext(v, 32).max(sext(x, 32)) as u64) & 0xffff_ffff,
-                            IBin::MinU => v.min(x),
-                            IBin::MaxU => v.max(x),
-                            IBin::And => v & x,
-                            IBin::Or => v | x,
-                            _ => v ^ x,
-                        },
-                    })
-                });
-                let v = acc.unwrap_or(0);
+                let member = members(r, mreg, m);
                 let d = d as usize;
-                lanes(m, |l| r[d + l] = v);
+                lanes(m, |l| {
+                    let mut acc: Option<u64> = None;
+                    lanes(member[l], |j| {
+                        let x = av[j] & 0xffff_ffff;
+                        acc = Some(match acc {
+                            None => x,
+                            Some(v) => match op {
+                                IBin::Add => v.wrapping_add(x) & 0xffff_ffff,
+                                IBin::MinU if signed => (sext(v, 32).min(sext(x, 32)) as u64) & 0xffff_ffff,
+                                IBin::MaxU if signed => (sext(v, 32).max(sext(x, 32)) as u64) & 0xffff_ffff,
+                                IBin::MinU => v.min(x),
+                                IBin::MaxU => v.max(x),
+                                IBin::And => v & x,
+                                IBin::Or => v | x,
+                                _ => v ^ x,
+                            },
+                        })
+                    });
+                    r[d + l] = acc.unwrap_or(0);
+                });
             }
             Op::WarpSync { .. } => {
                 if let Some(rd) = &mut self.race {
