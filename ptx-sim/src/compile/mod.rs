@@ -8,11 +8,8 @@ use crate::ir::*;
 use crate::memory::{write_le, GlobalMem, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 use crate::parse::ast::{self, Function, InitVal, Module, Operand, Stmt, VarDecl};
 
-#[path = "compile_async.rs"]
 mod asynch;
-#[path = "compile_carry.rs"]
 mod carry;
-#[path = "compile_half.rs"]
 mod half;
 
 /// A module-scope `.global`/`.const` variable, placed in global memory at load time.
