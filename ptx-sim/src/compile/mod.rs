@@ -1,23 +1,29 @@
-//! AST → IR: register allocation, symbol and label resolution, operand decoding,
-//! and inlining of `.func` calls. Runs once per module at load time.
+//! AST → IR, once per module at load time: module variables placed in global
+//! memory, then each `.entry` compiled to a [`Kernel`] with its registers as
+//! slots, its symbols as addresses, its labels as instruction indices and its
+//! `.func` calls inlined.
+//!
+//! `globals` places module variables; `context` holds the per-kernel state
+//! ([`context::KCtx`]) that the other files extend; `mods` handles modifiers;
+//! `carry`, `half` and `asynch` compile those instruction families. The rest
+//! is still in this file.
 
 use std::collections::HashMap;
 
 use crate::error::SimError;
-use crate::ir::*;
-use crate::memory::{write_le, GlobalMem, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
-use crate::parse::ast::{self, Function, InitVal, Module, Operand, Stmt, VarDecl};
+use crate::ir::Kernel;
+use crate::memory::GlobalMem;
+use crate::parse::ast::{Function, Module};
 
 mod asynch;
 mod carry;
+mod context;
+mod globals;
 mod half;
+mod mods;
 
-/// A module-scope `.global`/`.const` variable, placed in global memory at load time.
-#[derive(Debug, Clone)]
-pub struct GlobalSym {
-    pub addr: u64,
-    pub size: u64,
-}
+use context::KCtx;
+pub use globals::GlobalSym;
 
 #[derive(Debug)]
 pub struct CompiledModule {
@@ -26,14 +32,6 @@ pub struct CompiledModule {
 }
 
 /// Loads a parsed module: places its variables in `mem` and compiles every entry.
-/// A module-scope `.global`/`.const` variable larger than this is refused
-/// (CUDA's whole constant bank is 64 KiB; the exercises' buffers are
-/// allocated by the host, not declared in the module).
-pub const MAX_MODULE_VARIABLE_BYTES: u64 = 256 << 20;
-
-/// Local memory one thread may use, as on CUDA GPUs (512 KiB).
-pub const MAX_LOCAL_BYTES: u32 = 512 << 10;
-
 pub fn compile_module(m: &Module, mem: &mut GlobalMem) -> Result<CompiledModule, SimError> {
     compile_collecting(m, mem, None)
 }
@@ -51,63 +49,7 @@ fn compile_collecting(
     mem: &mut GlobalMem,
     mut collect: Option<&mut Vec<SimError>>,
 ) -> Result<CompiledModule, SimError> {
-    let mut symbols = HashMap::new();
-    for v in &m.vars {
-        if !matches!(v.space, ast::Space::Global | ast::Space::Const) {
-            continue;
-        }
-        if v.is_extern && v.array == Some(None) {
-            continue;
-        }
-        let size = v.size();
-        if size > MAX_MODULE_VARIABLE_BYTES {
-            return Err(SimError::OutOfMemory(format!(
-                "module variable `{}` of {size} bytes (the simulator allows {MAX_MODULE_VARIABLE_BYTES})",
-                v.name
-            )));
-        }
-        let addr = mem
-            .alloc(size.max(1) as usize)
-            .ok_or_else(|| SimError::OutOfMemory(format!("module variable `{}`", v.name)))?;
-        symbols.insert(v.name.clone(), GlobalSym { addr, size });
-    }
-    // initializers (after all addresses are known, for `generic(sym)` initializers)
-    for v in &m.vars {
-        if v.init.is_empty() {
-            continue;
-        }
-        let Some(sym) = symbols.get(&v.name) else { continue };
-        let esz = crate::parse::ast::type_size(&v.ty).unwrap_or(1) as usize;
-        let is_f32 = v.ty == "f32";
-        let mut bytes = vec![0u8; sym.size as usize];
-        for (k, x) in v.init.iter().enumerate() {
-            let val: u64 = match x {
-                InitVal::Int(i) => *i as u64,
-                InitVal::F32Bits(b) => *b as u64,
-                InitVal::F64Bits(b) if is_f32 => (f64::from_bits(*b) as f32).to_bits() as u64,
-                InitVal::F64Bits(b) => *b,
-                InitVal::Float(f) if is_f32 => (*f as f32).to_bits() as u64,
-                InitVal::Float(f) => f.to_bits(),
-                InitVal::Symbol(s) => match symbols.get(s) {
-                    Some(g) => g.addr,
-                    None => {
-                        return Err(SimError::Unsupported {
-                            instruction: format!("initializer `{s}` of `{}`", v.name),
-                            line: v.line,
-                        })
-                    }
-                },
-            };
-            let off = k * esz;
-            if off + esz <= bytes.len() {
-                write_le(&mut bytes[off..], esz, val);
-            }
-        }
-        if let Some(dst) = mem.slice_mut(sym.addr, bytes.len()) {
-            dst.copy_from_slice(&bytes);
-        }
-    }
-
+    let symbols = globals::place_module_vars(m, mem)?;
     let funcs: HashMap<&str, &Function> = m.funcs.iter().map(|f| (f.name.as_str(), f)).collect();
     let mut kernels = HashMap::new();
     for f in &m.funcs {
@@ -129,64 +71,14 @@ fn compile_collecting(
     Ok(CompiledModule { kernels, symbols })
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Sym {
-    Reg {
-        slot: Reg,
-        bits: u8,
-    },
-    Pred(Pred),
-    /// Offset in the per-thread local frame (`.local` variables, call `.param` slots).
-    Local(u32),
-    Shared(u32),
-    DynShared,
-    KParam(u32),
-    Global(u64),
-}
+use crate::ir::*;
+use crate::memory::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
+use crate::parse::ast::{self, Operand, Stmt, VarDecl};
+use context::{FnScope, Sym};
+use mods::Mods;
 
-struct FnScope {
-    scopes: Vec<HashMap<String, Sym>>,
-    prefix: String,
-    /// For an inlined body: the label its `ret` jumps to.
-    ret_label: Option<String>,
-    depth: u32,
-}
-
-struct KCtx<'a> {
-    m: &'a Module,
-    funcs: &'a HashMap<&'a str, &'a Function>,
-    globals: &'a HashMap<String, GlobalSym>,
-    code: Vec<Instr>,
-    info: Vec<InstrInfo>,
-    nslots: u32,
-    npreds: u32,
-    consts: HashMap<u64, Reg>,
-    specials: HashMap<Special, Reg>,
-    shared: HashMap<String, u32>,
-    shared_end: u32,
-    dyn_offset: u32,
-    /// The variables with guard gaps (`shared_layout`); `shared_end` and
-    /// `dyn_offset` are its `end` and `dyn_offset`.
-    layout: crate::shared_layout::SharedLayout,
-    local_end: u32,
-    labels: HashMap<String, u32>,
-    fixups: Vec<(usize, String, usize)>,
-    loc: Option<(u32, u32)>,
-    instances: u32,
-    pred_false: Pred,
-    pred_true: Pred,
-    cur_line: usize,
-    cur_text: String,
-    /// Note unsupported instructions in `found` and go on (see [`unsupported_in`]).
-    collect: bool,
-    found: Vec<SimError>,
-    /// The carry flag's slot (`add.cc`, `addc`, ...), once used.
-    carry_slot: Option<Reg>,
-    /// `.branchtargets` by (prefixed) name: their index and labels.
-    tables: HashMap<String, (u32, Vec<String>)>,
-    /// The jump tables, resolved once the body is compiled.
-    table_labels: Vec<Vec<u32>>,
-}
+/// Local memory one thread may use, as on CUDA GPUs (512 KiB).
+pub const MAX_LOCAL_BYTES: u32 = 512 << 10;
 
 /// `%envreg7` for `prefix` `%envreg` and `count` 32: a numbered register in range.
 fn is_numbered(name: &str, prefix: &str, count: u32) -> bool {
@@ -198,106 +90,7 @@ fn align_up(x: u32, a: u32) -> u32 {
     x.div_ceil(a).saturating_mul(a)
 }
 
-const IGNORED_MODS: &[&str] = &[
-    "uni", "volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "weak", "mmio", "gpu", "sys", "cta",
-    "cluster", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "aligned", "sync",
-];
-
-fn ignorable(m: &str) -> bool {
-    IGNORED_MODS.contains(&m) || m.starts_with("L1::") || m.starts_with("L2::")
-}
-
-/// The modifiers of one instruction, consumed as they are understood; any left
-/// over make the instruction unsupported.
-struct Mods<'a> {
-    list: &'a [String],
-    used: Vec<bool>,
-}
-
-impl<'a> Mods<'a> {
-    fn new(list: &'a [String]) -> Self {
-        Mods { list, used: vec![false; list.len()] }
-    }
-    fn has(&mut self, m: &str) -> bool {
-        let mut found = false;
-        for (i, x) in self.list.iter().enumerate() {
-            if x == m {
-                self.used[i] = true;
-                found = true;
-            }
-        }
-        found
-    }
-    fn any(&mut self, ms: &[&'static str]) -> Option<&'static str> {
-        ms.iter().copied().find(|&m| self.has(m))
-    }
-    fn types(&mut self) -> Vec<Ty> {
-        let mut out = Vec::new();
-        for (i, x) in self.list.iter().enumerate() {
-            if let Some(t) = Ty::parse(x) {
-                self.used[i] = true;
-                out.push(t);
-            }
-        }
-        out
-    }
-    fn unused(&self) -> Option<&str> {
-        self.list.iter().zip(&self.used).find(|(m, u)| !**u && !ignorable(m)).map(|(m, _)| m.as_str())
-    }
-    fn rnd(&mut self) -> Option<Rnd> {
-        Some(match self.any(&["rn", "rz", "rm", "rp", "approx", "full"])? {
-            "rn" => Rnd::Rn,
-            "rz" => Rnd::Rz,
-            "rm" => Rnd::Rm,
-            "rp" => Rnd::Rp,
-            _ => Rnd::Approx,
-        })
-    }
-}
-
 impl<'a> KCtx<'a> {
-    fn new(m: &'a Module, funcs: &'a HashMap<&'a str, &'a Function>, globals: &'a HashMap<String, GlobalSym>) -> Self {
-        let mut k = KCtx {
-            m,
-            funcs,
-            globals,
-            code: Vec::new(),
-            info: Vec::new(),
-            nslots: 0,
-            npreds: 0,
-            consts: HashMap::new(),
-            specials: HashMap::new(),
-            shared: HashMap::new(),
-            shared_end: 0,
-            dyn_offset: 0,
-            layout: Default::default(),
-            local_end: 0,
-            labels: HashMap::new(),
-            fixups: Vec::new(),
-            loc: None,
-            instances: 0,
-            pred_false: 0,
-            pred_true: 0,
-            cur_line: 0,
-            cur_text: String::new(),
-            collect: false,
-            found: Vec::new(),
-            carry_slot: None,
-            tables: HashMap::new(),
-            table_labels: Vec::new(),
-        };
-        k.pred_false = k.new_pred();
-        k.pred_true = k.new_pred();
-        k
-    }
-
-    fn unsupported<T>(&self, what: impl Into<String>) -> Result<T, SimError> {
-        Err(SimError::Unsupported { instruction: what.into(), line: self.cur_line })
-    }
-    fn bad<T>(&self, msg: impl Into<String>) -> Result<T, SimError> {
-        Err(SimError::Parse { line: self.cur_line, msg: format!("`{}`: {}", self.cur_text, msg.into()) })
-    }
-
     fn new_slot(&mut self) -> Reg {
         let s = self.nslots * LANES as u32;
         self.nslots += 1;
@@ -1016,13 +809,6 @@ impl<'a> KCtx<'a> {
         }
         self.emit(op, guard);
         Ok(())
-    }
-
-    fn one_type(&self, mods: &mut Mods) -> Result<Ty, SimError> {
-        match mods.types().as_slice() {
-            [t] => Ok(*t),
-            _ => self.bad("expected exactly one type"),
-        }
     }
 
     fn binary(&mut self, ins: &ast::Instr, mods: &mut Mods, fs: &FnScope) -> Result<Op, SimError> {
