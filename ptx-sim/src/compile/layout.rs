@@ -98,7 +98,7 @@ impl<'a> KCtx<'a> {
     }
 
     /// Every name an entry and the functions it calls (transitively) mention.
-    pub(super) fn names_used(&self, f: &'a Function) -> std::collections::HashSet<&'a str> {
+    fn names_used(&self, f: &'a Function) -> std::collections::HashSet<&'a str> {
         fn walk<'m>(o: &'m Operand, out: &mut std::collections::HashSet<&'m str>) {
             match o {
                 Operand::Name(n) | Operand::SymOffset(n, _) => {

@@ -11,7 +11,7 @@ const IGNORED_MODS: &[&str] = &[
     "cluster", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "aligned", "sync",
 ];
 
-pub(super) fn ignorable(m: &str) -> bool {
+fn ignorable(m: &str) -> bool {
     IGNORED_MODS.contains(&m) || m.starts_with("L1::") || m.starts_with("L2::")
 }
 

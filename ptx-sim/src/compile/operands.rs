@@ -28,7 +28,7 @@ impl KCtx<'_> {
     }
 
     /// The address a symbol denotes in its own state space.
-    pub(super) fn sym_addr(&self, s: Sym) -> Option<u64> {
+    fn sym_addr(&self, s: Sym) -> Option<u64> {
         Some(match s {
             Sym::Local(o) | Sym::Shared(o) | Sym::KParam(o) => o as u64,
             Sym::DynShared => self.dyn_offset as u64,
@@ -37,7 +37,7 @@ impl KCtx<'_> {
         })
     }
 
-    pub(super) fn imm_bits(&self, op: &Operand, ty: Ty) -> Option<u64> {
+    fn imm_bits(&self, op: &Operand, ty: Ty) -> Option<u64> {
         Some(match (op, ty) {
             (Operand::Int(v), Ty::F(32)) => (*v as f32).to_bits() as u64,
             (Operand::Int(v), Ty::F(64)) => (*v as f64).to_bits(),

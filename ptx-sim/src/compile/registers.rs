@@ -6,7 +6,7 @@ use super::context::KCtx;
 use crate::ir::*;
 
 /// `%envreg7` for `prefix` `%envreg` and `count` 32: a numbered register in range.
-pub(super) fn is_numbered(name: &str, prefix: &str, count: u32) -> bool {
+fn is_numbered(name: &str, prefix: &str, count: u32) -> bool {
     name.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n < count)
 }
 
