@@ -9,7 +9,7 @@
 //! `test_wait`/`try_wait` with that token succeed once the phase has moved on
 //! (with `.parity`: once the phase of that parity has completed).
 //!
-//! Copies are done when issued (see `compile_async`), so a bulk copy completes
+//! Copies are done when issued (see `compile::asynch`), so a bulk copy completes
 //! its transaction bytes at once. For the race detector, the completion of a
 //! phase orders the block's accesses like `__syncthreads()` (a phase that every
 //! thread waits on is a barrier; one that only some threads wait on is treated

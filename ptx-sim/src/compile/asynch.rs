@@ -13,7 +13,8 @@
 //! may not have arrived. `mbarrier` objects are modelled (phase, pending
 //! arrivals, transaction count; see `exec::asynch`), because threads spin on them.
 
-use super::{FnScope, KCtx, Mods};
+use super::context::{FnScope, KCtx};
+use super::mods::Mods;
 use crate::error::SimError;
 use crate::ir::*;
 use crate::parse::ast::{self, Operand};

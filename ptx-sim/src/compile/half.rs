@@ -2,12 +2,11 @@
 //! what `cuda_fp16.h` / `cuda_bf16.h` emit for `__half` arithmetic. Scalar
 //! `cvt` between `f16` and other types stays with the general `cvt`.
 
-use super::{KCtx, Mods};
+use super::context::{FnScope, KCtx};
+use super::mods::Mods;
 use crate::error::SimError;
 use crate::ir::*;
 use crate::parse::ast;
-
-use super::FnScope;
 
 const CMPS: &[(&str, Cmp)] = &[
     ("eq", Cmp::Eq),

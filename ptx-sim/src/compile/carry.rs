@@ -3,7 +3,8 @@
 //! `sinf`/`cosf` of large arguments, 64-bit multiplies on 32-bit halves). The
 //! carry flag is one hidden register per thread.
 
-use super::{FnScope, KCtx, Mods};
+use super::context::{FnScope, KCtx};
+use super::mods::Mods;
 use crate::error::SimError;
 use crate::ir::*;
 use crate::parse::ast;
