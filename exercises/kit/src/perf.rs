@@ -7,8 +7,8 @@ use std::cell::RefCell;
 use anyhow::{anyhow, bail, Result};
 
 use crate::backend::BackendError;
-use crate::exercise::Skip;
 use crate::gpu::Gpu;
+use crate::skip::Skip;
 
 /// Launches before timing starts (module load, clocks, caches, TLBs): this
 /// many, or fewer once they have kept the GPU busy for [`WARMUP_BUDGET_MS`].
