@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use bytemuck::Pod;
 
-use crate::backend::{Arg, Backend, BackendError, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
+use crate::backend::{Arg, Backend, BackendError, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
 use crate::inspect::{self, EntryDecl};
 
 /// Bytes of guard zone on each side of every buffer (a multiple of 256 keeps alignment).
@@ -157,6 +157,11 @@ impl Gpu {
 
     pub fn info(&self) -> &DeviceInfo {
         self.inner.backend.info()
+    }
+
+    /// What the backend can do (see [`Capabilities`]).
+    pub fn capabilities(&self) -> Capabilities {
+        self.inner.backend.capabilities()
     }
 
     pub fn backend(&self) -> &dyn Backend {

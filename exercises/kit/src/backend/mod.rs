@@ -77,7 +77,8 @@ impl LaunchConfig {
 /// What a grade report needs to say about the machine.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeviceInfo {
-    /// `"cuda"` or `"sim"`.
+    /// `"cuda"` or `"sim"`: for display and reports. What the backend can do
+    /// is [`Backend::capabilities`].
     pub backend: String,
     pub name: String,
     /// (major, minor), e.g. (9, 0) for an H100.
@@ -89,6 +90,64 @@ pub struct DeviceInfo {
     pub global_memory_bytes: u64,
     pub max_threads_per_block: u32,
     pub max_shared_bytes_per_block: u32,
+}
+
+/// What a backend can do. Callers ask for an ability here, never compare
+/// [`DeviceInfo::backend`] (a name, for display and reports only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Capabilities {
+    /// [`Backend::time_ms`] times kernels with device events: performance
+    /// checks and yardsticks can be timed.
+    pub times_kernels: bool,
+    /// Kernels run at hardware speed, so that large inputs (heavy checks) are
+    /// affordable; an interpreter leaves them to a GPU.
+    pub full_speed: bool,
+    /// Every kernel access is watched as it happens: races on shared and
+    /// global memory, out-of-bounds reads and writes ([`Backend::protect`]),
+    /// uninitialised shared reads, barrier divergence, each named by the
+    /// student's source line where the PTX has line info.
+    pub checks_accesses: bool,
+    /// [`Backend::take_profiles`] reports the memory behaviour of launches.
+    pub profiles_memory: bool,
+    /// [`Backend::kernel_resources`] answers with what the driver allocated.
+    pub reports_kernel_resources: bool,
+    /// [`DeviceInfo`]'s compute capability and limits are a real device's
+    /// (the simulator's are nominal and would mislead an occupancy estimate).
+    pub real_device_info: bool,
+    /// Device memory is the host's: reading it back costs no transfer, so a
+    /// host copy of a buffer is as cheap as a device copy.
+    pub host_memory: bool,
+    /// A fatal error ([`BackendError::is_fatal`]) leaves the device unusable
+    /// for the rest of the process (a CUDA context), and its memory untrusted.
+    pub loses_context: bool,
+}
+
+impl Capabilities {
+    /// A backend that can do none of the above.
+    pub const NONE: Self = Self {
+        times_kernels: false,
+        full_speed: false,
+        checks_accesses: false,
+        profiles_memory: false,
+        reports_kernel_resources: false,
+        real_device_info: false,
+        host_memory: false,
+        loses_context: false,
+    };
+
+    /// The capabilities of the backend that reports itself as `backend`
+    /// ([`DeviceInfo::backend`]): [`cuda::CAPABILITIES`],
+    /// [`sim::CAPABILITIES`], none for any other name (`"none"`, say). The
+    /// one place a name turns into abilities: for a report read back, which
+    /// keeps only the name, and for a backend that does not say
+    /// ([`Backend::capabilities`]'s default).
+    pub fn of_named(backend: &str) -> Self {
+        match backend {
+            cuda::NAME => cuda::CAPABILITIES,
+            sim::NAME => sim::CAPABILITIES,
+            _ => Self::NONE,
+        }
+    }
 }
 
 /// Errors a backend reports, classified so that a verdict can name the cause.
@@ -168,6 +227,14 @@ pub type BResult<T> = Result<T, BackendError>;
 /// mutability so one `Gpu` can be shared by the checks of a run.
 pub trait Backend: Send + Sync {
     fn info(&self) -> &DeviceInfo;
+
+    /// What this backend can do. By default, what the backend it names itself
+    /// after can ([`Capabilities::of_named`]): a stand-in that reports itself
+    /// as `"cuda"` (a test's wall-clock device, say) is treated as one, as it
+    /// was when callers compared names. The kit's backends say it themselves.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::of_named(&self.info().backend)
+    }
 
     /// Loads PTX text. Function and symbol lookups happen at launch time.
     fn load_module(&self, ptx: &str) -> BResult<ModuleId>;
@@ -250,4 +317,17 @@ pub fn first_difference_on_host<B: Backend + ?Sized>(
         at += n;
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_no_backend_reports_can_do_nothing() {
+        assert_eq!(Capabilities::default(), Capabilities::NONE);
+        for name in ["none", "", "CUDA", "device-copies"] {
+            assert_eq!(Capabilities::of_named(name), Capabilities::NONE, "{name:?}");
+        }
+    }
 }

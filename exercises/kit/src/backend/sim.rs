@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ptx_sim::{ParamValue, SimConfig, SimError, Simulator, Stats};
 
-use super::{Arg, BResult, Backend, BackendError, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
+use super::{Arg, BResult, Backend, BackendError, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
 use crate::profile::MemoryProfile;
 
 /// Warp instructions one launch may execute before it counts as stuck: about
@@ -27,6 +27,23 @@ pub struct SimBackend {
     recorded: Option<StatsLog>,
 }
 
+/// The name the simulator reports ([`DeviceInfo::backend`]).
+pub const NAME: &str = "sim";
+
+/// What the simulator can do: watch every access and profile memory, in the
+/// host's memory; it cannot time, is too slow for heavy checks, reports
+/// nominal limits, and starts every launch afresh (nothing fatal lasts).
+pub const CAPABILITIES: Capabilities = Capabilities {
+    times_kernels: false,
+    full_speed: false,
+    checks_accesses: true,
+    profiles_memory: true,
+    reports_kernel_resources: false,
+    real_device_info: false,
+    host_memory: true,
+    loses_context: false,
+};
+
 /// Where a recording simulator leaves the statistics of its launches.
 pub type StatsLog = Arc<Mutex<Vec<Stats>>>;
 
@@ -34,7 +51,7 @@ impl SimBackend {
     pub fn new() -> Self {
         let cfg = SimConfig { max_steps_per_launch: MAX_STEPS_PER_LAUNCH, ..SimConfig::default() };
         let info = DeviceInfo {
-            backend: "sim".into(),
+            backend: NAME.into(),
             name: "ptx-sim (PTX interpreter on the CPU)".into(),
             compute_capability: (9, 0),
             driver_version: None,
@@ -295,6 +312,10 @@ impl Backend for SimBackend {
         &self.info
     }
 
+    fn capabilities(&self) -> Capabilities {
+        CAPABILITIES
+    }
+
     fn load_module(&self, ptx: &str) -> BResult<ModuleId> {
         // Named by the student's line as well, where the PTX has line info.
         let at = |line: usize| match source_of(ptx, line) {
@@ -444,6 +465,24 @@ fn worst_global_access(s: &ptx_sim::Stats) -> Option<crate::profile::WarpSample>
 mod tests {
     use super::*;
     use crate::Gpu;
+
+    #[test]
+    fn the_simulator_watches_and_profiles_in_host_memory_but_cannot_time() {
+        let expected = Capabilities {
+            times_kernels: false,
+            full_speed: false,
+            checks_accesses: true,
+            profiles_memory: true,
+            reports_kernel_resources: false,
+            real_device_info: false,
+            host_memory: true,
+            loses_context: false,
+        };
+        let sim = SimBackend::new();
+        assert_eq!(sim.capabilities(), expected);
+        assert_eq!(Capabilities::of_named(&sim.info().backend), expected, "a report that names the simulator");
+        assert_eq!(Gpu::simulator().capabilities(), expected);
+    }
 
     /// `copy(out, in, k)`: thread t copies in[t + k] to out[t] (one block of 4).
     const COPY: &str = "

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::{Arg, BResult, Backend, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
+use super::{Arg, BResult, Backend, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
 
 pub const ENV: &str = "CUDA_LAB_TRACE";
 
@@ -83,6 +83,9 @@ impl Backend for Traced {
     fn info(&self) -> &DeviceInfo {
         self.inner.info()
     }
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
     fn load_module(&self, ptx: &str) -> BResult<ModuleId> {
         record("load", ptx.len(), || self.inner.load_module(ptx))
     }
@@ -144,6 +147,12 @@ impl Backend for Traced {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_capabilities_are_the_wrapped_backends() {
+        let traced = Traced::new(Box::new(super::super::sim::SimBackend::new()));
+        assert_eq!(traced.capabilities(), super::super::sim::CAPABILITIES);
+    }
 
     #[test]
     fn every_call_is_counted_with_its_bytes() {
