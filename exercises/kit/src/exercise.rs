@@ -271,7 +271,7 @@ impl<'r> Ctx<'r> {
     pub fn time_yardstick(&self, name: &str, launch: impl FnMut() -> Result<()>) -> Result<Timing> {
         let gpu = self.gpu()?;
         // Nothing is timed on a backend that cannot time: no cache either.
-        if gpu.info().backend != "cuda" {
+        if !gpu.capabilities().times_kernels {
             return perf::measure(gpu, launch);
         }
         let launch = std::cell::RefCell::new(launch);

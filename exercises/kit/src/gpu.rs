@@ -243,7 +243,7 @@ impl Gpu {
             return Ok(());
         }
         let b = self.backend();
-        let pristine = if b.info().backend == "sim" || buf.bytes() <= HOST_COPY_BYTES {
+        let pristine = if b.capabilities().host_memory || buf.bytes() <= HOST_COPY_BYTES {
             let mut host = vec![0u8; buf.bytes()];
             b.read(buf.ptr(), &mut host)?;
             Pristine::Host(host)

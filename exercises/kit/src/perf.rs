@@ -110,7 +110,7 @@ fn measure_with(
     reset: Option<&mut dyn FnMut() -> Result<()>>,
     check: Option<&mut dyn FnMut(usize) -> Result<()>>,
 ) -> Result<(Timing, usize)> {
-    if gpu.info().backend != "cuda" {
+    if !gpu.capabilities().times_kernels {
         return Err(
             Skip(format!("timing needs a real GPU; the {} backend cannot time kernels", gpu.info().backend)).into()
         );
