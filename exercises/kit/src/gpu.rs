@@ -945,6 +945,15 @@ mod tests {
     }
 
     #[test]
+    fn a_gpu_can_do_what_its_backend_can() {
+        assert_eq!(Gpu::simulator().capabilities(), Capabilities::SIM);
+        // A backend that does not say is taken for the one it names itself after: none here.
+        let sim = crate::backend::sim::SimBackend::new();
+        let info = DeviceInfo { backend: "device-copies".into(), ..sim.info().clone() };
+        assert_eq!(Gpu::new(Box::new(DeviceCopies(sim, info)), Duration::MAX).capabilities(), Capabilities::NONE);
+    }
+
+    #[test]
     fn a_large_input_is_kept_and_compared_on_the_device() {
         let sim = crate::backend::sim::SimBackend::new();
         let info = DeviceInfo { backend: "device-copies".into(), ..sim.info().clone() };

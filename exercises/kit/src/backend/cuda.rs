@@ -159,19 +159,6 @@ fn describe(e: DriverError) -> String {
 /// The name a CUDA device reports ([`DeviceInfo::backend`]).
 pub const NAME: &str = "cuda";
 
-/// What a real GPU can do: time kernels at full speed and tell what the driver
-/// gave a kernel; it watches no access, and a fatal error loses its context.
-pub const CAPABILITIES: Capabilities = Capabilities {
-    times_kernels: true,
-    full_speed: true,
-    checks_accesses: false,
-    profiles_memory: false,
-    reports_kernel_resources: true,
-    real_device_info: true,
-    host_memory: false,
-    loses_context: true,
-};
-
 fn device_info(dev: sys::CUdevice) -> BResult<DeviceInfo> {
     use sys::CUdevice_attribute as A;
     let attr = |a: A| -> BResult<u32> {
@@ -202,7 +189,7 @@ impl Backend for CudaBackend {
     }
 
     fn capabilities(&self) -> Capabilities {
-        CAPABILITIES
+        Capabilities::CUDA
     }
 
     fn load_module(&self, ptx: &str) -> BResult<ModuleId> {
@@ -418,7 +405,7 @@ mod tests {
             host_memory: false,
             loses_context: true,
         };
-        assert_eq!(CAPABILITIES, expected);
+        assert_eq!(Capabilities::CUDA, expected);
         assert_eq!(Capabilities::of_named(NAME), expected, "a report that names a GPU");
         // Where there is a GPU, the backend itself says so.
         if let Ok(gpu) = CudaBackend::new(0) {

@@ -113,6 +113,6 @@ mod tests {
     #[test]
     fn the_capabilities_are_the_wrapped_backends() {
         let locked = Locked { inner: Box::new(super::super::sim::SimBackend::new()) };
-        assert_eq!(locked.capabilities(), super::super::sim::CAPABILITIES);
+        assert_eq!(locked.capabilities(), Capabilities::SIM);
     }
 }

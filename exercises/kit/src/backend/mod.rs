@@ -6,6 +6,7 @@
 //! The trait is deliberately byte-level and object safe so that a simulator can
 //! implement it without knowing Rust types.
 
+mod caps;
 pub mod compare;
 pub mod cuda;
 pub mod locked;
@@ -13,6 +14,8 @@ pub mod sim;
 pub mod traced;
 
 use std::time::Duration;
+
+pub use caps::Capabilities;
 
 /// A device address as the kernel sees it (a `T*` parameter).
 pub type DevPtr = u64;
@@ -90,64 +93,6 @@ pub struct DeviceInfo {
     pub global_memory_bytes: u64,
     pub max_threads_per_block: u32,
     pub max_shared_bytes_per_block: u32,
-}
-
-/// What a backend can do. Callers ask for an ability here, never compare
-/// [`DeviceInfo::backend`] (a name, for display and reports only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Capabilities {
-    /// [`Backend::time_ms`] times kernels with device events: performance
-    /// checks and yardsticks can be timed.
-    pub times_kernels: bool,
-    /// Kernels run at hardware speed, so that large inputs (heavy checks) are
-    /// affordable; an interpreter leaves them to a GPU.
-    pub full_speed: bool,
-    /// Every kernel access is watched as it happens: races on shared and
-    /// global memory, out-of-bounds reads and writes ([`Backend::protect`]),
-    /// uninitialised shared reads, barrier divergence, each named by the
-    /// student's source line where the PTX has line info.
-    pub checks_accesses: bool,
-    /// [`Backend::take_profiles`] reports the memory behaviour of launches.
-    pub profiles_memory: bool,
-    /// [`Backend::kernel_resources`] answers with what the driver allocated.
-    pub reports_kernel_resources: bool,
-    /// [`DeviceInfo`]'s compute capability and limits are a real device's
-    /// (the simulator's are nominal and would mislead an occupancy estimate).
-    pub real_device_info: bool,
-    /// Device memory is the host's: reading it back costs no transfer, so a
-    /// host copy of a buffer is as cheap as a device copy.
-    pub host_memory: bool,
-    /// A fatal error ([`BackendError::is_fatal`]) leaves the device unusable
-    /// for the rest of the process (a CUDA context), and its memory untrusted.
-    pub loses_context: bool,
-}
-
-impl Capabilities {
-    /// A backend that can do none of the above.
-    pub const NONE: Self = Self {
-        times_kernels: false,
-        full_speed: false,
-        checks_accesses: false,
-        profiles_memory: false,
-        reports_kernel_resources: false,
-        real_device_info: false,
-        host_memory: false,
-        loses_context: false,
-    };
-
-    /// The capabilities of the backend that reports itself as `backend`
-    /// ([`DeviceInfo::backend`]): [`cuda::CAPABILITIES`],
-    /// [`sim::CAPABILITIES`], none for any other name (`"none"`, say). The
-    /// one place a name turns into abilities: for a report read back, which
-    /// keeps only the name, and for a backend that does not say
-    /// ([`Backend::capabilities`]'s default).
-    pub fn of_named(backend: &str) -> Self {
-        match backend {
-            cuda::NAME => cuda::CAPABILITIES,
-            sim::NAME => sim::CAPABILITIES,
-            _ => Self::NONE,
-        }
-    }
 }
 
 /// Errors a backend reports, classified so that a verdict can name the cause.
@@ -317,17 +262,4 @@ pub fn first_difference_on_host<B: Backend + ?Sized>(
         at += n;
     }
     Ok(None)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_name_no_backend_reports_can_do_nothing() {
-        assert_eq!(Capabilities::default(), Capabilities::NONE);
-        for name in ["none", "", "CUDA", "device-copies"] {
-            assert_eq!(Capabilities::of_named(name), Capabilities::NONE, "{name:?}");
-        }
-    }
 }

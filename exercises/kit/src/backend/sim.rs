@@ -30,20 +30,6 @@ pub struct SimBackend {
 /// The name the simulator reports ([`DeviceInfo::backend`]).
 pub const NAME: &str = "sim";
 
-/// What the simulator can do: watch every access and profile memory, in the
-/// host's memory; it cannot time, is too slow for heavy checks, reports
-/// nominal limits, and starts every launch afresh (nothing fatal lasts).
-pub const CAPABILITIES: Capabilities = Capabilities {
-    times_kernels: false,
-    full_speed: false,
-    checks_accesses: true,
-    profiles_memory: true,
-    reports_kernel_resources: false,
-    real_device_info: false,
-    host_memory: true,
-    loses_context: false,
-};
-
 /// Where a recording simulator leaves the statistics of its launches.
 pub type StatsLog = Arc<Mutex<Vec<Stats>>>;
 
@@ -313,7 +299,7 @@ impl Backend for SimBackend {
     }
 
     fn capabilities(&self) -> Capabilities {
-        CAPABILITIES
+        Capabilities::SIM
     }
 
     fn load_module(&self, ptx: &str) -> BResult<ModuleId> {
@@ -481,7 +467,7 @@ mod tests {
         let sim = SimBackend::new();
         assert_eq!(sim.capabilities(), expected);
         assert_eq!(Capabilities::of_named(&sim.info().backend), expected, "a report that names the simulator");
-        assert_eq!(Gpu::simulator().capabilities(), expected);
+        assert_eq!(Capabilities::SIM, expected);
     }
 
     /// `copy(out, in, k)`: thread t copies in[t + k] to out[t] (one block of 4).

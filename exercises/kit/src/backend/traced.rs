@@ -151,7 +151,7 @@ mod tests {
     #[test]
     fn the_capabilities_are_the_wrapped_backends() {
         let traced = Traced::new(Box::new(super::super::sim::SimBackend::new()));
-        assert_eq!(traced.capabilities(), super::super::sim::CAPABILITIES);
+        assert_eq!(traced.capabilities(), Capabilities::SIM);
     }
 
     #[test]
