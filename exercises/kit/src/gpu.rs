@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use bytemuck::Pod;
 
-use crate::backend::{Arg, Backend, BackendError, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
+use crate::backend::{Arg, Backend, BackendError, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
 use crate::inspect::{self, EntryDecl};
 
 /// Bytes of guard zone on each side of every buffer (a multiple of 256 keeps alignment).
@@ -159,6 +159,11 @@ impl Gpu {
         self.inner.backend.info()
     }
 
+    /// What the backend can do (see [`Capabilities`]).
+    pub fn capabilities(&self) -> Capabilities {
+        self.inner.backend.capabilities()
+    }
+
     pub fn backend(&self) -> &dyn Backend {
         self.inner.backend.as_ref()
     }
@@ -238,7 +243,7 @@ impl Gpu {
             return Ok(());
         }
         let b = self.backend();
-        let pristine = if b.info().backend == "sim" || buf.bytes() <= HOST_COPY_BYTES {
+        let pristine = if b.capabilities().host_memory || buf.bytes() <= HOST_COPY_BYTES {
             let mut host = vec![0u8; buf.bytes()];
             b.read(buf.ptr(), &mut host)?;
             Pristine::Host(host)
@@ -937,6 +942,15 @@ mod tests {
         fn time_ms(&self, _: &mut dyn FnMut() -> Result<(), BackendError>, _: Duration) -> Result<f32, BackendError> {
             Err(BackendError::Unsupported("timing", "test"))
         }
+    }
+
+    #[test]
+    fn a_gpu_can_do_what_its_backend_can() {
+        assert_eq!(Gpu::simulator().capabilities(), Capabilities::SIM);
+        // A backend that does not say is taken for the one it names itself after: none here.
+        let sim = crate::backend::sim::SimBackend::new();
+        let info = DeviceInfo { backend: "device-copies".into(), ..sim.info().clone() };
+        assert_eq!(Gpu::new(Box::new(DeviceCopies(sim, info)), Duration::MAX).capabilities(), Capabilities::NONE);
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod measure;
 pub mod perf;
 pub mod profile;
 pub mod shared;
+pub mod skip;
 pub mod stats;
 pub mod trial;
 

@@ -18,8 +18,9 @@ pub use ptx_sim::{AccessKind, InstrStats, Stats};
 
 use crate::backend::sim::SimBackend;
 use crate::backend::BackendError;
-use crate::exercise::{Ctx, Skip};
+use crate::exercise::Ctx;
 use crate::gpu::{Gpu, Module};
+use crate::skip::Skip;
 
 /// The simulator could not run the student's PTX (an instruction it does not
 /// know, say): the behaviour is not measured here and the PTX checks judge alone.

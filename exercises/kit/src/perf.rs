@@ -7,8 +7,8 @@ use std::cell::RefCell;
 use anyhow::{anyhow, bail, Result};
 
 use crate::backend::BackendError;
-use crate::exercise::Skip;
 use crate::gpu::Gpu;
+use crate::skip::Skip;
 
 /// Launches before timing starts (module load, clocks, caches, TLBs): this
 /// many, or fewer once they have kept the GPU busy for [`WARMUP_BUDGET_MS`].
@@ -110,7 +110,7 @@ fn measure_with(
     reset: Option<&mut dyn FnMut() -> Result<()>>,
     check: Option<&mut dyn FnMut(usize) -> Result<()>>,
 ) -> Result<(Timing, usize)> {
-    if gpu.info().backend != "cuda" {
+    if !gpu.capabilities().times_kernels {
         return Err(
             Skip(format!("timing needs a real GPU; the {} backend cannot time kernels", gpu.info().backend)).into()
         );

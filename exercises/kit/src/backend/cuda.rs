@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::{result, sys, DriverError};
 
-use super::{Arg, BResult, Backend, BackendError, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
+use super::{Arg, BResult, Backend, BackendError, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
 
 pub struct CudaBackend {
     ctx: sys::CUcontext,
@@ -156,6 +156,9 @@ fn describe(e: DriverError) -> String {
     format!("{name} ({text})")
 }
 
+/// The name a CUDA device reports ([`DeviceInfo::backend`]).
+pub const NAME: &str = "cuda";
+
 fn device_info(dev: sys::CUdevice) -> BResult<DeviceInfo> {
     use sys::CUdevice_attribute as A;
     let attr = |a: A| -> BResult<u32> {
@@ -164,7 +167,7 @@ fn device_info(dev: sys::CUdevice) -> BResult<DeviceInfo> {
     let mut driver = 0i32;
     unsafe { sys::cuDriverGetVersion(&mut driver) }.result().map_err(|e| BackendError::Other(describe(e)))?;
     Ok(DeviceInfo {
-        backend: "cuda".into(),
+        backend: NAME.into(),
         name: result::device::get_name(dev).map_err(|e| BackendError::Other(describe(e)))?,
         compute_capability: (
             attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
@@ -183,6 +186,10 @@ fn device_info(dev: sys::CUdevice) -> BResult<DeviceInfo> {
 impl Backend for CudaBackend {
     fn info(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::CUDA
     }
 
     fn load_module(&self, ptx: &str) -> BResult<ModuleId> {
@@ -385,6 +392,27 @@ impl Drop for CudaBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gpu_times_and_reports_resources_but_watches_no_access_and_can_lose_its_context() {
+        let expected = Capabilities {
+            times_kernels: true,
+            full_speed: true,
+            checks_accesses: false,
+            profiles_memory: false,
+            reports_kernel_resources: true,
+            real_device_info: true,
+            host_memory: false,
+            loses_context: true,
+        };
+        assert_eq!(Capabilities::CUDA, expected);
+        assert_eq!(Capabilities::of_named(NAME), expected, "a report that names a GPU");
+        // Where there is a GPU, the backend itself says so.
+        if let Ok(gpu) = CudaBackend::new(0) {
+            assert_eq!(gpu.capabilities(), expected);
+            assert_eq!(gpu.info().backend, NAME);
+        }
+    }
 
     #[test]
     fn a_far_write_is_an_illegal_address_wherever_it_lands_and_loses_the_context() {

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use super::{Arg, BResult, Backend, BackendError, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
+use super::{Arg, BResult, Backend, BackendError, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
 use crate::gpu_lock;
 
 /// The backend of a GPU that other processes time kernels on.
@@ -47,6 +47,9 @@ fn waited<T>(outcome: BResult<T>) -> BResult<T> {
 impl Backend for Locked {
     fn info(&self) -> &DeviceInfo {
         self.inner.info()
+    }
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
     fn load_module(&self, ptx: &str) -> BResult<ModuleId> {
         during(|| self.inner.load_module(ptx))
@@ -100,5 +103,16 @@ impl Backend for Locked {
     }
     fn kernel_resources(&self, module: ModuleId, kernel: &str) -> BResult<Option<(u32, u32)>> {
         self.inner.kernel_resources(module, kernel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_capabilities_are_the_wrapped_backends() {
+        let locked = Locked { inner: Box::new(super::super::sim::SimBackend::new()) };
+        assert_eq!(locked.capabilities(), Capabilities::SIM);
     }
 }

@@ -6,6 +6,7 @@
 //! The trait is deliberately byte-level and object safe so that a simulator can
 //! implement it without knowing Rust types.
 
+mod caps;
 pub mod compare;
 pub mod cuda;
 pub mod locked;
@@ -13,6 +14,8 @@ pub mod sim;
 pub mod traced;
 
 use std::time::Duration;
+
+pub use caps::Capabilities;
 
 /// A device address as the kernel sees it (a `T*` parameter).
 pub type DevPtr = u64;
@@ -77,7 +80,8 @@ impl LaunchConfig {
 /// What a grade report needs to say about the machine.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeviceInfo {
-    /// `"cuda"` or `"sim"`.
+    /// `"cuda"` or `"sim"`: for display and reports. What the backend can do
+    /// is [`Backend::capabilities`].
     pub backend: String,
     pub name: String,
     /// (major, minor), e.g. (9, 0) for an H100.
@@ -168,6 +172,14 @@ pub type BResult<T> = Result<T, BackendError>;
 /// mutability so one `Gpu` can be shared by the checks of a run.
 pub trait Backend: Send + Sync {
     fn info(&self) -> &DeviceInfo;
+
+    /// What this backend can do. By default, what the backend it names itself
+    /// after can ([`Capabilities::of_named`]): a stand-in that reports itself
+    /// as `"cuda"` (a test's wall-clock device, say) is treated as one, as it
+    /// was when callers compared names. The kit's backends say it themselves.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::of_named(&self.info().backend)
+    }
 
     /// Loads PTX text. Function and symbol lookups happen at launch time.
     fn load_module(&self, ptx: &str) -> BResult<ModuleId>;

@@ -119,7 +119,7 @@ pub fn entry_decls(ptx: &str) -> HashMap<String, EntryDecl> {
             list.split(',').map(str::trim).filter(|d| !d.is_empty()).map(parse_param).collect();
         let Some(params) = params else { continue };
         let max_threads = max_ntid(directives);
-        let static_shared_bytes = super::kernel(ptx, name).map_or(0, |k| k.static_shared_bytes());
+        let static_shared_bytes = super::kernel_ptx::kernel(ptx, name).map_or(0, |k| k.static_shared_bytes());
         found.insert(name.to_string(), EntryDecl { params, max_threads, static_shared_bytes });
     }
     found

@@ -9,7 +9,7 @@
 //! at module scope otherwise (file-scope `__shared__` used by several kernels).
 //! `extern __shared__` arrays are `.extern .shared ... name[];`, sized at launch.
 
-use super::KernelPtx;
+use super::kernel_ptx::KernelPtx;
 
 impl KernelPtx<'_> {
     /// The shared variables declared in this kernel's body plus those declared
@@ -166,7 +166,7 @@ fn shared_access_end(line: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inspect::kernel;
+    use crate::inspect::kernel_ptx::kernel;
 
     const STENCIL_PTX: &str = r#"
 .version 8.8
