@@ -30,6 +30,42 @@ pub const ENV: &str = "CUDA_LAB_CHECK_LIMITS";
 pub const FILE_NAME: &str = "check-limits.json";
 pub const SCHEMA: &str = "cuda-lab.check-limits/1";
 
+/// `--timeout-from-reference`: whether a batch's correctness checks get limits
+/// from the reference.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FromReference {
+    /// `off`: every check keeps `--timeout`.
+    Off,
+    /// Not given: [`DEFAULT_MULTIPLE`] where the batch grades on a GPU and the
+    /// course's reference/ is at hand, otherwise off (on the simulator the
+    /// reference's grading costs more than the endless kernels it would cut).
+    Default,
+    /// `MULT`, asked for: a batch that cannot measure the reference stops.
+    Multiple(f64),
+}
+
+/// The default multiple of the reference's check time. On the H100, the
+/// slowest finishing check of the variants corpus (its slow kernels included)
+/// and of a realistic class of 40 took 5.2× the reference's time wherever a
+/// check took over 0.2 s (shorter ones are under the 1 s floor whatever their
+/// ratio): 50 leaves almost ten times that (docs/ta-guide.md, "Time limits
+/// from the reference").
+pub const DEFAULT_MULTIPLE: f64 = 50.0;
+
+impl std::str::FromStr for FromReference {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "off" => Ok(FromReference::Off),
+            v => match v.parse::<f64>() {
+                Ok(m) if m.is_finite() && m > 0.0 => Ok(FromReference::Multiple(m)),
+                _ => Err(format!("`{v}` is neither a positive multiple nor `off`")),
+            },
+        }
+    }
+}
+
 /// How a limit follows from the reference's time.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Rule {
@@ -134,6 +170,15 @@ pub fn for_check(check: &str) -> Option<Duration> {
 mod tests {
     use super::*;
     use crate::report::TestReport;
+
+    #[test]
+    fn the_option_takes_a_positive_multiple_or_off() {
+        assert_eq!("off".parse(), Ok(FromReference::Off));
+        assert_eq!("20".parse(), Ok(FromReference::Multiple(20.0)));
+        for bad in ["0", "-3", "inf", "NaN", "fast"] {
+            assert!(bad.parse::<FromReference>().is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn a_limit_is_a_multiple_of_the_references_time_between_the_floor_and_the_timeout() {

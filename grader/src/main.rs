@@ -339,10 +339,11 @@ struct BatchArgs {
     regrade_hangs: bool,
     /// Limit each correctness check to MULT times the reference kernel's time on
     /// the same input (graded once before the class), at least --timeout-floor and
-    /// at most --timeout: an endless kernel then costs about a second, not --timeout
-    /// (off by default until calibrated on the GPU: docs/ta-guide.md).
-    #[arg(long, value_name = "MULT")]
-    timeout_from_reference: Option<f64>,
+    /// at most --timeout: an endless kernel then costs about a second, not --timeout.
+    /// Default: 50 on a GPU where the course's reference/ is found, else off
+    /// (docs/ta-guide.md); `off` keeps --timeout for every check.
+    #[arg(long, value_name = "MULT|off")]
+    timeout_from_reference: Option<grader::check_limits::FromReference>,
     /// The shortest limit --timeout-from-reference gives a check, in seconds.
     #[arg(long, default_value_t = 1.0, value_name = "SECS")]
     timeout_floor: f64,
@@ -634,7 +635,7 @@ fn batch_options(args: BatchArgs, out: PathBuf) -> Result<batch::Options> {
     let grading_flags =
         vec!["--sanitize".into(), sanitize, "--perf-without-gpu".into(), policy.perf_without_gpu.name().into()];
     Ok(batch::Options {
-        timeout_from_reference: args.timeout_from_reference,
+        timeout_from_reference: args.timeout_from_reference.unwrap_or(grader::check_limits::FromReference::Default),
         timeout_floor: Duration::from_secs_f64(args.timeout_floor),
         out,
         dir: args.dir,

@@ -72,9 +72,9 @@ pub struct Options {
     pub workers_per_gpu: usize,
     /// `--regrade-hangs`: a part with a stuck kernel is graded again alone.
     pub regrade_hangs: bool,
-    /// `--timeout-from-reference MULT` and `--timeout-floor`: each correctness
+    /// `--timeout-from-reference` and `--timeout-floor`: each correctness
     /// check's time limit from the reference's time (crate::check_limits).
-    pub timeout_from_reference: Option<f64>,
+    pub timeout_from_reference: crate::check_limits::FromReference,
     pub timeout_floor: Duration,
 }
 
@@ -140,10 +140,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         nvrtc_dir: compiler.as_ref().and_then(|c| c.path()).and_then(Path::parent).map(Path::to_path_buf),
         grading_flags: opts.grading_flags.clone(),
         gpu_locks: (!opts.isolate).then(|| out.join("locks")),
-        check_limits: match opts.timeout_from_reference {
-            Some(multiple) => Some(reference_limits(opts, &out, seed, multiple)?),
-            None => None,
-        },
+        check_limits: limits_from_reference(opts, &out, seed)?,
     };
     if let Some(dir) = &settings.gpu_locks {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -219,8 +216,34 @@ pub fn run(opts: &Options) -> Result<Summary> {
     Ok(summary)
 }
 
-/// `--timeout-from-reference`: grades the reference once (the batch's seed,
-/// backend and first GPU) and writes `OUT/check-limits.json`.
+/// The checks' limits file, where `--timeout-from-reference` gives limits.
+fn limits_from_reference(opts: &Options, out: &Path, seed: u64) -> Result<Option<PathBuf>> {
+    use crate::check_limits::{FromReference, DEFAULT_MULTIPLE};
+    match opts.timeout_from_reference {
+        FromReference::Off => Ok(None),
+        FromReference::Multiple(multiple) => reference_limits(opts, out, seed, multiple).map(Some),
+        FromReference::Default => {
+            let on_gpu = match opts.backend {
+                BackendChoice::Cuda => true,
+                BackendChoice::Auto => kit::backend::cuda::gpu_count() > 0,
+                BackendChoice::Sim | BackendChoice::None | BackendChoice::LuckySim => false,
+            };
+            if !on_gpu || crate::class_report::course_root().is_none() {
+                return Ok(None);
+            }
+            match reference_limits(opts, out, seed, DEFAULT_MULTIPLE) {
+                Ok(path) => Ok(Some(path)),
+                Err(e) => {
+                    eprintln!("note: no time limits from the reference ({e:#}): every check keeps --timeout");
+                    Ok(None)
+                }
+            }
+        }
+    }
+}
+
+/// Grades the reference once (the batch's seed, backend and first GPU) and
+/// writes `OUT/check-limits.json`.
 fn reference_limits(opts: &Options, out: &Path, seed: u64, multiple: f64) -> Result<PathBuf> {
     let root = crate::class_report::course_root()
         .context("--timeout-from-reference needs the course's reference/: run from the course's folder")?;

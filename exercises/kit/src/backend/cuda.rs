@@ -34,6 +34,16 @@ struct State {
 unsafe impl Send for CudaBackend {}
 unsafe impl Sync for CudaBackend {}
 
+/// How many GPUs the driver shows this process (`CUDA_VISIBLE_DEVICES` applies);
+/// 0 where there is no driver. Opens no context.
+pub fn gpu_count() -> usize {
+    // cudarc panics when it cannot dlopen libcuda; ask first.
+    if !unsafe { sys::is_culib_present() } || result::init().is_err() {
+        return 0;
+    }
+    result::device::get_count().map_or(0, |n| n.max(0) as usize)
+}
+
 impl CudaBackend {
     /// Opens device `ordinal`. Fails with `NoDevice` (never panics) when there is
     /// no driver library or no GPU.
