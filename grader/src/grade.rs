@@ -8,10 +8,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use kit::backend::BackendError;
-use kit::exercise::MissingKernel;
-use kit::gpu::OutOfBounds;
-use kit::inspect::WrongSignature;
 use kit::profile::MemoryProfile;
 use kit::{CheckKind, Ctx, Exercise, Gpu, PartBuild, RunEnv, Skip};
 use libtest_mimic::{Arguments, Completion, Conclusion, Failed, Trial};
@@ -25,6 +21,7 @@ use crate::report::{
 };
 use crate::sanitize::{self, Replay, Sanitize};
 use crate::score;
+use crate::verdict::{NotCompiled, Verdict};
 
 /// Which machine runs the kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -212,7 +209,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     kit::backend::traced::phase("checks run");
     let records = std::mem::take(&mut *records.lock().unwrap());
     if let Some(pass) = &pass {
-        for stuck in records.values().filter(|t| t.verdict.as_deref().is_some_and(never_ended)) {
+        for stuck in records.values().filter(|t| t.verdict.as_deref().is_some_and(|v| Verdict::from(v).never_ended())) {
             let part: String = stuck.name.split("::").take(2).map(|s| format!("{s}::")).collect();
             pass.cancel_part(&part);
         }
@@ -337,12 +334,6 @@ impl Checked {
         }
         (report, conclusion)
     }
-}
-
-/// Verdicts of a part whose kernel never ended on the GPU (or was never run
-/// after one did).
-fn never_ended(verdict: &str) -> bool {
-    verdict == "timeout" || verdict.starts_with("not-run")
 }
 
 /// Exit status of a run where nothing could be compiled (no CUDA compiler
@@ -709,7 +700,7 @@ fn make_trial(
             Err(e) if not_graded_here::cause(&e).is_some() => {
                 let why = not_graded_here::message(&e);
                 record.status = Status::NotGradedHere;
-                record.verdict = Some("not-simulated".into());
+                record.verdict = Some(Verdict::NotSimulated.into());
                 let first = why.lines().next().unwrap_or_default().to_string();
                 record.message = Some(why);
                 Ok(Completion::ignored_with(first))
@@ -730,7 +721,7 @@ fn make_trial(
             Err(e) => {
                 let msg = format!("{e:#}");
                 record.status = Status::Fail;
-                record.verdict = Some(verdict(&e, check.kind).into());
+                record.verdict = Some(Verdict::of(&e, check.kind).into());
                 record.message = Some(msg.clone());
                 Err(Failed::from(msg))
             }
@@ -773,10 +764,6 @@ fn part_verdict(records: &HashMap<String, TestReport>, correctness: &[String], k
     ran.iter().find(|t| t.status == Status::Fail).map(|t| PartVerdict::Failed(t.name.clone()))
 }
 
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct NotCompiled(String);
-
 /// Drops profiles left by earlier work (the copy-bandwidth calibration, say).
 fn discard_profiles(env: &RunEnv) {
     if let Some(gpu) = &env.gpu {
@@ -811,53 +798,6 @@ fn yardstick_compiler(students: Compiler, can_time: bool) -> Compiler {
             None => nvrtc,
         },
         Err(_) => students,
-    }
-}
-
-/// The cause of a failure in one word, for gradebooks and batch summaries.
-pub(crate) fn verdict(e: &anyhow::Error, kind: CheckKind) -> &'static str {
-    for cause in e.chain() {
-        if cause.downcast_ref::<NotCompiled>().is_some() {
-            return "compile-error";
-        }
-        if cause.downcast_ref::<OutOfBounds>().is_some() {
-            return "out-of-bounds-write";
-        }
-        if cause.downcast_ref::<kit::gpu::CheckTimeLimit>().is_some() {
-            return "timeout";
-        }
-        if cause.downcast_ref::<MissingKernel>().is_some() {
-            return "missing-kernel";
-        }
-        if cause.downcast_ref::<WrongSignature>().is_some() {
-            return "wrong-signature";
-        }
-        if cause.downcast_ref::<kit::gpu::InputModified>().is_some() {
-            return "input-modified";
-        }
-        if let Some(b) = cause.downcast_ref::<BackendError>() {
-            return match b {
-                BackendError::IllegalAddress => "crashed: illegal address",
-                BackendError::SharedRace(_) | BackendError::GlobalRace(_) => "race",
-                BackendError::OutOfBoundsRead(_) => "out-of-bounds-read",
-                BackendError::OutOfBoundsWrite(_) => "out-of-bounds-write",
-                BackendError::UninitialisedRead(_) => "uninitialised-read",
-                BackendError::BarrierDivergence(_) => "barrier-divergence",
-                BackendError::NotSimulated(_) => "not-simulated",
-                BackendError::Crashed(_) => "crashed",
-                BackendError::Timeout(_) => "timeout",
-                BackendError::ContextLost(_) => "not-run: GPU lost earlier",
-                BackendError::MissingKernel(_) | BackendError::MissingSymbol(_) => "missing-kernel",
-                BackendError::LaunchFailed(_) | BackendError::OutOfMemory(_) => "launch-failed",
-                BackendError::LoadFailed(_) => "load-failed",
-                _ => "gpu-error",
-            };
-        }
-    }
-    match kind {
-        CheckKind::Correctness => "wrong",
-        CheckKind::Structure => "structure",
-        CheckKind::Performance => "too-slow",
     }
 }
 
