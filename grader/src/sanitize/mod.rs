@@ -22,8 +22,8 @@ use kit::backend::sim::SimBackend;
 use kit::{CheckKind, Ctx, Gpu, PartBuild, RunEnv, Skip};
 use libtest_mimic::Arguments;
 use ptx_build::{CompileOptions, Compiler};
-use serde::{Deserialize, Serialize};
 
+pub use crate::report::{Finding, PartSanitizer};
 use crate::report::{Status, TestReport};
 use crate::verdict::Verdict;
 
@@ -96,61 +96,6 @@ impl Mode {
             (Mode::Off, _) => (Some(PartSanitizer::not_run("--sanitize off")), 0),
             (Mode::NotRun, _) => (None, 0),
         }
-    }
-}
-
-/// What the pass did for one part, in the grades JSON (`parts[].sanitizer`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct PartSanitizer {
-    /// Whether the correctness cases were replayed on the simulator.
-    pub ran: bool,
-    /// Why it did not run, or where the checking happened instead.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    /// Correctness cases replayed on the simulator.
-    #[serde(default)]
-    pub cases: usize,
-    /// Correctness cases too big to simulate (checked by the GPU only).
-    #[serde(default)]
-    pub too_big: usize,
-    /// Bugs the simulator proved: each failed its test.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub findings: Vec<Finding>,
-    /// Cases where the simulator computed another answer than the GPU without
-    /// proving a bug: reported, not scored.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub disagreements: Vec<Finding>,
-    /// Cases the simulator could not run (an instruction it does not know).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_checked: Vec<Finding>,
-    /// CPU time the replays took, in milliseconds.
-    #[serde(default)]
-    pub cpu_ms: f64,
-    /// Of `cases`, those not replayed again: this process had replayed the
-    /// same case on the same PTX before (another student's identical file).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub reused: usize,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Finding {
-    pub test: String,
-    pub verdict: String,
-    pub message: String,
-}
-
-impl PartSanitizer {
-    /// A part whose grading run was on the simulator: every launch was already checked.
-    pub fn in_grading_run() -> Self {
-        Self { note: Some("graded on the simulator, which checks every launch itself".into()), ..Self::default() }
-    }
-    /// A part the pass did not replay, and why.
-    pub fn not_run(why: &str) -> Self {
-        Self { note: Some(why.into()), ..Self::default() }
     }
 }
 
