@@ -63,7 +63,7 @@ impl ChildSettings {
         if let Some(limits) = &self.check_limits {
             cmd.env(crate::check_limits::ENV, limits);
         }
-        let lock = self.gpu_locks.as_ref().map(|dir| super::pool::lock_file(dir, gpu));
+        let lock = self.gpu_locks.as_ref().map(|dir| super::lock_hold::lock_file(dir, gpu));
         if let Some(path) = &lock {
             cmd.env(kit::gpu_lock::ENV, path);
         }
