@@ -24,7 +24,7 @@ static KEPT: OnceLock<Mutex<Option<Opened>>> = OnceLock::new();
 /// What [`open_environment`] finds: the environment's report, the GPU, the compiler.
 pub(super) type Opened = (Environment, Option<Gpu>, Result<Compiler, String>);
 
-/// Keeps the environment of the next [`run`] for every later one (see `batch::worker`).
+/// Keeps the environment of the next [`run`](super::run) for every later one (see `batch::worker`).
 pub fn keep_environment() {
     let _ = KEPT.set(Mutex::new(None));
 }

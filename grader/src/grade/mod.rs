@@ -2,12 +2,12 @@
 //! libtest-mimic trial, run them, and score what came back.
 //!
 //! Split by concern, each file one step a reader may want to change alone:
-//! [`environment`] finds the GPU and the compiler, [`compile`] compiles the
-//! student's files, [`start`] turns checks into trials and runs them,
-//! [`trial`] is one check's trial, [`profile`] gathers the simulator's memory
-//! profiles, [`finish`] folds the sanitizer pass, the policy and the scores
-//! into the report, and [`no_compiler`] is the run where nothing compiles.
-//! What a failure's verdict is lives in [`crate::verdict`].
+//! `environment` finds the GPU and the compiler, `compile` compiles the
+//! student's files, `start` turns checks into trials and runs them,
+//! `trial` is one check's trial, `profile` gathers the simulator's memory
+//! profiles, `finish` folds the sanitizer pass, the policy and the scores
+//! into the report, and `no_compiler` is the run where nothing compiles.
+//! What a failure's verdict is lives in `crate::verdict`.
 
 mod compile;
 mod environment;
