@@ -25,3 +25,4 @@ pub mod score;
 pub mod similarity;
 pub mod student;
 pub mod template;
+pub mod verdict;

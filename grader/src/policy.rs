@@ -19,8 +19,9 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
+pub use crate::report::{NotGraded, PerfWithoutGpu, Policy};
 use crate::report::{Status, TestReport};
 
 /// Why a correctness case does not run on the simulator.
@@ -28,27 +29,6 @@ pub const TOO_BIG_TO_SIMULATE: &str = "too big to simulate";
 
 /// The course's configuration file, at the root of the repository.
 pub const CONFIG_FILE: &str = "cuda-lab.toml";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum PerfWithoutGpu {
-    /// Out of the maximum: the score is out of what can be graded here.
-    Exclude,
-    /// Graded by the check's measured stand-in on the simulator, else excluded.
-    Simulate,
-    /// Counted as not passed.
-    Fail,
-}
-
-impl PerfWithoutGpu {
-    pub fn name(self) -> &'static str {
-        match self {
-            PerfWithoutGpu::Exclude => "exclude",
-            PerfWithoutGpu::Simulate => "simulate",
-            PerfWithoutGpu::Fail => "fail",
-        }
-    }
-}
 
 /// Who the grade is for: each has its own default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,18 +61,6 @@ struct CourseConfig {
 struct PolicySection {
     own_runs: Option<PerfWithoutGpu>,
     gradescope: Option<PerfWithoutGpu>,
-}
-
-/// The policy of one run, as the grades JSON records it (`environment.policy`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Policy {
-    pub perf_without_gpu: PerfWithoutGpu,
-    /// Where it came from: the flag, the course's file, or the default.
-    pub set_by: String,
-    /// Whether it mattered: the kernels ran where they cannot be timed (the
-    /// simulator). Not on a GPU, and not with `--backend none`, which only compiles.
-    #[serde(default)]
-    pub applied: bool,
 }
 
 /// The policy for `audience`: the flag, else `cuda-lab.toml` under `root`, else the default.
@@ -190,11 +158,6 @@ impl Policy {
             t.not_graded = Some(NotGraded { why: why.to_string(), points: 0.0 });
         }
     }
-
-    /// One line for the report.
-    pub fn describe(&self) -> String {
-        format!("--perf-without-gpu {} (set by {})", self.perf_without_gpu.name(), self.set_by)
-    }
 }
 
 /// The gradebook's note on points this grade left out, and the policy that did.
@@ -208,15 +171,6 @@ pub fn gradebook_note(report: &crate::report::GradeReport) -> Option<String> {
             policy.perf_without_gpu.name()
         )
     })
-}
-
-/// A check left out of the maximum, in the grades JSON (`tests[].not_graded`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NotGraded {
-    /// Why it could not run here ("needs real timing", "too big to simulate", ...).
-    pub why: String,
-    /// The points it is worth where it can run.
-    pub points: f64,
 }
 
 /// The message of a performance check graded by its stand-in.

@@ -1,5 +1,11 @@
 //! The JSON a run writes (schema `cuda-lab.grades/1`, documented in
 //! docs/grades-json.md) and the summary printed after the test output.
+//!
+//! This module owns the whole schema, the records of the policy (`policy.rs`)
+//! and of the sanitizer pass (`sanitize`) included, and uses no other module
+//! of the grader's but `atomic`: everything that grades, scores or reads a
+//! grade depends on it, so it must depend on none of them. The modules that
+//! decide what goes in these records give them their behaviour there.
 
 use std::path::Path;
 
@@ -52,7 +58,7 @@ pub struct Environment {
     /// What performance points meant here if kernels could not be timed
     /// (`--perf-without-gpu`, cuda-lab.toml).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub policy: Option<crate::policy::Policy>,
+    pub policy: Option<Policy>,
     /// The sanitizer pass: "on" (the correctness cases also ran on the
     /// simulator), "off", or "grading-run" (the run itself was on the simulator).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,7 +107,7 @@ pub struct PartReport {
     pub tests: Vec<TestReport>,
     /// What the sanitizer pass did for this part.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sanitizer: Option<crate::sanitize::PartSanitizer>,
+    pub sanitizer: Option<PartSanitizer>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -148,7 +154,7 @@ pub struct TestReport {
     pub mismatches: Option<kit::check::Mismatches>,
     /// Left out of the maximum: why, and what it is worth where it can run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_graded: Option<crate::policy::NotGraded>,
+    pub not_graded: Option<NotGraded>,
     /// "stand-in": a performance check judged by its measured stand-in on the simulator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graded_by: Option<String>,
@@ -346,5 +352,110 @@ impl GradeReport {
         }
         out += &format!("  performance without a GPU: {}\n", policy.describe());
         out
+    }
+}
+
+/// What performance points mean where kernels cannot be timed (`--perf-without-gpu`, see `policy.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum PerfWithoutGpu {
+    /// Out of the maximum: the score is out of what can be graded here.
+    Exclude,
+    /// Graded by the check's measured stand-in on the simulator, else excluded.
+    Simulate,
+    /// Counted as not passed.
+    Fail,
+}
+
+impl PerfWithoutGpu {
+    pub fn name(self) -> &'static str {
+        match self {
+            PerfWithoutGpu::Exclude => "exclude",
+            PerfWithoutGpu::Simulate => "simulate",
+            PerfWithoutGpu::Fail => "fail",
+        }
+    }
+}
+
+/// The policy of one run, as the grades JSON records it (`environment.policy`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Policy {
+    pub perf_without_gpu: PerfWithoutGpu,
+    /// Where it came from: the flag, the course's file, or the default.
+    pub set_by: String,
+    /// Whether it mattered: the kernels ran where they cannot be timed (the
+    /// simulator). Not on a GPU, and not with `--backend none`, which only compiles.
+    #[serde(default)]
+    pub applied: bool,
+}
+
+impl Policy {
+    /// One line for the report.
+    pub fn describe(&self) -> String {
+        format!("--perf-without-gpu {} (set by {})", self.perf_without_gpu.name(), self.set_by)
+    }
+}
+
+/// A check left out of the maximum, in the grades JSON (`tests[].not_graded`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NotGraded {
+    /// Why it could not run here ("needs real timing", "too big to simulate", ...).
+    pub why: String,
+    /// The points it is worth where it can run.
+    pub points: f64,
+}
+
+/// What the pass did for one part, in the grades JSON (`parts[].sanitizer`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PartSanitizer {
+    /// Whether the correctness cases were replayed on the simulator.
+    pub ran: bool,
+    /// Why it did not run, or where the checking happened instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Correctness cases replayed on the simulator.
+    #[serde(default)]
+    pub cases: usize,
+    /// Correctness cases too big to simulate (checked by the GPU only).
+    #[serde(default)]
+    pub too_big: usize,
+    /// Bugs the simulator proved: each failed its test.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+    /// Cases where the simulator computed another answer than the GPU without
+    /// proving a bug: reported, not scored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disagreements: Vec<Finding>,
+    /// Cases the simulator could not run (an instruction it does not know).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_checked: Vec<Finding>,
+    /// CPU time the replays took, in milliseconds.
+    #[serde(default)]
+    pub cpu_ms: f64,
+    /// Of `cases`, those not replayed again: this process had replayed the
+    /// same case on the same PTX before (another student's identical file).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reused: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    pub test: String,
+    pub verdict: String,
+    pub message: String,
+}
+
+impl PartSanitizer {
+    /// A part whose grading run was on the simulator: every launch was already checked.
+    pub fn in_grading_run() -> Self {
+        Self { note: Some("graded on the simulator, which checks every launch itself".into()), ..Self::default() }
+    }
+    /// A part the pass did not replay, and why.
+    pub fn not_run(why: &str) -> Self {
+        Self { note: Some(why.into()), ..Self::default() }
     }
 }

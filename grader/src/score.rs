@@ -147,7 +147,7 @@ mod tests {
     fn not_graded_checks_leave_the_maximum_and_do_not_gate() {
         use CheckKind::*;
         let not_graded = |kind| TestReport {
-            not_graded: Some(crate::policy::NotGraded { why: "needs real timing".into(), points: 0.0 }),
+            not_graded: Some(crate::report::NotGraded { why: "needs real timing".into(), points: 0.0 }),
             ..t(kind, Status::Ignored)
         };
         let mut tests = vec![

@@ -5,6 +5,8 @@
 //! The audit must find exactly those two, and name the CSV row that matches
 //! no repository.
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -23,14 +25,6 @@ fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
-fn nvrtc_available() -> bool {
-    let ok = ptx_build::Compiler::nvrtc().is_ok();
-    if !ok && std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() {
-        panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing");
-    }
-    ok
-}
-
 const GRADING: &[&str] =
     &["--exercises", "ex02", "--backend", "sim", "--seed", "7", "--timeout", "5", "--part-timeout", "120"];
 
@@ -41,7 +35,7 @@ const GRADING: &[&str] =
 #[test]
 #[ignore]
 fn audit_finds_a_planted_score_and_an_edited_workflow_in_a_class_of_20() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         eprintln!("skipped: NVRTC not found");
         return;
     }

@@ -4,6 +4,8 @@
 //! file, a symbolic link pointing outside, extra files, no `.cu` at all, and a
 //! folder whose name is not UTF-8.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -26,14 +28,6 @@ fn ok(out: Output) -> String {
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "grader failed:\n{text}");
     text
-}
-
-fn nvrtc_available() -> bool {
-    let ok = ptx_build::Compiler::nvrtc().is_ok();
-    if !ok && std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() {
-        panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing");
-    }
-    ok
 }
 
 const SEED: &str = "11";
@@ -146,7 +140,7 @@ fn a_class_gets_the_right_gradebook() {
     assert!(csv.starts_with("key,name,ex01,total,max,status,notes\n"), "{csv}");
     assert_eq!(csv.lines().count(), 14);
 
-    if nvrtc_available() {
+    if support::nvrtc_available() {
         assert_eq!(row("syntax-error").status, "compile-error");
         assert_eq!(row("reference").status, "graded");
         // Structure checks ran on the PTX: the reference passes them, the stubs do not.

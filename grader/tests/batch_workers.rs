@@ -3,6 +3,8 @@
 //! is replaced and its part regraded alone, two GPU entries share the work, and
 //! a batch killed at any moment resumes to the same gradebook.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -23,15 +25,6 @@ fn ok(out: Output) -> String {
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "grader failed:\n{text}");
     text
-}
-
-/// The simulator needs NVRTC to compile; without it these tests prove nothing.
-fn nvrtc_available() -> bool {
-    let ok = ptx_build::Compiler::nvrtc().is_ok();
-    if !ok && std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() {
-        panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing");
-    }
-    ok
 }
 
 /// `students` of make-class's cycle for ex01, in `dir/class`.
@@ -101,7 +94,7 @@ fn time_breakdown(dir: &Path, out: &str) -> serde_json::Value {
 
 #[test]
 fn workers_grade_like_one_process_per_part() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -136,7 +129,7 @@ fn workers_grade_like_one_process_per_part() {
 
 #[test]
 fn a_worker_that_dies_is_replaced_and_its_part_graded_alone() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -157,7 +150,7 @@ fn a_worker_that_dies_is_replaced_and_its_part_graded_alone() {
 
 #[test]
 fn a_part_that_hangs_a_worker_is_graded_alone_once() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -190,7 +183,7 @@ fn a_part_that_hangs_a_worker_is_graded_alone_once() {
 /// grade, and the gradebook is the one of a single worker.
 #[test]
 fn two_gpus_share_the_class() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -220,7 +213,7 @@ fn results(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 /// be half-written, and no part graded before the kill may be graded again.
 #[test]
 fn killed_anywhere_it_resumes_to_the_same_gradebook() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -5,6 +5,8 @@
 //! CSV; and the page opened in headless Chromium (when installed: CI installs
 //! it), its screenshot not blank and its charts drawn.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -23,14 +25,6 @@ fn ok(out: Output) -> String {
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "grader failed:\n{text}");
     text
-}
-
-fn nvrtc_available() -> bool {
-    let ok = ptx_build::Compiler::nvrtc().is_ok();
-    if !ok && std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() {
-        panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing");
-    }
-    ok
 }
 
 fn read(p: impl AsRef<Path>) -> String {
@@ -91,7 +85,7 @@ fn count(html: &str, needle: &str) -> usize {
 
 #[test]
 fn a_graded_class_gets_a_report_whose_numbers_are_the_gradebooks() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

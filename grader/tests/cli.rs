@@ -1,6 +1,8 @@
 //! The grader's command line, end to end, without a GPU: it compiles, says why
 //! nothing ran, ignores the GPU checks, scores zero and writes a valid JSON.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -12,14 +14,6 @@ fn grader(args: &[&str]) -> std::process::Output {
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
         .output()
         .expect("grader runs")
-}
-
-fn nvrtc_available() -> bool {
-    let ok = ptx_build::Compiler::nvrtc().is_ok();
-    if !ok && std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() {
-        panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing");
-    }
-    ok
 }
 
 #[test]
@@ -58,7 +52,7 @@ fn run_without_gpu(extra: &[&str]) -> (std::process::Output, GradeReport) {
 
 #[test]
 fn without_a_gpu_references_compile_pass_structure_and_gpu_checks_are_ignored() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let (out, report) = run_without_gpu(&["--reference"]);
@@ -84,7 +78,7 @@ fn without_a_gpu_references_compile_pass_structure_and_gpu_checks_are_ignored() 
 
 #[test]
 fn without_a_gpu_stubs_fail_their_structure_checks() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let (out, report) = run_without_gpu(&[]);
@@ -106,7 +100,7 @@ fn without_a_gpu_stubs_fail_their_structure_checks() {
 
 #[test]
 fn a_missing_file_is_a_compile_error_not_a_crash() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -139,7 +133,7 @@ fn a_missing_file_is_a_compile_error_not_a_crash() {
 #[test]
 #[ignore]
 fn new_exercise_builds_and_grades() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap();

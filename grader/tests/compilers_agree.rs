@@ -12,6 +12,7 @@
 //! normal lane grades a quick subset (two references, two variants).
 
 mod corpus;
+mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,7 +22,7 @@ use corpus::{materialize, verdict, workspace, Corpus};
 
 /// Whether both compilers are here (a failure where CI requires them).
 fn both_compilers() -> bool {
-    if !corpus::nvrtc_available() {
+    if !support::nvrtc_available() {
         eprintln!("skipping: NVRTC is not available");
         return false;
     }

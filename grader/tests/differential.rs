@@ -4,25 +4,13 @@
 //! outputs that are cheap to compute on the CPU match it exactly. On a GPU,
 //! `grader differential --backend cuda` produces the digests to compare with.
 
+mod support;
+
 use std::collections::HashMap;
 use std::path::Path;
 
 use grader::differential::{self, Inputs, Outputs, N};
-
-/// CI sets it: there NVRTC and the device headers it installs must be found.
-fn nvrtc_required() -> bool {
-    std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some()
-}
-
-fn nvrtc() -> Option<ptx_build::Compiler> {
-    match ptx_build::Compiler::nvrtc() {
-        Ok(c) => Some(c),
-        Err(_) if nvrtc_required() => {
-            panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing")
-        }
-        Err(_) => None,
-    }
-}
+use support::{nvrtc, nvrtc_required};
 
 /// Cases that include a device header (cuda_fp16.h, cooperative_groups.h), which the include policy
 /// allows only once the headers are provisioned.

@@ -7,6 +7,7 @@
 //! GPU by `grader/tests/hostile/run-gpu.sh`.
 
 mod corpus;
+mod support;
 
 use std::time::Duration;
 
@@ -63,7 +64,7 @@ fn contained(secrets: &[String], name: &str, run: &Run, problems: &mut Vec<Strin
 }
 
 fn every_case_gets_its_verdicts(backend: Backend) {
-    if !corpus::nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let secrets = secrets();
@@ -85,7 +86,7 @@ fn on_the_simulator_every_quick_case_gets_its_verdicts() {
 
 #[test]
 fn a_template_bomb_ends_in_seconds_with_the_line_named() {
-    if !corpus::nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let dir = Corpus::open("hostile").dir.join("template-bomb");

@@ -4,19 +4,13 @@
 //! their performance points where a measured stand-in judges them; and
 //! Gradescope's own script gives a reference full marks without a GPU.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use grader::report::{GradeReport, Status, TestReport};
 use kit::CheckKind;
-
-fn nvrtc_available() -> bool {
-    let ok = ptx_build::Compiler::nvrtc().is_ok();
-    if !ok && std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() {
-        panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing");
-    }
-    ok
-}
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -64,21 +58,21 @@ fn full_marks_of_what_can_be_graded(policy: &str) {
 
 #[test]
 fn references_score_everything_gradable_under_exclude() {
-    if nvrtc_available() {
+    if support::nvrtc_available() {
         full_marks_of_what_can_be_graded("exclude");
     }
 }
 
 #[test]
 fn references_score_everything_gradable_under_simulate() {
-    if nvrtc_available() {
+    if support::nvrtc_available() {
         full_marks_of_what_can_be_graded("simulate");
     }
 }
 
 #[test]
 fn fail_keeps_the_old_maximum() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let r = grade(&["ex01", "--reference", "--perf-without-gpu", "fail"]);
@@ -95,7 +89,7 @@ const STAND_INS_EXPECTED: bool = true;
 
 #[test]
 fn slow_variants_lose_their_performance_points_where_a_stand_in_judges() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let mut judged = 0;
@@ -127,7 +121,7 @@ fn slow_variants_lose_their_performance_points_where_a_stand_in_judges() {
 
 #[test]
 fn gradescope_gives_a_reference_full_marks_without_a_gpu() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let autograder = tempfile::tempdir().unwrap();

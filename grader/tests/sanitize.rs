@@ -3,19 +3,13 @@
 //! The pass replays the correctness cases on a real simulator and must fail
 //! the test anyway, naming the student's line and the backend that found it.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 
 use grader::report::{GradeReport, PartReport, Status, TestReport};
 use kit::CheckKind;
-
-fn nvrtc_available() -> bool {
-    let ok = ptx_build::Compiler::nvrtc().is_ok();
-    if !ok && std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() {
-        panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing");
-    }
-    ok
-}
 
 /// Grades with `args` and returns the report and the exit code.
 fn grade(args: &[&str]) -> (GradeReport, Option<i32>) {
@@ -43,7 +37,7 @@ const PLANTED: [&str; 4] = ["--root", "grader/tests", "--sources", "planted"];
 
 #[test]
 fn a_race_the_gpu_got_away_with_fails_the_part() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     // Without the pass the lucky backend passes the racy kernel: the case is real.
@@ -76,7 +70,7 @@ fn a_race_the_gpu_got_away_with_fails_the_part() {
 
 #[test]
 fn a_missing_barrier_in_a_tiled_matmul_is_found_whatever_the_gpu_computed() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let (r, _) = grade(&[&["ex03", "--part", "tiled", "--backend", "lucky-sim"][..], &PLANTED].concat());
@@ -100,7 +94,7 @@ fn a_missing_barrier_in_a_tiled_matmul_is_found_whatever_the_gpu_computed() {
 
 #[test]
 fn references_have_nothing_to_find() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let (r, code) = grade(&["ex01", "--reference", "--backend", "lucky-sim"]);
@@ -115,7 +109,7 @@ fn references_have_nothing_to_find() {
 
 #[test]
 fn on_the_simulator_the_grading_run_is_the_sanitizer() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let (r, _) = grade(&[&["ex01", "--part", "shared", "--backend", "sim"][..], &PLANTED].concat());

@@ -3,19 +3,13 @@
 //! flaws that a GPU hides (a race, uncoalesced writes, bank conflicts) are
 //! caught or shown. This is what a student without an NVIDIA GPU gets.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 
 use grader::report::{GradeReport, Status, TestReport};
 use kit::CheckKind;
-
-fn nvrtc_available() -> bool {
-    let ok = ptx_build::Compiler::nvrtc().is_ok();
-    if !ok && std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() {
-        panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing");
-    }
-    ok
-}
 
 fn grade(args: &[&str]) -> GradeReport {
     let dir = tempfile::tempdir().unwrap();
@@ -40,7 +34,7 @@ fn test<'a>(r: &'a GradeReport, name: &str) -> &'a TestReport {
 
 #[test]
 fn references_pass_everything_the_simulator_can_run() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let start = std::time::Instant::now();
@@ -64,7 +58,7 @@ fn references_pass_everything_the_simulator_can_run() {
 
 #[test]
 fn stubs_score_zero() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let r = grade(&["all"]);
@@ -76,7 +70,7 @@ fn stubs_score_zero() {
 
 #[test]
 fn a_missing_barrier_is_reported_as_a_race() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let r = grade(&["ex03", "--part", "tiled", "--root", "grader/tests", "--sources", "planted"]);
@@ -100,7 +94,7 @@ fn shared_passes_per_request(t: &TestReport) -> f64 {
 
 #[test]
 fn uncoalesced_writes_and_bank_conflicts_show_in_the_profile() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let good = grade(&["ex07", "--reference"]);
@@ -141,7 +135,7 @@ fn ok_lines(stdout: &str) -> Vec<&str> {
 
 #[test]
 fn stubs_pass_nothing_not_even_a_structure_or_performance_check() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     // `simulate`: the performance checks' stand-ins run as well.
@@ -154,7 +148,7 @@ fn stubs_pass_nothing_not_even_a_structure_or_performance_check() {
 
 #[test]
 fn a_check_that_passes_while_correctness_fails_is_not_counted() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     // Wrong numbers (a wrong stride) with both barriers in place.
@@ -186,7 +180,7 @@ const UNSIMULATED: &[(&str, &str)] = &[
 
 #[test]
 fn an_instruction_the_simulator_lacks_is_not_graded_here_never_failed() {
-    if !nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let reference = std::fs::read_to_string(

@@ -3,6 +3,8 @@
 //! HTML report's charts for a failing and a passing run; the report in headless
 //! Chromium with a screenshot checked; the coalescing lab's curves.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -14,10 +16,7 @@ fn workspace() -> PathBuf {
 }
 
 fn nvrtc_available() -> bool {
-    let ok = ptx_build::Compiler::nvrtc().is_ok();
-    if !ok && std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() {
-        panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing");
-    }
+    let ok = support::nvrtc_available();
     if !ok {
         eprintln!("skipped: NVRTC is not installed (the grader cannot compile .cu files here)");
     }

@@ -8,6 +8,7 @@
 //! of variants the performance thresholds are calibrated from.
 
 mod corpus;
+mod support;
 
 use std::collections::BTreeMap;
 
@@ -17,7 +18,7 @@ const SETTINGS: Settings = Settings { seed: 1, compile_timeout_secs: "60" };
 
 #[test]
 fn on_the_simulator_every_variant_gets_its_verdict() {
-    if !corpus::nvrtc_available() {
+    if !support::nvrtc_available() {
         return;
     }
     let outcome = corpus::run(&Corpus::open("variants"), Backend::Sim, &SETTINGS, |_, _, _| {});

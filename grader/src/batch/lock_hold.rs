@@ -8,7 +8,7 @@
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Opens `path` for the process `cmd` will start and hands it down; keep the
@@ -28,6 +28,13 @@ pub fn hand_down(cmd: &mut Command, path: &Path) -> std::io::Result<File> {
         });
     }
     Ok(file)
+}
+
+/// The lock file of one GPU (see `kit::gpu_lock`): workers and isolated
+/// children of the same GPU share it. Here, not with the workers (`pool`),
+/// since both the workers and the isolated children (`part`) are handed it.
+pub fn lock_file(dir: &Path, gpu: Option<&str>) -> PathBuf {
+    dir.join(format!("gpu-{}.lock", gpu.unwrap_or("default").replace(|c: char| !c.is_ascii_alphanumeric(), "_")))
 }
 
 #[cfg(test)]

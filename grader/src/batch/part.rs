@@ -16,6 +16,7 @@ use crate::grade::BackendChoice;
 use crate::report::{
     CompileReport, CompileStatus, Environment, ExerciseReport, GradeReport, PartReport, Status, TestReport,
 };
+use crate::verdict::Verdict;
 
 /// The grader's exit code for a usage or setup error (main.rs).
 const SETUP_ERROR_EXIT: i32 = 2;
@@ -62,7 +63,7 @@ impl ChildSettings {
         if let Some(limits) = &self.check_limits {
             cmd.env(crate::check_limits::ENV, limits);
         }
-        let lock = self.gpu_locks.as_ref().map(|dir| super::pool::lock_file(dir, gpu));
+        let lock = self.gpu_locks.as_ref().map(|dir| super::lock_hold::lock_file(dir, gpu));
         if let Some(path) = &lock {
             cmd.env(kit::gpu_lock::ENV, path);
         }
@@ -184,7 +185,7 @@ impl PartJob<'_> {
                 "grading this part took longer than {} s and was stopped: a kernel that never ends, or one far too slow",
                 settings.limits.wall.as_secs_f64()
             );
-            return Ok(self.failure(settings, "timeout", why));
+            return Ok(self.failure(settings, &Verdict::Timeout, why));
         }
         // A whole JSON means the child finished grading, whatever happened after.
         let written = std::fs::read(scratch).ok().and_then(|b| serde_json::from_slice::<GradeReport>(&b).ok());
@@ -202,17 +203,17 @@ impl PartJob<'_> {
             run.ending.describe(),
             if last_words.is_empty() { String::new() } else { format!(": {last_words}") }
         );
-        Ok(self.failure(settings, &format!("crashed: {}", run.ending.describe()), why))
+        Ok(self.failure(settings, &Verdict::Crashed(Some(run.ending.describe())), why))
     }
 
     /// A report where every check of the part failed with `verdict`.
-    fn failure(&self, settings: &ChildSettings, verdict: &str, message: String) -> GradeReport {
+    fn failure(&self, settings: &ChildSettings, verdict: &Verdict, message: String) -> GradeReport {
         let (ex, part) = (self.exercise, self.part);
         let mut tests: Vec<TestReport> = part
             .checks
             .iter()
             .map(|c| TestReport {
-                verdict: Some(verdict.into()),
+                verdict: Some(verdict.to_string()),
                 message: Some(message.clone()),
                 ..TestReport::new(ex.test_name(part, c), c.kind, Status::Fail)
             })
@@ -279,10 +280,10 @@ pub enum Outcome {
 
 impl Outcome {
     pub fn of(part: &PartReport) -> Outcome {
-        let verdicts = || part.tests.iter().filter_map(|t| t.verdict.as_deref());
-        if verdicts().any(|v| v == "timeout") {
+        let verdicts = || part.tests.iter().filter_map(|t| t.verdict.as_deref()).map(Verdict::from);
+        if verdicts().any(|v| v == Verdict::Timeout) {
             Outcome::Timeout
-        } else if verdicts().any(|v| v.starts_with("crashed")) {
+        } else if verdicts().any(|v| v.crashed()) {
             Outcome::Crashed
         } else if part.compile.status == CompileStatus::Error && part.sha256.is_none() {
             Outcome::Missing

@@ -164,9 +164,3 @@ fn command(settings: &ChildSettings, gpu: Option<&str>) -> (Command, Option<std:
     let lock = settings.child_env(&mut cmd, gpu);
     (cmd, lock)
 }
-
-/// The lock file of one GPU (see `kit::gpu_lock`): workers and isolated
-/// children of the same GPU share it.
-pub fn lock_file(dir: &Path, gpu: Option<&str>) -> PathBuf {
-    dir.join(format!("gpu-{}.lock", gpu.unwrap_or("default").replace(|c: char| !c.is_ascii_alphanumeric(), "_")))
-}

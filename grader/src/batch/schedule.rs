@@ -21,20 +21,10 @@ use ptx_build::Compiler;
 use super::breakdown::{Breakdown, Recorder};
 use super::part::{ChildSettings, SetupFailed};
 use super::prefetch::{Prefetch, StagedFile};
+pub use super::slot::Mode;
 use super::slot::{Job, Slot};
 use super::Planned;
 use crate::report::GradeReport;
-
-/// How parts are graded.
-#[derive(Debug, Clone, Copy)]
-pub struct Mode {
-    /// Every part in a child process of its own (one slot per GPU).
-    pub isolate: bool,
-    /// Worker processes per GPU (the GPU's lock keeps timing exclusive).
-    pub workers_per_gpu: usize,
-    /// Regrade alone even a part whose only trouble was a stuck kernel.
-    pub regrade_hangs: bool,
-}
 
 /// What the grading phase did.
 #[derive(Debug, Default)]

@@ -12,9 +12,19 @@ use anyhow::Result;
 use super::breakdown::Recorder;
 use super::part::{ChildSettings, PartJob};
 use super::pool::{Answer, Worker};
-use super::schedule::Mode;
 use super::Planned;
 use crate::report::GradeReport;
+
+/// How parts are graded (the schedule's setting; here, where the slots read it).
+#[derive(Debug, Clone, Copy)]
+pub struct Mode {
+    /// Every part in a child process of its own (one slot per GPU).
+    pub isolate: bool,
+    /// Worker processes per GPU (the GPU's lock keeps timing exclusive).
+    pub workers_per_gpu: usize,
+    /// Regrade alone even a part whose only trouble was a stuck kernel.
+    pub regrade_hangs: bool,
+}
 
 /// One part of one submission: the plan and the index of the job in it.
 pub type Job<'p> = (&'p Planned<'p>, usize);

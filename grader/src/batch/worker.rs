@@ -28,6 +28,7 @@ use kit::CheckKind;
 use serde::{Deserialize, Serialize};
 
 use crate::grade::{self, BackendChoice};
+use crate::verdict::Verdict;
 
 /// Test hook: a worker asked to grade `<exercise>/<part>` named here aborts,
 /// as one whose context broke would (tests prove the isolated regrade).
@@ -250,10 +251,11 @@ pub fn poisoned<'v>(backend: &str, verdicts: impl IntoIterator<Item = &'v str>) 
     }
     let mut found: Option<Poison> = None;
     for v in verdicts {
-        let hang = v == "timeout" || v.starts_with("not-run");
+        let verdict = Verdict::from(v);
+        let hang = verdict.never_ended();
         // A write past a buffer's guard zone may have landed in memory another
         // part will use: that part is regraded alone too.
-        let broken = v.starts_with("crashed") || v == "gpu-error" || v == "out-of-bounds-write";
+        let broken = verdict.crashed() || matches!(verdict, Verdict::GpuError | Verdict::OutOfBoundsWrite);
         if broken {
             return Some(Poison { why: format!("verdict `{v}`"), hang_only: false });
         }

@@ -22,9 +22,10 @@ use kit::backend::sim::SimBackend;
 use kit::{CheckKind, Ctx, Gpu, PartBuild, RunEnv, Skip};
 use libtest_mimic::Arguments;
 use ptx_build::{CompileOptions, Compiler};
-use serde::{Deserialize, Serialize};
 
+pub use crate::report::{Finding, PartSanitizer};
 use crate::report::{Status, TestReport};
+use crate::verdict::Verdict;
 
 /// `--sanitize`: whether GPU grades also run the sanitizer pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -35,14 +36,6 @@ pub enum Sanitize {
     /// Only the GPU judges (for timing comparisons; the grade is weaker).
     Off,
 }
-
-/// Verdicts that prove a bug in the kernel, whatever numbers the GPU got.
-/// Matched as strings (the verdicts of `grade::verdict`), so that new typed
-/// backend errors count as soon as they get their verdict.
-const FINDINGS: &[&str] =
-    &["race", "out-of-bounds-read", "out-of-bounds-write", "uninitialised-read", "barrier-divergence"];
-/// Verdicts that mean the simulator could not run the kernel at all.
-const NOT_SIMULATED: &[&str] = &["not-simulated", "load-failed"];
 
 /// Sets how many threads the pass uses (default: every core but one).
 pub const THREADS_ENV: &str = "CUDA_LAB_SANITIZE_THREADS";
@@ -106,73 +99,18 @@ impl Mode {
     }
 }
 
-/// What the pass did for one part, in the grades JSON (`parts[].sanitizer`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct PartSanitizer {
-    /// Whether the correctness cases were replayed on the simulator.
-    pub ran: bool,
-    /// Why it did not run, or where the checking happened instead.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    /// Correctness cases replayed on the simulator.
-    #[serde(default)]
-    pub cases: usize,
-    /// Correctness cases too big to simulate (checked by the GPU only).
-    #[serde(default)]
-    pub too_big: usize,
-    /// Bugs the simulator proved: each failed its test.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub findings: Vec<Finding>,
-    /// Cases where the simulator computed another answer than the GPU without
-    /// proving a bug: reported, not scored.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub disagreements: Vec<Finding>,
-    /// Cases the simulator could not run (an instruction it does not know).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_checked: Vec<Finding>,
-    /// CPU time the replays took, in milliseconds.
-    #[serde(default)]
-    pub cpu_ms: f64,
-    /// Of `cases`, those not replayed again: this process had replayed the
-    /// same case on the same PTX before (another student's identical file).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub reused: usize,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Finding {
-    pub test: String,
-    pub verdict: String,
-    pub message: String,
-}
-
-impl PartSanitizer {
-    /// A part whose grading run was on the simulator: every launch was already checked.
-    pub fn in_grading_run() -> Self {
-        Self { note: Some("graded on the simulator, which checks every launch itself".into()), ..Self::default() }
-    }
-    /// A part the pass did not replay, and why.
-    pub fn not_run(why: &str) -> Self {
-        Self { note: Some(why.into()), ..Self::default() }
-    }
-}
-
 /// What one replay on the simulator came to.
 #[derive(Debug, Clone)]
 enum Outcome {
     Clean,
-    /// A bug the simulator proved (`FINDINGS`).
+    /// A bug the simulator proved ([`Verdict::proves_a_bug`]).
     Found {
-        verdict: String,
+        verdict: Verdict,
         message: String,
     },
     /// Another answer, without proof of a bug.
     Differs {
-        verdict: String,
+        verdict: Verdict,
         message: String,
     },
     /// The simulator cannot run this kernel.
@@ -406,19 +344,19 @@ fn fold(t: &mut TestReport, outcome: &Outcome, summary: &mut PartSanitizer) {
             summary.findings.push(finding(t, verdict, message));
             if t.status == Status::Pass {
                 t.status = Status::Fail;
-                t.verdict = Some(verdict.clone());
+                t.verdict = Some(verdict.to_string());
                 t.found_by = Some("sanitizer".into());
                 t.message = Some(format!(
                     "{message}\nfound by the simulator's sanitizer pass; the GPU gave the right numbers by luck, \
                      and another run or another GPU may not"
                 ));
-            } else if t.status == Status::Fail && t.verdict.as_deref() == Some("wrong") {
+            } else if t.status == Status::Fail && t.verdict.as_deref().map(Verdict::from) == Some(Verdict::Wrong) {
                 // The proved bug is why the numbers were wrong, and it is the
                 // verdict whether or not a GPU's run happens to show it: the
                 // same as on the simulator, and from one run to the next.
                 let gpu_saw = t.message.take().unwrap_or_default();
                 let first = gpu_saw.lines().next().unwrap_or("");
-                t.verdict = Some(verdict.clone());
+                t.verdict = Some(verdict.to_string());
                 t.found_by = Some("sanitizer".into());
                 t.message = Some(format!(
                     "{message}\nfound by the simulator's sanitizer pass; on the GPU this bug gave wrong numbers: {first}"
@@ -428,7 +366,7 @@ fn fold(t: &mut TestReport, outcome: &Outcome, summary: &mut PartSanitizer) {
             }
         }
         Outcome::Differs { verdict, message } => differs(t, verdict, message, summary),
-        Outcome::Panicked => differs(t, "crashed", "the check panicked on the simulator", summary),
+        Outcome::Panicked => differs(t, &Verdict::Crashed(None), "the check panicked on the simulator", summary),
         Outcome::NotChecked { message } => not_checked(t, message, summary),
         Outcome::NotReplayed => {
             not_checked(t, "not replayed: on the GPU a kernel of this part never ended, as its verdict says", summary)
@@ -436,7 +374,7 @@ fn fold(t: &mut TestReport, outcome: &Outcome, summary: &mut PartSanitizer) {
     }
 }
 
-fn finding(t: &TestReport, verdict: &str, message: &str) -> Finding {
+fn finding(t: &TestReport, verdict: &Verdict, message: &str) -> Finding {
     Finding { test: t.name.clone(), verdict: verdict.to_string(), message: message.to_string() }
 }
 
@@ -444,7 +382,7 @@ fn finding(t: &TestReport, verdict: &str, message: &str) -> Finding {
 /// the kernel (the simulator may be wrong, or the kernel may rely on what
 /// every GPU does), and the GPU's numbers are the grade of record. It is
 /// recorded so that a TA can look.
-fn differs(t: &mut TestReport, verdict: &str, message: &str, summary: &mut PartSanitizer) {
+fn differs(t: &mut TestReport, verdict: &Verdict, message: &str, summary: &mut PartSanitizer) {
     summary.disagreements.push(finding(t, verdict, message));
     if t.status == Status::Pass {
         let first = message.lines().next().unwrap_or("");
@@ -460,7 +398,7 @@ fn differs(t: &mut TestReport, verdict: &str, message: &str, summary: &mut PartS
 
 /// A case the simulator did not check: the GPU's verdict stands.
 fn not_checked(t: &mut TestReport, message: &str, summary: &mut PartSanitizer) {
-    summary.not_checked.push(finding(t, "not-simulated", message));
+    summary.not_checked.push(finding(t, &Verdict::NotSimulated, message));
     append(t, &format!("not checked by the simulator: {message}; the GPU's verdict stands"));
 }
 
@@ -487,18 +425,18 @@ fn run_case(case: &Case, seed: u64, compiler: Option<Compiler>, options: Compile
     match result {
         Ok(Ok(_)) => Outcome::Clean,
         Ok(Err(e)) if e.downcast_ref::<Skip>().is_some() => Outcome::Skipped,
-        Ok(Err(e)) => classify(crate::grade::verdict(&e, CheckKind::Correctness), format!("{e:#}")),
+        Ok(Err(e)) => classify(Verdict::of(&e, CheckKind::Correctness), format!("{e:#}")),
         Err(_) => Outcome::Panicked,
     }
 }
 
-fn classify(verdict: &str, message: String) -> Outcome {
-    if FINDINGS.contains(&verdict) {
-        Outcome::Found { verdict: verdict.into(), message }
-    } else if NOT_SIMULATED.contains(&verdict) {
+fn classify(verdict: Verdict, message: String) -> Outcome {
+    if verdict.proves_a_bug() {
+        Outcome::Found { verdict, message }
+    } else if verdict.not_simulated() {
         Outcome::NotChecked { message }
     } else {
-        Outcome::Differs { verdict: verdict.into(), message }
+        Outcome::Differs { verdict, message }
     }
 }
 
@@ -546,7 +484,7 @@ mod tests {
     fn a_finding_fails_a_test_the_gpu_passed() {
         let mut t = passed();
         let mut s = PartSanitizer::default();
-        let found = classify("race", "data race on shared memory: pi_shared.cu:7".into());
+        let found = classify(Verdict::Race, "data race on shared memory: pi_shared.cu:7".into());
         fold(&mut t, &found, &mut s);
         assert_eq!(t.status, Status::Fail);
         assert_eq!(t.verdict.as_deref(), Some("race"));
@@ -563,7 +501,7 @@ mod tests {
             message: Some(message.into()),
             ..passed()
         };
-        let race = classify("race", "data race on shared memory: shared_load.cu:21".into());
+        let race = classify(Verdict::Race, "data race on shared memory: shared_load.cu:21".into());
         let mut t = failed("wrong", "`out`: 1 of 256 element(s) wrong; first at index 159");
         fold(&mut t, &race, &mut PartSanitizer::default());
         assert_eq!(
@@ -583,7 +521,7 @@ mod tests {
     fn a_different_answer_is_recorded_but_not_scored() {
         let mut t = passed();
         let mut s = PartSanitizer::default();
-        fold(&mut t, &classify("wrong", "`hits`: expected 3, got 4".into()), &mut s);
+        fold(&mut t, &classify(Verdict::Wrong, "`hits`: expected 3, got 4".into()), &mut s);
         assert_eq!(t.status, Status::Pass);
         assert!(t.message.unwrap().contains("not counted"));
         assert_eq!(s.disagreements.len(), 1);
@@ -593,7 +531,7 @@ mod tests {
     fn an_instruction_the_simulator_lacks_leaves_the_gpu_verdict() {
         let mut t = passed();
         let mut s = PartSanitizer::default();
-        fold(&mut t, &classify("not-simulated", "redux.sync".into()), &mut s);
+        fold(&mut t, &classify(Verdict::NotSimulated, "redux.sync".into()), &mut s);
         assert_eq!(t.status, Status::Pass);
         assert!(t.message.unwrap().contains("not checked by the simulator: redux.sync"));
         assert_eq!(s.not_checked.len(), 1);
@@ -602,9 +540,9 @@ mod tests {
     #[test]
     fn every_sanitizer_verdict_is_a_finding() {
         for v in ["race", "out-of-bounds-read", "out-of-bounds-write", "uninitialised-read", "barrier-divergence"] {
-            assert!(matches!(classify(v, String::new()), Outcome::Found { .. }), "{v}");
+            assert!(matches!(classify(Verdict::from(v), String::new()), Outcome::Found { .. }), "{v}");
         }
-        assert!(matches!(classify("timeout", String::new()), Outcome::Differs { .. }));
+        assert!(matches!(classify(Verdict::Timeout, String::new()), Outcome::Differs { .. }));
     }
 
     #[test]

@@ -123,14 +123,6 @@ impl Corpus {
     }
 }
 
-pub fn nvrtc_available() -> bool {
-    let ok = ptx_build::Compiler::nvrtc().is_ok();
-    if !ok && std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() {
-        panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing");
-    }
-    ok
-}
-
 /// How one case is graded.
 pub struct Settings {
     pub seed: u64,

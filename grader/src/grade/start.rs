@@ -1,0 +1,161 @@
+//! Orchestration: opens the environment, compiles every part (so a student
+//! sees every compile error before any test runs), makes each check a trial
+//! (or an ignored one, or its stand-in, as the policy says), starts the
+//! sanitizer pass and the work done ahead, and runs the trials on one thread.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Result;
+use kit::{CheckKind, Exercise, RunEnv};
+use libtest_mimic::Trial;
+
+use super::compile::{compile_options, compile_part, print_diagnostics};
+use super::environment::{open_environment, yardstick_compiler};
+use super::finish::{Checked, Pending, Stage};
+use super::no_compiler::without_compiler;
+use super::trial::{in_running_order, make_trial};
+use super::{BackendChoice, Options};
+use crate::ahead::Ahead;
+use crate::policy::{Instead, Policy};
+use crate::report::TestReport;
+use crate::sanitize::{self, Replay};
+use crate::verdict::Verdict;
+
+/// Compiles and runs every check of `exercises`; scoring waits for [`Pending::finish`].
+pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
+    kit::backend::traced::phase("start");
+    let (mut env_report, gpu, compiler) = open_environment(opts)?;
+    kit::backend::traced::phase("environment open");
+    let options = compile_options(gpu.as_ref().map(|g| g.info().compute_capability));
+    let can_time = gpu.as_ref().is_some_and(|g| g.info().backend == "cuda");
+    // `--backend none` only compiles: no grade to be fair about, the policy stays out.
+    let policy = Policy { applied: gpu.is_some() && !can_time, ..opts.policy.clone() };
+    env_report.policy = Some(policy.clone());
+    // The simulator checks every launch itself; a GPU grade replays on it.
+    let sanitizes_itself =
+        gpu.as_ref().is_some_and(|g| g.info().backend == "sim") && opts.backend != BackendChoice::LuckySim;
+    let sanitizer = sanitize::Mode::of(opts.sanitize, gpu.is_some(), sanitizes_itself);
+    env_report.sanitizer = Some(sanitizer.name().into());
+    let compiler_for_env = compiler.as_ref().ok().cloned();
+    if let (Err(why), false) = (&compiler, opts.test_args.list) {
+        let (report, conclusion) = without_compiler(exercises, opts, env_report, why);
+        return Ok(Pending(Stage::Finished(Box::new((report, conclusion)))));
+    }
+    println!("seed {} (rerun with --seed {})", opts.seed, opts.seed);
+    // Compile first, so a student sees every compile error before any test runs.
+    let mut parts = Vec::new();
+    println!(
+        "\nCompiling ({}, compute_{}{}; device headers: {})",
+        env_report.compiler.as_deref().unwrap_or("no compiler"),
+        options.arch.0,
+        options.arch.1,
+        env_report.device_headers.as_deref().unwrap_or("none")
+    );
+    for ex in exercises {
+        for part in &ex.parts {
+            let rel = format!("{}/{}/{}", opts.sources, ex.folder_name(), part.file);
+            let built = compile_part(&opts.root, &rel, compiler.as_ref(), &options);
+            println!("  {:<55} {}", rel, built.line());
+            print_diagnostics(&opts.root.join(&rel), &built.report.diagnostics);
+            parts.push(built);
+        }
+    }
+    println!();
+    kit::backend::traced::phase("compiled");
+
+    let yardstick_compiler = compiler_for_env.clone().map(|c| yardstick_compiler(c, can_time));
+    let env = Arc::new(RunEnv::new(opts.seed, gpu.clone(), yardstick_compiler, options.clone()));
+    let records: Arc<Mutex<HashMap<String, TestReport>>> = Arc::default();
+    let mut trials = Vec::new();
+    // Tests that cannot run here, and why; and those judged by a stand-in instead.
+    let mut ignored: HashMap<String, &'static str> = HashMap::new();
+    let mut stand_ins = std::collections::HashSet::new();
+    let mut replays = Vec::new();
+    let mut ahead_jobs = Vec::new();
+    let mut built_iter = parts.iter();
+    for ex in exercises {
+        for part in &ex.parts {
+            let built = built_iter.next().expect("one build per part");
+            // The part's correctness checks, whose outcome decides what the others count for.
+            let correctness: Arc<Vec<String>> = Arc::new(
+                part.checks
+                    .iter()
+                    .filter(|c| c.kind == CheckKind::Correctness)
+                    .map(|c| ex.test_name(part, c))
+                    .collect(),
+            );
+            for check in in_running_order(&part.checks) {
+                let name = ex.test_name(part, check);
+                let simulated = gpu.as_ref().is_some_and(|g| g.info().backend == "sim");
+                let skip_reason = match (check.needs_gpu(), &gpu) {
+                    (true, None) => Some("no GPU"),
+                    (true, Some(_)) if simulated && check.kind == CheckKind::Performance => Some("needs real timing"),
+                    (true, Some(_)) if simulated && check.heavy => Some(crate::policy::TOO_BIG_TO_SIMULATE),
+                    _ => None,
+                };
+                if let (sanitize::Mode::Pass, Replay::Yes, Ok(build)) =
+                    (sanitizer, sanitize::replay(check, &name, &opts.test_args), &built.build)
+                {
+                    let ptx = Arc::new(build.ptx.clone());
+                    replays.push(sanitize::Case::new(name.clone(), check.clone(), ptx));
+                }
+                let trial = match skip_reason.map(|reason| (reason, policy.instead(check))) {
+                    Some((_, Instead::StandIn)) => {
+                        stand_ins.insert(name.clone());
+                        let stand_in = kit::Check { run: check.stand_in.clone().expect("has one"), ..check.clone() };
+                        make_trial(name, stand_in, built, env.clone(), records.clone(), correctness.clone())
+                    }
+                    Some((reason, _)) => {
+                        ignored.insert(name.clone(), reason);
+                        Trial::test(name.clone(), || Ok(())).with_ignored_flag(true).with_kind(reason)
+                    }
+                    None => {
+                        if let (true, Ok(build)) = (Ahead::wanted(check), &built.build) {
+                            ahead_jobs.push((name.clone(), check.clone(), build.clone()));
+                        }
+                        make_trial(name, check.clone(), built, env.clone(), records.clone(), correctness.clone())
+                    }
+                };
+                trials.push(trial);
+            }
+        }
+    }
+
+    let mut args = opts.test_args.clone();
+    // Kernels are timed; two checks must never share the GPU.
+    args.test_threads = Some(1);
+    // The sanitizer pass runs on other cores while the GPU works through the tests.
+    let pass =
+        (!replays.is_empty()).then(|| sanitize::Pass::start(replays, opts.seed, compiler_for_env, options.clone()));
+    // Only for a whole run on a GPU: a filtered one would compute inputs for
+    // checks it does not run, and on the simulator the checks use every core.
+    let whole_run = args.filter.is_none() && args.skip.is_empty() && !args.ignored;
+    let ahead = (can_time && whole_run).then(|| Ahead::start(opts.seed, options, ahead_jobs));
+    let conclusion = libtest_mimic::run(&args, trials);
+    drop(ahead);
+    kit::backend::traced::phase("checks run");
+    let records = std::mem::take(&mut *records.lock().unwrap());
+    if let Some(pass) = &pass {
+        for stuck in records.values().filter(|t| t.verdict.as_deref().is_some_and(|v| Verdict::from(v).never_ended())) {
+            let part: String = stuck.name.split("::").take(2).map(|s| format!("{s}::")).collect();
+            pass.cancel_part(&part);
+        }
+    }
+    Ok(Pending(Stage::Checked(Box::new(Checked {
+        exercises: exercises.to_vec(),
+        parts,
+        records,
+        ignored,
+        stand_ins,
+        policy,
+        sanitizer,
+        pass,
+        conclusion,
+        env_report,
+        seed: opts.seed,
+        root: opts.root.clone(),
+        sources: opts.sources.clone(),
+        test_args: opts.test_args.clone(),
+    }))))
+}

@@ -1,0 +1,157 @@
+//! One check as a libtest-mimic trial: it runs the check on the part's PTX,
+//! records what came back (status, verdict, message, figures) and says on its
+//! line whether it counts. Apart because this is where a check's outcome is
+//! read, and the part's correctness decides what its other checks count for.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::Result;
+use kit::{CheckKind, Ctx, RunEnv, Skip};
+use libtest_mimic::{Completion, Failed, Trial};
+
+use super::compile::BuiltPart;
+use super::profile::{collect_profiles, discard_profiles};
+use crate::not_graded_here;
+use crate::report::{Status, TestReport};
+use crate::verdict::{NotCompiled, Verdict};
+
+/// A part's checks in the order they run: its correctness checks first (in
+/// their order), so that a structure or performance check's line can already
+/// say whether it counts.
+pub(super) fn in_running_order(checks: &[kit::Check]) -> Vec<&kit::Check> {
+    let mut ordered: Vec<&kit::Check> = checks.iter().collect();
+    ordered.sort_by_key(|c| c.kind != CheckKind::Correctness);
+    ordered
+}
+
+/// `check`'s trial. `correctness` names its part's correctness checks, which
+/// run before it: a structure or performance check that passes while one of
+/// them failed is shown `not counted`, and every check of a part the
+/// simulator cannot run is `not graded here`.
+pub(super) fn make_trial(
+    name: String,
+    check: kit::Check,
+    built: &BuiltPart,
+    env: Arc<RunEnv>,
+    records: Arc<Mutex<HashMap<String, TestReport>>>,
+    correctness: Arc<Vec<String>>,
+) -> Trial {
+    let build = built.build.clone();
+    let rel = built.rel.clone();
+    Trial::ignorable_test(name.clone(), move || {
+        let start = Instant::now();
+        let cpu_before = kit::stats::get(kit::stats::Counter::CpuReference);
+        let outcome: Result<String> = match &build {
+            Err(why) => Err(anyhow::anyhow!(NotCompiled(format!("not run: {rel} did not compile ({why})")))),
+            Ok(build) => {
+                let ctx = Ctx { check_name: &name, env: &env, build };
+                discard_profiles(&env);
+                kit::perf::take_figures();
+                kit::measure::take_measured();
+                kit::check::take_mismatches();
+                kit::digest::set_current_check(&name);
+                // Shared with other batch workers on this GPU one device operation at a
+                // time, never with a timing (kit::backend::locked), and held for good
+                // by a kernel that never ends.
+                if let Some(gpu) = &env.gpu {
+                    gpu.begin_check();
+                    // Only correctness launches compare their inputs with what was
+                    // uploaded: timed launches stay as they were.
+                    gpu.watch_inputs(check.kind == CheckKind::Correctness);
+                    // `grader batch --timeout-from-reference`: this check's own limit.
+                    if let Some(limit) = crate::check_limits::for_check(&name) {
+                        gpu.limit_check(limit);
+                    }
+                }
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
+                    .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))
+            }
+        };
+        if kit::backend::traced::enabled() {
+            let (ops, device_ms) = kit::backend::traced::take();
+            let cpu_ms = (kit::stats::get(kit::stats::Counter::CpuReference) - cpu_before).as_secs_f64() * 1e3;
+            let all_ms = start.elapsed().as_secs_f64() * 1e3;
+            eprintln!("trace {name}: {all_ms:.1} ms: device calls {device_ms:.1}, shared inputs and references {cpu_ms:.1}; {ops}");
+        }
+        let profile = collect_profiles(&env);
+        let mut record = TestReport {
+            duration_ms: start.elapsed().as_secs_f64() * 1e3,
+            profile,
+            perf: kit::perf::take_figures(),
+            measured: kit::measure::take_measured(),
+            mismatches: kit::check::take_mismatches(),
+            ..TestReport::new(name.clone(), check.kind, Status::Pass)
+        };
+        let result = match outcome {
+            Err(e) if not_graded_here::cause(&e).is_some() => {
+                let why = not_graded_here::message(&e);
+                record.status = Status::NotGradedHere;
+                record.verdict = Some(Verdict::NotSimulated.into());
+                let first = why.lines().next().unwrap_or_default().to_string();
+                record.message = Some(why);
+                Ok(Completion::ignored_with(first))
+            }
+            Ok(note) => {
+                let lines: Vec<String> = std::iter::once(note)
+                    .chain(record.profile.iter().map(|p| p.summary()))
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                record.message = (!lines.is_empty()).then(|| lines.join("\n"));
+                Ok(Completion::Completed)
+            }
+            Err(e) if e.downcast_ref::<Skip>().is_some() => {
+                record.status = Status::Ignored;
+                record.message = Some(e.to_string());
+                Ok(Completion::ignored_with(e.to_string()))
+            }
+            Err(e) => {
+                let msg = format!("{e:#}");
+                record.status = Status::Fail;
+                record.verdict = Some(Verdict::of(&e, check.kind).into());
+                record.message = Some(msg.clone());
+                Err(Failed::from(msg))
+            }
+        };
+        let mut records = records.lock().unwrap();
+        let result = match part_verdict(&records, &correctness, check.kind) {
+            Some(PartVerdict::NotGradedHere(why)) if record.status != Status::NotGradedHere => {
+                not_graded_here::mark(&mut record, &why);
+                Ok(Completion::ignored_with(why.lines().next().unwrap_or_default()))
+            }
+            Some(PartVerdict::Failed(first)) if record.status == Status::Pass => {
+                // Scoring says so in the JSON; the line must not say `ok` either.
+                Ok(Completion::ignored_with(format!("not counted: `{first}` failed")))
+            }
+            _ => result,
+        };
+        records.insert(name, record);
+        result
+    })
+}
+
+/// What a part's correctness checks that have run say about its other checks.
+enum PartVerdict {
+    /// One could not be graded here (why).
+    NotGradedHere(String),
+    /// One failed (its name).
+    Failed(String),
+}
+
+/// For a structure or performance check: what its part's correctness checks
+/// (`correctness`, all run before it) came to; `None` for a correctness check.
+fn part_verdict(records: &HashMap<String, TestReport>, correctness: &[String], kind: CheckKind) -> Option<PartVerdict> {
+    if kind == CheckKind::Correctness {
+        return None;
+    }
+    let ran: Vec<&TestReport> = correctness.iter().filter_map(|n| records.get(n)).collect();
+    if let Some(t) = ran.iter().find(|t| t.status == Status::NotGradedHere) {
+        return Some(PartVerdict::NotGradedHere(t.message.clone().unwrap_or_default()));
+    }
+    ran.iter().find(|t| t.status == Status::Fail).map(|t| PartVerdict::Failed(t.name.clone()))
+}
+
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default()
+}

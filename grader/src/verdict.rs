@@ -1,0 +1,285 @@
+//! The cause of a failure in one word (`tests[].verdict` in the grades JSON,
+//! the gradebooks' `verdict` column, the batch summaries), as a type.
+//!
+//! Verdicts are decided in one place ([`Verdict::of`]), and every other place
+//! that builds or compares one (the sanitizer pass, a batch's worker and its
+//! child processes) names a variant, so that a misspelt verdict cannot
+//! compile. The JSON keeps the strings it always had: [`Verdict`]'s
+//! `Display`, `From<&str>` and serde all use them, and the schema's field
+//! stays a string, since a reader may meet verdicts of other grader versions
+//! ([`Verdict::Other`]). This module uses nothing else of the grader's.
+
+use std::fmt;
+
+use kit::backend::BackendError;
+use kit::exercise::MissingKernel;
+use kit::gpu::OutOfBounds;
+use kit::inspect::WrongSignature;
+use kit::CheckKind;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// `wrong`: a correctness check's outputs were wrong.
+    Wrong,
+    /// `structure`: a structure check found the kernel's shape wrong.
+    Structure,
+    /// `too-slow`: a performance check's kernel missed its threshold.
+    TooSlow,
+    /// `compile-error`: the part did not compile, so the check could not run.
+    CompileError,
+    /// `missing-kernel`: the PTX lacks a kernel (or symbol) the check launches.
+    MissingKernel,
+    /// `wrong-signature`: a kernel's parameters are not those the check passes.
+    WrongSignature,
+    /// `input-modified`: a correctness launch changed one of its inputs.
+    InputModified,
+    /// `race`: a data race on shared or global memory.
+    Race,
+    /// `out-of-bounds-read`.
+    OutOfBoundsRead,
+    /// `out-of-bounds-write` (on the simulator, or into a GPU buffer's guard zone).
+    OutOfBoundsWrite,
+    /// `uninitialised-read`.
+    UninitialisedRead,
+    /// `barrier-divergence`: a `__syncthreads` not every thread reached.
+    BarrierDivergence,
+    /// `timeout`: a kernel (or a batch's child process) never ended.
+    Timeout,
+    /// `not-run: GPU lost earlier`: an earlier kernel left the CUDA context unusable.
+    GpuLost,
+    /// `crashed`, or `crashed: <how>` (`crashed: illegal address`, and in a
+    /// batch how the child process ended: `crashed: SIGSEGV (segmentation fault)`).
+    Crashed(Option<String>),
+    /// `launch-failed` (also out of device memory).
+    LaunchFailed,
+    /// `load-failed`: the PTX could not be loaded.
+    LoadFailed,
+    /// `gpu-error`: any other backend error.
+    GpuError,
+    /// `not-simulated`: an instruction the simulator does not run.
+    NotSimulated,
+    /// A verdict this grader does not write (read from another version's JSON).
+    Other(String),
+}
+
+/// The crash on a GPU that touched memory it does not own.
+const ILLEGAL_ADDRESS: &str = "illegal address";
+
+impl Verdict {
+    /// The verdict of a check that failed with `e`: the first cause in its
+    /// chain that is known, else what a failure of a check of `kind` means.
+    pub fn of(e: &anyhow::Error, kind: CheckKind) -> Verdict {
+        for cause in e.chain() {
+            if cause.downcast_ref::<NotCompiled>().is_some() {
+                return Verdict::CompileError;
+            }
+            if cause.downcast_ref::<OutOfBounds>().is_some() {
+                return Verdict::OutOfBoundsWrite;
+            }
+            if cause.downcast_ref::<kit::gpu::CheckTimeLimit>().is_some() {
+                return Verdict::Timeout;
+            }
+            if cause.downcast_ref::<MissingKernel>().is_some() {
+                return Verdict::MissingKernel;
+            }
+            if cause.downcast_ref::<WrongSignature>().is_some() {
+                return Verdict::WrongSignature;
+            }
+            if cause.downcast_ref::<kit::gpu::InputModified>().is_some() {
+                return Verdict::InputModified;
+            }
+            if let Some(b) = cause.downcast_ref::<BackendError>() {
+                return match b {
+                    BackendError::IllegalAddress => Verdict::Crashed(Some(ILLEGAL_ADDRESS.into())),
+                    BackendError::SharedRace(_) | BackendError::GlobalRace(_) => Verdict::Race,
+                    BackendError::OutOfBoundsRead(_) => Verdict::OutOfBoundsRead,
+                    BackendError::OutOfBoundsWrite(_) => Verdict::OutOfBoundsWrite,
+                    BackendError::UninitialisedRead(_) => Verdict::UninitialisedRead,
+                    BackendError::BarrierDivergence(_) => Verdict::BarrierDivergence,
+                    BackendError::NotSimulated(_) => Verdict::NotSimulated,
+                    BackendError::Crashed(_) => Verdict::Crashed(None),
+                    BackendError::Timeout(_) => Verdict::Timeout,
+                    BackendError::ContextLost(_) => Verdict::GpuLost,
+                    BackendError::MissingKernel(_) | BackendError::MissingSymbol(_) => Verdict::MissingKernel,
+                    BackendError::LaunchFailed(_) | BackendError::OutOfMemory(_) => Verdict::LaunchFailed,
+                    BackendError::LoadFailed(_) => Verdict::LoadFailed,
+                    _ => Verdict::GpuError,
+                };
+            }
+        }
+        match kind {
+            CheckKind::Correctness => Verdict::Wrong,
+            CheckKind::Structure => Verdict::Structure,
+            CheckKind::Performance => Verdict::TooSlow,
+        }
+    }
+
+    /// Proves a bug in the kernel, whatever numbers a GPU got: the sanitizer
+    /// pass fails a test the GPU passed for one of these.
+    pub fn proves_a_bug(&self) -> bool {
+        matches!(
+            self,
+            Verdict::Race
+                | Verdict::OutOfBoundsRead
+                | Verdict::OutOfBoundsWrite
+                | Verdict::UninitialisedRead
+                | Verdict::BarrierDivergence
+        )
+    }
+
+    /// The simulator could not run the kernel at all.
+    pub fn not_simulated(&self) -> bool {
+        matches!(self, Verdict::NotSimulated | Verdict::LoadFailed)
+    }
+
+    /// A kernel of the part never ended on the GPU (or the check was never run after one did).
+    pub fn never_ended(&self) -> bool {
+        matches!(self, Verdict::Timeout | Verdict::GpuLost)
+    }
+
+    /// Any crash, whatever its detail.
+    pub fn crashed(&self) -> bool {
+        matches!(self, Verdict::Crashed(_))
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let word = match self {
+            Verdict::Wrong => "wrong",
+            Verdict::Structure => "structure",
+            Verdict::TooSlow => "too-slow",
+            Verdict::CompileError => "compile-error",
+            Verdict::MissingKernel => "missing-kernel",
+            Verdict::WrongSignature => "wrong-signature",
+            Verdict::InputModified => "input-modified",
+            Verdict::Race => "race",
+            Verdict::OutOfBoundsRead => "out-of-bounds-read",
+            Verdict::OutOfBoundsWrite => "out-of-bounds-write",
+            Verdict::UninitialisedRead => "uninitialised-read",
+            Verdict::BarrierDivergence => "barrier-divergence",
+            Verdict::Timeout => "timeout",
+            Verdict::GpuLost => "not-run: GPU lost earlier",
+            Verdict::Crashed(None) => "crashed",
+            Verdict::Crashed(Some(how)) => return write!(f, "crashed: {how}"),
+            Verdict::LaunchFailed => "launch-failed",
+            Verdict::LoadFailed => "load-failed",
+            Verdict::GpuError => "gpu-error",
+            Verdict::NotSimulated => "not-simulated",
+            Verdict::Other(word) => word,
+        };
+        f.write_str(word)
+    }
+}
+
+impl From<&str> for Verdict {
+    /// The verdict a string of the grades JSON names (the inverse of `Display`).
+    fn from(word: &str) -> Verdict {
+        match word {
+            "wrong" => Verdict::Wrong,
+            "structure" => Verdict::Structure,
+            "too-slow" => Verdict::TooSlow,
+            "compile-error" => Verdict::CompileError,
+            "missing-kernel" => Verdict::MissingKernel,
+            "wrong-signature" => Verdict::WrongSignature,
+            "input-modified" => Verdict::InputModified,
+            "race" => Verdict::Race,
+            "out-of-bounds-read" => Verdict::OutOfBoundsRead,
+            "out-of-bounds-write" => Verdict::OutOfBoundsWrite,
+            "uninitialised-read" => Verdict::UninitialisedRead,
+            "barrier-divergence" => Verdict::BarrierDivergence,
+            "timeout" => Verdict::Timeout,
+            "not-run: GPU lost earlier" => Verdict::GpuLost,
+            "crashed" => Verdict::Crashed(None),
+            "launch-failed" => Verdict::LaunchFailed,
+            "load-failed" => Verdict::LoadFailed,
+            "gpu-error" => Verdict::GpuError,
+            "not-simulated" => Verdict::NotSimulated,
+            other => match other.strip_prefix("crashed: ") {
+                Some(how) => Verdict::Crashed(Some(how.to_string())),
+                None => Verdict::Other(other.to_string()),
+            },
+        }
+    }
+}
+
+impl From<Verdict> for String {
+    fn from(v: Verdict) -> String {
+        v.to_string()
+    }
+}
+
+impl Serialize for Verdict {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Verdict {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Verdict, D::Error> {
+        Ok(Verdict::from(String::deserialize(d)?.as_str()))
+    }
+}
+
+/// A check of a part that did not compile: why it could not run. Its verdict
+/// is `compile-error`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NotCompiled(pub String);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every verdict the grader writes, as the JSON has always spelt it.
+    const WRITTEN: &[&str] = &[
+        "wrong",
+        "structure",
+        "too-slow",
+        "compile-error",
+        "missing-kernel",
+        "wrong-signature",
+        "input-modified",
+        "race",
+        "out-of-bounds-read",
+        "out-of-bounds-write",
+        "uninitialised-read",
+        "barrier-divergence",
+        "timeout",
+        "not-run: GPU lost earlier",
+        "crashed",
+        "crashed: illegal address",
+        "crashed: SIGABRT (aborted)",
+        "launch-failed",
+        "load-failed",
+        "gpu-error",
+        "not-simulated",
+    ];
+
+    #[test]
+    fn every_verdict_keeps_its_string_in_text_and_json() {
+        for &word in WRITTEN {
+            let v = Verdict::from(word);
+            assert!(!matches!(v, Verdict::Other(_)), "{word} is a verdict of this grader");
+            assert_eq!(v.to_string(), word);
+            assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{word}\""));
+            assert_eq!(serde_json::from_str::<Verdict>(&format!("\"{word}\"")).unwrap(), v);
+        }
+        let old = Verdict::from("gremlins");
+        assert_eq!(old, Verdict::Other("gremlins".into()));
+        assert_eq!(old.to_string(), "gremlins");
+    }
+
+    #[test]
+    fn a_failure_without_a_known_cause_is_judged_by_its_kind() {
+        let e = anyhow::anyhow!("`out`: 1 of 256 element(s) wrong");
+        assert_eq!(Verdict::of(&e, CheckKind::Correctness), Verdict::Wrong);
+        assert_eq!(Verdict::of(&e, CheckKind::Structure), Verdict::Structure);
+        assert_eq!(Verdict::of(&e, CheckKind::Performance), Verdict::TooSlow);
+        let e = anyhow::Error::new(NotCompiled("did not compile".into())).context("running");
+        assert_eq!(Verdict::of(&e, CheckKind::Performance), Verdict::CompileError);
+        let e = anyhow::Error::new(BackendError::IllegalAddress);
+        assert_eq!(Verdict::of(&e, CheckKind::Correctness).to_string(), "crashed: illegal address");
+    }
+}
