@@ -1,5 +1,5 @@
-//! No import circles between the modules of `grader/src` (nor, once its own
-//! clean-up lands, of `exercises/kit/src`): a module that uses another must
+//! No import circles between the modules of `grader/src` nor of
+//! `exercises/kit/src`: a module that uses another must
 //! not be used back by it, directly or through others. A circle means neither
 //! side can be read, tested or changed alone.
 //!
@@ -13,16 +13,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Crates whose circles are, for now, reported but allowed.
-const ALLOWED: &[(&str, &str)] = &[
-    // kit is being untangled on a branch of its own (at the time of writing);
-    // remove this line once that has merged, and kit is held to the same rule.
-    ("kit", "being untangled on its own branch"),
-];
-
 /// One crate's modules: module path (`batch::part`, `` for the root) → the uses it makes.
 struct Crate {
-    name: &'static str,
     modules: BTreeMap<String, BTreeSet<String>>,
 }
 
@@ -32,25 +24,18 @@ fn manifest() -> PathBuf {
 
 #[test]
 fn the_grader_has_no_import_circles() {
-    let grader = read_crate("grader", &manifest().join("src"));
+    let grader = read_crate(&manifest().join("src"));
     assert!(grader.modules.len() > 40, "read the grader's modules: {:?}", grader.modules.keys());
     let cycles = cycles(&grader);
     assert!(cycles.is_empty(), "import circles in grader/src:\n{}", describe(&cycles));
 }
 
 #[test]
-fn kit_has_no_import_circles_but_for_the_listed_exception() {
-    let kit = read_crate("kit", &manifest().join("../exercises/kit/src"));
+fn kit_has_no_import_circles() {
+    let kit = read_crate(&manifest().join("../exercises/kit/src"));
     assert!(kit.modules.len() > 5, "read kit's modules: {:?}", kit.modules.keys());
     let cycles = cycles(&kit);
-    match ALLOWED.iter().find(|(name, _)| *name == kit.name) {
-        Some((_, why)) => {
-            if !cycles.is_empty() {
-                eprintln!("kit's import circles, allowed for now ({why}):\n{}", describe(&cycles));
-            }
-        }
-        None => assert!(cycles.is_empty(), "import circles in exercises/kit/src:\n{}", describe(&cycles)),
-    }
+    assert!(cycles.is_empty(), "import circles in exercises/kit/src:\n{}", describe(&cycles));
 }
 
 #[test]
@@ -66,13 +51,10 @@ fn the_reader_finds_a_circle_and_the_paths_it_is_made_of() {
     let modules = |pairs: &[(&str, &[&str])]| {
         pairs.iter().map(|(m, uses)| (m.to_string(), uses.iter().map(|u| u.to_string()).collect())).collect()
     };
-    let circle = Crate { name: "t", modules: modules(&[("", &[]), ("a", &["b::X"]), ("b", &["a::f"]), ("c", &["a"])]) };
+    let circle = Crate { modules: modules(&[("", &[]), ("a", &["b::X"]), ("b", &["a::f"]), ("c", &["a"])]) };
     assert_eq!(cycles(&circle), vec![vec!["a".to_string(), "b".to_string()]]);
     // A submodule using its parent is no circle; a sibling is.
-    let family = Crate {
-        name: "t",
-        modules: modules(&[("", &[]), ("p", &["p::k::f"]), ("p::k", &["p::Item", "crate_root_fn"])]),
-    };
+    let family = Crate { modules: modules(&[("", &[]), ("p", &["p::k::f"]), ("p::k", &["p::Item", "crate_root_fn"])]) };
     assert!(cycles(&family).is_empty());
 }
 
@@ -81,7 +63,7 @@ fn describe(cycles: &[Vec<String>]) -> String {
 }
 
 /// Reads every `.rs` file under `src` (`main.rs`, a separate binary crate, left out).
-fn read_crate(name: &'static str, src: &Path) -> Crate {
+fn read_crate(src: &Path) -> Crate {
     let mut files = Vec::new();
     collect(src, &mut files);
     let module_of = |file: &Path| -> String {
@@ -107,7 +89,7 @@ fn read_crate(name: &'static str, src: &Path) -> Crate {
         references(&text, &module, &children, &mut refs);
         modules.insert(module, refs);
     }
-    Crate { name, modules }
+    Crate { modules }
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
