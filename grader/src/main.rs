@@ -329,10 +329,11 @@ struct BatchArgs {
     /// Grade every part in a process of its own (slower; no state is shared between parts).
     #[arg(long)]
     isolate: bool,
-    /// Worker processes per GPU: while one times kernels, the other compiles,
-    /// computes CPU references and runs correctness checks (ignored with --isolate).
-    #[arg(long, default_value_t = 2)]
-    workers_per_gpu: usize,
+    /// Worker processes per GPU: while one times kernels, the others compile,
+    /// compute CPU references and run correctness checks (ignored with --isolate).
+    /// Default: 3 on a GPU of 12 GiB or more in a host of 16 GiB or more, else 2.
+    #[arg(long)]
+    workers_per_gpu: Option<usize>,
     /// Also regrade alone a part whose kernel got stuck in a worker (its verdicts
     /// are already those of a fresh process; this costs the kernel time limit again).
     #[arg(long)]

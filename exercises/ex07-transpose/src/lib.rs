@@ -211,10 +211,10 @@ fn spot_check_timed(ctx: &Ctx, gpu: &Gpu, out: &kit::DeviceBuffer<f32>, side: us
 
 /// Skips before allocating 512 MiB where nothing can be timed (the simulator).
 fn require_real_gpu(gpu: &Gpu) -> Result<()> {
-    match gpu.info().backend.as_str() {
-        "cuda" => Ok(()),
-        other => Err(Skip(format!("timing needs a real GPU; the {other} backend cannot time kernels")).into()),
+    if gpu.capabilities().times_kernels {
+        return Ok(());
     }
+    Err(Skip(format!("timing needs a real GPU; the {} backend cannot time kernels", gpu.info().backend)).into())
 }
 
 #[cfg(test)]

@@ -88,13 +88,13 @@ fn half_precision_runs_and_the_unsimulated_is_named() {
         r => panic!("expected NotSimulated, got {r:?}"),
     }
     let with_lines = COPY
-        .replace("add.cc.u32", ".loc 1 7 3\n\tadd.cc.u32")
+        .replace("vadd.s32", ".loc 1 7 3\n\tvadd.s32")
         .replace(".address_size 64", ".address_size 64\n.file 1 \"kernels/free.cu\"");
     match gpu.load(&with_lines).map(|_| ()).map_err(typed) {
         Err(BackendError::NotSimulated(what)) => assert!(what.contains("(kernels/free.cu:7, PTX line"), "{what}"),
         r => panic!("expected NotSimulated, got {r:?}"),
     }
-    let unreadable = COPY.replace("add.cc.u32 %r2, %r1, %r1;", "mov.u32 %r2, NO_SUCH_NAME;");
+    let unreadable = COPY.replace("vadd.s32.s32.s32.sat %r2, %r1, %r1, %r1;", "mov.u32 %r2, NO_SUCH_NAME;");
     match gpu.load(&unreadable).map(|_| ()).map_err(typed) {
         Err(BackendError::NotSimulated(what)) => assert!(what.contains("NO_SUCH_NAME"), "{what}"),
         r => panic!("PTX the simulator cannot read is not simulated, not a failure: {r:?}"),

@@ -18,6 +18,7 @@
 pub mod breakdown;
 pub mod capture;
 pub mod child;
+mod defaults;
 pub mod gradebook;
 pub mod intake;
 pub mod lock_hold;
@@ -68,8 +69,9 @@ pub struct Options {
     pub grading_flags: Vec<String>,
     /// `--isolate`: every part in a child process of its own (no workers).
     pub isolate: bool,
-    /// Worker processes per GPU entry (timing stays exclusive through the GPU lock).
-    pub workers_per_gpu: usize,
+    /// Worker processes per GPU entry (timing stays exclusive through the GPU
+    /// lock); `None`: as many as the machine's memory allows (batch::defaults).
+    pub workers_per_gpu: Option<usize>,
     /// `--regrade-hangs`: a part with a stuck kernel is graded again alone.
     pub regrade_hangs: bool,
     /// `--timeout-from-reference` and `--timeout-floor`: each correctness
@@ -140,7 +142,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         nvrtc_dir: compiler.as_ref().and_then(|c| c.path()).and_then(Path::parent).map(Path::to_path_buf),
         grading_flags: opts.grading_flags.clone(),
         gpu_locks: (!opts.isolate).then(|| out.join("locks")),
-        check_limits: limits_from_reference(opts, &out, seed)?,
+        check_limits: defaults::limits_from_reference(opts, &out, seed)?,
     };
     if let Some(dir) = &settings.gpu_locks {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -149,7 +151,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     let parts_reused = plans.iter().map(|p| p.jobs.len() - p.pending.len()).sum();
     let mode = schedule::Mode {
         isolate: opts.isolate,
-        workers_per_gpu: opts.workers_per_gpu,
+        workers_per_gpu: opts.workers_per_gpu.unwrap_or_else(|| defaults::workers_per_gpu(opts.backend)),
         regrade_hangs: opts.regrade_hangs,
     };
     let graded = schedule::grade_all(&plans, &settings, &opts.gpus, compiler, mode);
@@ -216,35 +218,9 @@ pub fn run(opts: &Options) -> Result<Summary> {
     Ok(summary)
 }
 
-/// The checks' limits file, where `--timeout-from-reference` gives limits.
-fn limits_from_reference(opts: &Options, out: &Path, seed: u64) -> Result<Option<PathBuf>> {
-    use crate::check_limits::{FromReference, DEFAULT_MULTIPLE};
-    match opts.timeout_from_reference {
-        FromReference::Off => Ok(None),
-        FromReference::Multiple(multiple) => reference_limits(opts, out, seed, multiple).map(Some),
-        FromReference::Default => {
-            let on_gpu = match opts.backend {
-                BackendChoice::Cuda => true,
-                BackendChoice::Auto => kit::backend::cuda::gpu_count() > 0,
-                BackendChoice::Sim | BackendChoice::None | BackendChoice::LuckySim => false,
-            };
-            if !on_gpu || crate::class_report::course_root().is_none() {
-                return Ok(None);
-            }
-            match reference_limits(opts, out, seed, DEFAULT_MULTIPLE) {
-                Ok(path) => Ok(Some(path)),
-                Err(e) => {
-                    eprintln!("note: no time limits from the reference ({e:#}): every check keeps --timeout");
-                    Ok(None)
-                }
-            }
-        }
-    }
-}
-
 /// Grades the reference once (the batch's seed, backend and first GPU) and
 /// writes `OUT/check-limits.json`.
-fn reference_limits(opts: &Options, out: &Path, seed: u64, multiple: f64) -> Result<PathBuf> {
+pub(crate) fn reference_limits(opts: &Options, out: &Path, seed: u64, multiple: f64) -> Result<PathBuf> {
     let root = crate::class_report::course_root()
         .context("--timeout-from-reference needs the course's reference/: run from the course's folder")?;
     let backend = backend_name(opts.backend);

@@ -245,8 +245,9 @@ fn counters_since(before: [std::time::Duration; 3]) -> [f64; 3] {
 /// with the context: the GPU thread has moved on by then.)
 /// Only a CUDA context breaks: the simulator is an interpreter that starts
 /// every launch afresh, and its step limit stops an endless kernel cleanly.
+/// `backend` is the name the part's report recorded.
 pub fn poisoned<'v>(backend: &str, verdicts: impl IntoIterator<Item = &'v str>) -> Option<Poison> {
-    if backend != "cuda" {
+    if !kit::backend::Capabilities::of_named(backend).loses_context {
         return None;
     }
     let mut found: Option<Poison> = None;

@@ -28,13 +28,13 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     let (mut env_report, gpu, compiler) = open_environment(opts)?;
     kit::backend::traced::phase("environment open");
     let options = compile_options(gpu.as_ref().map(|g| g.info().compute_capability));
-    let can_time = gpu.as_ref().is_some_and(|g| g.info().backend == "cuda");
+    let can_time = gpu.as_ref().is_some_and(|g| g.capabilities().times_kernels);
     // `--backend none` only compiles: no grade to be fair about, the policy stays out.
     let policy = Policy { applied: gpu.is_some() && !can_time, ..opts.policy.clone() };
     env_report.policy = Some(policy.clone());
     // The simulator checks every launch itself; a GPU grade replays on it.
     let sanitizes_itself =
-        gpu.as_ref().is_some_and(|g| g.info().backend == "sim") && opts.backend != BackendChoice::LuckySim;
+        gpu.as_ref().is_some_and(|g| g.capabilities().checks_accesses) && opts.backend != BackendChoice::LuckySim;
     let sanitizer = sanitize::Mode::of(opts.sanitize, gpu.is_some(), sanitizes_itself);
     env_report.sanitizer = Some(sanitizer.name().into());
     let compiler_for_env = compiler.as_ref().ok().cloned();
@@ -87,11 +87,13 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
             );
             for check in in_running_order(&part.checks) {
                 let name = ex.test_name(part, check);
-                let simulated = gpu.as_ref().is_some_and(|g| g.info().backend == "sim");
+                let caps = gpu.as_ref().map(|g| g.capabilities()).unwrap_or_default();
                 let skip_reason = match (check.needs_gpu(), &gpu) {
                     (true, None) => Some("no GPU"),
-                    (true, Some(_)) if simulated && check.kind == CheckKind::Performance => Some("needs real timing"),
-                    (true, Some(_)) if simulated && check.heavy => Some(crate::policy::TOO_BIG_TO_SIMULATE),
+                    (true, Some(_)) if !caps.times_kernels && check.kind == CheckKind::Performance => {
+                        Some("needs real timing")
+                    }
+                    (true, Some(_)) if !caps.full_speed && check.heavy => Some(crate::policy::TOO_BIG_TO_SIMULATE),
                     _ => None,
                 };
                 if let (sanitize::Mode::Pass, Replay::Yes, Ok(build)) =

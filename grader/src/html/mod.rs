@@ -258,7 +258,8 @@ fn resources_table(
 ) -> String {
     let Some(res) = x.resources.get(&p.file).filter(|v| !v.is_empty()) else { return String::new() };
     // The simulator reports an old compute capability; its limits would mislead: assume an H100.
-    let cc = r.environment.compute_capability.as_deref().filter(|_| r.environment.backend == "cuda");
+    let real = kit::backend::Capabilities::of_named(&r.environment.backend).real_device_info;
+    let cc = r.environment.compute_capability.as_deref().filter(|_| real);
     let limits = resources::limits(cc);
     let mut rows = String::new();
     let mut bars = Vec::new();
@@ -312,13 +313,12 @@ fn gather_resources(report: &GradeReport, root: &Path) -> HashMap<String, Vec<Ke
         .and_then(|c| c.split_once('.'))
         .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
         .unwrap_or(CompileOptions::default().arch);
-    let opts = CompileOptions { arch, line_info: report.environment.backend == "sim", ..CompileOptions::default() };
+    let caps = kit::backend::Capabilities::of_named(&report.environment.backend);
+    let opts = CompileOptions { arch, line_info: caps.checks_accesses, ..CompileOptions::default() };
     let base = PathBuf::from(&report.source_root);
     let tmp = root.join("target").join("grades");
     // On a GPU the driver says what it allocated; otherwise ptxas, or the PTX alone.
-    let gpu = (report.environment.backend == "cuda")
-        .then(|| kit::Gpu::cuda(std::time::Duration::from_secs(10)).ok())
-        .flatten();
+    let gpu = caps.reports_kernel_resources.then(|| kit::Gpu::cuda(std::time::Duration::from_secs(10)).ok()).flatten();
     for p in report.exercises.iter().flat_map(|e| &e.parts) {
         if p.compile.status != CompileStatus::Ok {
             continue;

@@ -44,6 +44,16 @@ pub fn gpu_count() -> usize {
     result::device::get_count().map_or(0, |n| n.max(0) as usize)
 }
 
+/// The memory of the smallest GPU the driver shows this process, in bytes;
+/// `None` where there is none. Opens no context.
+pub fn smallest_gpu_memory() -> Option<u64> {
+    (0..gpu_count() as i32)
+        .filter_map(|i| result::device::get(i).ok())
+        .filter_map(|dev| unsafe { result::device::total_mem(dev) }.ok())
+        .map(|bytes| bytes as u64)
+        .min()
+}
+
 impl CudaBackend {
     /// Opens device `ordinal`. Fails with `NoDevice` (never panics) when there is
     /// no driver library or no GPU.
