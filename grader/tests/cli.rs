@@ -198,3 +198,41 @@ fn new_exercise_builds_and_grades() {
         slow.exercises[0].parts[0].tests.iter().filter(|t| t.status == Status::Fail).map(|t| t.name.as_str()).collect();
     assert_eq!(failed, ["ex42::scale::perf::share-of-copy"], "the slow variant loses its timed check only");
 }
+
+/// The JSON names the device headers a run used, also when the run itself
+/// installed them (the line printed before compiling cannot know that yet).
+/// A cache that holds NVRTC but no headers, so that the run installs them.
+#[test]
+fn the_json_names_device_headers_installed_during_the_run() {
+    if !support::nvrtc_available() {
+        return;
+    }
+    let home = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
+        .expect("a cache folder");
+    let nvrtc = home.join("cuda-lab/nvrtc-12.9.86");
+    if !nvrtc.join("nvidia/cuda_nvrtc/lib/libnvrtc.so.12").is_file() {
+        eprintln!("skipped: NVRTC is not the one the grader installs ({} is empty)", nvrtc.display());
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::create_dir(cache.path().join("cuda-lab")).unwrap();
+    std::os::unix::fs::symlink(&nvrtc, cache.path().join("cuda-lab/nvrtc-12.9.86")).unwrap();
+    let json = cache.path().join("ex01.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_grader"))
+        .args(["ex01", "--sources", "grader/tests/variants/ex01-shared-cg-reduce/exercises", "--backend", "none"])
+        .args(["--seed", "1", "--json", json.to_str().unwrap(), "--", "shared"])
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .env("XDG_CACHE_HOME", cache.path())
+        .env_remove("CUDA_PATH")
+        .env_remove("CUDA_HOME")
+        .output()
+        .expect("grader runs");
+    let report: GradeReport = serde_json::from_slice(&std::fs::read(&json).expect("the JSON is written"))
+        .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out.stderr)));
+    let headers = report.environment.device_headers.unwrap_or_default();
+    assert!(!headers.starts_with("none"), "the run compiled a file that includes cooperative_groups.h: {headers}");
+    let shared = report.exercises[0].parts.iter().find(|p| p.name == "shared").unwrap();
+    assert_eq!(shared.compile.status, CompileStatus::Ok, "{:?}", shared.compile.message);
+}

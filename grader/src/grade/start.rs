@@ -63,6 +63,11 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     }
     println!();
     kit::backend::traced::phase("compiled");
+    // A file that included a device header has settled where headers come from
+    // (the toolkit's, or just installed): the report says what was used.
+    if let Some(c) = &compiler_for_env {
+        env_report.device_headers = Some(c.header_source());
+    }
 
     let yardstick_compiler = compiler_for_env.clone().map(|c| yardstick_compiler(c, can_time));
     let env = Arc::new(RunEnv::new(opts.seed, gpu.clone(), yardstick_compiler, options.clone()));
