@@ -16,7 +16,16 @@ fn grade_offline(extra_env: &[(&str, &str)]) -> Option<(std::process::Output, Gr
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
         .env("XDG_CACHE_HOME", home.path().join("cache"))
         .envs(extra_env.iter().copied());
-    for var in ["LD_LIBRARY_PATH", "CUDA_PATH", "CUDA_HOME", "CONDA_PREFIX", "CUDA_LAB_COMPILER", "CUDA_LAB_OFFLINE"] {
+    let unset = [
+        "LD_LIBRARY_PATH",
+        "CUDA_PATH",
+        "CUDA_HOME",
+        "CONDA_PREFIX",
+        "CUDA_LAB_COMPILER",
+        "CUDA_LAB_OFFLINE",
+        "CUDA_LAB_NO_NVRTC",
+    ];
+    for var in unset {
         if !extra_env.iter().any(|(k, _)| k == &var) {
             cmd.env_remove(var);
         }
