@@ -42,7 +42,6 @@ impl Ahead {
         for _ in 0..threads {
             let (queue, stop, env) = (queue.clone(), stop.clone(), env.clone());
             let spawned = std::thread::Builder::new().name("inputs-ahead".into()).spawn(move || {
-                kit::shared::beside_the_checks();
                 while !stop.load(Ordering::Relaxed) {
                     let Some((name, check, build)) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
                         return;

@@ -123,7 +123,9 @@ impl Recorder {
     }
 }
 
-/// Whether a check's recorder is installed on this thread (else [`with`] does nothing).
+/// Whether a check's recorder is installed on this thread (else [`with`] does
+/// nothing): whether this thread runs a graded check, not one beside them
+/// (whose time on shared values is then not the check's, [`crate::shared::value`]).
 pub fn recording() -> bool {
     CURRENT.with(|c| c.borrow().is_some())
 }
