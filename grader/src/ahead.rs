@@ -42,14 +42,13 @@ impl Ahead {
         for _ in 0..threads {
             let (queue, stop, env) = (queue.clone(), stop.clone(), env.clone());
             let spawned = std::thread::Builder::new().name("inputs-ahead".into()).spawn(move || {
-                kit::shared::beside_the_checks();
-                kit::digest::mute_this_thread();
                 while !stop.load(Ordering::Relaxed) {
                     let Some((name, check, build)) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
                         return;
                     };
-                    let ctx = Ctx { check_name: &name, env: &env, build: &build };
-                    // The outcome is the check's business when it runs for real.
+                    let ctx = Ctx::new(&name, &env, &build);
+                    // The outcome is the check's business when it runs for real; run
+                    // outside `Ctx::run`, it records nothing (no figures, no digests).
                     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)));
                 }
             });
@@ -106,7 +105,7 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         let env = RunEnv::new(seed, None, None, CompileOptions::default());
-        let ctx = Ctx { check_name: &name, env: &env, build: &build };
+        let ctx = Ctx::new(&name, &env, &build);
         let outcome = (check.run)(&ctx);
         assert!(outcome.is_err_and(|e| e.to_string().contains("no GPU")), "then it needs the GPU");
         drop(ahead);

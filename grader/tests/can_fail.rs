@@ -77,7 +77,7 @@ fn env(seed: u64, gpu: Gpu, compiler: &Compiler) -> RunEnv {
 fn run_check(ex: &Exercise, part: &Part, check: &Check, ptx: &str, env: &RunEnv) -> anyhow::Result<String> {
     let name = ex.test_name(part, check);
     let build = PartBuild::new(ptx.to_string());
-    let ctx = Ctx { check_name: &name, env, build: &build };
+    let ctx = Ctx::new(&name, env, &build);
     env.gpu.as_ref().unwrap().begin_check();
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
         .unwrap_or_else(|_| Err(anyhow::anyhow!("the check panicked")))

@@ -200,7 +200,7 @@ mod tests {
         let env = RunEnv::new(0x5eed08, None, None, Default::default());
         let build = PartBuild::new(String::new());
         let name = ex.test_name(part, check);
-        let ctx = Ctx { check_name: &name, env: &env, build: &build };
+        let ctx = Ctx::new(&name, &env, &build);
         assert!((check.run)(&ctx).is_err());
         // The next student of the batch gets them without drawing or summing again.
         let shared = ctx.shared("in+block-sums", || -> (Vec<i32>, Vec<i32>) { panic!("computed again") });

@@ -1,7 +1,6 @@
 //! Comparisons that explain themselves: which element, what was expected, what
 //! came back, how many are wrong, and whether they were never written at all.
 
-use std::cell::RefCell;
 use std::fmt::Debug;
 
 use anyhow::{bail, Result};
@@ -56,31 +55,7 @@ fn compare<E, A: Pod + Debug>(
     bail!(msg)
 }
 
-/// Where the wrong elements of the first failed comparison of a check lie, for
-/// the report's pictures (a heat map for matrices, a strip for vectors). Counts
-/// are binned, so the record stays small for any size.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Mismatches {
-    /// The output's name, as in the message.
-    pub what: String,
-    /// `vector` or `matrix`.
-    pub layout: String,
-    pub rows: usize,
-    pub cols: usize,
-    pub wrong: usize,
-    /// Wrong elements that still hold the poison (never written).
-    pub unwritten: usize,
-    /// `bin_rows` x `bin_cols` counts of wrong elements, row-major.
-    pub bin_rows: usize,
-    pub bin_cols: usize,
-    pub bins: Vec<u32>,
-    /// The first wrong indices (row-major), at most [`MAX_MARKS`].
-    pub marks: Vec<usize>,
-    /// For a sparse vector (DNA match flags): the first indices where a nonzero
-    /// value was expected and came back right, at most [`MAX_MARKS`].
-    #[serde(default)]
-    pub right_marks: Vec<usize>,
-}
+pub use crate::record::Mismatches;
 
 pub const MAX_MARKS: usize = 512;
 const VECTOR_BINS: usize = 256;
@@ -154,21 +129,10 @@ impl Mismatches {
     }
 }
 
-thread_local! {
-    /// The first failed comparison of the running check; the grader takes it after each check.
-    static MISMATCHES: RefCell<Option<Mismatches>> = const { RefCell::new(None) };
-}
-
-/// The positions recorded by the first failed comparison on this thread since
-/// the last call, if any (and forgets them).
-pub fn take_mismatches() -> Option<Mismatches> {
-    MISMATCHES.with(|m| m.borrow_mut().take())
-}
-
 /// Keeps the first record: a check that compares several outputs fails on the first.
 fn record(m: Mismatches) {
-    MISMATCHES.with(|slot| {
-        slot.borrow_mut().get_or_insert(m);
+    crate::record::with(|r| {
+        r.mismatches.get_or_insert(m);
     });
 }
 
@@ -231,7 +195,9 @@ mod tests {
 
     #[test]
     fn mismatches_are_recorded_once_and_binned() {
-        take_mismatches();
+        let recorder = std::sync::Arc::new(crate::record::Recorder::default());
+        let _recording = recorder.install();
+        let take_mismatches = || recorder.take().mismatches;
         let expected: Vec<u32> = (0..1000).map(|i| (i % 100 == 0) as u32).collect();
         let mut got = expected.clone();
         got[500] = 0;

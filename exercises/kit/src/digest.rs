@@ -1,45 +1,39 @@
 //! Output digests, to show that two backends compute the same bits: with
 //! `CUDA_LAB_OUTPUT_DIGESTS=FILE`, every buffer a check reads back from the
-//! device is hashed (SHA-256) and one line `check<TAB>buffer<TAB>sha256` is
-//! appended to FILE. Grading the same seed on a GPU and on the simulator and
+//! device is hashed (SHA-256) into the check's record ([`crate::record`]),
+//! and after the check the grader appends one line `check<TAB>buffer<TAB>sha256`
+//! per read to FILE ([`write`]). Grading the same seed on a GPU and on the simulator and
 //! comparing the two files proves them bit-identical where the math is
 //! deterministic (`grader compare-digests A B`).
 
 use std::io::Write;
-use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
+use crate::record::OutputDigest;
+
 pub const ENV: &str = "CUDA_LAB_OUTPUT_DIGESTS";
 
-/// The check whose reads are being recorded (set by the grader before each check).
-static CURRENT_CHECK: Mutex<String> = Mutex::new(String::new());
-
-thread_local! {
-    /// Set on threads that replay checks a second time (the grader's sanitizer
-    /// pass on the simulator): their reads are not the run's outputs.
-    static MUTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Records nothing more from this thread.
-pub fn mute_this_thread() {
-    MUTED.with(|m| m.set(true));
-}
-
-pub fn set_current_check(name: &str) {
-    *CURRENT_CHECK.lock().unwrap_or_else(|p| p.into_inner()) = name.to_string();
-}
-
-/// Records `bytes` read back from buffer `buffer`, when digests were asked for.
+/// Records `bytes` read back from buffer `buffer` into the running check's
+/// record, when digests were asked for (outside a check, nothing).
 pub(crate) fn record(buffer: &str, bytes: &[u8]) {
-    let Some(path) = std::env::var_os(ENV) else { return };
-    if MUTED.with(|m| m.get()) {
+    if std::env::var_os(ENV).is_none() || !crate::record::recording() {
         return;
     }
-    let check = CURRENT_CHECK.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let line = format!("{check}\t{buffer}\t{:x}\n", Sha256::digest(bytes));
+    let sha256 = format!("{:x}", Sha256::digest(bytes));
+    crate::record::with(|r| r.digests.push(OutputDigest { buffer: buffer.to_string(), sha256 }));
+}
+
+/// Appends the digests check `check` recorded to the file digests were asked
+/// for, one line `check<TAB>buffer<TAB>sha256` each; nothing without it.
+pub fn write(check: &str, digests: &[OutputDigest]) {
+    let Some(path) = std::env::var_os(ENV) else { return };
+    if digests.is_empty() {
+        return;
+    }
+    let lines: String = digests.iter().map(|d| format!("{check}\t{}\t{}\n", d.buffer, d.sha256)).collect();
     // Best effort: a digest that cannot be written must not fail a grade.
     if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
-        let _ = f.write_all(line.as_bytes());
+        let _ = f.write_all(lines.as_bytes());
     }
 }

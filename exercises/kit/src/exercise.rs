@@ -15,6 +15,7 @@ use crate::gpu::{Gpu, Module};
 use crate::inputs::{rng_for, ChaCha8Rng};
 use crate::inspect::{self, KernelPtx};
 use crate::perf::{self, Timing};
+use crate::record::{Record, Recorder};
 
 #[derive(Clone)]
 pub struct Exercise {
@@ -166,14 +167,33 @@ impl PartBuild {
     }
 }
 
-/// What a check works with.
+/// What a check works with, and where what it records goes ([`crate::record`]).
 pub struct Ctx<'r> {
     pub check_name: &'r str,
     pub env: &'r RunEnv,
     pub build: &'r PartBuild,
+    recorder: Arc<Recorder>,
 }
 
 impl<'r> Ctx<'r> {
+    /// The context of check `check_name`, with an empty record.
+    pub fn new(check_name: &'r str, env: &'r RunEnv, build: &'r PartBuild) -> Self {
+        Self { check_name, env, build, recorder: Arc::default() }
+    }
+
+    /// Runs `check` (a check's function, or its stand-in) in this context:
+    /// what it records (performance figures, mismatches, measured memory
+    /// behaviour, output digests) goes into this context's record.
+    pub fn run<R>(&self, check: impl FnOnce(&Self) -> R) -> R {
+        let _recording = self.recorder.install();
+        check(self)
+    }
+
+    /// What the check recorded while it ran in this context (and forgets it).
+    pub fn take_record(&self) -> Record {
+        self.recorder.take()
+    }
+
     /// This check's own seeded generator.
     pub fn rng(&self) -> ChaCha8Rng {
         rng_for(self.env.seed, self.check_name)

@@ -12,6 +12,7 @@ pub mod inspect;
 pub mod measure;
 pub mod perf;
 pub mod profile;
+pub mod record;
 pub mod shared;
 pub mod skip;
 pub mod stats;

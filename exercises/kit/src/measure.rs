@@ -51,7 +51,8 @@ impl Ctx<'_> {
 /// hold up a run (about a second of CPU).
 pub const MEASURE_MAX_STEPS: u64 = 5_000_000;
 
-/// [`Ctx::measure`] on a module's PTX text.
+/// [`Ctx::measure`] on a module's PTX text. The measurement's figures go into
+/// the running check's record (the grades JSON's `tests[].measured`).
 pub fn measure_ptx(ptx: &str, kernel: &str, run: impl FnOnce(&Module) -> Result<()>) -> Result<Measurement> {
     let (backend, log) = SimBackend::recording(MEASURE_MAX_STEPS);
     let gpu = Gpu::new(Box::new(backend), Duration::MAX);
@@ -66,19 +67,9 @@ pub fn measure_ptx(ptx: &str, kernel: &str, run: impl FnOnce(&Module) -> Result<
         stats.merge(s);
     }
     let m = Measurement { kernel: kernel.to_string(), launches, stats };
-    MEASURED.with(|v| v.borrow_mut().push(m.profile()));
+    let profile = m.profile();
+    crate::record::with(|r| r.measured.push(profile));
     Ok(m)
-}
-
-thread_local! {
-    /// The measurements of the check running on this thread; the grader takes
-    /// them after each check into the grades JSON (`tests[].measured`).
-    static MEASURED: std::cell::RefCell<Vec<crate::profile::MemoryProfile>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// The figures of every measurement on this thread since the last call (and forgets them).
-pub fn take_measured() -> Vec<crate::profile::MemoryProfile> {
-    MEASURED.with(|v| std::mem::take(&mut *v.borrow_mut()))
 }
 
 /// An error that says the simulator cannot run the PTX (it does not parse, or

@@ -2,8 +2,6 @@
 //! the same run on the same GPU, never an absolute time, because the grader runs
 //! on a student's laptop as well as on an H100.
 
-use std::cell::RefCell;
-
 use anyhow::{anyhow, bail, Result};
 
 use crate::backend::BackendError;
@@ -194,38 +192,10 @@ pub fn launches_per_sample(launch_ms: f64) -> usize {
     ((SAMPLE_MIN_MS / launch_ms).ceil() as usize).clamp(1, MAX_BATCH)
 }
 
-/// The figures behind one performance verdict, for reports and gradebooks
-/// (a bar chart of the student's kernel against the yardstick and threshold).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct PerfFigures {
-    /// `speedup` (baseline time / student time) or `share` (student throughput / reference throughput).
-    pub kind: String,
-    /// The measured ratio the threshold applies to.
-    pub value: f64,
-    /// The least ratio that passes.
-    pub threshold: f64,
-    /// The student's kernel: median milliseconds (`speedup`) or GB/s (`share`).
-    pub student: f64,
-    /// The yardstick, in the same unit.
-    pub baseline: f64,
-    /// `ms` or `GB/s`.
-    pub unit: String,
-    /// What the student's kernel was compared with.
-    pub baseline_name: String,
-}
-
-thread_local! {
-    /// Figures of the last verdict on this thread; the grader takes them after each check.
-    static LAST_FIGURES: RefCell<Option<PerfFigures>> = const { RefCell::new(None) };
-}
-
-/// The figures recorded by the last `require_*` on this thread, if any (and forgets them).
-pub fn take_figures() -> Option<PerfFigures> {
-    LAST_FIGURES.with(|f| f.borrow_mut().take())
-}
+pub use crate::record::PerfFigures;
 
 fn record_figures(f: PerfFigures) {
-    LAST_FIGURES.with(|slot| *slot.borrow_mut() = Some(f));
+    crate::record::with(|r| r.perf = Some(f));
 }
 
 /// Passes when `faster` beats `baseline` by at least `min_speedup`; the message
@@ -305,6 +275,9 @@ mod tests {
 
     #[test]
     fn median_and_ratios() {
+        let recorder = std::sync::Arc::new(crate::record::Recorder::default());
+        let _recording = recorder.install();
+        let take_figures = || recorder.take().perf;
         let t = Timing { samples_ms: vec![3.0, 1.0, 2.0] };
         assert_eq!(t.median_ms(), 2.0);
         assert_eq!(Timing { samples_ms: vec![4.0, 1.0, 2.0, 3.0] }.median_ms(), 2.5);

@@ -95,19 +95,12 @@ pub fn take_drift() -> Vec<Drift> {
     std::mem::take(&mut caches().lock().unwrap_or_else(|p| p.into_inner()).drift)
 }
 
-thread_local! {
-    static BESIDE_THE_CHECKS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Values this thread computes are not a check's time: it works beside the
-/// checks (the grader's threads ahead of the GPU, the sanitizer's replays).
-pub fn beside_the_checks() {
-    BESIDE_THE_CHECKS.set(true);
-}
-
 /// A value computed once per (seed, key) in this process: seeded inputs and
 /// their CPU reference. Concurrent callers of one key wait for one computation.
-/// A check's time here, computing or waiting, counts as CPU reference time.
+/// A graded check's time here, computing or waiting, counts as CPU reference
+/// time: a check running in its context ([`crate::Ctx::run`]), not one run
+/// beside the graded ones (the grader's threads ahead of the GPU, the
+/// sanitizer's replays), which records nothing.
 pub fn value<T: Send + Sync + 'static>(seed: u64, key: String, compute: impl FnOnce() -> T) -> Arc<T> {
     let start = Instant::now();
     let cell = {
@@ -115,7 +108,7 @@ pub fn value<T: Send + Sync + 'static>(seed: u64, key: String, compute: impl FnO
         c.values.entry((seed, key)).or_default().clone()
     };
     let any = cell.get_or_init(|| Arc::new(compute()) as Arc<dyn Any + Send + Sync>).clone();
-    if !BESIDE_THE_CHECKS.get() {
+    if crate::record::recording() {
         stats::add(Counter::CpuReference, start.elapsed());
     }
     any.downcast::<T>().expect("one type per key")

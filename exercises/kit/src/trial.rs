@@ -53,7 +53,7 @@ pub fn run(ex: &Exercise, part: &str, check: &str, what: Run, file: &str) -> Opt
     let env = RunEnv::new(1, None, Some(compiler), options);
     let build = PartBuild::new(ptx.text);
     let name = ex.test_name(part, check);
-    let ctx = Ctx { check_name: &name, env: &env, build: &build };
+    let ctx = Ctx::new(&name, &env, &build);
     Some(match what {
         Run::Check => (check.run)(&ctx),
         Run::StandIn => match &check.stand_in {

@@ -43,15 +43,15 @@ pub(super) fn make_trial(
     Trial::ignorable_test(name.clone(), move || {
         let start = Instant::now();
         let cpu_before = kit::stats::get(kit::stats::Counter::CpuReference);
-        let outcome: Result<String> = match &build {
-            Err(why) => Err(anyhow::anyhow!(NotCompiled(format!("not run: {rel} did not compile ({why})")))),
+        // What the check records lives in its context, taken from there after it ran.
+        let (outcome, recorded): (Result<String>, kit::record::Record) = match &build {
+            Err(why) => (
+                Err(anyhow::anyhow!(NotCompiled(format!("not run: {rel} did not compile ({why})")))),
+                Default::default(),
+            ),
             Ok(build) => {
-                let ctx = Ctx { check_name: &name, env: &env, build };
+                let ctx = Ctx::new(&name, &env, build);
                 discard_profiles(&env);
-                kit::perf::take_figures();
-                kit::measure::take_measured();
-                kit::check::take_mismatches();
-                kit::digest::set_current_check(&name);
                 // Shared with other batch workers on this GPU one device operation at a
                 // time, never with a timing (kit::backend::locked), and held for good
                 // by a kernel that never ends.
@@ -65,10 +65,13 @@ pub(super) fn make_trial(
                         gpu.limit_check(limit);
                     }
                 }
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(&ctx)))
-                    .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))))
+                let outcome =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ctx.run(|ctx| (check.run)(ctx))))
+                        .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))));
+                (outcome, ctx.take_record())
             }
         };
+        kit::digest::write(&name, &recorded.digests);
         if kit::backend::traced::enabled() {
             let (ops, device_ms) = kit::backend::traced::take();
             let cpu_ms = (kit::stats::get(kit::stats::Counter::CpuReference) - cpu_before).as_secs_f64() * 1e3;
@@ -79,9 +82,9 @@ pub(super) fn make_trial(
         let mut record = TestReport {
             duration_ms: start.elapsed().as_secs_f64() * 1e3,
             profile,
-            perf: kit::perf::take_figures(),
-            measured: kit::measure::take_measured(),
-            mismatches: kit::check::take_mismatches(),
+            perf: recorded.perf,
+            measured: recorded.measured,
+            mismatches: recorded.mismatches,
             ..TestReport::new(name.clone(), check.kind, Status::Pass)
         };
         let result = match outcome {

@@ -417,7 +417,8 @@ fn run_case(case: &Case, seed: u64, compiler: Option<Compiler>, options: Compile
     let gpu = Gpu::new(Box::new(SimBackend::silent().cancellable(case.cancel.clone())), Duration::MAX);
     let env = RunEnv::new(seed, Some(gpu), compiler, options);
     let build = PartBuild::new(case.ptx.to_string());
-    let ctx = Ctx { check_name: &case.test, env: &env, build: &build };
+    // Outside `Ctx::run`: a replay's reads and figures are not the run's, and are not recorded.
+    let ctx = Ctx::new(&case.test, &env, &build);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (case.check.run)(&ctx)));
     if case.cancel.is_cancelled() {
         return Outcome::NotReplayed;

@@ -34,8 +34,6 @@ pub fn submit(task: impl FnOnce() + Send + 'static) {
 
 fn serve() {
     super::lower_priority();
-    kit::digest::mute_this_thread();
-    kit::shared::beside_the_checks();
     let q = queue();
     loop {
         let task = {
