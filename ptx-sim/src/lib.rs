@@ -342,6 +342,14 @@ impl Simulator {
     }
 }
 
+/// Reads PTX text into its syntax tree ([`parse::ast::Module`]): the first step
+/// of [`Simulator::load_module`], with nothing compiled or rewritten (no
+/// multiply-add fusion), so it holds the instructions as written. For tools
+/// that ask what a module declares and uses (the kit's structure checks).
+pub fn parse_module(ptx: &str) -> Result<parse::ast::Module, SimError> {
+    parse::parse(ptx)
+}
+
 /// Every instruction, modifier or register of `ptx` that the simulator cannot
 /// run, one [`SimError::Unsupported`] each (an empty list: it all runs). A
 /// module that does not parse is an error.

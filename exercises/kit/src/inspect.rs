@@ -9,14 +9,22 @@
 //! `.branchtargets` table with `brx.idx`, and comments most lines; the
 //! opcode prefixes the checks ask for (`atom.global`, `ld.shared`, `bar.sync`,
 //! ...) are the same. The tests below read clang 22's PTX of reference kernels.
+//!
+//! The PTX is read by the simulator's parser ([`ptx_sim::parse_module`], fuzzed,
+//! the same reading that runs the kernels), in `parsed`. A module that parser
+//! refuses may still load on a GPU; its checks keep the verdicts they had by
+//! reading its text line by line, in `text`, the only place that does.
 
 mod entry;
 mod kernel_ptx;
+mod parsed;
 mod shared;
+mod text;
+mod view;
 
 pub use entry::{check_args, entry_decls, EntryDecl, PtxParam, WrongSignature};
 pub use kernel_ptx::{entries, kernel, KernelPtx};
-pub use shared::{SharedArray, SharedSize};
+pub use view::{SharedArray, SharedSize};
 
 #[cfg(test)]
 mod tests {
@@ -54,6 +62,37 @@ mod tests {
         let k = kernel(&sw, "k").unwrap();
         assert_eq!(k.count("brx.idx"), 1);
         assert!(k.instructions().all(|op| !op.starts_with('$')), "{:?}", k.instructions().collect::<Vec<_>>());
+    }
+
+    /// What the structure checks ask of a kernel, in one line.
+    fn answers(k: &KernelPtx) -> String {
+        let ops: Vec<&str> = k.instructions().collect();
+        format!(
+            "{ops:?} {} {} {} {:?} {:?}",
+            k.uses_shared(),
+            k.declares_dynamic_shared(),
+            k.static_shared_bytes(),
+            k.shared_arrays(),
+            k.furthest_shared_access()
+        )
+    }
+
+    #[test]
+    fn the_text_reader_agrees_with_the_parse() {
+        // The text reader serves only modules the simulator's parser refuses;
+        // on those it reads, both give the same answers.
+        for name in ["dot", "pi_shared", "switch"] {
+            let ptx = clang(name);
+            let m = parsed::read(&ptx).expect("the simulator reads clang's PTX");
+            let names: Vec<String> = parsed::kernels(&m).map(|f| f.name.clone()).collect();
+            assert_eq!(names, text::entries(&ptx), "{name}");
+            for f in parsed::kernels(&m) {
+                let from_parse = KernelPtx { name: f.name.clone(), view: parsed::kernel_view(&m, f), module: &ptx };
+                let view = text::kernel_view(&ptx, &f.name).unwrap();
+                let from_text = KernelPtx { name: f.name.clone(), view, module: &ptx };
+                assert_eq!(answers(&from_parse), answers(&from_text), "{name}: {}", f.name);
+            }
+        }
     }
 
     const PTX: &str = r#"

@@ -156,6 +156,10 @@ pub struct Function {
     /// `None` for a prototype (`.extern .func vprintf(...)`).
     pub body: Option<Vec<Stmt>>,
     pub line: usize,
+    /// `.maxntid 128, 1, 1` (from `__launch_bounds__`) as written between the
+    /// parameter list and the body: `[128, 1, 1]`. Read for the kit's launch
+    /// checks; the simulator itself does not use it.
+    pub max_ntid: Option<Vec<u64>>,
 }
 
 #[derive(Debug, Clone, Default)]

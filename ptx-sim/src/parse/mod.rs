@@ -433,12 +433,26 @@ impl Parser {
         let name = self.ident()?;
         let params = if self.is_punct('(') { self.param_list()? } else { Vec::new() };
         // performance directives (.maxntid 256, 1, 1 / .reqntid / .minnctapersm / .noreturn ...)
+        let mut max_ntid = None;
         loop {
             if self.eat_punct(';') {
-                return Ok(Function { name, is_entry, params, rets, body: None, line });
+                return Ok(Function { name, is_entry, params, rets, body: None, line, max_ntid });
             }
             if self.is_punct('{') {
                 break;
+            }
+            if self.peek_ident() == Some(".maxntid") {
+                // kept, not checked: the tokens are read on as before
+                let mut dims = Vec::new();
+                let mut k = 1;
+                while let Some(Tok::Int(d)) = self.peek_at(k) {
+                    dims.push(*d);
+                    if self.peek_at(k + 1) != Some(&Tok::Punct(',')) {
+                        break;
+                    }
+                    k += 2;
+                }
+                max_ntid = Some(dims);
             }
             self.next()?;
         }
@@ -461,7 +475,7 @@ impl Parser {
             }
             body.push(self.statement()?);
         }
-        Ok(Function { name, is_entry, params, rets, body: Some(body), line })
+        Ok(Function { name, is_entry, params, rets, body: Some(body), line, max_ntid })
     }
 
     fn statement(&mut self) -> PResult<Stmt> {
@@ -705,6 +719,7 @@ $L__BB0_2:
         assert_eq!(m.vars[0].init.len(), 8);
         let f = &m.funcs[0];
         assert_eq!(f.params.len(), 2);
+        assert_eq!(f.max_ntid, Some(vec![256, 1, 1]));
         let body = f.body.as_ref().unwrap();
         let instrs: Vec<_> = body
             .iter()

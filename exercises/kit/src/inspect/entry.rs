@@ -11,7 +11,9 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::shared::type_bytes;
+use super::kernel_ptx::kernel;
+use super::view::SharedArray;
+use super::{parsed, text};
 use crate::backend::Arg;
 
 /// The declaration of one kernel.
@@ -98,67 +100,26 @@ fn describe_arg(arg: &Arg) -> &'static str {
 /// The declaration of every `.entry` of a module, by kernel name. A kernel
 /// whose parameter list cannot be read is left out: the driver decides then.
 pub fn entry_decls(ptx: &str) -> HashMap<String, EntryDecl> {
+    let param = |(ty, bytes)| PtxParam { ty, bytes };
+    let Some(m) = parsed::read(ptx) else {
+        return text::headers(ptx)
+            .into_iter()
+            .map(|(name, params, max_threads)| {
+                let static_shared_bytes = kernel(ptx, &name).map_or(0, |k| k.static_shared_bytes());
+                let params = params.into_iter().map(param).collect();
+                (name, EntryDecl { params, max_threads, static_shared_bytes })
+            })
+            .collect();
+    };
     let mut found = HashMap::new();
-    for (at, _) in ptx.match_indices(".entry ") {
-        let rest = &ptx[at + ".entry ".len()..];
-        let Some(body) = rest.find('{') else { continue };
-        let header = &rest[..body];
-        // `.entry k(...)` or, with no parameters, `.entry k` alone.
-        let (name, list, directives) = match (header.find('('), header.find(')')) {
-            (Some(open), Some(close)) if open < close => {
-                (&header[..open], &header[open + 1..close], &header[close + 1..])
-            }
-            (None, None) => header.split_once('\n').map_or((header, "", ""), |(n, d)| (n, "", d)),
-            _ => continue,
-        };
-        let name = name.trim();
-        if name.is_empty() || name.contains(char::is_whitespace) {
-            continue;
-        }
-        let params: Option<Vec<PtxParam>> =
-            list.split(',').map(str::trim).filter(|d| !d.is_empty()).map(parse_param).collect();
-        let Some(params) = params else { continue };
-        let max_threads = max_ntid(directives);
-        let static_shared_bytes = super::kernel_ptx::kernel(ptx, name).map_or(0, |k| k.static_shared_bytes());
-        found.insert(name.to_string(), EntryDecl { params, max_threads, static_shared_bytes });
+    for f in parsed::kernels(&m) {
+        let Some(params) = parsed::params(f) else { continue };
+        let view = parsed::kernel_view(&m, f);
+        let static_shared_bytes = view.shared.iter().filter_map(SharedArray::static_bytes).sum();
+        let params = params.into_iter().map(param).collect();
+        found.insert(f.name.clone(), EntryDecl { params, max_threads: parsed::max_threads(f), static_shared_bytes });
     }
     found
-}
-
-/// `.maxntid 128, 1, 1` between the parameter list and the body: 128.
-fn max_ntid(directives: &str) -> Option<u32> {
-    let at = directives.find(".maxntid")? + ".maxntid".len();
-    let dims = directives[at..].lines().next()?;
-    dims.split(',').map(|d| d.trim().parse::<u32>().ok()).product()
-}
-
-/// Parses `.param [.align N] [.ptr [.space] [.align N]] .TYPE name[[LEN]]`.
-fn parse_param(decl: &str) -> Option<PtxParam> {
-    let mut tokens = decl.split_whitespace();
-    if tokens.next()? != ".param" {
-        return None;
-    }
-    let mut ty = None;
-    let mut declarator = None;
-    while let Some(tok) = tokens.next() {
-        match tok {
-            ".align" => {
-                tokens.next();
-            }
-            ".ptr" | ".global" | ".const" | ".shared" | ".local" => {}
-            t if t.starts_with('.') => ty = Some(t),
-            name => {
-                declarator = Some(name);
-                break;
-            }
-        }
-    }
-    let ty = ty?;
-    let len = match declarator?.split_once('[') {
-        Some((_, dims)) => dims.trim_end_matches(']').trim().parse::<usize>().ok()?,
-        None => 1,
-    };
-    Some(PtxParam { ty: ty[1..].to_string(), bytes: type_bytes(ty)? * len })
 }
 
 /// A launch whose arguments do not fit the kernel's parameters.

@@ -4,45 +4,32 @@
 //! `inspect` re-exported their items while they imported its type, an import
 //! cycle between the parent and its children.
 
+use super::view::KernelView;
+use super::{parsed, text};
+
 /// The PTX of one `.entry`, with what it declares and which instructions it uses.
 pub struct KernelPtx<'a> {
     pub name: String,
-    pub(super) body: &'a str,
+    pub(super) view: KernelView,
+    /// The module's text, to quote a line of it.
     pub(super) module: &'a str,
 }
 
 /// Finds kernel `name` in a PTX module.
 pub fn kernel<'a>(ptx: &'a str, name: &str) -> Option<KernelPtx<'a>> {
-    let start = ptx.match_indices(".entry ").map(|(i, _)| i).find(|&i| {
-        let rest = &ptx[i + ".entry ".len()..];
-        rest.starts_with(name) && rest[name.len()..].trim_start().starts_with('(')
-    })?;
-    let open = start + ptx[start..].find('{')?;
-    let mut depth = 0usize;
-    for (off, c) in ptx[open..].char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(KernelPtx { name: name.into(), body: &ptx[open..open + off], module: ptx });
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+    let view = match parsed::read(ptx) {
+        Some(m) => parsed::kernels(&m).find(|f| f.name == name).map(|f| parsed::kernel_view(&m, f)),
+        None => text::kernel_view(ptx, name),
+    }?;
+    Some(KernelPtx { name: name.into(), view, module: ptx })
 }
 
 /// Every `.entry` name in the module (to suggest the right one when a name is wrong).
 pub fn entries(ptx: &str) -> Vec<String> {
-    ptx.match_indices(".entry ")
-        .filter_map(|(i, _)| {
-            let rest = &ptx[i + ".entry ".len()..];
-            let end = rest.find(|c: char| c == '(' || c.is_whitespace())?;
-            Some(rest[..end].to_string())
-        })
-        .collect()
+    match parsed::read(ptx) {
+        Some(m) => parsed::kernels(&m).map(|f| f.name.clone()).collect(),
+        None => text::entries(ptx),
+    }
 }
 
 impl KernelPtx<'_> {
@@ -55,22 +42,11 @@ impl KernelPtx<'_> {
         self.count(prefix) > 0
     }
 
-    /// The kernel's body, braces included.
-    pub fn body(&self) -> &str {
-        self.body
-    }
-
-    /// Opcodes in text order, with any `@p` guard removed. Directives (`.loc`,
-    /// `.reg`, ...), labels, braces, comments and the label lists of a
+    /// Opcodes in text order, without any `@p` guard. Directives (`.loc`,
+    /// `.reg`, ...), labels, comments and the label lists of a
     /// `.branchtargets` table are not instructions.
     pub fn instructions(&self) -> impl Iterator<Item = &str> {
-        self.body.lines().filter_map(|l| {
-            let l = l.trim();
-            let l = if l.starts_with('@') { l.split_once(char::is_whitespace)?.1.trim_start() } else { l };
-            let op = l.split(|c: char| c.is_whitespace() || c == ';').next()?;
-            let word = op.starts_with(|c: char| c.is_ascii_alphabetic());
-            (word && !op.ends_with(':') && !op.ends_with(',')).then_some(op)
-        })
+        self.view.ops.iter().map(|op| op.opcode.as_str())
     }
 
     /// A barrier (`__syncthreads()`): `bar.sync` or `barrier.sync`.
@@ -82,12 +58,12 @@ impl KernelPtx<'_> {
     /// at module scope, including `extern __shared__`) that the kernel accesses.
     pub fn uses_shared(&self) -> bool {
         let accesses = ["ld.shared", "st.shared", "atom.shared", "red.shared", "cvta.shared", "cvta.to.shared"];
-        accesses.iter().any(|p| self.uses(p)) || (self.module.contains(".shared") && self.body.contains(".shared"))
+        accesses.iter().any(|p| self.uses(p)) || self.view.names_shared
     }
 
     /// Declares dynamic shared memory (`extern __shared__ T buf[];`).
     pub fn declares_dynamic_shared(&self) -> bool {
-        self.module.lines().chain(self.body.lines()).any(|l| l.contains(".extern") && l.contains(".shared"))
+        self.view.dynamic_shared
     }
 
     /// Reads `__constant__` memory.

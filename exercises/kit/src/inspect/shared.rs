@@ -10,20 +10,18 @@
 //! `extern __shared__` arrays are `.extern .shared ... name[];`, sized at launch.
 
 use super::kernel_ptx::KernelPtx;
+use super::view::SharedArray;
 
 impl KernelPtx<'_> {
     /// The shared variables declared in this kernel's body plus those declared
     /// at module scope that the body refers to by name.
     pub fn shared_arrays(&self) -> Vec<SharedArray> {
-        let inside = self.body.lines().filter_map(parse_declaration);
-        let module =
-            module_scope_lines(self.module).filter_map(parse_declaration).filter(|a| mentions(self.body, &a.name));
-        inside.chain(module).collect()
+        self.view.shared.clone()
     }
 
     /// Bytes of static shared storage this kernel declares (extern arrays excluded).
     pub fn static_shared_bytes(&self) -> usize {
-        self.shared_arrays().iter().filter_map(SharedArray::static_bytes).sum()
+        self.view.shared.iter().filter_map(SharedArray::static_bytes).sum()
     }
 
     /// Stores to shared memory (or generic accesses, which the PTX cannot tell apart).
@@ -40,133 +38,27 @@ impl KernelPtx<'_> {
     /// `(immediate offset + access width, the instruction)`. In `st.shared.u32
     /// [%rd12+1024], %r17` the base register holds the buffer's address plus a
     /// non-negative index in any ordinary kernel, so the access touches byte 1027
-    /// of the buffer or beyond.
+    /// of the buffer or beyond. The instruction is quoted as its line is written.
     pub fn furthest_shared_access(&self) -> Option<(usize, String)> {
-        self.body
-            .lines()
-            .map(str::trim)
-            .filter_map(|l| Some((shared_access_end(l)?, l.split_whitespace().collect::<Vec<_>>().join(" "))))
+        let quote = |line: usize| {
+            let l = self.module.lines().nth(line.saturating_sub(1)).unwrap_or("");
+            l.split_whitespace().collect::<Vec<_>>().join(" ")
+        };
+        self.view
+            .ops
+            .iter()
+            .filter_map(|op| Some((op.shared_end?, op.line)))
             .max_by_key(|(end, _)| *end)
+            .map(|(end, line)| (end, quote(line)))
     }
-}
-
-/// How big one shared declaration is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SharedSize {
-    /// A fixed number of bytes, from the declaration.
-    Static(usize),
-    /// `extern __shared__`: sized by the launch (dynamic shared memory).
-    Dynamic,
-}
-
-/// One `.shared` variable a kernel can reach.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SharedArray {
-    /// The PTX name (C++-mangled for variables declared inside a kernel).
-    pub name: String,
-    pub size: SharedSize,
-}
-
-impl SharedArray {
-    pub fn static_bytes(&self) -> Option<usize> {
-        match self.size {
-            SharedSize::Static(b) => Some(b),
-            SharedSize::Dynamic => None,
-        }
-    }
-}
-
-/// Lines outside every function body (brace depth 0 where the line starts).
-fn module_scope_lines(ptx: &str) -> impl Iterator<Item = &str> {
-    let mut depth = 0i64;
-    ptx.lines().filter(move |line| {
-        let at_module_scope = depth == 0;
-        let code = line.split("//").next().unwrap_or("");
-        depth += code.matches('{').count() as i64 - code.matches('}').count() as i64;
-        at_module_scope
-    })
-}
-
-/// True when `name` occurs in `text` as a whole identifier (not inside a
-/// longer name, a `%register` or a `.directive`).
-fn mentions(text: &str, name: &str) -> bool {
-    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
-    text.match_indices(name).any(|(i, _)| {
-        let before = text[..i].chars().next_back();
-        let after = text[i + name.len()..].chars().next();
-        !before.is_some_and(|c| ident(c) || c == '%' || c == '.') && !after.is_some_and(ident)
-    })
-}
-
-/// Parses `[.extern] [.visible] .shared [.align N] [.vK] .TYPE name[D1][D2]...;`.
-fn parse_declaration(line: &str) -> Option<SharedArray> {
-    let code = line.split("//").next()?.trim().trim_end_matches(';').trim();
-    let mut tokens = code.split_whitespace().peekable();
-    let (mut shared, mut external, mut lanes, mut element) = (false, false, 1usize, None);
-    while let Some(&tok) = tokens.peek() {
-        if !tok.starts_with('.') {
-            break;
-        }
-        tokens.next();
-        match tok {
-            ".shared" => shared = true,
-            ".extern" => external = true,
-            ".align" => {
-                tokens.next();
-            }
-            ".v2" | ".v4" | ".v8" => lanes = tok[2..].parse().ok()?,
-            ".visible" | ".weak" | ".common" => {}
-            ty => element = Some(type_bytes(ty)?),
-        }
-    }
-    if !shared {
-        return None;
-    }
-    let declarator: String = tokens.collect();
-    let (name, dims) = declarator.split_once('[').map_or((declarator.as_str(), ""), |(n, d)| (n, d));
-    let mut bytes = element? * lanes;
-    if !dims.is_empty() {
-        for dim in dims.trim_end_matches(']').split("][") {
-            match dim.trim() {
-                "" => return Some(SharedArray { name: name.to_string(), size: SharedSize::Dynamic }),
-                n => bytes *= n.parse::<usize>().ok()?,
-            }
-        }
-    }
-    let size = if external && bytes == 0 { SharedSize::Dynamic } else { SharedSize::Static(bytes) };
-    (!name.is_empty()).then(|| SharedArray { name: name.to_string(), size })
-}
-
-/// Bytes of a PTX fundamental type: `.b8` 1, `.f32` 4, `.u64` 8, `.f16x2` 4.
-pub(super) fn type_bytes(ty: &str) -> Option<usize> {
-    let spec = ty.strip_prefix('.')?.trim_start_matches(|c: char| c.is_ascii_alphabetic());
-    let (bits, count) = spec.split_once('x').unwrap_or((spec, "1"));
-    let bits: usize = bits.parse().ok()?;
-    (bits % 8 == 0).then_some(bits / 8 * count.parse::<usize>().ok()?)
-}
-
-/// For a shared-memory instruction with an address `[base+K]`: K plus the bytes it accesses.
-fn shared_access_end(line: &str) -> Option<usize> {
-    let line = if line.starts_with('@') { line.split_once(char::is_whitespace)?.1.trim_start() } else { line };
-    let op = line.split_whitespace().next()?;
-    let parts: Vec<&str> = op.split('.').collect();
-    if !matches!(parts[0], "ld" | "st" | "atom" | "red") || !parts.contains(&"shared") {
-        return None;
-    }
-    let lanes = parts.iter().find_map(|p| p.strip_prefix('v')?.parse::<usize>().ok()).unwrap_or(1);
-    let width = parts.iter().rev().find_map(|p| type_bytes(&format!(".{p}")))?;
-    let address = &line[line.find('[')? + 1..line.find(']')?];
-    let offset = match address.rsplit_once('+') {
-        Some((_, k)) => k.trim().parse::<i64>().ok()?,
-        None => 0,
-    };
-    Some((offset.max(0) as usize) + lanes * width)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::inspect::kernel_ptx::kernel;
+    use crate::inspect::text::{mentions, parse_declaration, shared_access_end};
+    use crate::inspect::view::{type_bytes, SharedSize};
 
     const STENCIL_PTX: &str = r#"
 .version 8.8
