@@ -8,10 +8,11 @@ its expected.json, and tabulate the timed checks' figures.
     corpus.py check CORPUS GRADES_DIR [--backend gpu|sim|none]
                                             GRADES_DIR/<set>/ holds each set's batch output;
                                             prints every part's verdict, exits 1 on a mismatch
-    corpus.py table CORPUS SIM_LOG RUN_DIR...
+    corpus.py table CORPUS SIM_LOG RUN...
                                             a markdown table of expected against got per
                                             case: `sim` from the output of the corpus's cargo
                                             test (--nocapture), `gpu` from the runs, one per seed
+                                            (a run's folder, or the check.txt `check` wrote for it)
     corpus.py perf CORPUS RUN_DIR...        every timed check's figures from the runs (one
                                             RUN_DIR per seed, each as `check` reads it), as a
                                             table per family and RUN_DIR/../perf.json
@@ -300,6 +301,10 @@ def table(corpus: Path, sim_log: Path, runs):
             got_sim = sim.get(f"{name}/{key}", "–")
             got_gpu = []
             for run in runs:
+                if run.is_file():
+                    # A run's check.txt (what `check` printed) stands for the run.
+                    got_gpu.append(sim_verdicts(run).get(f"{name}/{key}", "–"))
+                    continue
                 _, parts = graded_parts(run, name, case)
                 got_gpu.append(part_verdict(parts[key])[0] if key in parts else "–")
             gpu_cell = got_gpu[0] if len(set(got_gpu)) == 1 else " / ".join(got_gpu)
