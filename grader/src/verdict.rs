@@ -32,8 +32,15 @@ pub enum Verdict {
     MissingKernel,
     /// `wrong-signature`: a kernel's parameters are not those the check passes.
     WrongSignature,
-    /// `input-modified`: a correctness launch changed one of its inputs.
+    /// `input-modified`: a correctness or timed launch changed one of its inputs.
     InputModified,
+    /// `wrong-when-timed`: a launch of a performance check's timing wrote a
+    /// wrong output (a replayed result, work done only once, a size it
+    /// special-cases): the timing proves nothing, and the point is lost.
+    WrongWhenTimed,
+    /// `replays-results`: given the inputs of a timed launch once more, the
+    /// kernel ran far faster: it keeps results between launches.
+    ReplaysResults,
     /// `race`: a data race on shared or global memory.
     Race,
     /// `out-of-bounds-read`.
@@ -88,6 +95,12 @@ impl Verdict {
             }
             if cause.downcast_ref::<kit::gpu::InputModified>().is_some() {
                 return Verdict::InputModified;
+            }
+            if cause.downcast_ref::<kit::timed::WrongWhenTimed>().is_some() {
+                return Verdict::WrongWhenTimed;
+            }
+            if cause.downcast_ref::<kit::timed::ReplaysResults>().is_some() {
+                return Verdict::ReplaysResults;
             }
             if let Some(b) = cause.downcast_ref::<BackendError>() {
                 return match b {
@@ -154,6 +167,8 @@ impl fmt::Display for Verdict {
             Verdict::MissingKernel => "missing-kernel",
             Verdict::WrongSignature => "wrong-signature",
             Verdict::InputModified => "input-modified",
+            Verdict::WrongWhenTimed => "wrong-when-timed",
+            Verdict::ReplaysResults => "replays-results",
             Verdict::Race => "race",
             Verdict::OutOfBoundsRead => "out-of-bounds-read",
             Verdict::OutOfBoundsWrite => "out-of-bounds-write",
@@ -184,6 +199,8 @@ impl From<&str> for Verdict {
             "missing-kernel" => Verdict::MissingKernel,
             "wrong-signature" => Verdict::WrongSignature,
             "input-modified" => Verdict::InputModified,
+            "wrong-when-timed" => Verdict::WrongWhenTimed,
+            "replays-results" => Verdict::ReplaysResults,
             "race" => Verdict::Race,
             "out-of-bounds-read" => Verdict::OutOfBoundsRead,
             "out-of-bounds-write" => Verdict::OutOfBoundsWrite,
@@ -241,6 +258,8 @@ mod tests {
         "missing-kernel",
         "wrong-signature",
         "input-modified",
+        "wrong-when-timed",
+        "replays-results",
         "race",
         "out-of-bounds-read",
         "out-of-bounds-write",

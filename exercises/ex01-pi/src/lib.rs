@@ -5,6 +5,7 @@
 pub mod measured;
 
 use anyhow::Result;
+use kit::timed::Windowed;
 use kit::{args, check, Check, Ctx, Exercise, LaunchConfig, Part, SIM_MAX_ELEMENTS};
 use rand::Rng;
 
@@ -167,26 +168,31 @@ fn shared_speedup(ctx: &Ctx) -> Result<String> {
     let module = ctx.kernel_module("pi_shared")?;
     let baseline = ctx.yardstick("pi_global_atomics", include_str!("../yardsticks/pi_global_atomics.cu"))?;
     let gpu = module.gpu();
-    // One block of points repeated on the device: drawing and uploading 256 MiB
-    // took most of a second; the kernels read every address all the same.
-    let block = ctx.shared("points", || points(&mut ctx.rng(), PERF_BLOCK));
-    let (dx, dy) = (gpu.upload_repeated("x", &block.0, PERF_POINTS)?, gpu.upload_repeated("y", &block.1, PERF_POINTS)?);
+    // One block of points repeated on the device (drawing and uploading 256 MiB
+    // took most of a second; the kernels read every address all the same),
+    // and each launch a window of it further on: inputs no earlier launch saw.
+    let block = ctx.shared("points+hits", || {
+        let (x, y) = points(&mut ctx.rng(), PERF_BLOCK);
+        let hits = kit::timed::prefix_sums(x.iter().zip(&y).map(|(&px, &py)| inside(px, py) as i128));
+        (x, y, hits)
+    });
+    let (x, y, prefix) = (&block.0, &block.1, &block.2);
+    let (dx, dy) = (Windowed::repeated(gpu, "x", x, PERF_POINTS)?, Windowed::repeated(gpu, "y", y, PERF_POINTS)?);
     let hits = gpu.zeros::<u32>("hits", 1)?;
     let cfg = launch_config(PERF_POINTS);
-    let a = args![&dx, &dy, PERF_POINTS as i32, &hits];
-    // The counter starts at 0 before every sample; after each it must hold
-    // that sample's launches' counts (each launch adds its own).
-    let per_launch = cpu_hits(&block.0, &block.1) * (PERF_POINTS / PERF_BLOCK) as u32;
-    let shared = kit::perf::measure_checking_each(
+    let n = PERF_POINTS as i32;
+    // The README's promise: `*hits` is zero when the kernel starts.
+    let shared = kit::timed::student(
         gpu,
-        || module.launch_async("pi_shared", cfg, &a),
-        || hits.write(&[0]),
-        |launches| {
-            let what = format!("`hits` after {launches} timed launch(es) of {PERF_POINTS} points each");
-            check::scalar(&what, per_launch.wrapping_mul(launches as u32), hits.read()?[0])
+        |_| hits.write(&[0]),
+        |launch| module.launch_async("pi_shared", cfg, &[dx.arg(launch), dy.arg(launch), n.into(), hits.arg()]),
+        |launch| {
+            let expected = kit::timed::periodic_window_sum(prefix, dx.at(launch, 0), PERF_POINTS) as u32;
+            check::scalar(&format!("`hits` for {PERF_POINTS} points"), expected, hits.read()?[0])
         },
     )?;
-    let global = ctx.time_yardstick("pi_global_atomics", || baseline.launch_async("pi_global_atomics", cfg, &a))?;
+    let a = [dx.arg(0), dy.arg(0), n.into(), hits.arg()];
+    let global = ctx.time_yardstick(&baseline, "pi_global_atomics", cfg, &a, || hits.write(&[0]))?;
     kit::perf::require_speedup("pi_shared", &shared, &global, "one atomicAdd per hit", MIN_SPEEDUP)
 }
 

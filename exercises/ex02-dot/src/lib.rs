@@ -5,6 +5,7 @@
 pub mod measured;
 
 use anyhow::{bail, Result};
+use kit::timed::Windowed;
 use kit::{args, Check, Ctx, Exercise, LaunchConfig, Part};
 use rand::Rng;
 
@@ -199,39 +200,42 @@ fn perf_block(rng: &mut impl Rng) -> Vec<f32> {
     uniform(rng, 1 << 16)
 }
 
-/// [`cpu_dot`] of `a` and `b` each repeated to `n` elements, without building them.
-fn repeated_dot(a: &[f32], b: &[f32], n: usize) -> (f64, f64) {
-    let (whole, rest) = (n / a.len(), n % a.len());
-    let (s, abs) = cpu_dot(a, b);
-    let (s_rest, abs_rest) = cpu_dot(&a[..rest], &b[..rest]);
-    (whole as f64 * s + s_rest, whole as f64 * abs + abs_rest)
-}
-
 fn bandwidth_share(ctx: &Ctx) -> Result<String> {
     let module = ctx.kernel_module("dot")?;
     // Measured first (once per run), before this check's buffers take memory.
     let copy = ctx.copy_bandwidth_gbps()?;
     let gpu = module.gpu();
     let n = perf_len(gpu);
-    // Drawn once per process, repeated into fresh buffers for every student.
-    let repeated = ctx.shared("perf-blocks", || {
+    // Drawn once per process, repeated into fresh buffers for every student;
+    // each launch reads a window of them further on (kit::timed).
+    let blocks_and_sums = ctx.shared("perf-blocks+prefix", || {
         let mut rng = ctx.rng();
-        (perf_block(&mut rng), perf_block(&mut rng))
+        let (a, b) = (perf_block(&mut rng), perf_block(&mut rng));
+        let products = kit::timed::prefix_sums_f64(a.iter().zip(&b).map(|(&x, &y)| x as f64 * y as f64));
+        let magnitudes = kit::timed::prefix_sums_f64(a.iter().zip(&b).map(|(&x, &y)| (x as f64 * y as f64).abs()));
+        (a, b, products, magnitudes)
     });
-    let (da, db) = (gpu.upload_repeated("a", &repeated.0, n)?, gpu.upload_repeated("b", &repeated.1, n)?);
-    let partial = gpu.zeros::<f32>("partial", blocks(n) as usize)?;
-    let a = args![&da, &db, n as i32, &partial];
-    // The partial sums are poisoned before every sample; each sample's launches must write them.
-    let (expected, abs_sum) = repeated_dot(&repeated.0, &repeated.1, n);
-    let bound = gamma(roundings(n)) * abs_sum;
-    let t = kit::perf::measure_checking_each(
+    let (block_a, block_b, products, magnitudes) =
+        (&blocks_and_sums.0, &blocks_and_sums.1, &blocks_and_sums.2, &blocks_and_sums.3);
+    let (da, db) = (Windowed::repeated(gpu, "a", block_a, n)?, Windowed::repeated(gpu, "b", block_b, n)?);
+    let partial = gpu.poisoned::<f32>("partial", blocks(n) as usize)?;
+    let t = kit::timed::student(
         gpu,
-        || module.launch_async("dot", launch_config(n), &a),
-        || partial.poison(),
-        |_| {
+        |_| partial.poison(),
+        |launch| {
+            module.launch_async(
+                "dot",
+                launch_config(n),
+                &[da.arg(launch), db.arg(launch), (n as i32).into(), partial.arg()],
+            )
+        },
+        |launch| {
+            let start = da.at(launch, 0);
+            let expected = kit::timed::periodic_window_sum_f64(products, start, n);
+            let bound = gamma(roundings(n)) * kit::timed::periodic_window_sum_f64(magnitudes, start, n);
             let got: f64 = partial.read()?.iter().map(|&p| p as f64).sum();
             if (got - expected).abs() > bound || !got.is_finite() {
-                bail!("dot = {got} (n = {n}), expected {expected}");
+                bail!("the sum of `partial` is {got} (n = {n}), expected {expected}");
             }
             Ok(())
         },

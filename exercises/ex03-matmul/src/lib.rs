@@ -9,7 +9,8 @@ pub mod structure;
 
 use anyhow::{Context as _, Result};
 use kit::backend::Arg;
-use kit::{args, Check, Ctx, DeviceBuffer, Exercise, Gpu, LaunchConfig, Part};
+use kit::timed::Windowed;
+use kit::{Check, Ctx, DeviceBuffer, Exercise, Gpu, LaunchConfig, Part};
 use rand::Rng;
 
 /// Tile width, and the block is TILE x TILE threads for every part (as in the notes).
@@ -107,9 +108,14 @@ impl Kernel {
     }
 
     fn args(&self, s: Shape, b: &Buffers) -> Vec<Arg> {
+        self.args_of(s, b.m.arg(), b.n.arg(), b.p.arg())
+    }
+
+    /// The arguments for M, N and P at these addresses.
+    fn args_of(&self, s: Shape, m: Arg, n: Arg, p: Arg) -> Vec<Arg> {
         match self.form {
-            Form::Square => args![&b.m, &b.n, &b.p, s.m as i32].to_vec(),
-            Form::Rect => args![&b.m, &b.n, &b.p, s.m as i32, s.k as i32, s.n as i32].to_vec(),
+            Form::Square => vec![m, n, p, (s.m as i32).into()],
+            Form::Rect => vec![m, n, p, (s.m as i32).into(), (s.k as i32).into(), (s.n as i32).into()],
         }
     }
 }
@@ -220,48 +226,57 @@ fn run_case(ctx: &Ctx, kernel: Kernel, s: Shape) -> Result<String> {
 
 /// Times the student's kernel and the grader's naive one on the same inputs.
 /// Correctness was proven by the correctness checks (performance counts only
-/// when all of them pass); the timed result is still compared with the CPU on
-/// a sample of PERF_SAMPLES elements, so a kernel cannot be fast by skipping work
-/// at large sizes.
+/// when all of them pass); every timed launch's result is still compared with
+/// the CPU on PERF_SAMPLES elements drawn for that launch, so a kernel cannot
+/// be fast by skipping work at large sizes or replaying an earlier product.
 fn speedup(ctx: &Ctx, kernel: Kernel, s: Shape, yardstick: Kernel, min: f64) -> Result<String> {
-    // Built once per process (first, so that it can be built ahead of the GPU),
-    // uploaded fresh for every student.
-    let matrices = ctx.shared("perf-matrices", || perf_matrices(&mut ctx.rng(), s));
+    // Drawn once per process (first, so that it can be built ahead of the GPU),
+    // repeated on the device for every student; each launch multiplies a
+    // window of it further on (kit::timed).
+    let block = ctx.shared("perf-block", || perf_block(&mut ctx.rng()));
     let module = ctx.kernel_module(kernel.name)?;
     let naive = ctx.yardstick("matmul_naive", include_str!("../yardsticks/matmul_naive.cu"))?;
-    let (m, n) = (&matrices.0, &matrices.1);
-    let bufs = Buffers::new(module.gpu(), s, m, n)?;
+    let gpu = module.gpu();
+    let m = Windowed::repeated(gpu, "M", &block, s.m * s.k)?;
+    let n = Windowed::repeated(gpu, "N", &block, s.k * s.n)?;
+    let p = gpu.poisoned::<f32>("P", s.m * s.n)?;
     let cfg = launch_config(s);
-
-    let student_args = kernel.args(s, &bufs);
-    // P is poisoned before every sample: the sample below is what the last sample's launches wrote.
-    let (timed, _) = kit::perf::measure_resetting(
-        module.gpu(),
-        || module.launch_async(kernel.name, cfg, &student_args),
-        || bufs.p.poison(),
+    let timed = kit::timed::student(
+        gpu,
+        |_| p.poison(),
+        |launch| module.launch_async(kernel.name, cfg, &kernel.args_of(s, m.arg(launch), n.arg(launch), p.arg())),
+        |launch| {
+            let at = sample_positions(&mut ctx.rng_for(&format!("launch {launch}")), s, PERF_SAMPLES);
+            let got = p.read_elements(at.iter().map(|&(r, c)| r * s.n + c))?;
+            let (om, on) = (m.at(launch, 0), n.at(launch, 0));
+            let (expected, abs): (Vec<f64>, Vec<f64>) =
+                at.iter().map(|&(r, c)| element_of_repeated(s, &block, om, on, r, c)).unzip();
+            cpu::verify(s, &expected, &abs, &got, |i| at[i])
+                .map(|_| ())
+                .with_context(|| format!("{} at {}", kernel.name, kernel.case_name(s)))
+        },
     )?;
-    bufs.p
-        .read_with(|p| check_sample(ctx, s, m, n, p))
-        .with_context(|| format!("{} at {}", kernel.name, kernel.case_name(s)))?;
-
-    let naive_args = yardstick.args(s, &bufs);
-    let base = ctx.time_yardstick(yardstick.name, || naive.launch_async(yardstick.name, cfg, &naive_args))?;
+    let naive_args = yardstick.args_of(s, m.arg(0), n.arg(0), p.arg());
+    let base = ctx.time_yardstick(&naive, yardstick.name, cfg, &naive_args, || p.poison())?;
     let line = kit::perf::require_speedup(kernel.name, &timed, &base, "the naive kernel", min)?;
     Ok(format!("{line}, at {}", kernel.case_name(s)))
 }
 
-/// Inputs for timing: a random block of a prime length repeated (values do not
-/// change the timing; drawing 33 M numbers would take seconds in a debug build).
-fn perf_matrices(rng: &mut impl Rng, s: Shape) -> (Vec<f32>, Vec<f32>) {
-    let block = kit::inputs::uniform_f32(rng, 65_521, -1.0, 1.0);
-    let fill = |len: usize| {
-        let mut v = Vec::with_capacity(len);
-        while v.len() < len {
-            v.extend_from_slice(&block[..block.len().min(len - v.len())]);
-        }
-        v
-    };
-    (fill(s.m * s.k), fill(s.k * s.n))
+/// The block the timed inputs repeat: random values of a prime length (values
+/// do not change the timing; drawing 33 M numbers would take seconds in a
+/// debug build, and a prime keeps rows from lining up with it).
+fn perf_block(rng: &mut impl Rng) -> Vec<f32> {
+    kit::inputs::uniform_f32(rng, 65_521, -1.0, 1.0)
+}
+
+/// Element (row, col) of P, and its |M| |N| bound, for M and N read from
+/// `block` repeated, starting at elements `om` and `on` of the repetition.
+fn element_of_repeated(s: Shape, block: &[f32], om: usize, on: usize, row: usize, col: usize) -> (f64, f64) {
+    let at = |i: usize| block[i % block.len()] as f64;
+    (0..s.k).fold((0.0, 0.0), |(e, ab), p| {
+        let t = at(om + row * s.k + p) * at(on + p * s.n + col);
+        (e + t, ab + t.abs())
+    })
 }
 
 /// The four corners of P, then random positions.
@@ -271,13 +286,6 @@ pub fn sample_positions(rng: &mut impl Rng, s: Shape, count: usize) -> Vec<(usiz
         at.push((rng.random_range(0..s.m), rng.random_range(0..s.n)));
     }
     at
-}
-
-fn check_sample(ctx: &Ctx, s: Shape, m: &[f32], n: &[f32], p: &[f32]) -> Result<String> {
-    let at = sample_positions(&mut ctx.rng(), s, PERF_SAMPLES);
-    let (expected, abs): (Vec<f64>, Vec<f64>) = at.iter().map(|&(r, c)| cpu::element(s, m, n, r, c)).unzip();
-    let got: Vec<f32> = at.iter().map(|&(r, c)| p[r * s.n + c]).collect();
-    cpu::verify(s, &expected, &abs, &got, |i| at[i])
 }
 
 #[cfg(test)]
@@ -350,8 +358,13 @@ mod tests {
         assert_eq!((m.len(), n.len()), (15, 35));
         assert!(m.iter().chain(&n).all(|v| (-1.0..1.0).contains(v)));
         assert_eq!(matrices(&mut rng_for(9, "x"), s), (m, n));
-        let (pm, pn) = perf_matrices(&mut rng_for(9, "p"), Shape::new(300, 301, 302));
-        assert_eq!((pm.len(), pn.len()), (300 * 301, 301 * 302));
+        let block = perf_block(&mut rng_for(9, "p"));
+        let s = Shape::new(3, 4, 5);
+        let (m, n): (Vec<f32>, Vec<f32>) = (
+            (0..12).map(|i| block[7 + i]).collect(),
+            (0..20).map(|i| block[65_519 + i - if i >= 2 { 65_521 } else { 0 }]).collect(),
+        );
+        assert_eq!(element_of_repeated(s, &block, 7, 65_519, 2, 4), cpu::element(s, &m, &n, 2, 4));
     }
 
     #[test]

@@ -13,8 +13,9 @@ pub mod inputs;
 pub mod measured;
 
 use anyhow::{bail, Result};
-use kit::backend::BackendError;
-use kit::{args, check, require, Check, Ctx, DeviceBuffer, Exercise, LaunchConfig, Module, Part, Skip};
+use kit::backend::{Arg, BackendError};
+use kit::timed::Windowed;
+use kit::{check, require, Check, Ctx, DeviceBuffer, Exercise, LaunchConfig, Module, Part, Skip};
 
 use inputs::{Case, Family, Seq, FAMILIES};
 
@@ -151,11 +152,16 @@ impl Variant {
         seq: &DeviceBuffer<u8>,
         found: &DeviceBuffer<u8>,
     ) -> Result<()> {
-        let n = dna.len() as i32;
-        let cfg = launch_config(dna.len());
+        self.launch_on(module, dna.arg(), dna.len(), seq.arg(), found.arg())
+    }
+
+    /// [`Variant::launch_async`] with the buffers' addresses: `dna` holds `n` letters.
+    fn launch_on(self, module: &Module, dna: Arg, n: usize, seq: Arg, found: Arg) -> Result<()> {
+        let cfg = launch_config(n);
+        let letters = (n as i32).into();
         match self {
-            Variant::V1 | Variant::V2 => module.launch_async(self.kernel(), cfg, &args![dna, n, seq, found]),
-            Variant::V3 => module.launch_async(self.kernel(), cfg, &args![dna, n, found]),
+            Variant::V1 | Variant::V2 => module.launch_async(self.kernel(), cfg, &[dna, letters, seq, found]),
+            Variant::V3 => module.launch_async(self.kernel(), cfg, &[dna, letters, found]),
         }
     }
 
@@ -260,33 +266,42 @@ fn not_slower_than_v1(ctx: &Ctx, v: Variant, min_ratio: f64) -> Result<String> {
         return Err(Skip(format!("timing needs a real GPU, not the {} backend", g.info().backend)).into());
     }
     // Built once per process (first, so that it can be built ahead of the GPU),
-    // uploaded fresh for every student.
-    let timed = ctx.shared("seq+dna", || {
+    // repeated on the device for every student; each launch searches a window
+    // of it further on (kit::timed).
+    let timed = ctx.shared("seq+dna-block", || {
         let mut rng = ctx.rng();
         let seq = inputs::random_seq(&mut rng);
-        (seq, inputs::timing_dna(&mut rng, PERF_LETTERS))
+        (seq, inputs::random_dna(&mut rng, inputs::TIMING_BLOCK))
     });
     let module = ctx.kernel_module(v.kernel())?;
     let gpu = module.gpu();
     let yardstick = ctx.yardstick("search_v1_pattern", include_str!("../yardsticks/search_v1_pattern.cu"))?;
     let seq_host = &timed.0;
-    let dna = gpu.upload("dna", &timed.1)?;
+    let dna = Windowed::repeated(gpu, "dna", &timed.1, PERF_LETTERS)?;
     let seq = gpu.upload("seq", seq_host)?;
     let positions = cpu::positions(PERF_LETTERS);
-    let base_found = gpu.poisoned::<u8>("found (v1 pattern)", positions)?;
+    let expected = gpu.poisoned::<u8>("found (v1 pattern)", positions)?;
     let found = gpu.poisoned::<u8>("found", positions)?;
 
-    let base_args = args![&dna, PERF_LETTERS as i32, &seq, &base_found];
     let cfg = launch_config(PERF_LETTERS);
-    let base =
-        ctx.time_yardstick("search_v1_pattern", || yardstick.launch_async("search_v1_pattern", cfg, &base_args))?;
+    let base_args = |launch| [dna.arg(launch), (PERF_LETTERS as i32).into(), seq.arg(), expected.arg()];
+    let base = ctx.time_yardstick(&yardstick, "search_v1_pattern", cfg, &base_args(0), || expected.poison())?;
     v.prepare(module, seq_host)?;
-    // `found` is poisoned before every sample: what is compared below is what the last sample's launches wrote.
-    let (mine, _) =
-        kit::perf::measure_resetting(gpu, || v.launch_async(module, &dna, &seq, &found), || found.poison())?;
-
-    let what = format!("found (the timed run, n = {PERF_LETTERS})");
-    base_found.read_with(|expected| found.read_with(|got| check::exact(&what, expected, got)))?;
+    // Every launch is compared in full, on the device, with what the v1
+    // pattern finds in the same window.
+    let mine = kit::timed::student(
+        gpu,
+        |_| found.poison(),
+        |launch| v.launch_on(module, dna.arg(launch), PERF_LETTERS, seq.arg(), found.arg()),
+        |launch| {
+            expected.poison()?;
+            yardstick.launch("search_v1_pattern", cfg, &base_args(launch))?;
+            let Some(p) = found.first_difference(&expected)? else { return Ok(()) };
+            let (want, got) = (expected.read_elements([p])?[0], found.read_elements([p])?[0]);
+            let got = if check::is_poison(&got) { "nothing (never written)".to_string() } else { got.to_string() };
+            bail!("found[{p}] (n = {PERF_LETTERS}): expected {want}, got {got}")
+        },
+    )?;
     kit::perf::require_speedup(v.kernel(), &mine, &base, "the v1 pattern (global memory only)", min_ratio)
 }
 

@@ -12,6 +12,7 @@ pub mod cpu;
 pub mod measured;
 
 use anyhow::{anyhow, bail, Result};
+use kit::timed::{window_room, Windowed};
 use kit::{args, check, require, Check, Ctx, Exercise, LaunchConfig, Part};
 
 pub const RADIUS: usize = 3;
@@ -29,7 +30,7 @@ pub const SIZES: [usize; 8] = [1, 2, 7, 511, 512, 513, 65_537, 1_000_003];
 /// (bytes: n + 2*RADIUS ints read, n written). Provisional: see CALIBRATION.md.
 pub const MIN_COPY_SHARE: f64 = 0.45;
 /// Outputs checked after the timed run (plus the last window).
-const SPOT_CHECKS: usize = 4096;
+const SPOT_CHECKS: usize = 256;
 const KERNEL: &str = "stencil_1d";
 
 pub fn exercise() -> Exercise {
@@ -125,16 +126,21 @@ fn share_of_copy(ctx: &Ctx) -> Result<String> {
     let copy_gbps = ctx.copy_bandwidth_gbps()?;
     let global = ctx.yardstick("stencil_global", include_str!("../yardsticks/stencil_global.cu"))?;
     let n = perf_outputs(gpu);
-    // Built once per process (n depends only on the GPU), uploaded fresh for every student.
-    let input = ctx.shared(&format!("perf-in/n={n}"), || cpu::pattern_input(n));
-    let d_in = gpu.upload("in", &input)?;
+    // Built once per process (n depends only on the GPU), uploaded fresh for
+    // every student, with room for every launch's window (kit::timed).
+    let input = ctx.shared(&format!("perf-in/n={n}"), || cpu::pattern_input(n + window_room::<i32>()));
+    let d_in = Windowed::upload(gpu, "in", &input, n + 2 * RADIUS)?;
     let d_out = gpu.poisoned::<i32>("out", n)?;
-    let (cfg, a) = (launch_config(n), args![&d_in, &d_out, n as i32]);
+    let cfg = launch_config(n);
+    let a = |launch| [d_in.arg(launch), d_out.arg(), (n as i32).into()];
 
-    // `out` is poisoned before every sample: the spot check is of what the last sample's launches wrote.
-    let (timed, _) = kit::perf::measure_resetting(gpu, || module.launch_async(KERNEL, cfg, &a), || d_out.poison())?;
-    d_out.read_with(|out| spot_check(&input, out))?;
-    let yardstick = ctx.time_yardstick("stencil_global", || global.launch_async("stencil_global", cfg, &a))?;
+    let timed = kit::timed::student(
+        gpu,
+        |_| d_out.poison(),
+        |launch| module.launch_async(KERNEL, cfg, &a(launch)),
+        |launch| spot_check(&input[d_in.at(launch, 0)..], &d_out, &mut ctx.rng_for(&format!("launch {launch}"))),
+    )?;
+    let yardstick = ctx.time_yardstick(&global, "stencil_global", cfg, &a(0), || d_out.poison())?;
 
     let bytes = stencil_bytes(n);
     let note = format!(
@@ -147,16 +153,17 @@ fn share_of_copy(ctx: &Ctx) -> Result<String> {
     }
 }
 
-/// The timed run must compute the right thing too: a sample spread over the
-/// whole output, and the last outputs (where the halo of the last block is).
-fn spot_check(padded: &[i32], out: &[i32]) -> Result<()> {
+/// A timed launch must compute the right thing too: seeded positions spread
+/// over the whole output (new ones each launch), and the last outputs (where
+/// the halo of the last block is). `padded` is the launch's window of the input.
+fn spot_check(padded: &[i32], out: &kit::DeviceBuffer<i32>, rng: &mut impl rand::Rng) -> Result<()> {
     let n = out.len();
-    let spread = (0..n).step_by(n.div_ceil(SPOT_CHECKS).max(1));
-    for i in spread.chain(n.saturating_sub(WINDOW)..n) {
+    let at: Vec<usize> = (0..SPOT_CHECKS).map(|_| rng.random_range(0..n)).chain(n.saturating_sub(WINDOW)..n).collect();
+    for (&i, got) in at.iter().zip(out.read_elements(at.iter().copied())?) {
         let expected = cpu::stencil_at(padded, i);
-        if out[i] != expected {
-            let got = if check::is_poison(&out[i]) { "nothing (never written)".into() } else { out[i].to_string() };
-            bail!("in the timed run (n = {n}), out[{i}]: expected {expected}, got {got}");
+        if got != expected {
+            let got = if check::is_poison(&got) { "nothing (never written)".into() } else { got.to_string() };
+            bail!("out[{i}] (n = {n}): expected {expected}, got {got}");
         }
     }
     Ok(())
@@ -198,9 +205,11 @@ mod tests {
     fn spot_check_finds_a_wrong_last_output() {
         let input = cpu::pattern_input(5000);
         let mut out = cpu::stencil(&input);
-        assert!(spot_check(&input, &out).is_ok());
+        let gpu = kit::Gpu::simulator();
+        let rng = || kit::inputs::rng_for(1, "spots");
+        assert!(spot_check(&input, &gpu.upload("out", &out).unwrap(), &mut rng()).is_ok());
         out[4999] = -1;
-        let err = spot_check(&input, &out).unwrap_err().to_string();
+        let err = spot_check(&input, &gpu.upload("out", &out).unwrap(), &mut rng()).unwrap_err().to_string();
         assert!(err.contains("out[4999]") && err.contains("never written"), "{err}");
     }
 

@@ -10,7 +10,9 @@ pub mod cpu;
 pub mod measured;
 
 use anyhow::{anyhow, Result};
+use kit::timed::{window_room, window_step, Windowed};
 use kit::{args, check, require, Check, Ctx, Exercise, LaunchConfig, Part};
+use rand::Rng;
 
 /// Elements of each vector (the seed's `#define SIZE 256`), and threads per block.
 pub const SIZE: usize = 256;
@@ -159,25 +161,32 @@ fn within_launch_bytes(k: &kit::inspect::KernelPtx) -> Result<()> {
 }
 
 fn faster_than_global_reads(ctx: &Ctx) -> Result<String> {
-    // Built and spot-correlated once per process (first, so that it can be
-    // built ahead of the GPU), uploaded fresh for every student.
-    let inputs = ctx.shared("in1+in2+spots", || {
-        let (in1, in2) = cpu::random_pairs(&mut ctx.rng(), PERF_BLOCKS);
-        let spots = spot_expected(&in1, &in2);
-        (in1, in2, spots)
-    });
+    // Drawn once per process (first, so that it can be built ahead of the
+    // GPU), uploaded fresh for every student, with room for every launch's
+    // window (kit::timed): a window starts a whole number of blocks further on.
+    let inputs = ctx.shared("in1+in2", || cpu::random_pairs(&mut ctx.rng(), PERF_BLOCKS + ROOM_BLOCKS));
     let module = ctx.kernel_module(KERNEL)?;
     let gpu = module.gpu();
     let global = ctx.yardstick("compute_global", include_str!("../yardsticks/compute_global.cu"))?;
-    let (in1, in2, spots) = (&inputs.0, &inputs.1, &inputs.2);
-    let (d1, d2) = (gpu.upload("in1", in1)?, gpu.upload("in2", in2)?);
-    let out = gpu.poisoned::<u32>("out", in1.len())?;
-    let (cfg, a) = (launch_config(PERF_BLOCKS), args![&out, &d1, &d2]);
+    let (in1, in2) = (&inputs.0, &inputs.1);
+    let n = PERF_BLOCKS as usize * SIZE;
+    let (d1, d2) = (Windowed::upload(gpu, "in1", in1, n)?, Windowed::upload(gpu, "in2", in2, n)?);
+    let out = gpu.poisoned::<u32>("out", n)?;
+    let cfg = launch_config(PERF_BLOCKS);
+    let a = |launch| [out.arg(), d1.arg(launch), d2.arg(launch)];
 
-    // `out` is poisoned before every sample: the spot check is of what the last sample's launches wrote.
-    let (mine, _) = kit::perf::measure_resetting(gpu, || module.launch_async(KERNEL, cfg, &a), || out.poison())?;
-    out.read_with(|got| spot_check(spots, got))?;
-    let yardstick = ctx.time_yardstick("compute_global", || global.launch_async("compute_global", cfg, &a))?;
+    let mine = kit::timed::student(
+        gpu,
+        |_| out.poison(),
+        |launch| module.launch_async(KERNEL, cfg, &a(launch)),
+        |launch| {
+            let mut rng = ctx.rng_for(&format!("launch {launch}"));
+            let blocks = spot_blocks(PERF_BLOCKS).into_iter().chain((0..4).map(|_| rng.random_range(0..PERF_BLOCKS)));
+            let start = d1.at(launch, 0);
+            spot_check(&in1[start..], &in2[start..], blocks, |b| out.read_range(b as usize * SIZE, SIZE))
+        },
+    )?;
+    let yardstick = ctx.time_yardstick(&global, "compute_global", cfg, &a(0), || out.poison())?;
     kit::perf::require_speedup(
         KERNEL,
         &mine,
@@ -187,32 +196,32 @@ fn faster_than_global_reads(ctx: &Ctx) -> Result<String> {
     )
 }
 
+/// Checks the outputs of `blocks` (read by `read`) against the CPU, for the
+/// inputs `in1` and `in2` of the launch.
+fn spot_check(
+    in1: &[u8],
+    in2: &[u8],
+    blocks: impl IntoIterator<Item = u32>,
+    read: impl Fn(u32) -> Result<Vec<u32>>,
+) -> Result<()> {
+    for b in blocks {
+        let at = b as usize * SIZE;
+        let expected = cpu::correlate_block(&in1[at..at + SIZE], &in2[at..at + SIZE]);
+        check::exact(&format!("out of block {b}"), &expected, &read(b)?)?;
+    }
+    Ok(())
+}
+
+/// Blocks of input past the timed ones: room for every launch's window.
+const ROOM_BLOCKS: u32 = (window_room::<u8>() / SIZE) as u32;
+const _: () = assert!(window_step::<u8>() % SIZE == 0, "a window starts at a block boundary");
+
 /// The blocks checked after the timed run: the first, the last, and evenly spaced ones.
 pub fn spot_blocks(blocks: u32) -> Vec<u32> {
     let mut picked: Vec<u32> = (0..SPOT_BLOCKS).map(|i| i * blocks / SPOT_BLOCKS).collect();
     picked.push(blocks - 1);
     picked.dedup();
     picked
-}
-
-/// The outputs of the [`spot_blocks`] of a timed input, as (block, outputs).
-fn spot_expected(in1: &[u8], in2: &[u8]) -> Vec<(u32, Vec<u32>)> {
-    spot_blocks((in1.len() / SIZE) as u32)
-        .into_iter()
-        .map(|b| {
-            let range = b as usize * SIZE..(b as usize + 1) * SIZE;
-            (b, cpu::correlate_block(&in1[range.clone()], &in2[range]))
-        })
-        .collect()
-}
-
-/// The timed run must compute the right thing too: `spots` from [`spot_expected`].
-fn spot_check(spots: &[(u32, Vec<u32>)], out: &[u32]) -> Result<()> {
-    for (b, expected) in spots {
-        let range = *b as usize * SIZE..(*b as usize + 1) * SIZE;
-        check::exact(&format!("out of block {b} in the timed run"), expected, &out[range])?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -246,10 +255,12 @@ mod tests {
     fn spot_check_names_the_wrong_block() {
         let (in1, in2) = cpu::random_pairs(&mut kit::inputs::rng_for(5, "spot"), 20);
         let mut out = cpu::correlate(&in1, &in2);
-        let spots = spot_expected(&in1, &in2);
-        assert!(spot_check(&spots, &out).is_ok());
+        fn read(out: &[u32]) -> impl Fn(u32) -> Result<Vec<u32>> + '_ {
+            move |b| Ok(out[b as usize * SIZE..][..SIZE].to_vec())
+        }
+        assert!(spot_check(&in1, &in2, spot_blocks(20), read(&out)).is_ok());
         out[19 * SIZE + 3] = u32::MAX;
-        let err = spot_check(&spots, &out).unwrap_err().to_string();
+        let err = spot_check(&in1, &in2, spot_blocks(20), read(&out)).unwrap_err().to_string();
         assert!(err.contains("block 19") && err.contains("never written"), "{err}");
     }
 

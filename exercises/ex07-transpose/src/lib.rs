@@ -8,6 +8,7 @@ pub mod measured;
 use anyhow::Result;
 use kit::measure::skip_unmeasurable;
 use kit::perf::{require_share, require_speedup};
+use kit::timed::Windowed;
 use kit::{args, Check, Ctx, Exercise, Gpu, LaunchConfig, Part, Skip};
 
 use cpu::Encoding;
@@ -162,15 +163,20 @@ fn timed_against(ctx: &Ctx, kernel: &str, yardstick: &Yardstick, need: Need) -> 
     let side = perf_side(gpu.info().l2_cache_bytes);
     // Values do not change the time of a copy: a block of distinct values
     // repeated on the device (uploading 256 MiB would cost more than the
-    // timing), so that the timed output can be checked.
+    // timing), so that the timed output can be checked, each launch reading a
+    // window of it further on (kit::timed).
     let block: Vec<f32> = (0..PERF_BLOCK).map(|i| i as f32).collect();
-    let input = gpu.upload_repeated("in", &block, side * side)?;
+    let input = Windowed::repeated(gpu, "in", &block, side * side)?;
     let out = gpu.poisoned::<f32>("out", side * side)?;
-    let (cfg, a) = (launch_config(side, side), args![&out, &input, side as i32, side as i32]);
-    // `out` is poisoned before every sample: the spot check is of what the last sample's launches wrote.
-    let (student, _) = kit::perf::measure_resetting(gpu, || module.launch_async(kernel, cfg, &a), || out.poison())?;
-    spot_check_timed(ctx, gpu, &out, side, &block)?;
-    let theirs = ctx.time_yardstick(yardstick.kernel, || base.launch_async(yardstick.kernel, cfg, &a))?;
+    let cfg = launch_config(side, side);
+    let a = |launch| [out.arg(), input.arg(launch), (side as i32).into(), (side as i32).into()];
+    let student = kit::timed::student(
+        gpu,
+        |_| out.poison(),
+        |launch| module.launch_async(kernel, cfg, &a(launch)),
+        |launch| spot_check_timed(ctx, launch, &out, side, |i| block[input.at(launch, i) % block.len()]),
+    )?;
+    let theirs = ctx.time_yardstick(&base, yardstick.kernel, cfg, &a(0), || out.poison())?;
     let what = format!("{kernel} on {side} x {side} floats");
     match need {
         Need::Speedup(min) => require_speedup(&what, &student, &theirs, yardstick.what, min),
@@ -186,25 +192,25 @@ const PERF_BLOCK: usize = 65_521;
 /// Elements of the timed output checked (the corners, then seeded positions).
 const PERF_SPOTS: usize = 64;
 
-/// The timed run must transpose too: `out[c][r] == in[r][c]` at the corners
-/// and at seeded positions, read one element at a time (the output is 256 MiB).
-fn spot_check_timed(ctx: &Ctx, gpu: &Gpu, out: &kit::DeviceBuffer<f32>, side: usize, block: &[f32]) -> Result<()> {
+/// A timed launch must transpose too: `out[c][r] == in[r][c]` at the corners
+/// and at positions drawn for that launch, read one element at a time (the
+/// output is 256 MiB). `input(i)` is element `i` of the launch's input.
+fn spot_check_timed(
+    ctx: &Ctx,
+    launch: usize,
+    out: &kit::DeviceBuffer<f32>,
+    side: usize,
+    input: impl Fn(usize) -> f32,
+) -> Result<()> {
     use rand::Rng;
-    let mut rng = ctx.rng();
+    let mut rng = ctx.rng_for(&format!("launch {launch}"));
     let mut at = vec![(0, 0), (0, side - 1), (side - 1, 0), (side - 1, side - 1)];
     while at.len() < PERF_SPOTS {
         at.push((rng.random_range(0..side), rng.random_range(0..side)));
     }
-    for (r, c) in at {
-        let expected = block[(r * side + c) % block.len()];
-        let mut bytes = [0u8; 4];
-        gpu.backend().read(out.ptr() + ((c * side + r) * 4) as u64, &mut bytes)?;
-        kit::check::exact(
-            &format!("out[{c}][{r}] in the timed run ({side} x {side})"),
-            &[expected],
-            &[f32::from_le_bytes(bytes)],
-        )
-        .map_err(|e| e.context("a kernel must compute its result on every launch, including the timed ones"))?;
+    let got = out.read_elements(at.iter().map(|&(r, c)| c * side + r))?;
+    for (&(r, c), got) in at.iter().zip(got) {
+        kit::check::exact(&format!("out[{c}][{r}] ({side} x {side})"), &[input(r * side + c)], &[got])?;
     }
     Ok(())
 }

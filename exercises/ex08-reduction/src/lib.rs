@@ -10,6 +10,7 @@
 pub mod measured;
 
 use anyhow::Result;
+use kit::timed::Windowed;
 use kit::{args, check, Check, Ctx, Exercise, LaunchConfig, Part};
 use rand::Rng;
 
@@ -128,24 +129,37 @@ fn sequential_speedup(ctx: &Ctx) -> Result<String> {
     let baseline =
         ctx.yardstick("reduce_interleaved_pattern", include_str!("../yardsticks/reduce_interleaved_pattern.cu"))?;
     let gpu = module.gpu();
-    // Drawn once per process, repeated into a fresh buffer for every student.
-    let block = ctx.shared("perf-block", || perf_block(&mut ctx.rng()));
-    let d_in = gpu.upload_repeated("in", &block, PERF_N)?;
-    let partial = gpu.zeros::<i32>("partial", blocks(PERF_N) as usize)?;
+    // Drawn once per process, repeated into a fresh buffer for every student;
+    // each launch reduces a window of it further on (kit::timed).
+    let block_and_prefix = ctx.shared("perf-block+prefix", || {
+        let block = perf_block(&mut ctx.rng());
+        let prefix = kit::timed::prefix_sums(block.iter().map(|&v| v as i128));
+        (block, prefix)
+    });
+    let (block, prefix) = (&block_and_prefix.0, &block_and_prefix.1);
+    let d_in = Windowed::repeated(gpu, "in", block, PERF_N)?;
+    let partial = gpu.poisoned::<i32>("partial", blocks(PERF_N) as usize)?;
     let cfg = launch_config(PERF_N);
-    let a = args![&d_in, PERF_N as i32, &partial];
-    // The partial sums are poisoned before every sample; each sample's launches must write them.
-    let sums = block_sums(&block);
-    let expected: Vec<i32> = (0..blocks(PERF_N) as usize).map(|j| sums[j % sums.len()]).collect();
-    let sequential = kit::perf::measure_checking_each(
+    let a = |launch| [d_in.arg(launch), (PERF_N as i32).into(), partial.arg()];
+    // Every block's partial sum of every launch, exact: the sums of a window
+    // of a repeated block come from the block's prefix sums.
+    let sequential = kit::timed::student(
         gpu,
-        || module.launch_async(kernel, cfg, &a),
-        || partial.poison(),
-        |_| partial.read_with(|got| check::exact(&format!("partial (the timed run, n = {PERF_N})"), &expected, got)),
+        |_| partial.poison(),
+        |launch| module.launch_async(kernel, cfg, &a(launch)),
+        |launch| {
+            let start = d_in.at(launch, 0);
+            let per_block = THREADS as usize;
+            let expected: Vec<i32> = (0..blocks(PERF_N) as usize)
+                .map(|j| {
+                    let len = per_block.min(PERF_N - j * per_block);
+                    kit::timed::periodic_window_sum(prefix, start + j * per_block, len) as i32
+                })
+                .collect();
+            partial.read_with(|got| check::exact(&format!("partial (n = {PERF_N})"), &expected, got))
+        },
     )?;
-    let interleaved = ctx.time_yardstick("reduce_interleaved_pattern", || {
-        baseline.launch_async("reduce_interleaved_pattern", cfg, &a)
-    })?;
+    let interleaved = ctx.time_yardstick(&baseline, "reduce_interleaved_pattern", cfg, &a(0), || partial.poison())?;
     kit::perf::require_speedup(kernel, &sequential, &interleaved, "the interleaved pattern", MIN_SPEEDUP)
 }
 

@@ -18,7 +18,9 @@ pub mod cpu;
 pub mod measured;
 
 use anyhow::Result;
+use kit::timed::Windowed;
 use kit::{args, Check, Ctx, Exercise, LaunchConfig, Part};
+use rand::Rng;
 
 /// Side of the square block, the notes' `dim3 dimBlock(16, 16, 1)`.
 pub const BLOCK: u32 = 16;
@@ -34,6 +36,8 @@ pub const SIZES: [(usize, usize); 8] =
 pub const MIN_SHARE_OF_LINEAR: f64 = 0.78;
 /// Width of the timed image (its height fills 8x the L2 cache).
 pub const PERF_WIDTH: usize = 8192;
+/// Pixels checked after every timed launch, besides the four corners.
+const PERF_SPOTS: usize = 256;
 pub const KERNEL: &str = "PictureKernel";
 const YARDSTICK: &str = "scale_linear";
 /// Threads per block of the 1D yardstick.
@@ -99,14 +103,37 @@ fn share_of_linear(ctx: &Ctx) -> Result<String> {
     let linear = ctx.yardstick(YARDSTICK, include_str!("../yardsticks/scale_linear.cu"))?;
     let (n, m) = (PERF_WIDTH, perf_rows(gpu));
     let pixels = n * m;
-    // The values do not change the time of a scaling: zeros save an upload.
-    let d_in = gpu.zeros::<f32>("d_Pin", pixels)?;
-    let d_out = gpu.zeros::<f32>("d_Pout", pixels)?;
-    let student =
-        ctx.time(|| module.launch_async(KERNEL, launch_config(n, m), &args![&d_in, &d_out, n as i32, m as i32]))?;
+    // A random block repeated on the device (drawing 50 M values would take
+    // longer than the timing), each launch scaling a window of it further on
+    // (kit::timed); every launch's output is checked at seeded pixels.
+    let block = ctx.shared("perf-block", || kit::inputs::uniform_f32(&mut ctx.rng(), 65_521, -1.0, 1.0));
+    let d_in = Windowed::repeated(gpu, "d_Pin", &block, pixels)?;
+    let d_out = gpu.poisoned::<f32>("d_Pout", pixels)?;
+    let a = |launch| [d_in.arg(launch), d_out.arg(), (n as i32).into(), (m as i32).into()];
+    let student = kit::timed::student(
+        gpu,
+        |_| d_out.poison(),
+        |launch| module.launch_async(KERNEL, launch_config(n, m), &a(launch)),
+        |launch| {
+            let mut rng = ctx.rng_for(&format!("launch {launch}"));
+            let at: Vec<usize> = [0, n - 1, pixels - n, pixels - 1]
+                .into_iter()
+                .chain((0..PERF_SPOTS).map(|_| rng.random_range(0..pixels)))
+                .collect();
+            for (&i, got) in at.iter().zip(d_out.read_elements(at.iter().copied())?) {
+                let expected = cpu::FACTOR * block[d_in.at(launch, i) % block.len()] as f64;
+                if got as f64 != expected {
+                    let got =
+                        if kit::check::is_poison(&got) { "nothing (never written)".into() } else { got.to_string() };
+                    anyhow::bail!("d_Pout[{}][{}] ({n} x {m}): expected {expected}, got {got}", i / n, i % n);
+                }
+            }
+            Ok(())
+        },
+    )?;
     let cfg = LaunchConfig::linear(pixels.div_ceil(LINEAR_THREADS as usize) as u32, LINEAR_THREADS);
-    let ideal =
-        ctx.time_yardstick(YARDSTICK, || linear.launch_async(YARDSTICK, cfg, &args![&d_in, &d_out, pixels as i32]))?;
+    let linear_args = [d_in.arg(0), d_out.arg(), (pixels as i32).into()];
+    let ideal = ctx.time_yardstick(&linear, YARDSTICK, cfg, &linear_args, || d_out.poison())?;
     let bytes = 2 * pixels * 4;
     let line = kit::perf::require_share(
         &format!("{KERNEL} on a {n} x {m} image"),

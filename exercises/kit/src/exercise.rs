@@ -199,6 +199,12 @@ impl<'r> Ctx<'r> {
         rng_for(self.env.seed, self.check_name)
     }
 
+    /// A generator of this check's seed for one purpose (`what`), independent
+    /// of [`Ctx::rng`]'s: e.g. the elements checked after timed launch `n`.
+    pub fn rng_for(&self, what: &str) -> ChaCha8Rng {
+        rng_for(self.env.seed, &format!("{}/{what}", self.check_name))
+    }
+
     pub fn gpu(&self) -> Result<&'r Gpu> {
         self.env.gpu.as_ref().ok_or_else(|| Skip("no GPU in this run".into()).into())
     }
@@ -245,7 +251,7 @@ impl<'r> Ctx<'r> {
         let ptx = compiler
             .compile(&SourceFile::from_text(format!("<grader>/{name}.cu"), source), &self.env.options)
             .with_context(|| format!("compiling the grader's yardstick `{name}`"))?;
-        let module = Arc::new(gpu.load(&ptx.text)?);
+        let module = Arc::new(gpu.load_graders(&ptx.text)?);
         cache.insert(name, module.clone());
         Ok(module)
     }
@@ -275,33 +281,37 @@ impl<'r> Ctx<'r> {
         let output = gpu.zeros::<f32>("copy.out", floats)?;
         let n4 = (floats / 4) as u64;
         let cfg = LaunchConfig::linear(gpu.info().multiprocessors * 8, 256);
-        perf::measure(gpu, || copy.launch_async("copy_f32", cfg, &crate::args![&input, &output, n4]))
+        perf::measure_trusted(&copy, "copy_f32", cfg, &crate::args![&input, &output, n4], || Ok(()))
     }
 
-    /// Times `launch` (one kernel start) with events after warm-ups.
-    pub fn time(&self, launch: impl FnMut() -> Result<()>) -> Result<Timing> {
-        perf::measure(self.gpu()?, launch)
-    }
-
-    /// Times one of the grader's yardsticks (`name`) with `launch`. Its inputs
+    /// Times one of the grader's yardsticks (`kernel` of `yardstick`, a module
+    /// from [`Ctx::yardstick`]) with `reset` before every launch, as the
+    /// student's kernel it is compared with gets its `prepare`. Its inputs
     /// come from this check's seeded generator, so they are the same for every
-    /// student: a batch worker times it once and reuses the timing (re-timing it
-    /// every few uses, [`crate::shared`]), launching it once untimed otherwise
-    /// so that what it writes is there as before.
-    pub fn time_yardstick(&self, name: &str, launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+    /// student: a batch worker times it once and reuses the timing (re-timing
+    /// it every few uses, [`crate::shared`]), launching it once untimed
+    /// otherwise so that what it writes is there as before.
+    pub fn time_yardstick(
+        &self,
+        yardstick: &Module,
+        kernel: &str,
+        cfg: LaunchConfig,
+        args: &[crate::backend::Arg],
+        mut reset: impl FnMut() -> Result<()>,
+    ) -> Result<Timing> {
         let gpu = self.gpu()?;
         // Nothing is timed on a backend that cannot time: no cache either.
         if !gpu.capabilities().times_kernels {
-            return perf::measure(gpu, launch);
+            return perf::measure_trusted(yardstick, kernel, cfg, args, reset);
         }
-        let launch = std::cell::RefCell::new(launch);
+        let reset = std::cell::RefCell::new(&mut reset);
         crate::shared::yardstick_timing(
             self.env.seed,
-            format!("{}/{name}", self.check_name),
-            || perf::measure(gpu, || (launch.borrow_mut())()),
+            format!("{}/{kernel}", self.check_name),
+            || perf::measure_trusted(yardstick, kernel, cfg, args, || (reset.borrow_mut())()),
             || {
-                (launch.borrow_mut())()?;
-                gpu.finish()
+                (reset.borrow_mut())()?;
+                yardstick.launch(kernel, cfg, args)
             },
         )
     }

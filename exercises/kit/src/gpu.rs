@@ -174,7 +174,13 @@ impl Gpu {
 
     pub fn load(&self, ptx: &str) -> Result<Module> {
         let id = self.inner.backend.load_module(ptx)?;
-        Ok(Module { gpu: self.clone(), id, kernels: inspect::entry_decls(ptx) })
+        Ok(Module { gpu: self.clone(), id, kernels: inspect::entry_decls(ptx), graders: false })
+    }
+
+    /// Loads one of the grader's own modules (a yardstick, a lab's kernels):
+    /// the only kind [`crate::perf::measure_trusted`] times without checking.
+    pub fn load_graders(&self, ptx: &str) -> Result<Module> {
+        Ok(Module { graders: true, ..self.load(ptx)? })
     }
 
     /// A buffer of `len` elements, every byte set to the poison pattern.
@@ -413,11 +419,18 @@ pub struct Module {
     /// driver copies mismatched arguments silently and refuses a block that
     /// cannot fit with only `CUDA_ERROR_INVALID_VALUE`.
     kernels: HashMap<String, EntryDecl>,
+    /// Compiled from the grader's own source ([`Gpu::load_graders`]).
+    graders: bool,
 }
 
 impl Module {
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
+    }
+
+    /// Whether this is one of the grader's own modules, not a student's.
+    pub fn is_graders(&self) -> bool {
+        self.graders
     }
 
     pub fn has_kernel(&self, name: &str) -> Result<bool> {
@@ -590,6 +603,46 @@ impl<T: Pod> DeviceBuffer<T> {
         self.gpu.backend().read(self.ptr(), bytemuck::cast_slice_mut(&mut out))?;
         crate::digest::record(&self.name, bytemuck::cast_slice(&out));
         Ok(out)
+    }
+
+    /// The first element at which this buffer and `other` differ (compared on
+    /// the device where the backend can), or `None` where they are equal.
+    pub fn first_difference(&self, other: &DeviceBuffer<T>) -> Result<Option<usize>> {
+        anyhow::ensure!(other.len == self.len, "`{}` and `{}` differ in length", self.name, other.name);
+        let at = self.gpu.backend().first_difference(self.ptr(), other.ptr(), self.bytes())?;
+        Ok(at.map(|byte| byte / std::mem::size_of::<T>()))
+    }
+
+    /// `len` elements from `start` on.
+    pub fn read_range(&self, start: usize, len: usize) -> Result<Vec<T>> {
+        if start.checked_add(len).is_none_or(|end| end > self.len) {
+            bail!("`{}` holds {} elements; {len} from element {start} do not exist", self.name, self.len);
+        }
+        let mut out = vec![T::zeroed(); len];
+        let at = (start * std::mem::size_of::<T>()) as u64;
+        self.gpu.backend().read(self.ptr() + at, bytemuck::cast_slice_mut(&mut out))?;
+        Ok(out)
+    }
+
+    /// The elements at `indices`, each read alone: a sample of an output of
+    /// hundreds of MB, checked after every timed launch, costs a few reads
+    /// instead of the whole buffer.
+    pub fn read_elements(&self, indices: impl IntoIterator<Item = usize>) -> Result<Vec<T>> {
+        let size = std::mem::size_of::<T>();
+        indices
+            .into_iter()
+            .map(|i| {
+                anyhow::ensure!(
+                    i < self.len,
+                    "`{}` holds {} elements; element {i} does not exist",
+                    self.name,
+                    self.len
+                );
+                let mut one = T::zeroed();
+                self.gpu.backend().read(self.ptr() + (i * size) as u64, bytemuck::bytes_of_mut(&mut one))?;
+                Ok(one)
+            })
+            .collect()
     }
 
     /// Reads the buffer into a host buffer that this thread keeps and reuses,

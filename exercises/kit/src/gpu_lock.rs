@@ -6,7 +6,7 @@
 //! With `CUDA_LAB_GPU_LOCK=FILE` set, every device operation holds a shared
 //! lock on FILE while it works ([`shared`], taken by
 //! [`crate::backend::locked`]), a launch until the wait that sees its kernels
-//! end ([`hold_for_launched`]), and timing ([`crate::perf::measure`]) an
+//! end ([`hold_for_launched`]), and timing ([`crate::perf`]'s loop) an
 //! exclusive one ([`exclusive`]), so nothing else runs on the GPU while a
 //! kernel is timed, and a worker about to time waits for the other's current
 //! operation, not for the CPU work of its whole check.

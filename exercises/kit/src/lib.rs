@@ -16,6 +16,7 @@ pub mod record;
 pub mod shared;
 pub mod skip;
 pub mod stats;
+pub mod timed;
 pub mod trial;
 
 pub use backend::{Arg, LaunchConfig};

@@ -4,8 +4,8 @@
 
 use anyhow::{anyhow, bail, Result};
 
-use crate::backend::BackendError;
-use crate::gpu::Gpu;
+use crate::backend::{Arg, BackendError, LaunchConfig};
+use crate::gpu::{Gpu, Module};
 use crate::skip::Skip;
 
 /// Launches before timing starts (module load, clocks, caches, TLBs): this
@@ -19,21 +19,16 @@ pub const WARMUP_BUDGET_MS: f64 = 50.0;
 pub const SAMPLES: usize = 15;
 pub const MIN_SAMPLES: usize = 5;
 pub const SAMPLE_BUDGET_MS: f64 = 100.0;
-/// A sample of a short kernel is several launches back to back, together at
-/// least this long: a lone 0.1 ms launch between two events also times how
-/// soon the host thread got to launch it, and on a busy host (a batch, with
-/// the simulator's replays on every core) that varied by 30 % (H100, ex01).
-pub const SAMPLE_MIN_MS: f64 = 1.0;
-/// A kernel whose warm-ups took this long each is timed one launch a sample
-/// without asking (well above [`SAMPLE_MIN_MS`], whatever the overheads).
-pub const LONG_KERNEL_MS: f64 = 5.0;
-/// Launches per sample at most.
-pub const MAX_BATCH: usize = 64;
+/// The most launches one timing makes (warm-ups and samples): what a
+/// [`crate::timed::Windowed`] input must leave room for.
+pub const MAX_LAUNCHES: usize = WARMUPS + SAMPLES;
 
 /// Samples of one kernel's run time, in milliseconds.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Timing {
     pub samples_ms: Vec<f64>,
+    /// Launches made, warm-ups included (launch `launches - 1` was the last).
+    pub launches: usize,
 }
 
 impl Timing {
@@ -54,60 +49,40 @@ impl Timing {
     }
 }
 
-/// Times `launch` (which starts one kernel) after warm-ups; checks guards after
-/// the warm-ups so a fast but broken kernel is not timed. For the grader's own
-/// yardsticks: a student's kernel is timed with [`measure_resetting`].
-pub fn measure(gpu: &Gpu, launch: impl FnMut() -> Result<()>) -> Result<Timing> {
-    measure_with(gpu, launch, None, None).map(|(t, _)| t)
-}
-
-/// [`measure`] for a student's kernel, whose output must be checked on the
-/// launches that were timed: `reset` (poisoning the output, say) runs before
-/// every sample, outside the timed events, so the output left after the call
-/// is what the last sample's launches wrote, from a reset output. A kernel that
-/// computes only on its first launch (a flag it sets), or only while it is not
-/// being timed, leaves the reset output there, and the caller's check of the
-/// output fails. Returns the timing and how many launches the last sample made
-/// (for an output that accumulates over launches, such as a counter).
-///
-/// Not caught: a kernel that reads its own output to see whether it was reset
-/// and skips work when it was not (every launch of a sample but the first).
-/// That needs inputs that change from launch to launch, a copy per launch.
-pub fn measure_resetting(
-    gpu: &Gpu,
-    launch: impl FnMut() -> Result<()>,
+/// Times one of the grader's own kernels (a yardstick, the copy bandwidth, a
+/// lab's experiment): `reset` runs before every launch, outside the events,
+/// as it does for the student's kernel it is compared with, so that both start
+/// from the same state. Refuses a student's module: those are timed only by
+/// [`crate::timed::student`], which checks every launch.
+pub fn measure_trusted(
+    module: &Module,
+    kernel: &str,
+    cfg: LaunchConfig,
+    args: &[Arg],
     mut reset: impl FnMut() -> Result<()>,
-) -> Result<(Timing, usize)> {
-    measure_with(gpu, launch, Some(&mut reset), None)
-}
-
-/// [`measure_resetting`] for an output small enough to read after every
-/// sample: `check` gets the number of launches since the reset and checks
-/// what they left, so the output of every sample is verified, not only the
-/// last one's.
-pub fn measure_checking_each(
-    gpu: &Gpu,
-    launch: impl FnMut() -> Result<()>,
-    mut reset: impl FnMut() -> Result<()>,
-    mut check: impl FnMut(usize) -> Result<()>,
 ) -> Result<Timing> {
-    measure_with(gpu, launch, Some(&mut reset), Some(&mut check)).map(|(t, _)| t)
+    if !module.is_graders() {
+        bail!("`{kernel}` is not one of the grader's kernels: a student's kernel is timed by kit::timed::student");
+    }
+    let mut prepare = |_| reset();
+    let mut launch = |_| module.launch_async(kernel, cfg, args);
+    measure_launches(module.gpu(), &mut prepare, &mut launch, &mut |_| Ok(()), false).map(|(t, _)| t)
 }
 
-/// What a failed check of a timed sample says.
-fn timed_output_wrong(e: anyhow::Error, sample: usize, launches: usize) -> anyhow::Error {
-    e.context(format!(
-        "the output of the timed launches is wrong (sample {sample}: {launches} launch(es) after the output was \
-         reset): a kernel must compute its result on every launch, including the timed ones"
-    ))
-}
-
-fn measure_with(
+/// The one timing loop. Every launch, warm-ups included, is one launch timed
+/// between two events behind the gate ([`crate::backend::gate`]): `prepare`
+/// (not timed) puts what the launch reads and writes into the state it must
+/// start from, and after it `check` (not timed) sees what that launch alone
+/// wrote. The launch's number is passed to all three, so inputs can differ
+/// from launch to launch. With `repeat_last`, the last launch is made once
+/// more (same number) and its time returned beside the timing.
+pub(crate) fn measure_launches(
     gpu: &Gpu,
-    mut launch: impl FnMut() -> Result<()>,
-    reset: Option<&mut dyn FnMut() -> Result<()>>,
-    check: Option<&mut dyn FnMut(usize) -> Result<()>>,
-) -> Result<(Timing, usize)> {
+    prepare: &mut dyn FnMut(usize) -> Result<()>,
+    launch: &mut dyn FnMut(usize) -> Result<()>,
+    check: &mut dyn FnMut(usize) -> Result<()>,
+    repeat_last: bool,
+) -> Result<(Timing, Option<f64>)> {
     if !gpu.capabilities().times_kernels {
         return Err(
             Skip(format!("timing needs a real GPU; the {} backend cannot time kernels", gpu.info().backend)).into()
@@ -116,80 +91,79 @@ fn measure_with(
     // Nothing else may run on the GPU while it times (other batch workers).
     let _sole = crate::gpu_lock::exclusive();
     let start = std::time::Instant::now();
-    let timed = measure_alone(gpu, &mut launch, reset, check);
+    let timed = launches_alone(gpu, prepare, launch, check).and_then(|timing| {
+        let last = timing.launches.saturating_sub(1);
+        let again = repeat_last
+            .then(|| measure_one(gpu, &mut || prepare(last), &mut || launch(last), &mut || check(last)))
+            .transpose()?;
+        Ok((timing, again))
+    });
     crate::stats::add(crate::stats::Counter::GpuTiming, start.elapsed());
     timed
 }
 
-fn measure_alone(
+fn launches_alone(
     gpu: &Gpu,
-    launch: &mut impl FnMut() -> Result<()>,
-    mut reset: Option<&mut dyn FnMut() -> Result<()>>,
-    mut check: Option<&mut dyn FnMut(usize) -> Result<()>>,
-) -> Result<(Timing, usize)> {
+    prepare: &mut dyn FnMut(usize) -> Result<()>,
+    launch: &mut dyn FnMut(usize) -> Result<()>,
+    check: &mut dyn FnMut(usize) -> Result<()>,
+) -> Result<Timing> {
     let warming = std::time::Instant::now();
-    let mut warmups = 0;
-    for _ in 0..WARMUPS {
-        warmups += 1;
-        launch()?;
-        gpu.finish()?;
-        if warming.elapsed().as_secs_f64() * 1e3 >= WARMUP_BUDGET_MS {
-            break;
-        }
-    }
-    // A warm-up (launch, wait and guard checks) of several samples' length
-    // is a kernel timed one launch a sample; for a shorter one, one launch
-    // timed alone says how many make a sample.
-    let warmup_ms = warming.elapsed().as_secs_f64() * 1e3 / warmups as f64;
-    let batch = if warmup_ms >= LONG_KERNEL_MS { 1 } else { launches_per_sample(time_launches(gpu, launch, 1)?) };
     let mut samples_ms: Vec<f64> = Vec::with_capacity(SAMPLES);
-    for _ in 0..SAMPLES {
-        if samples_ms.len() >= MIN_SAMPLES && samples_ms.iter().sum::<f64>() * batch as f64 >= SAMPLE_BUDGET_MS {
+    let (mut warmups, mut launches) = (0, 0);
+    for n in 0..MAX_LAUNCHES {
+        let warm = warmups == WARMUPS || warming.elapsed().as_secs_f64() * 1e3 >= WARMUP_BUDGET_MS;
+        if warm
+            && (samples_ms.len() == SAMPLES
+                || samples_ms.len() >= MIN_SAMPLES && samples_ms.iter().sum::<f64>() >= SAMPLE_BUDGET_MS)
+        {
             break;
         }
-        if let Some(reset) = reset.as_mut() {
-            gpu.finish()?;
-            reset()?;
-        }
-        samples_ms.push(time_launches(gpu, launch, batch)?);
-        if let Some(check) = check.as_mut() {
-            gpu.finish()?;
-            check(batch).map_err(|e| timed_output_wrong(e, samples_ms.len(), batch))?;
+        let ms = measure_one(gpu, &mut || prepare(n), &mut || launch(n), &mut || check(n))?;
+        launches += 1;
+        if warm {
+            samples_ms.push(ms);
+        } else {
+            warmups += 1;
         }
     }
-    gpu.finish()?;
-    Ok((Timing { samples_ms }, batch))
+    Ok(Timing { samples_ms, launches })
 }
 
-/// Milliseconds per launch of `batch` launches back to back between two events.
-fn time_launches(gpu: &Gpu, launch: &mut impl FnMut() -> Result<()>, batch: usize) -> Result<f64> {
+/// One launch of the loop: prepared, timed, its guard zones and watched
+/// inputs compared, checked. Milliseconds between its events.
+fn measure_one(
+    gpu: &Gpu,
+    prepare: &mut dyn FnMut() -> Result<()>,
+    launch: &mut dyn FnMut() -> Result<()>,
+    check: &mut dyn FnMut() -> Result<()>,
+) -> Result<f64> {
+    gpu.finish()?;
+    prepare()?;
+    let ms = time_launch(gpu, launch)?;
+    gpu.finish()?;
+    check()?;
+    Ok(ms)
+}
+
+/// Milliseconds of one launch between two events.
+fn time_launch(gpu: &Gpu, launch: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
     let mut failure = None;
     let ms = gpu.backend().time_ms(
         &mut || {
-            for _ in 0..batch {
-                launch().map_err(|e| {
-                    let msg = e.to_string();
-                    failure = Some(e);
-                    BackendError::Other(msg)
-                })?;
-            }
-            Ok(())
+            launch().map_err(|e| {
+                let msg = e.to_string();
+                failure = Some(e);
+                BackendError::Other(msg)
+            })
         },
         gpu.timeout(),
     );
     match (ms, failure) {
         (_, Some(e)) => Err(e),
-        (Ok(ms), None) => Ok(ms as f64 / batch as f64),
+        (Ok(ms), None) => Ok(ms as f64),
         (Err(e), None) => Err(anyhow!(e)),
     }
-}
-
-/// Launches per sample for a kernel that ran `launch_ms` alone.
-pub fn launches_per_sample(launch_ms: f64) -> usize {
-    if launch_ms.is_nan() || launch_ms <= 0.0 {
-        return MAX_BATCH;
-    }
-    ((SAMPLE_MIN_MS / launch_ms).ceil() as usize).clamp(1, MAX_BATCH)
 }
 
 pub use crate::record::PerfFigures;
@@ -264,25 +238,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn short_kernels_are_timed_in_batches_of_at_least_a_millisecond() {
-        assert_eq!(launches_per_sample(55.0), 1, "the naive matmul yardstick: one launch a sample");
-        assert_eq!(launches_per_sample(1.0), 1);
-        assert_eq!(launches_per_sample(0.3), 4);
-        assert_eq!(launches_per_sample(0.1), 10);
-        assert_eq!(launches_per_sample(0.001), MAX_BATCH);
-        assert_eq!(launches_per_sample(0.0), MAX_BATCH);
-    }
-
-    #[test]
     fn median_and_ratios() {
         let recorder = std::sync::Arc::new(crate::record::Recorder::default());
         let _recording = recorder.install();
         let take_figures = || recorder.take().perf;
-        let t = Timing { samples_ms: vec![3.0, 1.0, 2.0] };
+        let t = Timing { samples_ms: vec![3.0, 1.0, 2.0], launches: 3 };
         assert_eq!(t.median_ms(), 2.0);
-        assert_eq!(Timing { samples_ms: vec![4.0, 1.0, 2.0, 3.0] }.median_ms(), 2.5);
+        assert_eq!(Timing { samples_ms: vec![4.0, 1.0, 2.0, 3.0], launches: 4 }.median_ms(), 2.5);
         assert_eq!(t.gb_per_s(2_000_000), 1.0);
-        let slow = Timing { samples_ms: vec![10.0] };
+        let slow = Timing { samples_ms: vec![10.0], launches: 1 };
         assert!(require_speedup("s", &t, &slow, "base", 4.0).is_ok());
         let err = require_speedup("s", &t, &slow, "base", 6.0).unwrap_err().to_string();
         assert!(err.contains("5.00x") && err.contains(">= 6.00x"), "{err}");

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 #[derive(Debug, Clone, Copy)]
 pub enum Counter {
-    /// Inside [`crate::perf::measure`] (warm-ups and timed launches).
+    /// Inside the timing loop (warm-ups and timed launches, [`crate::perf`]).
     GpuTiming,
     /// Computing a value cached by [`crate::shared`] (CPU references, seeded
     /// inputs), or waiting for another thread computing it.

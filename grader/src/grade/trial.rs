@@ -57,9 +57,10 @@ pub(super) fn make_trial(
                 // by a kernel that never ends.
                 if let Some(gpu) = &env.gpu {
                     gpu.begin_check();
-                    // Only correctness launches compare their inputs with what was
-                    // uploaded: timed launches stay as they were.
-                    gpu.watch_inputs(check.kind == CheckKind::Correctness);
+                    // Correctness and timed launches compare their inputs with what
+                    // was uploaded after every launch: a timed launch that writes
+                    // into an input is `input-modified` too (kit::timed).
+                    gpu.watch_inputs(check.kind != CheckKind::Structure);
                     // `grader batch --timeout-from-reference`: this check's own limit.
                     if let Some(limit) = crate::check_limits::for_check(&name) {
                         gpu.limit_check(limit);

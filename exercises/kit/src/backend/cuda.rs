@@ -27,6 +27,18 @@ struct State {
     /// The comparison kernel ([`super::compare`]) and its result word, loaded
     /// on first use; `Err` where it cannot load (the host compares instead).
     compare: Option<Result<(sys::CUfunction, DevPtr), String>>,
+    /// The gate kernel ([`super::gate`]) and its word of mapped host memory,
+    /// loaded on first use; `Err` where it cannot load (timing goes ungated).
+    gate: Option<Result<Gate, String>>,
+}
+
+/// The gate kernel and the host word that opens it.
+#[derive(Clone, Copy)]
+struct Gate {
+    f: sys::CUfunction,
+    /// Pinned host memory, mapped into the device at `dev`.
+    host: *mut u32,
+    dev: DevPtr,
 }
 
 // SAFETY: the raw handles are only used while holding `state`'s lock or after
@@ -128,6 +140,18 @@ fn load_compare() -> Result<(sys::CUfunction, DevPtr), String> {
     let f = unsafe { result::module::get_function(module, name) }.map_err(describe)?;
     let first = unsafe { result::malloc_sync(8) }.map_err(describe)?;
     Ok((f, first))
+}
+
+/// Loads the gate kernel and maps its word of host memory (the context is current).
+fn load_gate() -> Result<Gate, String> {
+    let image = CString::new(super::gate::PTX).expect("no NUL in the PTX");
+    let module = unsafe { result::module::load_data(image.as_ptr() as *const c_void) }.map_err(describe)?;
+    let name = CString::new(super::gate::KERNEL).expect("no NUL in the name");
+    let f = unsafe { result::module::get_function(module, name) }.map_err(describe)?;
+    let host = unsafe { result::malloc_host(4, sys::CU_MEMHOSTALLOC_DEVICEMAP) }.map_err(describe)? as *mut u32;
+    let mut dev: sys::CUdeviceptr = 0;
+    unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host as *mut c_void, 0) }.result().map_err(describe)?;
+    Ok(Gate { f, host, dev })
 }
 
 /// Waits until a copy or memset has landed. The driver's "synchronous" memset,
@@ -368,23 +392,37 @@ impl Backend for CudaBackend {
 
     fn time_ms(&self, work: &mut dyn FnMut() -> BResult<()>, timeout: Duration) -> BResult<f32> {
         let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
-        let (start, stop) = {
+        let (start, stop, gate) = {
             let mut state = self.enter()?;
+            if state.gate.is_none() {
+                state.gate = Some(load_gate());
+            }
+            let gate = state.gate.clone().and_then(Result::ok);
+            if let Some(g) = gate {
+                // Closed before the gate is queued; opened once the work is.
+                unsafe { std::ptr::write_volatile(g.host, 0) };
+                let mut storage: Vec<Vec<u8>> =
+                    [Arg::Ptr(g.dev), Arg::U64(super::gate::MAX_WAIT_NS)].iter().map(Arg::to_bytes).collect();
+                let mut params: Vec<*mut c_void> = storage.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void).collect();
+                unsafe { result::launch_kernel(g.f, (1, 1, 1), (1, 1, 1), 0, self.stream, &mut params) }
+                    .map_err(|e| classify(&mut state, e))?;
+            }
             let start = result::event::create(flags).map_err(|e| classify(&mut state, e))?;
             let stop = result::event::create(flags).map_err(|e| classify(&mut state, e))?;
             unsafe { result::event::record(start, self.stream) }.map_err(|e| classify(&mut state, e))?;
-            (start, stop)
+            (start, stop, gate)
         };
-        let outcome = work()
-            .and_then(|_| {
-                let mut state = self.enter()?;
-                unsafe { result::event::record(stop, self.stream) }.map_err(|e| classify(&mut state, e))
-            })
-            .and_then(|_| self.synchronize(timeout))
-            .and_then(|_| {
-                let mut state = self.enter()?;
-                unsafe { result::event::elapsed(start, stop) }.map_err(|e| classify(&mut state, e))
-            });
+        let queued = work().and_then(|_| {
+            let mut state = self.enter()?;
+            unsafe { result::event::record(stop, self.stream) }.map_err(|e| classify(&mut state, e))
+        });
+        if let Some(g) = gate {
+            unsafe { std::ptr::write_volatile(g.host, 1) };
+        }
+        let outcome = queued.and_then(|_| self.synchronize(timeout)).and_then(|_| {
+            let mut state = self.enter()?;
+            unsafe { result::event::elapsed(start, stop) }.map_err(|e| classify(&mut state, e))
+        });
         unsafe {
             let _ = result::event::destroy(start);
             let _ = result::event::destroy(stop);
@@ -405,6 +443,9 @@ impl Drop for CudaBackend {
                 let _ = result::module::unload(m);
             }
             let _ = result::stream::destroy(self.stream);
+            if let Some(Ok(gate)) = state.gate.take() {
+                let _ = result::free_host(gate.host as *mut c_void);
+            }
         }
     }
 }

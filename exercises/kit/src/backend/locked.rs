@@ -92,7 +92,7 @@ impl Backend for Locked {
         self.inner.abandon(why)
     }
     fn time_ms(&self, work: &mut dyn FnMut() -> BResult<()>, timeout: Duration) -> BResult<f32> {
-        // Inside `perf::measure`'s exclusive hold; the shared one changes nothing there.
+        // Inside the timing loop's exclusive hold; the shared one changes nothing there.
         waited(during(|| self.inner.time_ms(work, timeout)))
     }
     fn protect(&self, ptr: DevPtr, len: usize, buffer: &str, before: bool) -> BResult<()> {

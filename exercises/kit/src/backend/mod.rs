@@ -9,6 +9,7 @@
 mod caps;
 pub mod compare;
 pub mod cuda;
+pub mod gate;
 pub mod locked;
 pub mod sim;
 pub mod traced;

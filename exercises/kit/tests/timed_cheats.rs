@@ -1,0 +1,216 @@
+//! The one way to time a student's kernel (`kit::timed::student`) against
+//! each family of timing tricks, without a GPU: the simulator behind a
+//! wall-clock stopwatch stands in for a GPU that times. Each trick is a small
+//! kernel of its family (grader/tests/cheats holds the same families as
+//! students would write them for the exercises, graded on a GPU), and each
+//! must fail with the verdict that names it; the honest kernels, the
+//! README-promise one included, must be timed.
+
+use std::time::Duration;
+
+use kit::backend::sim::SimBackend;
+use kit::backend::{Arg, BResult, Backend, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
+use kit::timed::{ReplaysResults, Windowed, WrongWhenTimed};
+use kit::{Gpu, Module};
+
+/// The simulator as a GPU that times: a launch "takes" one millisecond per
+/// thousand warp branches it executed (the simulator's profile). The wall
+/// clock would do, but it varies fourfold between launches on a shared
+/// host; branches are exact, and a kernel that skips its loop skips them.
+struct Stopwatch(SimBackend);
+
+impl Backend for Stopwatch {
+    fn info(&self) -> &DeviceInfo {
+        self.0.info()
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { times_kernels: true, ..self.0.capabilities() }
+    }
+    fn load_module(&self, ptx: &str) -> BResult<ModuleId> {
+        self.0.load_module(ptx)
+    }
+    fn has_kernel(&self, module: ModuleId, name: &str) -> BResult<bool> {
+        self.0.has_kernel(module, name)
+    }
+    fn alloc(&self, bytes: usize) -> BResult<DevPtr> {
+        self.0.alloc(bytes)
+    }
+    fn free(&self, ptr: DevPtr) {
+        self.0.free(ptr)
+    }
+    fn write(&self, dst: DevPtr, src: &[u8]) -> BResult<()> {
+        self.0.write(dst, src)
+    }
+    fn read(&self, src: DevPtr, dst: &mut [u8]) -> BResult<()> {
+        self.0.read(src, dst)
+    }
+    fn fill(&self, dst: DevPtr, byte: u8, len: usize) -> BResult<()> {
+        self.0.fill(dst, byte, len)
+    }
+    fn write_symbol(&self, module: ModuleId, name: &str, bytes: &[u8]) -> BResult<()> {
+        self.0.write_symbol(module, name, bytes)
+    }
+    fn launch(&self, module: ModuleId, kernel: &str, cfg: &LaunchConfig, args: &[Arg]) -> BResult<()> {
+        self.0.launch(module, kernel, cfg, args)
+    }
+    fn synchronize(&self, timeout: Duration) -> BResult<()> {
+        self.0.synchronize(timeout)
+    }
+    fn time_ms(&self, work: &mut dyn FnMut() -> BResult<()>, timeout: Duration) -> BResult<f32> {
+        self.0.take_profiles();
+        work()?;
+        self.synchronize(timeout)?;
+        Ok(self.0.take_profiles().iter().map(|p| p.branches).sum::<u64>() as f32 / 1e3)
+    }
+    fn take_profiles(&self) -> Vec<kit::profile::MemoryProfile> {
+        Vec::new()
+    }
+}
+
+/// Elements per launch: a few blocks, quick on the simulator.
+const N: usize = 2048;
+/// Rounds of the hash per element: the work a replay skips.
+const ROUNDS: u32 = 48;
+
+/// What every kernel here computes, on the CPU.
+fn hash(x: u32) -> u32 {
+    (0..ROUNDS).fold(x, |h, r| (h ^ r).wrapping_mul(2_654_435_761).rotate_left(5))
+}
+
+/// The kernels: `work(in, out, n)` writes `out[i] = hash(in[i])`, each its way.
+const KERNELS: &str = r#"
+__device__ unsigned hash(unsigned x) {
+    #pragma unroll 1
+    for (unsigned r = 0; r < ROUNDS; r++) { x = (x ^ r) * 2654435761u; x = (x << 5) | (x >> 27); }
+    return x;
+}
+
+extern "C" __global__ void honest(const unsigned *in, unsigned *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = hash(in[i]);
+}
+
+// Computes on its first launch only, then returns at once.
+__device__ unsigned calls;
+extern "C" __global__ void work_once(const unsigned *in, unsigned *out, int n) {
+    if (atomicAdd(&calls, 0) > 0) return;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = hash(in[i]);
+    if (i == n - 1) atomicExch(&calls, 1);
+}
+
+// Keeps every result, keyed by the input's address, and copies it out when
+// the same input comes back.
+__device__ unsigned kept[4096];
+__device__ unsigned long long key;
+extern "C" __global__ void replay(const unsigned *in, unsigned *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    if (atomicAdd(&key, 0ull) == (unsigned long long)in) { out[i] = kept[i]; return; }
+    out[i] = kept[i] = hash(in[i]);
+    if (i == n - 1) atomicExch(&key, (unsigned long long)in);
+}
+
+// Writes into its input once it has read it.
+extern "C" __global__ void input_writer(unsigned *in, unsigned *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { out[i] = hash(in[i]); in[i] = 0; }
+}
+
+// Does half the work at the timed size (above any correctness size).
+extern "C" __global__ void half_when_large(const unsigned *in, unsigned *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (n >= 2048 && i % 2 == 1) return;
+    if (i < n) out[i] = hash(in[i]);
+}
+
+// Adds into its output, relying on the README's promise that it starts at zero.
+extern "C" __global__ void accumulate(const unsigned *in, unsigned *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&out[i], hash(in[i]));
+}
+"#;
+
+fn module(gpu: &Gpu) -> Option<Module> {
+    let compiler = match ptx_build::Compiler::nvrtc() {
+        Ok(c) => c,
+        Err(_) if std::env::var_os("CUDA_LAB_REQUIRE_NVRTC").is_some() => panic!("NVRTC is required here"),
+        Err(_) => return None,
+    };
+    let source = KERNELS.replace("ROUNDS", &ROUNDS.to_string());
+    let ptx = compiler
+        .compile(&ptx_build::SourceFile::from_text("cheats.cu", source), &Default::default())
+        .expect("the cheats compile");
+    Some(gpu.load(&ptx.text).expect("the cheats load"))
+}
+
+/// Times `kernel` as a performance check does: outputs zeroed before every
+/// launch (the README's promise), a window of the input per launch, every
+/// launch's output checked against the CPU.
+fn time(kernel: &str) -> Option<anyhow::Result<kit::perf::Timing>> {
+    let gpu = Gpu::new(Box::new(Stopwatch(SimBackend::new())), Duration::from_secs(60));
+    let module = module(&gpu)?;
+    let block: Vec<u32> = (0..4099u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+    let input = Windowed::repeated(&gpu, "in", &block, N).unwrap();
+    let out = gpu.zeros::<u32>("out", N).unwrap();
+    let cfg = LaunchConfig::linear(N.div_ceil(256) as u32, 256);
+    Some(kit::timed::student(
+        &gpu,
+        |_| out.write(&vec![0; N]),
+        |launch| module.launch_async(kernel, cfg, &[input.arg(launch), out.arg(), (N as i32).into()]),
+        |launch| {
+            let got = out.read()?;
+            match (0..N).find(|&i| got[i] != hash(block[input.at(launch, i) % block.len()])) {
+                None => Ok(()),
+                Some(i) => anyhow::bail!(
+                    "out[{i}]: expected {}, got {}",
+                    hash(block[input.at(launch, i) % block.len()]),
+                    got[i]
+                ),
+            }
+        },
+    ))
+}
+
+fn failure_of(kernel: &str) -> Option<anyhow::Error> {
+    Some(time(kernel)?.expect_err(&format!("`{kernel}` must fail its timing")))
+}
+
+#[test]
+fn honest_kernels_are_timed_including_one_that_relies_on_a_reset_output() {
+    for kernel in ["honest", "accumulate"] {
+        let Some(timed) = time(kernel) else { return };
+        let timing = timed.unwrap_or_else(|e| panic!("`{kernel}`: {e:#}"));
+        assert!(timing.samples_ms.len() >= kit::perf::MIN_SAMPLES, "{kernel}: {timing:?}");
+    }
+}
+
+#[test]
+fn a_kernel_that_works_only_once_is_wrong_on_its_second_launch() {
+    let Some(e) = failure_of("work_once") else { return };
+    let wrong = e.downcast_ref::<WrongWhenTimed>().unwrap_or_else(|| panic!("{e:#}"));
+    assert_eq!(wrong.number, 2, "{e:#}");
+    assert!(e.to_string().contains("keeps something from one launch to the next"), "{e:#}");
+}
+
+#[test]
+fn a_kernel_that_replays_kept_results_is_caught_by_the_repeated_launch() {
+    let Some(e) = failure_of("replay") else { return };
+    let replays = e.downcast_ref::<ReplaysResults>().unwrap_or_else(|| panic!("{e:#}"));
+    assert!(replays.again_ms < replays.median_ms / 2.0, "{replays:?}");
+}
+
+#[test]
+fn a_kernel_that_writes_into_its_input_is_input_modified() {
+    let Some(e) = failure_of("input_writer") else { return };
+    let modified = e.downcast_ref::<kit::gpu::InputModified>().unwrap_or_else(|| panic!("{e:#}"));
+    assert_eq!(modified.buffer, "in");
+}
+
+#[test]
+fn a_kernel_that_does_less_at_the_timed_size_is_wrong_on_its_first_launch() {
+    let Some(e) = failure_of("half_when_large") else { return };
+    let wrong = e.downcast_ref::<WrongWhenTimed>().unwrap_or_else(|| panic!("{e:#}"));
+    assert_eq!(wrong.number, 1, "{e:#}");
+    assert!(e.to_string().contains("timed size"), "{e:#}");
+}
