@@ -1,0 +1,39 @@
+//! The cheat corpus (`grader/tests/cheats`, docs/hostile.md "Timing tricks")
+//! on the simulator: every trick acts only at the timed size, so each case
+//! must pass its correctness and structure checks here, its performance check
+//! not graded (the simulator cannot time). That is what makes them tricks
+//! rather than bugs, and it is the part of the corpus a machine without a GPU
+//! can judge; `exercises/kit/tests/timed_cheats.rs` proves each family's
+//! verdict without a GPU, and `grader/tests/corpus/run-gpu.sh cheats` checks
+//! the `gpu` column on a GPU.
+
+mod corpus;
+mod support;
+
+use corpus::{Backend, Corpus, Settings};
+
+const SETTINGS: Settings = Settings { seed: 1, compile_timeout_secs: "60" };
+
+#[test]
+fn on_the_simulator_every_trick_passes_what_it_does_not_game() {
+    if !support::nvrtc_available() {
+        return;
+    }
+    let outcome = corpus::run(&Corpus::open("cheats"), Backend::Sim, &SETTINGS, |_, _, _| {});
+    let report = outcome.report("cheats", Backend::Sim);
+    assert!(outcome.problems.is_empty(), "{report}");
+}
+
+/// Needs no compiler: the table, the folders and the registry agree, and
+/// every trick is expected to lose its point on a GPU with a verdict of its
+/// own, never `too-slow`.
+#[test]
+fn the_table_covers_the_corpus_and_every_trick_has_its_own_verdict() {
+    let corpus = Corpus::open("cheats");
+    corpus::check_table(&corpus);
+    let table = std::fs::read_to_string(corpus::workspace().join("grader/tests/cheats/expected.json")).unwrap();
+    assert!(!table.contains("too-slow"), "a trick's verdict names what happened");
+    for verdict in ["wrong-when-timed", "replays-results", "input-modified"] {
+        assert!(table.contains(&format!("\"gpu\": \"{verdict}\"")), "no case of {verdict}");
+    }
+}
