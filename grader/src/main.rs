@@ -313,7 +313,7 @@ struct BatchArgs {
     /// Grade only shard i of n (0 <= i < n); `grader merge` combines the shards.
     #[arg(long)]
     shard: Option<Shard>,
-    /// GPUs to use, one worker each (`CUDA_VISIBLE_DEVICES` ids), e.g. `0,1`.
+    /// GPUs to grade on (`CUDA_VISIBLE_DEVICES` ids), e.g. `0,1` (default: every GPU visible).
     #[arg(long, value_delimiter = ',')]
     gpus: Vec<String>,
     /// Seconds one part of one submission may take before it is stopped (verdict `timeout`).
