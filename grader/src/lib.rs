@@ -11,6 +11,7 @@ pub mod class_report;
 pub mod classroom;
 pub mod differential;
 pub mod digests;
+pub mod formats;
 pub mod grade;
 pub mod gradescope;
 pub mod html;

@@ -68,7 +68,7 @@ struct Cli {
     #[command(flatten)]
     grading: GradingFlags,
 
-    /// Also write the results for GitHub Classroom or Gradescope (docs/classroom.md).
+    /// Also write the results for a course platform (docs/classroom.md, docs/platforms.md).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
 
@@ -77,8 +77,8 @@ struct Cli {
     #[arg(long)]
     github_output: Option<PathBuf>,
 
-    /// With --format gradescope: where results.json goes (default:
-    /// <root>/target/grades/results.json).
+    /// With --format gradescope, prairielearn or junit: where the results go
+    /// (default: <root>/target/grades/results.json, or junit.xml).
     #[arg(long)]
     results: Option<PathBuf>,
 
@@ -118,6 +118,26 @@ enum Format {
     /// The score table and first failures as Markdown, appended to
     /// $GITHUB_STEP_SUMMARY when set (printed otherwise).
     Summary,
+    /// PrairieLearn's external-grader results.json.
+    #[value(name = "prairielearn")]
+    PrairieLearn,
+    /// Moodle CodeRunner's combinator-grader JSON, printed (all `grader report` prints).
+    #[value(name = "coderunner")]
+    CodeRunner,
+    /// Autolab's formatted feedback and autoresult, printed last.
+    Autolab,
+    /// JUnit XML (CodeGrade, GitLab, Jenkins): junit.xml.
+    Junit,
+}
+
+impl Format {
+    /// The file it writes where `--results` does not say.
+    fn default_file(self) -> &'static str {
+        match self {
+            Format::Junit => "junit.xml",
+            _ => "results.json",
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -138,7 +158,7 @@ enum Command {
         #[arg(long)]
         partial: bool,
     },
-    /// Turn a grades JSON (or a batch's submissions/<key>.json) into Classroom or Gradescope results.
+    /// Turn a grades JSON (or a batch's submissions/<key>.json) into a course platform's results.
     Report {
         json: PathBuf,
         #[arg(long, value_enum)]
@@ -146,7 +166,7 @@ enum Command {
         /// As for the grading run.
         #[arg(long)]
         github_output: Option<PathBuf>,
-        /// As for the grading run (default: results.json in the current folder).
+        /// As for the grading run (default: results.json, or junit.xml, in the current folder).
         #[arg(long)]
         results: Option<PathBuf>,
         /// Also write the HTML report with pictures here (e.g. for a CI artifact).
@@ -402,7 +422,10 @@ fn real_main() -> Result<ExitCode> {
         Format::Human => Audience::OwnRun,
         // The Markdown summary is Classroom's job summary.
         Format::Classroom | Format::Summary => Audience::Classroom,
-        Format::Gradescope => Audience::Gradescope,
+        // Grades of record made where there may be no GPU, as on Gradescope.
+        Format::Gradescope | Format::PrairieLearn | Format::CodeRunner | Format::Autolab | Format::Junit => {
+            Audience::Gradescope
+        }
     };
     let policy = policy::resolve(&root, cli.grading.perf_without_gpu, audience)?;
     let opts = grade::Options {
@@ -439,8 +462,8 @@ fn real_main() -> Result<ExitCode> {
     }
     kit::backend::traced::phase("reports written");
     println!("  seed {seed}: `--seed {seed}` reruns with the same inputs");
-    let results = cli.results.unwrap_or_else(|| root.join("target").join("grades").join("results.json"));
-    write_format(&report, cli.format, cli.github_output, &results)?;
+    let results = cli.results.unwrap_or_else(|| root.join("target").join("grades").join(cli.format.default_file()));
+    write_format(&report, cli.format, cli.github_output, &results, Printed::Summary)?;
     if grade::nothing_compiled(&report) {
         return Ok(ExitCode::from(grade::EXIT_NO_COMPILER));
     }
@@ -489,10 +512,12 @@ fn run_command(command: Command) -> Result<ExitCode> {
         }
         Command::Report { json, format, github_output, results, html } => {
             let report = read_grades(&json)?;
-            write_format(&report, format, github_output, &results.unwrap_or_else(|| PathBuf::from("results.json")))?;
+            // First: Autolab's autoresult must stay the last line printed.
             if let Some(path) = html {
                 write_html(&report, &PathBuf::from(&report.source_root), &path);
             }
+            let results = results.unwrap_or_else(|| PathBuf::from(format.default_file()));
+            write_format(&report, format, github_output, &results, Printed::Nothing)?;
         }
         Command::Status { root } => {
             let root = root.map_or_else(default_root, Ok)?;
@@ -680,12 +705,23 @@ fn read_grades(path: &std::path::Path) -> Result<GradeReport> {
     serde_json::from_slice(&bytes).with_context(|| format!("{} is not a grades JSON", path.display()))
 }
 
+/// What stdout already holds when the results are written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Printed {
+    /// A grading run: the tests and the score table.
+    Summary,
+    /// `grader report`: nothing (CodeRunner reads the whole of stdout as its JSON).
+    Nothing,
+}
+
 fn write_format(
     report: &GradeReport,
     format: Format,
     github_output: Option<PathBuf>,
     results: &std::path::Path,
+    printed: Printed,
 ) -> Result<()> {
+    use grader::formats::{autolab, coderunner, junit, prairielearn};
     match format {
         Format::Human => {}
         Format::Classroom => {
@@ -710,6 +746,18 @@ fn write_format(
                 None => print!("{md}"),
             }
         }
+        Format::PrairieLearn => {
+            prairielearn::write(report, results)?;
+            println!("PrairieLearn results written to {}", results.display());
+        }
+        Format::Junit => {
+            junit::write(report, results)?;
+            println!("JUnit XML written to {}", results.display());
+        }
+        Format::CodeRunner => println!("{}", coderunner::json(report)?),
+        // The autoresult must be the output's last line: nothing is printed after it.
+        Format::Autolab if printed == Printed::Summary => print!("{}", autolab::lines(report)?),
+        Format::Autolab => print!("{}", autolab::feedback(report)?),
     }
     Ok(())
 }
