@@ -13,6 +13,7 @@ use grader::report::{GradeReport, NotGraded, Status};
 use kit::CheckKind;
 use serde_json::Value;
 
+mod support;
 
 fn grader(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_grader"))
@@ -363,3 +364,41 @@ fn junit_xml_has_suites_of_testcases_with_failures() {
     assert_eq!(parse_xml(&std::fs::read_to_string(&again).unwrap()).all("testsuite").count(), 2);
 }
 
+/// `docs/prairielearn/run` as PrairieLearn runs it, on a reference
+/// submission uploaded file by file: full marks without a GPU, and the
+/// results where PrairieLearn reads them.
+#[test]
+fn prairielearn_run_gives_a_reference_full_marks_without_a_gpu() {
+    if !support::nvrtc_available() {
+        return;
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let grade = tempfile::tempdir().unwrap();
+    let student = grade.path().join("student");
+    std::fs::create_dir_all(&student).unwrap();
+    for f in std::fs::read_dir(workspace.join("reference/ex01-pi/kernels")).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, student.join(f.file_name().unwrap())).unwrap();
+    }
+    let out = Command::new("bash")
+        .arg(workspace.join("docs/prairielearn/run"))
+        .env("GRADE", grade.path())
+        .env("GRADER", env!("CARGO_BIN_EXE_grader"))
+        .env("EXERCISES", "ex01")
+        .current_dir(grade.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let results: grader::formats::prairielearn::Results =
+        serde_json::from_slice(&std::fs::read(grade.path().join("results/results.json")).unwrap()).unwrap();
+    assert!(results.gradable);
+    assert!((results.score - 1.0).abs() < 1e-9, "{}: {:#?}", results.message, results.tests);
+    assert!(results.tests.iter().all(|t| t.points == t.max_points), "{:#?}", results.tests);
+    assert!(results.tests.iter().any(|t| t.max_points > 0.0));
+    // The Dockerfile puts the script where the question's info.json points.
+    let dockerfile = std::fs::read_to_string(workspace.join("docs/prairielearn/Dockerfile")).unwrap();
+    assert!(dockerfile.contains("/opt/cuda-lab/docs/prairielearn/run"));
+    assert!(std::fs::read_to_string(workspace.join("docs/prairielearn/run"))
+        .unwrap()
+        .contains("/opt/cuda-lab/target/release/grader"));
+}
