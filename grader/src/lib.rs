@@ -17,6 +17,7 @@ pub mod gradescope;
 pub mod html;
 pub mod job_summary;
 pub mod lab;
+pub mod lms;
 pub mod not_graded_here;
 pub mod policy;
 pub mod registry;

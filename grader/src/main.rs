@@ -145,7 +145,12 @@ enum Command {
     /// List the exercises, their parts, files and points.
     List,
     /// Grade a whole class: every folder under DIR is one submission.
-    Batch(BatchArgs),
+    Batch {
+        #[command(flatten)]
+        batch: BatchArgs,
+        #[command(flatten)]
+        lms: LmsArgs,
+    },
     /// Combine the gradebooks of several shards (or batches) into one.
     Merge {
         /// The gradebook.json of each shard.
@@ -157,6 +162,8 @@ enum Command {
         /// Merge even when shards are missing (their students are left out).
         #[arg(long)]
         partial: bool,
+        #[command(flatten)]
+        lms: LmsArgs,
     },
     /// Turn a grades JSON (or a batch's submissions/<key>.json) into a course platform's results.
     Report {
@@ -273,6 +280,8 @@ enum Command {
         /// The course's folder: stubs and reference for similarity and the memory lessons, cuda-lab.toml.
         #[arg(long)]
         root: Option<PathBuf>,
+        #[command(flatten)]
+        lms: LmsArgs,
     },
     /// Generate a class of submissions (reference, stubs, broken variants) for tests and throughput runs.
     #[command(hide = true)]
@@ -368,6 +377,34 @@ struct BatchArgs {
     /// The shortest limit --timeout-from-reference gives a check, in seconds.
     #[arg(long, default_value_t = 1.0, value_name = "SECS")]
     timeout_floor: f64,
+}
+
+/// The class's scores for an LMS gradebook (docs/platforms.md).
+#[derive(clap::Args)]
+struct LmsArgs {
+    /// Also write the scores as a CSV the LMS's gradebook imports: one row per
+    /// student, a column per exercise and the total.
+    #[arg(long, value_name = "FILE")]
+    lms_csv: Option<PathBuf>,
+    /// Which LMS the CSV is for.
+    #[arg(long, value_enum, default_value_t = grader::lms::Lms::Canvas, requires = "lms_csv")]
+    lms: grader::lms::Lms,
+    /// Who each submission folder is in the LMS: a CSV with a `folder`,
+    /// `student_repository_name` or `github_username` column and the LMS's
+    /// identifier columns (Classroom's grades CSV works as it is).
+    #[arg(long, value_name = "FILE", requires = "lms_csv")]
+    roster: Option<PathBuf>,
+}
+
+impl LmsArgs {
+    /// Writes the CSV from the gradebook in `dir`, when asked for.
+    fn write(&self, dir: &Path) -> Result<()> {
+        if let Some(file) = &self.lms_csv {
+            let written = grader::lms::write(dir, file, self.lms, self.roster.as_deref())?;
+            println!("{}", written.describe(file, self.lms));
+        }
+        Ok(())
+    }
 }
 
 #[derive(clap::Args)]
@@ -483,9 +520,9 @@ fn run_command(command: Command) -> Result<ExitCode> {
             let created = create(&root, &names, &registry::all())?;
             print!("{}", next_steps(&names, &created));
         }
-        Command::Batch(args) => return run_batch(args),
+        Command::Batch { batch, lms } => return run_batch(batch, &lms),
         Command::Audit(args) => return run_audit(args),
-        Command::ClassReport { out, names, no_leaderboard, root } => {
+        Command::ClassReport { out, names, no_leaderboard, root, lms } => {
             let opts = grader::class_report::Options {
                 names,
                 leaderboard: no_leaderboard.then_some(false),
@@ -495,8 +532,9 @@ fn run_command(command: Command) -> Result<ExitCode> {
             gradebook::write_parts_csv(&out)?;
             let path = grader::class_report::write(&out, &opts)?;
             println!("class report: {}", path.display());
+            lms.write(&out)?;
         }
-        Command::Merge { gradebooks, out, partial } => {
+        Command::Merge { gradebooks, out, partial, lms } => {
             if !partial {
                 gradebook::check_all_shards(&gradebooks)?;
             }
@@ -509,6 +547,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
             );
             // The whole class's report (similarity needs the shards' staged files: none here).
             grader::class_report::after_batch(&out);
+            lms.write(&out)?;
         }
         Command::Report { json, format, github_output, results, html } => {
             let report = read_grades(&json)?;
@@ -641,7 +680,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_batch(args: BatchArgs) -> Result<ExitCode> {
+fn run_batch(args: BatchArgs, lms: &LmsArgs) -> Result<ExitCode> {
     let out = args.out.clone().unwrap_or_else(|| batch::default_out(&args.dir));
     let opts = batch_options(args, out)?;
     if !opts.dir.is_dir() {
@@ -649,6 +688,7 @@ fn run_batch(args: BatchArgs) -> Result<ExitCode> {
     }
     let summary = batch::run(&opts)?;
     print!("{summary}");
+    lms.write(&opts.out)?;
     Ok(if summary.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
