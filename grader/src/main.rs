@@ -68,7 +68,7 @@ struct Cli {
     #[command(flatten)]
     grading: GradingFlags,
 
-    /// Also write the results for GitHub Classroom or Gradescope (docs/classroom.md).
+    /// Also write the results for a course platform (docs/classroom.md, docs/platforms.md).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
 
@@ -77,8 +77,8 @@ struct Cli {
     #[arg(long)]
     github_output: Option<PathBuf>,
 
-    /// With --format gradescope: where results.json goes (default:
-    /// <root>/target/grades/results.json).
+    /// With --format gradescope, prairielearn or junit: where the results go
+    /// (default: <root>/target/grades/results.json, or junit.xml).
     #[arg(long)]
     results: Option<PathBuf>,
 
@@ -118,6 +118,26 @@ enum Format {
     /// The score table and first failures as Markdown, appended to
     /// $GITHUB_STEP_SUMMARY when set (printed otherwise).
     Summary,
+    /// PrairieLearn's external-grader results.json.
+    #[value(name = "prairielearn")]
+    PrairieLearn,
+    /// Moodle CodeRunner's combinator-grader JSON, printed (all `grader report` prints).
+    #[value(name = "coderunner")]
+    CodeRunner,
+    /// Autolab's formatted feedback and autoresult, printed last.
+    Autolab,
+    /// JUnit XML (CodeGrade, GitLab, Jenkins): junit.xml.
+    Junit,
+}
+
+impl Format {
+    /// The file it writes where `--results` does not say.
+    fn default_file(self) -> &'static str {
+        match self {
+            Format::Junit => "junit.xml",
+            _ => "results.json",
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -125,7 +145,12 @@ enum Command {
     /// List the exercises, their parts, files and points.
     List,
     /// Grade a whole class: every folder under DIR is one submission.
-    Batch(BatchArgs),
+    Batch {
+        #[command(flatten)]
+        batch: BatchArgs,
+        #[command(flatten)]
+        lms: LmsArgs,
+    },
     /// Combine the gradebooks of several shards (or batches) into one.
     Merge {
         /// The gradebook.json of each shard.
@@ -137,8 +162,10 @@ enum Command {
         /// Merge even when shards are missing (their students are left out).
         #[arg(long)]
         partial: bool,
+        #[command(flatten)]
+        lms: LmsArgs,
     },
-    /// Turn a grades JSON (or a batch's submissions/<key>.json) into Classroom or Gradescope results.
+    /// Turn a grades JSON (or a batch's submissions/<key>.json) into a course platform's results.
     Report {
         json: PathBuf,
         #[arg(long, value_enum)]
@@ -146,7 +173,7 @@ enum Command {
         /// As for the grading run.
         #[arg(long)]
         github_output: Option<PathBuf>,
-        /// As for the grading run (default: results.json in the current folder).
+        /// As for the grading run (default: results.json, or junit.xml, in the current folder).
         #[arg(long)]
         results: Option<PathBuf>,
         /// Also write the HTML report with pictures here (e.g. for a CI artifact).
@@ -253,6 +280,8 @@ enum Command {
         /// The course's folder: stubs and reference for similarity and the memory lessons, cuda-lab.toml.
         #[arg(long)]
         root: Option<PathBuf>,
+        #[command(flatten)]
+        lms: LmsArgs,
     },
     /// Generate a class of submissions (reference, stubs, broken variants) for tests and throughput runs.
     #[command(hide = true)]
@@ -313,7 +342,7 @@ struct BatchArgs {
     /// Grade only shard i of n (0 <= i < n); `grader merge` combines the shards.
     #[arg(long)]
     shard: Option<Shard>,
-    /// GPUs to use, one worker each (`CUDA_VISIBLE_DEVICES` ids), e.g. `0,1`.
+    /// GPUs to grade on (`CUDA_VISIBLE_DEVICES` ids), e.g. `0,1` (default: every GPU visible).
     #[arg(long, value_delimiter = ',')]
     gpus: Vec<String>,
     /// Seconds one part of one submission may take before it is stopped (verdict `timeout`).
@@ -348,6 +377,34 @@ struct BatchArgs {
     /// The shortest limit --timeout-from-reference gives a check, in seconds.
     #[arg(long, default_value_t = 1.0, value_name = "SECS")]
     timeout_floor: f64,
+}
+
+/// The class's scores for an LMS gradebook (docs/platforms.md).
+#[derive(clap::Args)]
+struct LmsArgs {
+    /// Also write the scores as a CSV the LMS's gradebook imports: one row per
+    /// student, a column per exercise and the total.
+    #[arg(long, value_name = "FILE")]
+    lms_csv: Option<PathBuf>,
+    /// Which LMS the CSV is for.
+    #[arg(long, value_enum, default_value_t = grader::lms::Lms::Canvas, requires = "lms_csv")]
+    lms: grader::lms::Lms,
+    /// Who each submission folder is in the LMS: a CSV with a `folder`,
+    /// `student_repository_name` or `github_username` column and the LMS's
+    /// identifier columns (Classroom's grades CSV works as it is).
+    #[arg(long, value_name = "FILE", requires = "lms_csv")]
+    roster: Option<PathBuf>,
+}
+
+impl LmsArgs {
+    /// Writes the CSV from the gradebook in `dir`, when asked for.
+    fn write(&self, dir: &Path) -> Result<()> {
+        if let Some(file) = &self.lms_csv {
+            let written = grader::lms::write(dir, file, self.lms, self.roster.as_deref())?;
+            println!("{}", written.describe(file, self.lms));
+        }
+        Ok(())
+    }
 }
 
 #[derive(clap::Args)]
@@ -402,7 +459,10 @@ fn real_main() -> Result<ExitCode> {
         Format::Human => Audience::OwnRun,
         // The Markdown summary is Classroom's job summary.
         Format::Classroom | Format::Summary => Audience::Classroom,
-        Format::Gradescope => Audience::Gradescope,
+        // Grades of record made where there may be no GPU, as on Gradescope.
+        Format::Gradescope | Format::PrairieLearn | Format::CodeRunner | Format::Autolab | Format::Junit => {
+            Audience::Gradescope
+        }
     };
     let policy = policy::resolve(&root, cli.grading.perf_without_gpu, audience)?;
     let opts = grade::Options {
@@ -439,8 +499,8 @@ fn real_main() -> Result<ExitCode> {
     }
     kit::backend::traced::phase("reports written");
     println!("  seed {seed}: `--seed {seed}` reruns with the same inputs");
-    let results = cli.results.unwrap_or_else(|| root.join("target").join("grades").join("results.json"));
-    write_format(&report, cli.format, cli.github_output, &results)?;
+    let results = cli.results.unwrap_or_else(|| root.join("target").join("grades").join(cli.format.default_file()));
+    write_format(&report, cli.format, cli.github_output, &results, Printed::Summary)?;
     if grade::nothing_compiled(&report) {
         return Ok(ExitCode::from(grade::EXIT_NO_COMPILER));
     }
@@ -460,9 +520,9 @@ fn run_command(command: Command) -> Result<ExitCode> {
             let created = create(&root, &names, &registry::all())?;
             print!("{}", next_steps(&names, &created));
         }
-        Command::Batch(args) => return run_batch(args),
+        Command::Batch { batch, lms } => return run_batch(batch, &lms),
         Command::Audit(args) => return run_audit(args),
-        Command::ClassReport { out, names, no_leaderboard, root } => {
+        Command::ClassReport { out, names, no_leaderboard, root, lms } => {
             let opts = grader::class_report::Options {
                 names,
                 leaderboard: no_leaderboard.then_some(false),
@@ -472,8 +532,9 @@ fn run_command(command: Command) -> Result<ExitCode> {
             gradebook::write_parts_csv(&out)?;
             let path = grader::class_report::write(&out, &opts)?;
             println!("class report: {}", path.display());
+            lms.write(&out)?;
         }
-        Command::Merge { gradebooks, out, partial } => {
+        Command::Merge { gradebooks, out, partial, lms } => {
             if !partial {
                 gradebook::check_all_shards(&gradebooks)?;
             }
@@ -486,13 +547,16 @@ fn run_command(command: Command) -> Result<ExitCode> {
             );
             // The whole class's report (similarity needs the shards' staged files: none here).
             grader::class_report::after_batch(&out);
+            lms.write(&out)?;
         }
         Command::Report { json, format, github_output, results, html } => {
             let report = read_grades(&json)?;
-            write_format(&report, format, github_output, &results.unwrap_or_else(|| PathBuf::from("results.json")))?;
+            // First: Autolab's autoresult must stay the last line printed.
             if let Some(path) = html {
                 write_html(&report, &PathBuf::from(&report.source_root), &path);
             }
+            let results = results.unwrap_or_else(|| PathBuf::from(format.default_file()));
+            write_format(&report, format, github_output, &results, Printed::Nothing)?;
         }
         Command::Status { root } => {
             let root = root.map_or_else(default_root, Ok)?;
@@ -616,7 +680,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_batch(args: BatchArgs) -> Result<ExitCode> {
+fn run_batch(args: BatchArgs, lms: &LmsArgs) -> Result<ExitCode> {
     let out = args.out.clone().unwrap_or_else(|| batch::default_out(&args.dir));
     let opts = batch_options(args, out)?;
     if !opts.dir.is_dir() {
@@ -624,6 +688,7 @@ fn run_batch(args: BatchArgs) -> Result<ExitCode> {
     }
     let summary = batch::run(&opts)?;
     print!("{summary}");
+    lms.write(&opts.out)?;
     Ok(if summary.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
@@ -680,12 +745,23 @@ fn read_grades(path: &std::path::Path) -> Result<GradeReport> {
     serde_json::from_slice(&bytes).with_context(|| format!("{} is not a grades JSON", path.display()))
 }
 
+/// What stdout already holds when the results are written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Printed {
+    /// A grading run: the tests and the score table.
+    Summary,
+    /// `grader report`: nothing (CodeRunner reads the whole of stdout as its JSON).
+    Nothing,
+}
+
 fn write_format(
     report: &GradeReport,
     format: Format,
     github_output: Option<PathBuf>,
     results: &std::path::Path,
+    printed: Printed,
 ) -> Result<()> {
+    use grader::formats::{autolab, coderunner, junit, prairielearn};
     match format {
         Format::Human => {}
         Format::Classroom => {
@@ -710,6 +786,18 @@ fn write_format(
                 None => print!("{md}"),
             }
         }
+        Format::PrairieLearn => {
+            prairielearn::write(report, results)?;
+            println!("PrairieLearn results written to {}", results.display());
+        }
+        Format::Junit => {
+            junit::write(report, results)?;
+            println!("JUnit XML written to {}", results.display());
+        }
+        Format::CodeRunner => println!("{}", coderunner::json(report)?),
+        // The autoresult must be the output's last line: nothing is printed after it.
+        Format::Autolab if printed == Printed::Summary => print!("{}", autolab::lines(report)?),
+        Format::Autolab => print!("{}", autolab::feedback(report)?),
     }
     Ok(())
 }

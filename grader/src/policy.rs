@@ -35,8 +35,8 @@ pub const CONFIG_FILE: &str = "cuda-lab.toml";
 pub enum Audience {
     /// A student's own run (`grader ex01`): `exclude`.
     OwnRun,
-    /// A grade of record made without a GPU (`--format gradescope`, or a batch,
-    /// as Gradescope's script runs): `simulate`.
+    /// A grade of record made without a GPU (`--format gradescope` and the
+    /// other platforms' formats, or a batch, as Gradescope's script runs): `simulate`.
     Gradescope,
     /// GitHub Classroom (`--format classroom`): its workflow grades on a GPU,
     /// and its maximum must be the assignment's full points: `fail`.

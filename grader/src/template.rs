@@ -36,6 +36,8 @@ const INSTRUCTORS_ONLY: &[&str] = &[
     "docs/ta-guide.md",
     "docs/classroom.md",
     "docs/gradescope",
+    "docs/platforms.md",
+    "docs/prairielearn",
     "docs/hostile.md",
     "docs/gpu-runs.md",
 ];

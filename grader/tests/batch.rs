@@ -261,3 +261,51 @@ fn two_shards_merged_equal_one_run() {
     // The students' reports came along.
     assert_eq!(files_under(&merged.join("submissions")), files_under(&dir.path().join("whole/submissions")));
 }
+
+/// `--lms-csv`: a CSV Canvas's gradebook imports, one row per student with
+/// the roster's identity, the same from a batch and from a merge of its
+/// shards; and Moodle's from the same gradebook.
+#[test]
+fn the_lms_csv_has_a_row_per_student_ready_to_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let variants = make_class(dir.path());
+    let first = variants.keys().next().unwrap().clone();
+    let roster = dir.path().join("roster.csv");
+    std::fs::write(&roster, format!("folder,Student,SIS Login ID\n{first},\"Lima, Ana\",ana\n")).unwrap();
+    let canvas = dir.path().join("canvas.csv");
+    let lms = ["--lms-csv", canvas.to_str().unwrap(), "--lms", "canvas", "--roster", roster.to_str().unwrap()];
+    let summary = batch(dir.path(), "whole", &lms);
+    assert!(summary.contains("Canvas gradebook CSV (13 students)"), "{summary}");
+    assert!(summary.contains("not in the roster, named by their folder"), "{summary}");
+
+    let text = std::fs::read_to_string(&canvas).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "Student,ID,SIS User ID,SIS Login ID,Section,ex01,cuda-lab total");
+    assert_eq!(lines[1], "Points Possible,,,,,20.00,20.00");
+    assert_eq!(lines.len(), 2 + 13, "a row per student");
+    assert_eq!(lines[2], "\"Lima, Ana\",,,ana,,0.00,0.00", "the roster's identity");
+    let book = gradebook(dir.path(), "whole");
+    for (row, line) in book.students.iter().zip(&lines[2..]) {
+        assert!(line.ends_with(&format!(",{:.2},{:.2}", row.scores["ex01"], row.total)), "{line}");
+    }
+
+    // A merge of the shards writes the same file; Moodle's has its identifier column first.
+    batch(dir.path(), "shard0", &["--shard", "0/2"]);
+    batch(dir.path(), "shard1", &["--shard", "1/2"]);
+    let shards = [dir.path().join("shard0/gradebook.json"), dir.path().join("shard1/gradebook.json")];
+    let merge = |out: &str, lms: &[&str]| {
+        let mut args = vec!["merge", shards[0].to_str().unwrap(), shards[1].to_str().unwrap()];
+        let out = dir.path().join(out);
+        args.extend(["--out", out.to_str().unwrap()]);
+        args.extend_from_slice(lms);
+        ok(grader(&args));
+    };
+    let merged = dir.path().join("merged.csv");
+    merge("merged", &["--lms-csv", merged.to_str().unwrap(), "--roster", roster.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(&merged).unwrap(), text);
+    let moodle = dir.path().join("moodle.csv");
+    merge("merged-moodle", &["--lms-csv", moodle.to_str().unwrap(), "--lms", "moodle"]);
+    let moodle = std::fs::read_to_string(&moodle).unwrap();
+    assert!(moodle.starts_with(&format!("Username,ex01,cuda-lab total\n{},0.00,0.00\n", book.students[0].name)));
+    assert_eq!(moodle.lines().count(), 1 + 13);
+}

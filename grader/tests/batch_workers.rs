@@ -198,6 +198,29 @@ fn two_gpus_share_the_class() {
     assert_eq!(time["idle_gpu_s"].as_object().unwrap().len(), 2, "{time}");
 }
 
+/// Without `--gpus`, a batch grades on every GPU the driver shows: with two
+/// (faked; the simulator stands in for both), both get workers, and the run
+/// says so at its start.
+#[test]
+fn without_the_flag_every_visible_gpu_grades() {
+    if !support::nvrtc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    make_class(dir.path(), 2);
+    let out = dir.path().join("auto");
+    let args = ["batch", "--exercises", "ex01", "--backend", "auto", "--seed", "5", "--workers-per-gpu", "1"];
+    let mut cmd = grader_cmd(&args);
+    cmd.arg(dir.path().join("class")).arg("--out").arg(&out);
+    cmd.env(grader::batch::gpus::FAKE_COUNT_VAR, "2").env_remove("CUDA_VISIBLE_DEVICES");
+    let text = ok(cmd.output().unwrap());
+    assert!(text.contains("grading on GPUs 0, 1 (every GPU visible"), "{text}");
+    let time = time_breakdown(dir.path(), "auto");
+    let idle: Vec<&String> = time["idle_gpu_s"].as_object().unwrap().keys().collect();
+    assert_eq!(idle, ["0", "1"], "a set of workers per GPU: {time}");
+    assert!(time["parts_by_gpu"].as_object().unwrap().keys().all(|g| g == "0" || g == "1"), "{time}");
+}
+
 fn results(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     walkdir::WalkDir::new(dir.join("results"))
         .into_iter()

@@ -1,12 +1,19 @@
-//! The GitHub Classroom and Gradescope outputs have the published shapes:
-//! field names and JSON types, as the autograding-grading-reporter action and
-//! Gradescope's autograder specification read them.
+//! Every platform's output has its published shape, made from the same
+//! grades: GitHub Classroom's and Gradescope's field names and JSON types, as
+//! the autograding-grading-reporter action and Gradescope's autograder
+//! specification read them; PrairieLearn's results.json, CodeRunner's
+//! combinator-grader object, Autolab's autoresult and JUnit XML, as their
+//! documentation describes them; and PrairieLearn's `run` script end to end.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 use base64::Engine;
+use grader::report::{GradeReport, NotGraded, Status};
+use kit::CheckKind;
 use serde_json::Value;
+
+mod support;
 
 fn grader(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_grader"))
@@ -111,4 +118,287 @@ fn gradescope_results_have_the_published_fields() {
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&path).unwrap());
+}
+
+/// One grades JSON for every other platform: ex01 and ex02 graded without a
+/// GPU (structure checks pass, GPU checks could not run), then one check
+/// failed at the student's line and one left out by the policy, so that every
+/// outcome is there. Returns its path and the report.
+fn fixture(dir: &Path) -> (std::path::PathBuf, GradeReport) {
+    graded(dir, &["--perf-without-gpu", "fail"]);
+    let mut report: GradeReport = serde_json::from_slice(&std::fs::read(dir.join("grades.json")).unwrap()).unwrap();
+    let tests = || report.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests);
+    let failed = tests().find(|t| t.kind == CheckKind::Correctness).unwrap().name.clone();
+    let left_out = tests().find(|t| t.kind == CheckKind::Performance).unwrap().name.clone();
+    for t in report.exercises.iter_mut().flat_map(|e| &mut e.parts).flat_map(|p| &mut p.tests) {
+        if t.name == failed {
+            t.status = Status::Fail;
+            t.verdict = Some("race".into());
+            t.message = Some(format!("{AT_LINE} with no __syncthreads() between\nsecond line <&>"));
+            t.score = 0.0;
+        } else if t.name == left_out {
+            t.status = Status::NotGradedHere;
+            t.not_graded = Some(NotGraded { why: "needs real timing".into(), points: t.max_score });
+            t.score = 0.0;
+            t.max_score = 0.0;
+        }
+    }
+    report.total_up();
+    let path = dir.join("fixture.json");
+    std::fs::write(&path, serde_json::to_vec(&report).unwrap()).unwrap();
+    (path, report)
+}
+
+const AT_LINE: &str = "shared memory race at exercises/ex01-pi/kernels/pi_shared.cu:8 (PTX line 44)";
+
+fn report_as(json: &Path, format: &str, results: Option<&Path>) -> String {
+    let mut args = vec!["report", json.to_str().unwrap(), "--format", format];
+    if let Some(path) = results {
+        args.extend(["--results", path.to_str().unwrap()]);
+    }
+    let out = grader(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn tests_of(report: &GradeReport) -> Vec<&grader::report::TestReport> {
+    report.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests).collect()
+}
+
+fn fraction_of(report: &GradeReport) -> f64 {
+    report.score / report.max_score
+}
+
+#[test]
+fn prairielearn_results_have_the_documented_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, report) = fixture(dir.path());
+    let path = dir.path().join("results/results.json");
+    report_as(&json, "prairielearn", Some(&path));
+    let results: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(results["gradable"], true);
+    let score = results["score"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&score), "score {score} is a fraction");
+    assert!((score - fraction_of(&report)).abs() < 1e-9);
+    assert!(results["message"].is_string() && results["output"].is_string());
+    let tests = results["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), tests_of(&report).len(), "every test once");
+    for t in tests {
+        for key in ["name", "description", "message", "output"] {
+            assert!(t[key].is_string(), "{key} of {t}");
+        }
+        let (points, max) = (t["points"].as_f64().unwrap(), t["max_points"].as_f64().unwrap());
+        assert!(0.0 <= points && points <= max, "{t}");
+    }
+    let failed = tests.iter().find(|t| t["message"].as_str().unwrap().starts_with("failed: race")).unwrap();
+    assert!(failed["description"].as_str().unwrap().ends_with("at exercises/ex01-pi/kernels/pi_shared.cu:8"));
+    assert!(failed["output"].as_str().unwrap().contains("second line <&>"), "the whole message");
+    let max: f64 = tests.iter().map(|t| t["max_points"].as_f64().unwrap()).sum();
+    assert!((max - report.max_score).abs() < 0.05, "{max} of {}", report.max_score);
+}
+
+#[test]
+fn coderunner_prints_one_json_object_with_a_result_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, report) = fixture(dir.path());
+    let stdout = report_as(&json, "coderunner", None);
+    // CodeRunner reads the whole output as the object: nothing else may be printed.
+    let outcome: Value = serde_json::from_str(stdout.trim_end()).unwrap();
+    let fraction = outcome["fraction"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&fraction) && (fraction - fraction_of(&report)).abs() < 1e-9);
+    assert!(outcome["prologuehtml"].is_string() && outcome["epiloguehtml"].is_string());
+    assert!(outcome["epiloguehtml"].as_str().unwrap().starts_with("<pre>"));
+    let rows = outcome["testresults"].as_array().unwrap();
+    let header: Vec<&str> = rows[0].as_array().unwrap().iter().map(|h| h.as_str().unwrap()).collect();
+    assert_eq!(header[0], "iscorrect", "the first row is the header");
+    assert_eq!(rows.len(), 1 + tests_of(&report).len());
+    for row in &rows[1..] {
+        let row = row.as_array().unwrap();
+        assert_eq!(row.len(), header.len());
+        assert!(row[0] == 0 || row[0] == 1, "{row:?}");
+    }
+    let failed = rows.iter().find(|r| r[3] == "failed").unwrap();
+    assert_eq!(failed[0], 0);
+    assert_eq!(failed[4], "exercises/ex01-pi/kernels/pi_shared.cu:8");
+    // Left out by the policy: no cross for what costs nothing.
+    let left_out = rows.iter().find(|r| r[3] == "not graded here").unwrap();
+    assert_eq!(left_out[0], 1);
+}
+
+#[test]
+fn autolab_output_ends_with_the_autoresult() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, report) = fixture(dir.path());
+    let stdout = report_as(&json, "autolab", None);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let autoresult: Value = serde_json::from_str(lines[lines.len() - 1]).unwrap();
+    let scores = autoresult["scores"].as_object().unwrap();
+    let keys: Vec<&str> = scores.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["ex01", "ex02"], "a problem per exercise");
+    let sum: f64 = scores.values().map(|v| v.as_f64().unwrap()).sum();
+    assert!((sum - report.score).abs() < 0.05);
+    let board = autoresult["scoreboard"].as_array().unwrap();
+    assert!((board[0].as_f64().unwrap() - report.score).abs() < 0.01, "the total first");
+    assert_eq!(board.len(), 3);
+    let semantic: Value = serde_json::from_str(lines[lines.len() - 2]).unwrap();
+    assert_eq!(semantic["_presentation"], "semantic");
+    assert_eq!(semantic["stages"], serde_json::json!(["ex01", "ex02"]));
+    let stage = semantic["ex01"].as_object().unwrap();
+    let race = stage.values().find(|t| t["hint"].as_str().is_some_and(|h| h.starts_with("failed: race"))).unwrap();
+    assert_eq!(race["passed"], false);
+    assert!(race["hint"].as_str().unwrap().ends_with("(at exercises/ex01-pi/kernels/pi_shared.cu:8)"));
+    assert!(stdout.starts_with("\nScores") || stdout.starts_with("Scores"), "the score table as feedback");
+
+    // From a grading run too: the autoresult is still the last line printed.
+    let run = graded(dir.path(), &["--format", "autolab"]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert!(last["scores"]["ex01"].is_number() && last["scoreboard"].is_array());
+}
+
+/// An XML element: name, attributes, children and text.
+#[derive(Debug, Default)]
+struct Element {
+    name: String,
+    attributes: std::collections::BTreeMap<String, String>,
+    children: Vec<Element>,
+    text: String,
+}
+
+impl Element {
+    fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> + 'a {
+        self.children.iter().filter(move |c| c.name == name)
+    }
+    fn count(&self, attribute: &str) -> usize {
+        self.attributes[attribute].parse().unwrap()
+    }
+}
+
+fn parse_xml(text: &str) -> Element {
+    use quick_xml::events::Event;
+    let element = |e: &quick_xml::events::BytesStart| Element {
+        name: e.name().as_ref().to_string(),
+        attributes: e
+            .attributes()
+            .map(|a| {
+                let a = a.unwrap();
+                let value = a.normalized_value(quick_xml::XmlVersion::Explicit1_0).unwrap().into_owned();
+                (a.key.as_ref().to_string(), value)
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut stack = vec![Element::default()];
+    loop {
+        match reader.read_event().unwrap() {
+            Event::Start(e) => stack.push(element(&e)),
+            Event::Empty(e) => stack.last_mut().unwrap().children.push(element(&e)),
+            Event::End(_) => {
+                let done = stack.pop().unwrap();
+                stack.last_mut().unwrap().children.push(done);
+            }
+            Event::Text(t) => stack.last_mut().unwrap().text += &t.xml10_content(),
+            Event::GeneralRef(r) => {
+                let name = r.as_ref().to_string();
+                stack.last_mut().unwrap().text += quick_xml::escape::resolve_predefined_entity(&name).unwrap();
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(stack.len(), 1, "every element closed");
+    stack.pop().unwrap().children.pop().expect("a root element")
+}
+
+#[test]
+fn junit_xml_has_suites_of_testcases_with_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, report) = fixture(dir.path());
+    let path = dir.path().join("junit.xml");
+    report_as(&json, "junit", Some(&path));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
+    let root = parse_xml(&text);
+    assert_eq!(root.name, "testsuites");
+    let suites: Vec<&Element> = root.all("testsuite").collect();
+    let names: Vec<&str> = suites.iter().map(|s| s.attributes["name"].as_str()).collect();
+    assert_eq!(names, ["ex01", "ex02"], "a suite per exercise");
+    let mut total = 0;
+    for suite in &suites {
+        let cases: Vec<&Element> = suite.all("testcase").collect();
+        assert_eq!(suite.count("tests"), cases.len());
+        let with = |child: &str| cases.iter().filter(|c| c.all(child).count() == 1).count();
+        assert_eq!(suite.count("failures"), with("failure"));
+        assert_eq!(suite.count("errors"), with("error"));
+        assert_eq!(suite.count("skipped"), with("skipped"));
+        for case in &cases {
+            assert!(!case.attributes["name"].is_empty() && case.attributes["classname"].contains('.'));
+            assert!(case.attributes["time"].parse::<f64>().is_ok());
+            let points: Vec<&str> =
+                case.all("properties").flat_map(|p| p.all("property")).map(|p| p.attributes["name"].as_str()).collect();
+            assert_eq!(points, ["points", "max_points"]);
+            assert_eq!(case.all("system-out").count(), 1);
+        }
+        total += cases.len();
+    }
+    assert_eq!(total, tests_of(&report).len(), "every test once");
+    assert_eq!(root.count("tests"), total);
+    let failures: Vec<&Element> =
+        suites.iter().flat_map(|s| s.all("testcase")).filter(|c| c.all("failure").count() == 1).collect();
+    let failed = tests_of(&report).iter().filter(|t| matches!(t.status, Status::Fail | Status::NotCounted)).count();
+    assert_eq!(failures.len(), failed);
+    let race = failures.iter().find(|c| c.attributes.contains_key("file")).unwrap();
+    assert_eq!(race.attributes["file"], "exercises/ex01-pi/kernels/pi_shared.cu");
+    assert_eq!(race.attributes["line"], "8");
+    let failure = race.all("failure").next().unwrap();
+    assert_eq!(failure.attributes["type"], "race");
+    assert_eq!(failure.attributes["message"], format!("race: {AT_LINE} with no __syncthreads() between"));
+    assert!(failure.text.ends_with("second line <&>"), "{:?}", failure.text);
+    // Without a GPU the GPU checks could not run: errors, which cost their points.
+    assert!(root.count("errors") > 0 && root.count("skipped") >= 1);
+
+    // A grading run writes the same document.
+    let again = dir.path().join("run.xml");
+    graded(dir.path(), &["--format", "junit", "--results", again.to_str().unwrap(), "--perf-without-gpu", "fail"]);
+    assert_eq!(parse_xml(&std::fs::read_to_string(&again).unwrap()).all("testsuite").count(), 2);
+}
+
+/// `docs/prairielearn/run` as PrairieLearn runs it, on a reference
+/// submission uploaded file by file: full marks without a GPU, and the
+/// results where PrairieLearn reads them.
+#[test]
+fn prairielearn_run_gives_a_reference_full_marks_without_a_gpu() {
+    if !support::nvrtc_available() {
+        return;
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let grade = tempfile::tempdir().unwrap();
+    let student = grade.path().join("student");
+    std::fs::create_dir_all(&student).unwrap();
+    for f in std::fs::read_dir(workspace.join("reference/ex01-pi/kernels")).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, student.join(f.file_name().unwrap())).unwrap();
+    }
+    let out = Command::new("bash")
+        .arg(workspace.join("docs/prairielearn/run"))
+        .env("GRADE", grade.path())
+        .env("GRADER", env!("CARGO_BIN_EXE_grader"))
+        .env("EXERCISES", "ex01")
+        .current_dir(grade.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let results: grader::formats::prairielearn::Results =
+        serde_json::from_slice(&std::fs::read(grade.path().join("results/results.json")).unwrap()).unwrap();
+    assert!(results.gradable);
+    assert!((results.score - 1.0).abs() < 1e-9, "{}: {:#?}", results.message, results.tests);
+    assert!(results.tests.iter().all(|t| t.points == t.max_points), "{:#?}", results.tests);
+    assert!(results.tests.iter().any(|t| t.max_points > 0.0));
+    // The Dockerfile puts the script where the question's info.json points.
+    let dockerfile = std::fs::read_to_string(workspace.join("docs/prairielearn/Dockerfile")).unwrap();
+    assert!(dockerfile.contains("/opt/cuda-lab/docs/prairielearn/run"));
+    assert!(std::fs::read_to_string(workspace.join("docs/prairielearn/run"))
+        .unwrap()
+        .contains("/opt/cuda-lab/target/release/grader"));
 }

@@ -54,10 +54,15 @@ fn parse_mem_total(meminfo: &str) -> Option<u64> {
 /// at hand (on the simulator, grading the reference first costs more than the
 /// endless kernels it would cut short); a default that cannot be measured
 /// leaves every check at `--timeout` with a note, an explicit MULT stops.
-pub(super) fn limits_from_reference(opts: &Options, out: &Path, seed: u64) -> Result<Option<PathBuf>> {
+pub(super) fn limits_from_reference(
+    opts: &Options,
+    out: &Path,
+    seed: u64,
+    gpu: Option<&str>,
+) -> Result<Option<PathBuf>> {
     match opts.timeout_from_reference {
         FromReference::Off => Ok(None),
-        FromReference::Multiple(multiple) => super::reference_limits(opts, out, seed, multiple).map(Some),
+        FromReference::Multiple(multiple) => super::reference_limits(opts, out, seed, multiple, gpu).map(Some),
         FromReference::Default => {
             let on_gpu = match opts.backend {
                 BackendChoice::Cuda => true,
@@ -67,7 +72,7 @@ pub(super) fn limits_from_reference(opts: &Options, out: &Path, seed: u64) -> Re
             if !on_gpu || crate::class_report::course_root().is_none() {
                 return Ok(None);
             }
-            match super::reference_limits(opts, out, seed, DEFAULT_MULTIPLE) {
+            match super::reference_limits(opts, out, seed, DEFAULT_MULTIPLE, gpu) {
                 Ok(path) => Ok(Some(path)),
                 Err(e) => {
                     eprintln!("note: no time limits from the reference ({e:#}): every check keeps --timeout");

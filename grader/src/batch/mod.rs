@@ -2,7 +2,8 @@
 //!
 //! 1. **Intake**: each submission's expected `.cu` files (nothing else) are
 //!    copied into `<out>/staging/<key>/` ([`intake`]).
-//! 2. **Grading**: persistent workers (two per GPU, one CUDA context each)
+//! 2. **Grading**: on every visible GPU unless `--gpus` says ([`gpus`]),
+//!    persistent workers (two or three per GPU, one CUDA context each)
 //!    grade part after part, reusing inputs, CPU references and yardstick
 //!    timings; a part a worker cannot finish is regraded in a child process of
 //!    its own under a time limit, and `--isolate` grades every part that way.
@@ -19,6 +20,7 @@ pub mod breakdown;
 pub mod capture;
 pub mod child;
 mod defaults;
+pub mod gpus;
 pub mod gradebook;
 pub mod intake;
 pub mod lock_hold;
@@ -56,7 +58,8 @@ pub struct Options {
     pub seed: Option<u64>,
     pub force: bool,
     pub shard: Option<Shard>,
-    /// `CUDA_VISIBLE_DEVICES` of each worker; empty: one worker, devices as they are.
+    /// `--gpus`: `CUDA_VISIBLE_DEVICES` of each GPU's workers; empty: every
+    /// GPU visible ([`gpus::choose`]).
     pub gpus: Vec<String>,
     pub part_timeout: Duration,
     pub kernel_timeout: Duration,
@@ -131,6 +134,8 @@ pub fn run(opts: &Options) -> Result<Summary> {
     // The children compile with the same compiler; one found here is found faster there.
     // Children run in their staging folder: every path they get must be absolute.
     let out = std::path::absolute(&opts.out).with_context(|| format!("finding {}", opts.out.display()))?;
+    let gpus = gpus::choose(&opts.gpus, opts.backend);
+    println!("{gpus}");
     let compiler = ptx_build::Compiler::from_env().ok().map(|c| c.with_cache_dir(out.join("ptx-cache")));
     let settings = ChildSettings {
         exe: opts.exe.clone(),
@@ -142,7 +147,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         nvrtc_dir: compiler.as_ref().and_then(|c| c.path()).and_then(Path::parent).map(Path::to_path_buf),
         grading_flags: opts.grading_flags.clone(),
         gpu_locks: (!opts.isolate).then(|| out.join("locks")),
-        check_limits: defaults::limits_from_reference(opts, &out, seed)?,
+        check_limits: defaults::limits_from_reference(opts, &out, seed, gpus.ids.first().map(String::as_str))?,
     };
     if let Some(dir) = &settings.gpu_locks {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -154,7 +159,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         workers_per_gpu: opts.workers_per_gpu.unwrap_or_else(|| defaults::workers_per_gpu(opts.backend)),
         regrade_hangs: opts.regrade_hangs,
     };
-    let graded = schedule::grade_all(&plans, &settings, &opts.gpus, compiler, mode);
+    let graded = schedule::grade_all(&plans, &settings, &gpus.ids, compiler, mode);
     let manifest = Manifest {
         schema: MANIFEST_SCHEMA.into(),
         seed,
@@ -218,9 +223,15 @@ pub fn run(opts: &Options) -> Result<Summary> {
     Ok(summary)
 }
 
-/// Grades the reference once (the batch's seed, backend and first GPU) and
-/// writes `OUT/check-limits.json`.
-pub(crate) fn reference_limits(opts: &Options, out: &Path, seed: u64, multiple: f64) -> Result<PathBuf> {
+/// Grades the reference once (the batch's seed, backend and first GPU, `gpu`)
+/// and writes `OUT/check-limits.json`.
+pub(crate) fn reference_limits(
+    opts: &Options,
+    out: &Path,
+    seed: u64,
+    multiple: f64,
+    gpu: Option<&str>,
+) -> Result<PathBuf> {
     let root = crate::class_report::course_root()
         .context("--timeout-from-reference needs the course's reference/: run from the course's folder")?;
     let backend = backend_name(opts.backend);
@@ -235,7 +246,7 @@ pub(crate) fn reference_limits(opts: &Options, out: &Path, seed: u64, multiple: 
         exercises: &opts.exercises,
         seed,
         backend: &backend,
-        gpu: opts.gpus.first().map(String::as_str),
+        gpu,
         rule,
     };
     crate::check_limits::measure(&m, out)
