@@ -198,7 +198,19 @@ fn record_figures(f: PerfFigures) {
     crate::record::with(|r| r.perf = Some(f));
 }
 
-/// Passes when `faster` beats `baseline` by at least `min_speedup`; the message
+/// The threshold of the running check ([`crate::calibration`]): the active
+/// calibration's where there is one, else `compiled` (the exercise's constant).
+fn chosen_threshold(compiled: f64) -> crate::calibration::Chosen {
+    crate::calibration::threshold(compiled)
+}
+
+/// Where the threshold came from and the margin to it, for the check's line.
+fn provenance(value: f64, chosen: &crate::calibration::Chosen) -> String {
+    format!("; threshold {}, margin {:.2}x", chosen.source.describe(), value / chosen.value)
+}
+
+/// Passes when `faster` beats `baseline` by at least `min_speedup` (the
+/// compiled threshold; a calibration of this GPU overrides it); the message
 /// says by how much either way, so a student sees how far off they are.
 pub fn require_speedup(
     what: &str,
@@ -208,6 +220,8 @@ pub fn require_speedup(
     min_speedup: f64,
 ) -> Result<String> {
     let speedup = baseline.median_ms() / faster.median_ms();
+    let chosen = chosen_threshold(min_speedup);
+    let min_speedup = chosen.value;
     record_figures(PerfFigures {
         kind: "speedup".into(),
         value: speedup,
@@ -216,11 +230,14 @@ pub fn require_speedup(
         baseline: baseline.median_ms(),
         unit: "ms".into(),
         baseline_name: baseline_name.into(),
+        threshold_from: Some(chosen.source.clone()),
+        margin: Some(speedup / min_speedup),
     });
     let line = format!(
-        "{what}: {:.3} ms vs {baseline_name} {:.3} ms = {speedup:.2}x (needs >= {min_speedup:.2}x)",
+        "{what}: {:.3} ms vs {baseline_name} {:.3} ms = {speedup:.2}x (needs >= {min_speedup:.2}x{})",
         faster.median_ms(),
-        baseline.median_ms()
+        baseline.median_ms(),
+        provenance(speedup, &chosen)
     );
     if speedup >= min_speedup {
         Ok(line)
@@ -229,7 +246,8 @@ pub fn require_speedup(
     }
 }
 
-/// Passes when `achieved` is at least `min_share` of `reference` (two throughputs).
+/// Passes when `achieved` is at least `min_share` of `reference` (two
+/// throughputs; `min_share` as for [`require_speedup`]).
 pub fn require_share(
     what: &str,
     achieved_gbps: f64,
@@ -238,6 +256,8 @@ pub fn require_share(
     min_share: f64,
 ) -> Result<String> {
     let share = achieved_gbps / reference_gbps;
+    let chosen = chosen_threshold(min_share);
+    let min_share = chosen.value;
     record_figures(PerfFigures {
         kind: "share".into(),
         value: share,
@@ -246,11 +266,14 @@ pub fn require_share(
         baseline: reference_gbps,
         unit: "GB/s".into(),
         baseline_name: reference_name.into(),
+        threshold_from: Some(chosen.source.clone()),
+        margin: Some(share / min_share),
     });
     let line = format!(
-        "{what}: {achieved_gbps:.0} GB/s = {:.0}% of {reference_name} ({reference_gbps:.0} GB/s); needs >= {:.0}%",
+        "{what}: {achieved_gbps:.0} GB/s = {:.0}% of {reference_name} ({reference_gbps:.0} GB/s); needs >= {:.0}%{}",
         share * 100.0,
-        min_share * 100.0
+        min_share * 100.0,
+        provenance(share, &chosen)
     );
     if share >= min_share {
         Ok(line)
