@@ -315,4 +315,29 @@ mod tests {
         assert_eq!((f.kind.as_str(), f.value, f.threshold), ("share", 0.3, 0.4));
         assert_eq!(take_figures(), None, "taken once");
     }
+
+    #[test]
+    fn the_installed_calibration_sets_the_threshold_and_the_figures_name_it() {
+        use crate::calibration::{install, Source, Thresholds};
+        let recorder = std::sync::Arc::new(crate::record::Recorder::for_check("ex05::stencil::perf::share-of-copy"));
+        let _recording = recorder.install();
+        let source = Source { gpu: "NVIDIA H200".into(), date: "2026-12-01".into(), how: "exact".into() };
+        let checks = [("ex05::stencil::perf::share-of-copy".to_string(), 0.3)].into();
+        install(Some(Thresholds { source: source.clone(), checks }));
+        // 0.35 of copy: under the compiled 0.45, over the H200's 0.30.
+        let line = require_share("stencil", 35.0, "copy", 100.0, 0.45);
+        install(None);
+        let line = line.unwrap();
+        assert!(line.contains("needs >= 30%") && line.contains("calibrated on NVIDIA H200 (2026-12-01)"), "{line}");
+        assert!(line.contains("margin 1.17x"), "{line}");
+        let f = recorder.take().perf.unwrap();
+        assert_eq!((f.threshold, f.threshold_from.as_ref()), (0.3, Some(&source)));
+        let json = serde_json::to_value(&f).unwrap();
+        assert_eq!(json["threshold_from"]["gpu"], "NVIDIA H200");
+        assert_eq!(json["threshold_from"]["date"], "2026-12-01");
+        assert!((json["margin"].as_f64().unwrap() - 0.35 / 0.3).abs() < 1e-9);
+        // Without a calibration: the compiled constant, saying so.
+        let err = require_share("stencil", 35.0, "copy", 100.0, 0.45).unwrap_err().to_string();
+        assert!(err.contains("the compiled constant: no calibration for this GPU"), "{err}");
+    }
 }

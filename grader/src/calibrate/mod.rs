@@ -48,3 +48,47 @@ pub fn mark_not_graded(t: &mut TestReport, why: &str) {
         Status::NotRun | Status::NotGradedHere => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_committed_calibrations_read_and_name_only_real_timed_checks() {
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let files = file::CalibrationFile::all_in(&file::course_dir(&root));
+        assert!(files.iter().any(|(_, f)| f.gpu.name == "NVIDIA H100 80GB HBM3"), "the H100's is committed");
+        let plan = families::plan(&root, &crate::registry::all(), false).unwrap();
+        for (path, f) in &files {
+            assert_eq!(path, &file::path_in(&file::course_dir(&root), &f.gpu.name), "named after its model");
+            let named: std::collections::BTreeSet<String> = f.checks.keys().cloned().collect();
+            assert_eq!(named, plan.checks, "{}: every timed check, and nothing else", path.display());
+            for (name, c) in &f.checks {
+                assert!(c.threshold > 0.0 && c.threshold.is_finite(), "{name}");
+                for (variant, v) in &c.variants {
+                    assert_eq!(v.seeds.len(), v.figures.len(), "{name} {variant}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_check_not_graded_here_keeps_a_stand_in_verdict_or_leaves_the_maximum() {
+        let mut by_stand_in =
+            TestReport::new("ex05::stencil::perf::share-of-copy".into(), kit::CheckKind::Performance, Status::Pass);
+        by_stand_in.message = Some("16 lanes per load".into());
+        mark_not_graded(&mut by_stand_in, "not graded here: on X ...");
+        assert_eq!((by_stand_in.status, by_stand_in.graded_by.as_deref()), (Status::Pass, Some("stand-in")));
+        assert!(by_stand_in.message.as_deref().unwrap().starts_with("16 lanes per load\njudged by the simulator"));
+        let mut without = TestReport::new(
+            "ex03::tiled::perf::faster-than-naive".into(),
+            kit::CheckKind::Performance,
+            Status::Ignored,
+        );
+        mark_not_graded(&mut without, "not graded here: on X ...");
+        assert_eq!(
+            (without.status, without.message.as_deref()),
+            (Status::NotGradedHere, Some("not graded here: on X ..."))
+        );
+    }
+}
