@@ -89,11 +89,11 @@ pub fn installed() -> Option<Arc<Thresholds>> {
     active().read().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
-/// The threshold of the check running on this thread ([`crate::record::check_name`]):
-/// the installed calibration's, else `compiled`.
-pub fn threshold(compiled: f64) -> Chosen {
-    match (installed(), crate::record::check_name()) {
-        (Some(t), Some(check)) => t.for_check(&check, compiled),
+/// The threshold of check `check` (the running one's name, where known): the
+/// installed calibration's, else `compiled`.
+pub fn threshold(check: Option<&str>, compiled: f64) -> Chosen {
+    match (installed(), check) {
+        (Some(t), Some(check)) => t.for_check(check, compiled),
         (Some(t), None) => {
             Chosen { value: compiled, source: Source { how: "outside a check".into(), ..t.source.clone() } }
         }

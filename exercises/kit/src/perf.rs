@@ -198,10 +198,10 @@ fn record_figures(f: PerfFigures) {
     crate::record::with(|r| r.perf = Some(f));
 }
 
-/// The threshold of the running check ([`crate::calibration`]): the active
+/// The threshold of the running check ([`crate::record::check_name`]): the active
 /// calibration's where there is one, else `compiled` (the exercise's constant).
 fn chosen_threshold(compiled: f64) -> crate::calibration::Chosen {
-    crate::calibration::threshold(compiled)
+    crate::calibration::threshold(crate::record::check_name().as_deref(), compiled)
 }
 
 /// Where the threshold came from and the margin to it, for the check's line.
