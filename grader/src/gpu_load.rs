@@ -43,7 +43,7 @@ pub fn run(seconds: f64, progress: &mut dyn FnMut(&str)) -> Result<Done> {
     let cfg = LaunchConfig::linear(gpu.info().multiprocessors * 8, 256);
     progress(&format!(
         "gpu-load: copying {} MiB back and forth on {} for {seconds:.0} s",
-        floats * 4 >> 20,
+        (floats * 4) >> 20,
         gpu.info().name
     ));
     let start = Instant::now();

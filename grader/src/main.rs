@@ -747,7 +747,10 @@ fn calibration_flag(choice: &grader::calibrate::Choice, course: &Path) -> String
 /// Before a batch on a GPU: `grader calibrate --if-missing` on each GPU it
 /// uses (a process of its own, so that the batch holds no CUDA context).
 fn calibrate_first(args: &BatchArgs) -> Result<()> {
-    if matches!(args.backend, grade::BackendChoice::Sim | grade::BackendChoice::None | grade::BackendChoice::LuckySim) {
+    let no_timing =
+        matches!(args.backend, grade::BackendChoice::Sim | grade::BackendChoice::None | grade::BackendChoice::LuckySim);
+    // No driver or no device (opens no context): nothing is timed, nothing to calibrate.
+    if no_timing || kit::backend::cuda::gpu_count() == 0 {
         return Ok(());
     }
     let course = default_root().unwrap_or_else(|_| PathBuf::from("."));

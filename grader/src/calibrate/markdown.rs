@@ -29,11 +29,11 @@ pub fn tables(files: &[(PathBuf, CalibrationFile)], id: Option<&str>) -> String 
             let Some(c) = f.checks.get(check) else { continue };
             let num = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.3}"));
             let margin = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.2}x"));
+            let measured =
+                if f.measured.contains(&f.date) { f.measured.clone() } else { format!("{}, {}", f.measured, f.date) };
             out += &format!(
-                "| {} | {}, {} | {:.3} | {} | {} | {} | {} / {} |\n",
+                "| {} | {measured} | {:.3} | {} | {} | {} | {} / {} |\n",
                 f.gpu.name,
-                f.measured,
-                f.date,
                 c.threshold,
                 if c.graded { "yes" } else { "**not graded here**" },
                 num(c.slowest_correct),
