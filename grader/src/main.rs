@@ -843,8 +843,17 @@ fn run_calibrate(args: CalibrateArgs) -> Result<ExitCode> {
     let collected = run::collect(&plan, &args.seeds, &mut source, &mut |line| println!("  {line}"));
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let provenance = run::Provenance { date: run::today(), command, seeds: args.seeds.clone() };
-    let calibration = run::calibration_file(run::gpu_model(&info), &collected, provenance);
+    let mut calibration = run::calibration_file(run::gpu_model(&info), &collected, provenance);
     let out = args.out.clone().unwrap_or_else(|| file::path_in(&file::course_dir(&root), &info.name));
+    // Calibrating in pieces (`--exercises`): the checks of this model not measured now keep their entries.
+    if let Ok(before) = file::CalibrationFile::read(&out) {
+        if file::model_slug(&before.gpu.name) == file::model_slug(&info.name) {
+            let kept = run::keep_unmeasured(&mut calibration, before);
+            if kept > 0 {
+                println!("{kept} check(s) not measured in this run keep their entries from {}", out.display());
+            }
+        }
+    }
     calibration.write(&out)?;
     if let Some(cache) = file::cache_dir() {
         calibration.write(&file::path_in(&cache, &info.name))?;

@@ -172,6 +172,19 @@ pub fn calibration_file(mut gpu: GpuModel, collected: &Collected, how: Provenanc
     }
 }
 
+/// Adds to `file` the checks of `before` (the same GPU model's earlier file)
+/// that it lacks, for a calibration made in pieces; returns how many.
+pub fn keep_unmeasured(file: &mut CalibrationFile, before: CalibrationFile) -> usize {
+    let mut kept = 0;
+    for (name, check) in before.checks {
+        if let std::collections::btree_map::Entry::Vacant(e) = file.checks.entry(name) {
+            e.insert(check);
+            kept += 1;
+        }
+    }
+    kept
+}
+
 /// The figures a grades JSON recorded for `job`'s checks.
 pub fn figures_of(report: &GradeReport, job: &Job) -> Vec<Measured> {
     let tests = report.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests);
@@ -387,6 +400,22 @@ mod tests {
         // No slow variant: a quarter under the slowest correct.
         let o = &file.checks[OTHER];
         assert_eq!((o.threshold, o.graded, o.kind.as_str()), (8.0 / 1.25, true, "speedup"));
+    }
+
+    #[test]
+    fn a_calibration_in_pieces_keeps_what_it_did_not_measure() {
+        let mut collected = Collected::default();
+        collected.checks.insert(CHECK.into(), CheckFigures { compiled: Some(0.45), ..Default::default() });
+        let how = || Provenance { date: "d".into(), command: "c".into(), seeds: vec![1] };
+        let model = gpu_model(&kit::Gpu::simulator().info().clone());
+        let mut now = calibration_file(model.clone(), &collected, how());
+        let mut other = Collected::default();
+        other.checks.insert(OTHER.into(), CheckFigures { compiled: Some(2.0), ..Default::default() });
+        let mut before = calibration_file(model, &other, how());
+        before.checks.insert(CHECK.into(), before.checks[OTHER].clone());
+        assert_eq!(keep_unmeasured(&mut now, before), 1);
+        assert_eq!(now.checks[CHECK].compiled_threshold, Some(0.45), "what was measured now stands");
+        assert!(now.checks.contains_key(OTHER));
     }
 
     #[test]
