@@ -92,7 +92,7 @@ struct Cli {
 }
 
 /// How a grade is judged, for a single run and for every child of a batch.
-#[derive(clap::Args, Clone, Copy)]
+#[derive(clap::Args, Clone)]
 struct GradingFlags {
     /// On a GPU, also run every correctness case that fits the simulator on
     /// ptx-sim (on the other CPU cores): a race, an out-of-bounds access or an
@@ -105,6 +105,12 @@ struct GradingFlags {
     /// with --format gradescope and in batches).
     #[arg(long, value_enum)]
     perf_without_gpu: Option<PerfWithoutGpu>,
+    /// Where performance thresholds come from on a GPU: `auto` (this GPU
+    /// model's calibration under calibration/ or in the cache, else the nearest
+    /// model's), `off` (the constants compiled into the exercises), a
+    /// calibration file, or a folder of them (docs/grading-accuracy.md).
+    #[arg(long, default_value = "auto", value_name = "auto|off|FILE|DIR")]
+    calibration: grader::calibrate::Choice,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -144,6 +150,16 @@ impl Format {
 enum Command {
     /// List the exercises, their parts, files and points.
     List,
+    /// Measure every performance threshold on this GPU (needs a CUDA GPU; about
+    /// 10-20 minutes): writes calibration/<gpu model>.toml and a copy in the cache.
+    Calibrate(CalibrateArgs),
+    /// Keep the GPU busy streaming memory for SECONDS, then stop: a noisy
+    /// neighbour for trying grading on a shared GPU.
+    GpuLoad {
+        /// How long (at most a day).
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+    },
     /// Grade a whole class: every folder under DIR is one submission.
     Batch {
         #[command(flatten)]
@@ -377,6 +393,41 @@ struct BatchArgs {
     /// The shortest limit --timeout-from-reference gives a check, in seconds.
     #[arg(long, default_value_t = 1.0, value_name = "SECS")]
     timeout_floor: f64,
+    /// Do not calibrate a GPU model that has no calibration before grading
+    /// (its grades then use the nearest calibrated model, and say so).
+    #[arg(long)]
+    no_calibrate: bool,
+}
+
+#[derive(clap::Args)]
+struct CalibrateArgs {
+    /// Seeds every family is graded with.
+    #[arg(long, default_value = "1,2,3", value_delimiter = ',')]
+    seeds: Vec<u64>,
+    /// Exercises to calibrate.
+    #[arg(long, default_value = "all", value_delimiter = ',')]
+    exercises: Vec<String>,
+    /// The course's folder (with reference/, reference/slow/ and the variants corpus).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Where the calibration goes (default: <root>/calibration/<gpu model>.toml).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Do nothing where this GPU model already has a calibration (what `grader batch` runs first).
+    #[arg(long)]
+    if_missing: bool,
+    /// Also time the `technique` variants (shown for comparison; not used by the rule).
+    #[arg(long)]
+    with_technique: bool,
+    /// Seconds one kernel may run before it is declared stuck.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+    /// Print every committed calibration side by side as Markdown (no GPU needed).
+    #[arg(long)]
+    markdown: bool,
+    /// Write those tables into each exercise's CALIBRATION.md (no GPU needed).
+    #[arg(long)]
+    update_docs: bool,
 }
 
 /// The class's scores for an LMS gradebook (docs/platforms.md).
@@ -474,6 +525,7 @@ fn real_main() -> Result<ExitCode> {
         test_args: libtest_mimic::Arguments::from_iter(harness_args),
         sanitize: cli.grading.sanitize,
         policy,
+        calibration: cli.grading.calibration.clone(),
     };
     if opts.test_args.list {
         // Only the test names: nothing to compile or run.
@@ -510,6 +562,14 @@ fn real_main() -> Result<ExitCode> {
 fn run_command(command: Command) -> Result<ExitCode> {
     match command {
         Command::List => print!("{}", list()),
+        Command::Calibrate(args) => return run_calibrate(args),
+        Command::GpuLoad { seconds } => {
+            let done = grader::gpu_load::run(seconds, &mut |line| println!("{line}"))?;
+            println!(
+                "gpu-load: stopped after {:.1} s, {} copies, {:.0} GB/s on average",
+                done.seconds, done.launches, done.gbps
+            );
+        }
         Command::New(New::Exercise { name, title, root }) => {
             use grader::author::new_exercise::{create, next_steps, Names};
             let names = Names::parse(&name, title.as_deref())?;
@@ -659,6 +719,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
                 timeout: Duration::from_secs_f64(timeout),
                 sanitize: grading.sanitize,
                 policy,
+                calibration: grading.calibration,
             };
             batch::worker::serve(&settings)?;
         }
@@ -681,6 +742,9 @@ fn run_command(command: Command) -> Result<ExitCode> {
 }
 
 fn run_batch(args: BatchArgs, lms: &LmsArgs) -> Result<ExitCode> {
+    if !args.no_calibrate && matches!(args.grading.calibration, grader::calibrate::Choice::Auto(_)) {
+        calibrate_first(&args)?;
+    }
     let out = args.out.clone().unwrap_or_else(|| batch::default_out(&args.dir));
     let opts = batch_options(args, out)?;
     if !opts.dir.is_dir() {
@@ -698,8 +762,10 @@ fn batch_options(args: BatchArgs, out: PathBuf) -> Result<batch::Options> {
     let course = default_root().unwrap_or_else(|_| PathBuf::from("."));
     let policy = policy::resolve(&course, args.grading.perf_without_gpu, Audience::Gradescope)?;
     let sanitize = args.grading.sanitize.to_possible_value().expect("named").get_name().to_string();
-    let grading_flags =
+    let mut grading_flags =
         vec!["--sanitize".into(), sanitize, "--perf-without-gpu".into(), policy.perf_without_gpu.name().into()];
+    // A child's root is a staged submission: the course's calibrations are named for it.
+    grading_flags.extend(["--calibration".into(), calibration_flag(&args.grading.calibration, &course)]);
     Ok(batch::Options {
         timeout_from_reference: args.timeout_from_reference.unwrap_or(grader::check_limits::FromReference::Default),
         timeout_floor: Duration::from_secs_f64(args.timeout_floor),
@@ -720,6 +786,146 @@ fn batch_options(args: BatchArgs, out: PathBuf) -> Result<batch::Options> {
         workers_per_gpu: args.workers_per_gpu,
         regrade_hangs: args.regrade_hangs,
     })
+}
+
+/// `--calibration` for a batch's children: the course's folder in place of `auto`.
+fn calibration_flag(choice: &grader::calibrate::Choice, course: &Path) -> String {
+    use grader::calibrate::Choice;
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or(p.to_path_buf()).display().to_string();
+    match choice {
+        Choice::Off => "off".into(),
+        Choice::File(p) => absolute(p),
+        Choice::Auto(dirs) => match dirs.first() {
+            Some(d) => absolute(d),
+            None => {
+                let dir = grader::calibrate::file::course_dir(course);
+                if dir.is_dir() {
+                    absolute(&dir)
+                } else {
+                    "auto".into()
+                }
+            }
+        },
+    }
+}
+
+/// Before a batch on a GPU: `grader calibrate --if-missing` on each GPU it
+/// uses (a process of its own, so that the batch holds no CUDA context).
+fn calibrate_first(args: &BatchArgs) -> Result<()> {
+    let no_timing =
+        matches!(args.backend, grade::BackendChoice::Sim | grade::BackendChoice::None | grade::BackendChoice::LuckySim);
+    // No driver or no device (opens no context): nothing is timed, nothing to calibrate.
+    if no_timing || kit::backend::cuda::gpu_count() == 0 {
+        return Ok(());
+    }
+    let course = default_root().unwrap_or_else(|_| PathBuf::from("."));
+    let gpus: Vec<Option<&String>> =
+        if args.gpus.is_empty() { vec![None] } else { args.gpus.iter().map(Some).collect() };
+    for gpu in gpus {
+        let start = std::time::Instant::now();
+        let mut cmd = std::process::Command::new(std::env::current_exe()?);
+        cmd.args(["calibrate", "--if-missing", "--timeout", &args.timeout.to_string()]).arg("--root").arg(&course);
+        if let Some(id) = gpu {
+            cmd.env("CUDA_VISIBLE_DEVICES", id);
+        }
+        let status = cmd.status().context("starting `grader calibrate --if-missing`")?;
+        let took = start.elapsed().as_secs_f64();
+        if took > 5.0 {
+            println!("calibrating this GPU model took {:.1} min (`--no-calibrate` skips it)", took / 60.0);
+        }
+        if !status.success() {
+            println!(
+                "calibration did not complete ({status}): the grades use the nearest calibrated model, and say so"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `grader calibrate`: exit 2 without a GPU.
+fn run_calibrate(args: CalibrateArgs) -> Result<ExitCode> {
+    use grader::calibrate::{self, file, markdown, run};
+    let root = args.root.clone().map_or_else(default_root, Ok)?;
+    let exercises = registry::select(&args.exercises)?;
+    if args.markdown || args.update_docs {
+        let files = file::CalibrationFile::all_in(&file::course_dir(&root));
+        if args.update_docs {
+            for path in markdown::update_docs(&root, &files, &exercises)? {
+                println!("updated {}", path.display());
+            }
+        } else {
+            print!("{}", markdown::tables(&files, None));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let gpu = match kit::Gpu::cuda(Duration::from_secs_f64(args.timeout)) {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!(
+                "grader calibrate needs a CUDA GPU: it times the kernels of every performance check, which the                  simulator cannot ({e})"
+            );
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let info = gpu.info().clone();
+    // Only the device's description is needed here: the children time.
+    drop(gpu);
+    if args.if_missing {
+        let chosen = calibrate::choose(&calibrate::Choice::Auto(Vec::new()), &root, &info);
+        if chosen.how == calibrate::How::Exact {
+            let path = chosen.path.map(|p| p.display().to_string()).unwrap_or_default();
+            println!("{} is calibrated ({path})", info.name);
+            return Ok(ExitCode::SUCCESS);
+        }
+        println!("{} has no calibration: calibrating it first", info.name);
+    }
+    let plan = calibrate::families::plan(&root, &exercises, args.with_technique)?;
+    let slug = file::model_slug(&info.name);
+    let work = root.join("target").join("calibrate").join(&slug);
+    let _ = std::fs::remove_dir_all(&work);
+    let mut envs = Vec::new();
+    if std::env::var_os(grade::PTX_CACHE_ENV).is_none() {
+        envs.push((grade::PTX_CACHE_ENV.to_string(), root.join("target").join("ptx-cache").display().to_string()));
+    }
+    let mut source = run::GraderRun {
+        exe: std::env::current_exe()?,
+        root: root.clone(),
+        exercises: exercises.clone(),
+        timeout: Duration::from_secs_f64(args.timeout),
+        envs,
+        work: work.clone(),
+    };
+    println!(
+        "calibrating {} ({} checks): {} gradings ({} kernels x {} seeds), about 5 s each; logs in {}",
+        info.name,
+        plan.checks.len(),
+        plan.jobs.len() * args.seeds.len(),
+        plan.jobs.len(),
+        args.seeds.len(),
+        work.display()
+    );
+    let start = std::time::Instant::now();
+    let collected = run::collect(&plan, &args.seeds, &mut source, &mut |line| println!("  {line}"));
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let provenance = run::Provenance { date: run::today(), command, seeds: args.seeds.clone() };
+    let mut calibration = run::calibration_file(run::gpu_model(&info), &collected, provenance);
+    let out = args.out.clone().unwrap_or_else(|| file::path_in(&file::course_dir(&root), &info.name));
+    // Calibrating in pieces (`--exercises`): the checks of this model not measured now keep their entries.
+    if let Ok(before) = file::CalibrationFile::read(&out) {
+        if file::model_slug(&before.gpu.name) == file::model_slug(&info.name) {
+            let kept = run::keep_unmeasured(&mut calibration, before);
+            if kept > 0 {
+                println!("{kept} check(s) not measured in this run keep their entries from {}", out.display());
+            }
+        }
+    }
+    calibration.write(&out)?;
+    if let Some(cache) = file::cache_dir() {
+        calibration.write(&file::path_in(&cache, &info.name))?;
+    }
+    print!("{}", run::summary(&calibration, &out));
+    println!("calibrated in {:.1} min", start.elapsed().as_secs_f64() / 60.0);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Exit status 1 when the audit finds a difference, 2 when it cannot run.

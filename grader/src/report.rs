@@ -63,6 +63,25 @@ pub struct Environment {
     /// simulator), "off", or "grading-run" (the run itself was on the simulator).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sanitizer: Option<String>,
+    /// Where the performance thresholds came from (`grader calibrate`; a GPU run only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<CalibrationUsed>,
+}
+
+/// The calibration a GPU run's performance thresholds came from (decided in
+/// `calibrate::choose`); each timed test's `perf.threshold_from` says it again.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CalibrationUsed {
+    /// The GPU model it was measured on; `None`: the compiled constants.
+    pub gpu: Option<String>,
+    pub date: Option<String>,
+    /// How it was measured (`grader calibrate`, or what it was carried over from).
+    pub measured: Option<String>,
+    /// `exact`, `nearest`, `given`, `none` (no calibration anywhere) or `off`.
+    pub how: String,
+    pub file: Option<String>,
+    /// The line the report prints.
+    pub line: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -333,6 +352,9 @@ impl GradeReport {
         }
         if let Some(note) = &self.environment.note {
             out += &format!("  note: {note}\n");
+        }
+        if let Some(c) = &self.environment.calibration {
+            out += &format!("  {}\n", c.line);
         }
         out
     }

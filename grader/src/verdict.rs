@@ -128,6 +128,23 @@ impl Verdict {
         }
     }
 
+    /// The verdict of a check that failed with `e` after it started on a GPU
+    /// whose context was already lost (`lost_before`): it could not run, so it
+    /// is `not-run: GPU lost earlier`, not what its failure would otherwise
+    /// mean (a timed check whose yardstick could not be measured is no `too-slow`).
+    /// Causes found without running anything (compile errors, a missing kernel,
+    /// a wrong signature) stand.
+    pub fn of_run(e: &anyhow::Error, kind: CheckKind, lost_before: bool) -> Verdict {
+        let verdict = Verdict::of(e, kind);
+        let found_without_running =
+            matches!(verdict, Verdict::CompileError | Verdict::MissingKernel | Verdict::WrongSignature);
+        if lost_before && !found_without_running {
+            Verdict::GpuLost
+        } else {
+            verdict
+        }
+    }
+
     /// Proves a bug in the kernel, whatever numbers a GPU got: the sanitizer
     /// pass fails a test the GPU passed for one of these.
     pub fn proves_a_bug(&self) -> bool {
@@ -288,6 +305,19 @@ mod tests {
         let old = Verdict::from("gremlins");
         assert_eq!(old, Verdict::Other("gremlins".into()));
         assert_eq!(old.to_string(), "gremlins");
+    }
+
+    #[test]
+    fn a_check_that_starts_after_the_context_was_lost_is_not_run_not_too_slow() {
+        // The copy yardstick's failure keeps only its text (kit's `copy_bandwidth_gbps`).
+        let e = anyhow::anyhow!("measuring the copy bandwidth failed: the GPU context was lost earlier in this run");
+        assert_eq!(Verdict::of(&e, CheckKind::Performance), Verdict::TooSlow, "what the text alone says");
+        assert_eq!(Verdict::of_run(&e, CheckKind::Performance, true), Verdict::GpuLost);
+        assert_eq!(Verdict::of_run(&e, CheckKind::Performance, true).to_string(), "not-run: GPU lost earlier");
+        assert_eq!(Verdict::of_run(&e, CheckKind::Correctness, true), Verdict::GpuLost);
+        assert_eq!(Verdict::of_run(&e, CheckKind::Performance, false), Verdict::TooSlow, "a live context: too slow");
+        let compile = anyhow::Error::new(NotCompiled("did not compile".into()));
+        assert_eq!(Verdict::of_run(&compile, CheckKind::Performance, true), Verdict::CompileError);
     }
 
     #[test]

@@ -236,3 +236,19 @@ fn the_json_names_device_headers_installed_during_the_run() {
     let shared = report.exercises[0].parts.iter().find(|p| p.name == "shared").unwrap();
     assert_eq!(shared.compile.status, CompileStatus::Ok, "{:?}", shared.compile.message);
 }
+
+#[test]
+fn calibrate_says_it_needs_a_gpu_and_the_tables_need_none() {
+    if kit::backend::cuda::gpu_count() > 0 {
+        return; // on a GPU it would calibrate for real (minutes): `grader calibrate` itself is the test there
+    }
+    let out = grader(&["calibrate"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("grader calibrate needs a CUDA GPU"), "{err}");
+    let out = grader(&["calibrate", "--markdown"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let tables = String::from_utf8_lossy(&out.stdout);
+    assert!(tables.contains("### `ex05::stencil::perf::share-of-copy`"), "{tables}");
+    assert!(tables.contains("| NVIDIA H100 80GB HBM3 | carried over from CALIBRATION.md, 2026-11-25"), "{tables}");
+}

@@ -145,6 +145,8 @@ fn report_draws_every_chart_for_a_failing_and_a_passing_run() {
         baseline: 11.0,
         unit: "ms".into(),
         baseline_name: "naive".into(),
+        threshold_from: None,
+        margin: None,
     });
     let page = grader::html::render(&tiled, &grader::html::Extras::default());
     assert_eq!(charts(&page, "timing"), 1);

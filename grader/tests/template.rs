@@ -53,6 +53,7 @@ fn the_template_has_no_reference_and_everything_a_student_needs() {
         "Cargo.toml",
         "Cargo.lock",
         ".github/workflows/classroom.yml",
+        "calibration/nvidia-h100-80gb-hbm3.toml",
         "exercises/ex01-pi/kernels/pi_global.cu",
         "exercises/kit/Cargo.toml",
         "grader/src/main.rs",

@@ -42,7 +42,7 @@ mod toolkit;
 
 pub use diagnostics::{Diagnostic, Severity, MAX_DIAGNOSTICS, MAX_LOG_BYTES};
 pub use error::BuildError;
-pub use provision::OFFLINE_ENV;
+pub use provision::{cache_root, OFFLINE_ENV};
 pub use render::render_diagnostics;
 pub use source::{SourceFile, DEFAULT_MAX_SOURCE_BYTES};
 

@@ -121,8 +121,9 @@ impl Failure {
     }
 }
 
-/// `$XDG_CACHE_HOME/cuda-lab`, else `~/.cache/cuda-lab`.
-pub(crate) fn cache_root() -> Option<PathBuf> {
+/// `$XDG_CACHE_HOME/cuda-lab`, else `~/.cache/cuda-lab`: the one cache folder
+/// of the project (NVRTC installs here; the grader keeps calibrations here).
+pub fn cache_root() -> Option<PathBuf> {
     let var = |name| std::env::var_os(name).map(PathBuf::from).filter(|p| p.is_absolute());
     var("XDG_CACHE_HOME").map(|d| d.join("cuda-lab")).or_else(|| var("HOME").map(|h| h.join(".cache").join("cuda-lab")))
 }

@@ -178,7 +178,7 @@ pub struct Ctx<'r> {
 impl<'r> Ctx<'r> {
     /// The context of check `check_name`, with an empty record.
     pub fn new(check_name: &'r str, env: &'r RunEnv, build: &'r PartBuild) -> Self {
-        Self { check_name, env, build, recorder: Arc::default() }
+        Self { check_name, env, build, recorder: Arc::new(Recorder::for_check(check_name)) }
     }
 
     /// Runs `check` (a check's function, or its stand-in) in this context:

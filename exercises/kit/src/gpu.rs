@@ -168,6 +168,11 @@ impl Gpu {
         self.inner.backend.as_ref()
     }
 
+    /// Why nothing more can run on this GPU (a fatal error earlier in the run), if so.
+    pub fn lost(&self) -> Option<String> {
+        self.inner.backend.lost()
+    }
+
     pub fn timeout(&self) -> Duration {
         self.inner.timeout
     }

@@ -2,6 +2,7 @@
 //! that explain themselves, PTX inspection and event timing.
 
 pub mod backend;
+pub mod calibration;
 pub mod check;
 pub mod digest;
 pub mod exercise;

@@ -172,7 +172,19 @@ fn record_figures(f: PerfFigures) {
     crate::record::with(|r| r.perf = Some(f));
 }
 
-/// Passes when `faster` beats `baseline` by at least `min_speedup`; the message
+/// The threshold of the running check ([`crate::record::check_name`]): the active
+/// calibration's where there is one, else `compiled` (the exercise's constant).
+fn chosen_threshold(compiled: f64) -> crate::calibration::Chosen {
+    crate::calibration::threshold(crate::record::check_name().as_deref(), compiled)
+}
+
+/// Where the threshold came from and the margin to it, for the check's line.
+fn provenance(value: f64, chosen: &crate::calibration::Chosen) -> String {
+    format!("; threshold {}, margin {:.2}x", chosen.source.describe(), value / chosen.value)
+}
+
+/// Passes when `faster` beats `baseline` by at least `min_speedup` (the
+/// compiled threshold; a calibration of this GPU overrides it); the message
 /// says by how much either way, so a student sees how far off they are.
 pub fn require_speedup(
     what: &str,
@@ -182,6 +194,8 @@ pub fn require_speedup(
     min_speedup: f64,
 ) -> Result<String> {
     let speedup = baseline.median_ms() / faster.median_ms();
+    let chosen = chosen_threshold(min_speedup);
+    let min_speedup = chosen.value;
     record_figures(PerfFigures {
         kind: "speedup".into(),
         value: speedup,
@@ -190,11 +204,14 @@ pub fn require_speedup(
         baseline: baseline.median_ms(),
         unit: "ms".into(),
         baseline_name: baseline_name.into(),
+        threshold_from: Some(chosen.source.clone()),
+        margin: Some(speedup / min_speedup),
     });
     let line = format!(
-        "{what}: {:.3} ms vs {baseline_name} {:.3} ms = {speedup:.2}x (needs >= {min_speedup:.2}x)",
+        "{what}: {:.3} ms vs {baseline_name} {:.3} ms = {speedup:.2}x (needs >= {min_speedup:.2}x{})",
         faster.median_ms(),
-        baseline.median_ms()
+        baseline.median_ms(),
+        provenance(speedup, &chosen)
     );
     if speedup >= min_speedup {
         Ok(line)
@@ -203,7 +220,8 @@ pub fn require_speedup(
     }
 }
 
-/// Passes when `achieved` is at least `min_share` of `reference` (two throughputs).
+/// Passes when `achieved` is at least `min_share` of `reference` (two
+/// throughputs; `min_share` as for [`require_speedup`]).
 pub fn require_share(
     what: &str,
     achieved_gbps: f64,
@@ -212,6 +230,8 @@ pub fn require_share(
     min_share: f64,
 ) -> Result<String> {
     let share = achieved_gbps / reference_gbps;
+    let chosen = chosen_threshold(min_share);
+    let min_share = chosen.value;
     record_figures(PerfFigures {
         kind: "share".into(),
         value: share,
@@ -220,11 +240,14 @@ pub fn require_share(
         baseline: reference_gbps,
         unit: "GB/s".into(),
         baseline_name: reference_name.into(),
+        threshold_from: Some(chosen.source.clone()),
+        margin: Some(share / min_share),
     });
     let line = format!(
-        "{what}: {achieved_gbps:.0} GB/s = {:.0}% of {reference_name} ({reference_gbps:.0} GB/s); needs >= {:.0}%",
+        "{what}: {achieved_gbps:.0} GB/s = {:.0}% of {reference_name} ({reference_gbps:.0} GB/s); needs >= {:.0}%{}",
         share * 100.0,
-        min_share * 100.0
+        min_share * 100.0,
+        provenance(share, &chosen)
     );
     if share >= min_share {
         Ok(line)
@@ -255,5 +278,30 @@ mod tests {
         let f = take_figures().expect("the last verdict's figures");
         assert_eq!((f.kind.as_str(), f.value, f.threshold), ("share", 0.3, 0.4));
         assert_eq!(take_figures(), None, "taken once");
+    }
+
+    #[test]
+    fn the_installed_calibration_sets_the_threshold_and_the_figures_name_it() {
+        use crate::calibration::{install, Source, Thresholds};
+        let recorder = std::sync::Arc::new(crate::record::Recorder::for_check("ex05::stencil::perf::share-of-copy"));
+        let _recording = recorder.install();
+        let source = Source { gpu: "NVIDIA H200".into(), date: "2026-12-01".into(), how: "exact".into() };
+        let checks = [("ex05::stencil::perf::share-of-copy".to_string(), 0.3)].into();
+        install(Some(Thresholds { source: source.clone(), checks }));
+        // 0.35 of copy: under the compiled 0.45, over the H200's 0.30.
+        let line = require_share("stencil", 35.0, "copy", 100.0, 0.45);
+        install(None);
+        let line = line.unwrap();
+        assert!(line.contains("needs >= 30%") && line.contains("calibrated on NVIDIA H200 (2026-12-01)"), "{line}");
+        assert!(line.contains("margin 1.17x"), "{line}");
+        let f = recorder.take().perf.unwrap();
+        assert_eq!((f.threshold, f.threshold_from.as_ref()), (0.3, Some(&source)));
+        let json = serde_json::to_value(&f).unwrap();
+        assert_eq!(json["threshold_from"]["gpu"], "NVIDIA H200");
+        assert_eq!(json["threshold_from"]["date"], "2026-12-01");
+        assert!((json["margin"].as_f64().unwrap() - 0.35 / 0.3).abs() < 1e-9);
+        // Without a calibration: the compiled constant, saying so.
+        let err = require_share("stencil", 35.0, "copy", 100.0, 0.45).unwrap_err().to_string();
+        assert!(err.contains("the compiled constant: no calibration for this GPU"), "{err}");
     }
 }

@@ -35,6 +35,13 @@ pub struct PerfFigures {
     pub unit: String,
     /// What the student's kernel was compared with.
     pub baseline_name: String,
+    /// Where the threshold came from: the GPU model whose calibration set it
+    /// (`None` in grades of graders before calibrations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold_from: Option<crate::calibration::Source>,
+    /// The student's margin to the threshold: `value / threshold` (at least 1 passes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
 }
 
 /// Where the wrong elements of the first failed comparison of a check lie, for
@@ -88,6 +95,9 @@ pub struct Record {
 #[derive(Debug, Default)]
 pub struct Recorder {
     record: Mutex<Record>,
+    /// The full name of the check recording here: what a performance
+    /// threshold is looked up by in the active calibration.
+    check: Option<String>,
 }
 
 thread_local! {
@@ -111,6 +121,11 @@ impl Drop for Installed {
 }
 
 impl Recorder {
+    /// The recorder of the check named `check` (`ex05::stencil::perf::share-of-copy`).
+    pub fn for_check(check: &str) -> Self {
+        Self { check: Some(check.to_string()), ..Self::default() }
+    }
+
     /// Makes this the recorder of this thread until the guard is dropped.
     pub fn install(self: &Arc<Self>) -> Installed {
         let before = CURRENT.with(|c| c.borrow_mut().replace(self.clone()));
@@ -128,6 +143,11 @@ impl Recorder {
 /// (whose time on shared values is then not the check's, [`crate::shared::value`]).
 pub fn recording() -> bool {
     CURRENT.with(|c| c.borrow().is_some())
+}
+
+/// The name of the check running on this thread, if it has one.
+pub fn check_name() -> Option<String> {
+    CURRENT.with(|c| c.borrow().as_ref().and_then(|r| r.check.clone()))
 }
 
 /// Writes into the record of the check running on this thread; nothing outside a check.

@@ -96,6 +96,8 @@ pub struct Settings {
     pub timeout: Duration,
     pub sanitize: crate::sanitize::Sanitize,
     pub policy: crate::policy::Policy,
+    /// Where performance thresholds come from (`--calibration`, as the batch passed it).
+    pub calibration: crate::calibrate::Choice,
 }
 
 /// Serves requests until stdin closes. The GPU work of a part runs on this
@@ -286,6 +288,7 @@ fn options(settings: &Settings, root: PathBuf) -> grade::Options {
         test_args: libtest_mimic::Arguments::from_iter(["grader", "--quiet", "--color", "never"]),
         sanitize: settings.sanitize,
         policy: settings.policy.clone(),
+        calibration: settings.calibration.clone(),
     }
 }
 

@@ -739,6 +739,8 @@ mod tests {
             baseline: 10.0,
             unit: "ms".into(),
             baseline_name: "the naive kernel".into(),
+            threshold_from: None,
+            margin: None,
         });
         t.score = 2.5;
         t.max_score = 2.5;

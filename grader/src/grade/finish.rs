@@ -33,6 +33,8 @@ pub(super) struct Checked {
     pub(super) records: HashMap<String, TestReport>,
     pub(super) ignored: HashMap<String, &'static str>,
     pub(super) stand_ins: std::collections::HashSet<String>,
+    /// Timed checks this GPU's calibration does not grade, and why.
+    pub(super) uncalibrated: HashMap<String, String>,
     pub(super) policy: Policy,
     pub(super) sanitizer: sanitize::Mode,
     pub(super) pass: Option<sanitize::Pass>,
@@ -85,6 +87,7 @@ impl Checked {
             records,
             ignored,
             stand_ins,
+            uncalibrated,
             policy,
             sanitizer,
             pass,
@@ -119,6 +122,11 @@ impl Checked {
                         })
                     })
                     .collect();
+                for t in &mut tests {
+                    if let Some(why) = uncalibrated.get(&t.name) {
+                        crate::calibrate::mark_not_graded(t, why);
+                    }
+                }
                 not_graded_here::spread(&mut tests);
                 for t in &mut tests {
                     policy.annotate(t, ignored.get(&t.name).copied(), stand_ins.contains(&t.name));

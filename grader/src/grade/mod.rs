@@ -66,6 +66,8 @@ pub struct Options {
     pub sanitize: Sanitize,
     /// What performance checks mean where kernels cannot be timed.
     pub policy: Policy,
+    /// Where performance thresholds come from on a GPU (`--calibration`).
+    pub calibration: crate::calibrate::Choice,
 }
 
 /// Compiles, runs and scores `exercises`. Prints as it goes.

@@ -17,6 +17,7 @@ use super::no_compiler::without_compiler;
 use super::trial::{in_running_order, make_trial};
 use super::{BackendChoice, Options};
 use crate::ahead::Ahead;
+use crate::calibrate;
 use crate::policy::{Instead, Policy};
 use crate::report::TestReport;
 use crate::sanitize::{self, Replay};
@@ -37,12 +38,29 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
         gpu.as_ref().is_some_and(|g| g.capabilities().checks_accesses) && opts.backend != BackendChoice::LuckySim;
     let sanitizer = sanitize::Mode::of(opts.sanitize, gpu.is_some(), sanitizes_itself);
     env_report.sanitizer = Some(sanitizer.name().into());
+    // The thresholds of this GPU's model (or the nearest), looked up by the kit's
+    // `require_*` while the checks run; only where kernels are timed.
+    let calibration = match gpu.as_ref().filter(|_| can_time) {
+        Some(g) => {
+            let chosen = calibrate::choose(&opts.calibration, &opts.root, g.info());
+            chosen.install();
+            env_report.calibration = Some(chosen.used(&g.info().name));
+            Some(chosen)
+        }
+        None => {
+            kit::calibration::install(None);
+            None
+        }
+    };
     let compiler_for_env = compiler.as_ref().ok().cloned();
     if let (Err(why), false) = (&compiler, opts.test_args.list) {
         let (report, conclusion) = without_compiler(exercises, opts, env_report, why);
         return Ok(Pending(Stage::Finished(Box::new((report, conclusion)))));
     }
     println!("seed {} (rerun with --seed {})", opts.seed, opts.seed);
+    if let Some(c) = &env_report.calibration {
+        println!("{}", c.line);
+    }
     // Compile first, so a student sees every compile error before any test runs.
     let mut parts = Vec::new();
     println!(
@@ -76,6 +94,8 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     // Tests that cannot run here, and why; and those judged by a stand-in instead.
     let mut ignored: HashMap<String, &'static str> = HashMap::new();
     let mut stand_ins = std::collections::HashSet::new();
+    // Timed checks this GPU's calibration does not grade (the gap is too narrow here), and why.
+    let mut uncalibrated: HashMap<String, String> = HashMap::new();
     let mut replays = Vec::new();
     let mut ahead_jobs = Vec::new();
     let mut built_iter = parts.iter();
@@ -106,6 +126,28 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                 {
                     let ptx = Arc::new(build.ptx.clone());
                     replays.push(sanitize::Case::new(name.clone(), check.clone(), ptx));
+                }
+                let not_graded = match (skip_reason, check.kind, &calibration) {
+                    (None, CheckKind::Performance, Some(c)) => c.not_graded(&name),
+                    _ => None,
+                };
+                if let Some(why) = not_graded {
+                    uncalibrated.insert(name.clone(), why);
+                    let trial = match &check.stand_in {
+                        // The measured stand-in grades the lesson instead.
+                        Some(stand_in) => {
+                            let stand_in = kit::Check { run: stand_in.clone(), ..check.clone() };
+                            make_trial(name, stand_in, built, env.clone(), records.clone(), correctness.clone())
+                        }
+                        None => {
+                            ignored.insert(name.clone(), calibrate::NOT_GRADED_HERE);
+                            Trial::test(name.clone(), || Ok(()))
+                                .with_ignored_flag(true)
+                                .with_kind(calibrate::NOT_GRADED_HERE)
+                        }
+                    };
+                    trials.push(trial);
+                    continue;
                 }
                 let trial = match skip_reason.map(|reason| (reason, policy.instead(check))) {
                     Some((_, Instead::StandIn)) => {
@@ -155,6 +197,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
         records,
         ignored,
         stand_ins,
+        uncalibrated,
         policy,
         sanitizer,
         pass,

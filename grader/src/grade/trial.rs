@@ -43,6 +43,8 @@ pub(super) fn make_trial(
     Trial::ignorable_test(name.clone(), move || {
         let start = Instant::now();
         let cpu_before = kit::stats::get(kit::stats::Counter::CpuReference);
+        // A fatal error of an earlier check left nothing this one could run on.
+        let mut lost_before: Option<String> = None;
         // What the check records lives in its context, taken from there after it ran.
         let (outcome, recorded): (Result<String>, kit::record::Record) = match &build {
             Err(why) => (
@@ -50,6 +52,7 @@ pub(super) fn make_trial(
                 Default::default(),
             ),
             Ok(build) => {
+                lost_before = env.gpu.as_ref().and_then(|g| g.lost());
                 let ctx = Ctx::new(&name, &env, build);
                 discard_profiles(&env);
                 // Shared with other batch workers on this GPU one device operation at a
@@ -111,9 +114,15 @@ pub(super) fn make_trial(
                 Ok(Completion::ignored_with(e.to_string()))
             }
             Err(e) => {
-                let msg = format!("{e:#}");
+                let verdict = Verdict::of_run(&e, check.kind, lost_before.is_some());
+                let msg = match (&verdict, &lost_before) {
+                    (Verdict::GpuLost, Some(why)) => {
+                        format!("not run: the GPU context was lost earlier ({why})\n{e:#}")
+                    }
+                    _ => format!("{e:#}"),
+                };
                 record.status = Status::Fail;
-                record.verdict = Some(Verdict::of(&e, check.kind).into());
+                record.verdict = Some(verdict.into());
                 record.message = Some(msg.clone());
                 Err(Failed::from(msg))
             }

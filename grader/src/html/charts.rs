@@ -97,10 +97,16 @@ pub fn timing(test: &str, f: &PerfFigures) -> String {
     let series = [("your kernel", STUDENT), (f.baseline_name.as_str(), REFERENCE)];
     let body = svg::grouped_bars(&series, &groups, &|v| format!("{} {}", svg::short(v), f.unit));
     let body = body.replace(svg::IDEAL, THRESHOLD);
+    // Which GPU's calibration set the threshold, and how far the kernel is from it.
+    let provenance = match (&f.threshold_from, f.margin) {
+        (Some(source), Some(margin)) => format!("; threshold {}; margin {margin:.2}x", source.describe()),
+        (Some(source), None) => format!("; threshold {}", source.describe()),
+        _ => String::new(),
+    };
     svg::figure(
         "timing",
         &format!(
-            "{test}: {} {} = {:.2} ({}); dashed: the threshold, {rule}",
+            "{test}: {} {} = {:.2} ({}); dashed: the threshold, {rule}{provenance}",
             svg::short(f.student),
             f.unit,
             f.value,

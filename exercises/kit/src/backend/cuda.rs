@@ -224,6 +224,17 @@ fn device_info(dev: sys::CUdevice) -> BResult<DeviceInfo> {
             as u64,
         max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
         max_shared_bytes_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+        // Double data rate: two transfers a clock (kHz) over the bus (bits). A
+        // driver that no longer reports either leaves it unknown.
+        peak_memory_gbps: match (
+            attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+            attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+        ) {
+            (Ok(khz), Ok(bits)) if khz > 0 && bits > 0 => {
+                Some((2.0 * khz as f64 * 1e3 * bits as f64 / 8.0 / 1e9) as u32)
+            }
+            _ => None,
+        },
     })
 }
 
@@ -388,6 +399,10 @@ impl Backend for CudaBackend {
 
     fn abandon(&self, why: &str) {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).lost = Some(why.to_string());
+    }
+
+    fn lost(&self) -> Option<String> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).lost.clone()
     }
 
     fn time_ms(&self, work: &mut dyn FnMut() -> BResult<()>, timeout: Duration) -> BResult<f32> {

@@ -91,6 +91,9 @@ impl Backend for Locked {
     fn abandon(&self, why: &str) {
         self.inner.abandon(why)
     }
+    fn lost(&self) -> Option<String> {
+        self.inner.lost()
+    }
     fn time_ms(&self, work: &mut dyn FnMut() -> BResult<()>, timeout: Duration) -> BResult<f32> {
         // Inside the timing loop's exclusive hold; the shared one changes nothing there.
         waited(during(|| self.inner.time_ms(work, timeout)))

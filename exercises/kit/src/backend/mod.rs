@@ -94,6 +94,11 @@ pub struct DeviceInfo {
     pub global_memory_bytes: u64,
     pub max_threads_per_block: u32,
     pub max_shared_bytes_per_block: u32,
+    /// Peak DRAM bandwidth in GB/s from the memory clock and bus width, where
+    /// the driver tells them: how calibrations of other GPU models are ranked
+    /// by nearness (`grader calibrate`).
+    #[serde(default)]
+    pub peak_memory_gbps: Option<u32>,
 }
 
 /// Errors a backend reports, classified so that a verdict can name the cause.
@@ -216,6 +221,11 @@ pub trait Backend: Send + Sync {
     /// The caller stopped waiting for work that may still be running, for
     /// `why`: nothing more may run here, and later calls say why.
     fn abandon(&self, _why: &str) {}
+    /// Why nothing more can run here (a fatal error earlier), if so: a check
+    /// that starts after that is `not-run`, whatever it then fails with.
+    fn lost(&self) -> Option<String> {
+        None
+    }
 
     /// Times `work` (which launches kernels) with device events, in milliseconds.
     /// Backends without real timing return `Unsupported`.

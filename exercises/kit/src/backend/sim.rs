@@ -46,6 +46,7 @@ impl SimBackend {
             global_memory_bytes: 4 << 30,
             max_threads_per_block: cfg.max_threads_per_block,
             max_shared_bytes_per_block: cfg.shared_mem_per_block,
+            peak_memory_gbps: None,
         };
         Self {
             sim: Mutex::new(Simulator::new(cfg)),

@@ -127,6 +127,9 @@ impl Backend for Traced {
     fn abandon(&self, why: &str) {
         self.inner.abandon(why)
     }
+    fn lost(&self) -> Option<String> {
+        self.inner.lost()
+    }
     fn time_ms(&self, work: &mut dyn FnMut() -> BResult<()>, timeout: Duration) -> BResult<f32> {
         TIMING.set(true);
         let out = record("timed", 0, || self.inner.time_ms(work, timeout));

@@ -1,0 +1,230 @@
+//! One GPU model's calibration as a TOML file (schema `cuda-lab.calibration/1`):
+//! the device, when and how it was measured, every performance check's
+//! figures per variant and seed, and the threshold the rule placed. The
+//! course's files are committed under `calibration/` at the root (and go into
+//! the Classroom template); a machine's own result is kept in the project's
+//! cache folder (`$XDG_CACHE_HOME/cuda-lab/calibration/`, as ptx-build's).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: &str = "cuda-lab.calibration/1";
+/// The course's folder of calibration files, under the root.
+pub const COURSE_DIR: &str = "calibration";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationFile {
+    pub schema: String,
+    pub gpu: GpuModel,
+    /// How the figures were obtained: `grader calibrate`, or what they were carried over from.
+    pub measured: String,
+    /// The day they were measured (UTC, YYYY-MM-DD).
+    pub date: String,
+    /// The command that measured them.
+    pub command: String,
+    #[serde(default)]
+    pub grader_version: String,
+    #[serde(default)]
+    pub seeds: Vec<u64>,
+    /// The rule that placed every threshold ([`super::rule::RULE`]).
+    pub rule: String,
+    /// By full check name (`ex05::stencil::perf::share-of-copy`).
+    #[serde(default)]
+    pub checks: BTreeMap<String, CheckCalibration>,
+}
+
+/// The device a calibration was measured on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuModel {
+    /// The device name the driver reports: what a calibration is matched by.
+    pub name: String,
+    /// "9.0".
+    pub compute_capability: String,
+    pub multiprocessors: u32,
+    /// From the memory clock and bus width, where the driver reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_memory_gbps: Option<u32>,
+    /// The copy yardstick's measured bandwidth (read + written), where a share check measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_gbps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+}
+
+/// One performance check on one GPU model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckCalibration {
+    /// `speedup` or `share`: a ratio where higher is faster either way.
+    pub kind: String,
+    /// The least ratio that passes on this GPU.
+    pub threshold: f64,
+    /// False: the gap between correct and slow kernels is too narrow here; the
+    /// check is not graded on this GPU (its measured stand-in grades the lesson).
+    pub graded: bool,
+    /// Why the threshold is where it is (the rule applied, or what it was carried over from).
+    pub why: String,
+    /// The constant compiled into the exercise, for comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiled_threshold: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowest_correct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fastest_slow: Option<f64>,
+    /// slowest correct / threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin_correct: Option<f64>,
+    /// threshold / fastest slow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin_slow: Option<f64>,
+    /// Every variant's figure per seed.
+    #[serde(default)]
+    pub variants: BTreeMap<String, VariantFigures>,
+}
+
+/// One variant's figures of one check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VariantFigures {
+    /// `correct` (the reference included), `slow`, or `technique` (for comparison only).
+    pub role: String,
+    pub seeds: Vec<u64>,
+    /// The check's ratio for each seed, in the order of `seeds`.
+    pub figures: Vec<f64>,
+}
+
+/// A device name as a file name: "NVIDIA H100 80GB HBM3" is `nvidia-h100-80gb-hbm3`.
+pub fn model_slug(name: &str) -> String {
+    let mut slug = String::new();
+    for c in name.trim().chars() {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c.to_ascii_lowercase());
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+    }
+    let slug = slug.trim_end_matches('-').to_string();
+    if slug.is_empty() {
+        "unnamed-gpu".into()
+    } else {
+        slug
+    }
+}
+
+/// `<dir>/<model slug>.toml`.
+pub fn path_in(dir: &Path, gpu_name: &str) -> PathBuf {
+    dir.join(format!("{}.toml", model_slug(gpu_name)))
+}
+
+/// The course's calibrations under `root`.
+pub fn course_dir(root: &Path) -> PathBuf {
+    root.join(COURSE_DIR)
+}
+
+/// This machine's own calibrations (`None` without a cache folder).
+pub fn cache_dir() -> Option<PathBuf> {
+    ptx_build::cache_root().map(|c| c.join("calibration"))
+}
+
+impl CalibrationFile {
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let file: Self =
+            toml::from_str(&text).with_context(|| format!("{} is not a calibration file", path.display()))?;
+        anyhow::ensure!(file.schema == SCHEMA, "{}: schema `{}`, expected `{SCHEMA}`", path.display(), file.schema);
+        Ok(file)
+    }
+
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let text = format!(
+            "# Performance thresholds measured on one GPU model (docs/grading-accuracy.md, \"Where a threshold sits\").\n\
+             # Written by `grader calibrate`; committed under calibration/ they ship with the course.\n{}",
+            toml::to_string_pretty(self)?
+        );
+        crate::atomic::write(path, text.as_bytes())
+    }
+
+    /// Every readable calibration in `dir` (none where it does not exist);
+    /// an unreadable one is reported on stderr and left out.
+    pub fn all_in(dir: &Path) -> Vec<(PathBuf, CalibrationFile)> {
+        let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        paths.sort();
+        paths
+            .into_iter()
+            .filter_map(|p| match Self::read(&p) {
+                Ok(f) => Some((p, f)),
+                Err(e) => {
+                    eprintln!("warning: calibration left out: {e:#}");
+                    None
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_name_becomes_a_file_name() {
+        assert_eq!(model_slug("NVIDIA H100 80GB HBM3"), "nvidia-h100-80gb-hbm3");
+        assert_eq!(model_slug("  Tesla T4 "), "tesla-t4");
+        assert_eq!(model_slug("NVIDIA GeForce RTX 4090 Laptop GPU"), "nvidia-geforce-rtx-4090-laptop-gpu");
+        assert_eq!(model_slug("///"), "unnamed-gpu");
+    }
+
+    #[test]
+    fn a_file_survives_toml() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut checks = BTreeMap::new();
+        let variants = BTreeMap::from([(
+            "reference".to_string(),
+            VariantFigures { role: "correct".into(), seeds: vec![1, 2], figures: vec![0.66, 0.65] },
+        )]);
+        checks.insert(
+            "ex05::stencil::perf::share-of-copy".to_string(),
+            CheckCalibration {
+                kind: "share".into(),
+                threshold: 0.2,
+                graded: true,
+                why: "w".into(),
+                compiled_threshold: Some(0.45),
+                slowest_correct: Some(0.65),
+                fastest_slow: None,
+                margin_correct: Some(3.25),
+                margin_slow: None,
+                variants,
+            },
+        );
+        let file = CalibrationFile {
+            schema: SCHEMA.into(),
+            gpu: GpuModel {
+                name: "NVIDIA H100 80GB HBM3".into(),
+                compute_capability: "9.0".into(),
+                multiprocessors: 132,
+                peak_memory_gbps: Some(3352),
+                copy_gbps: None,
+                driver: Some("13.0".into()),
+            },
+            measured: "test".into(),
+            date: "2026-11-25".into(),
+            command: "grader calibrate".into(),
+            grader_version: "0.1.0".into(),
+            seeds: vec![1, 2],
+            rule: super::super::rule::RULE.into(),
+            checks,
+        };
+        let path = path_in(dir.path(), &file.gpu.name);
+        file.write(&path).unwrap();
+        assert_eq!(CalibrationFile::read(&path).unwrap(), file);
+        assert_eq!(CalibrationFile::all_in(dir.path()).len(), 1);
+        std::fs::write(dir.path().join("broken.toml"), "schema = 3").unwrap();
+        assert_eq!(CalibrationFile::all_in(dir.path()).len(), 1, "an unreadable file is left out");
+    }
+}
