@@ -634,15 +634,19 @@ impl<T: Pod> DeviceBuffer<T> {
     /// instead of the whole buffer.
     pub fn read_elements(&self, indices: impl IntoIterator<Item = usize>) -> Result<Vec<T>> {
         let size = std::mem::size_of::<T>();
+        let indices: Vec<usize> = indices.into_iter().collect();
+        if let Some(&i) = indices.iter().find(|&&i| i >= self.len) {
+            bail!("`{}` holds {} elements; element {i} does not exist", self.name, self.len);
+        }
+        if size == 4 {
+            // 32-bit elements: gathered on the device where the backend can.
+            let at: Vec<u64> = indices.iter().map(|&i| i as u64).collect();
+            let words = self.gpu.backend().gather_words(self.ptr(), &at)?;
+            return Ok(words.iter().map(|w| bytemuck::cast_slice::<u32, T>(std::slice::from_ref(w))[0]).collect());
+        }
         indices
             .into_iter()
             .map(|i| {
-                anyhow::ensure!(
-                    i < self.len,
-                    "`{}` holds {} elements; element {i} does not exist",
-                    self.name,
-                    self.len
-                );
                 let mut one = T::zeroed();
                 self.gpu.backend().read(self.ptr() + (i * size) as u64, bytemuck::bytes_of_mut(&mut one))?;
                 Ok(one)

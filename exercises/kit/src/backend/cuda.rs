@@ -30,6 +30,10 @@ struct State {
     /// The gate kernel ([`super::gate`]) and its word of mapped host memory,
     /// loaded on first use; `Err` where it cannot load (timing goes ungated).
     gate: Option<Result<Gate, String>>,
+    /// The gather kernel ([`super::gather`]) and its scratch buffer (indices,
+    /// then words) with its size in bytes, grown as needed; `Err` where it
+    /// cannot load (words are read one by one).
+    gather: Option<Result<(sys::CUfunction, DevPtr, usize), String>>,
 }
 
 /// The gate kernel and the host word that opens it.
@@ -106,6 +110,13 @@ impl CudaBackend {
 }
 
 impl CudaBackend {
+    /// One 32-bit word read alone.
+    fn read_word(&self, at: DevPtr) -> BResult<u32> {
+        let mut word = [0u8; 4];
+        self.read(at, &mut word)?;
+        Ok(u32::from_le_bytes(word))
+    }
+
     /// The index of the first 32-bit word at which `a` and `b` differ
     /// (`Some(None)`: none does), or `None` where the comparison kernel cannot load.
     fn first_different_word(&self, a: DevPtr, b: DevPtr, words: usize) -> BResult<Option<Option<usize>>> {
@@ -140,6 +151,15 @@ fn load_compare() -> Result<(sys::CUfunction, DevPtr), String> {
     let f = unsafe { result::module::get_function(module, name) }.map_err(describe)?;
     let first = unsafe { result::malloc_sync(8) }.map_err(describe)?;
     Ok((f, first))
+}
+
+/// Loads the gather kernel (the context is current).
+fn load_gather() -> Result<(sys::CUfunction, DevPtr, usize), String> {
+    let image = CString::new(super::gather::PTX).expect("no NUL in the PTX");
+    let module = unsafe { result::module::load_data(image.as_ptr() as *const c_void) }.map_err(describe)?;
+    let name = CString::new(super::gather::KERNEL).expect("no NUL in the name");
+    let f = unsafe { result::module::get_function(module, name) }.map_err(describe)?;
+    Ok((f, 0, 0))
 }
 
 /// Loads the gate kernel and maps its word of host memory (the context is current).
@@ -340,6 +360,42 @@ impl Backend for CudaBackend {
         Ok(rest.map(|i| tail + i))
     }
 
+    fn gather_words(&self, src: DevPtr, indices: &[u64]) -> BResult<Vec<u32>> {
+        let mut state = self.enter()?;
+        if state.gather.is_none() {
+            state.gather = Some(load_gather());
+        }
+        let Some(Ok((f, mut scratch, mut size))) = state.gather.clone() else {
+            drop(state);
+            return indices.iter().map(|&i| self.read_word(src + i * 4)).collect();
+        };
+        let need = indices.len() * 12;
+        if size < need {
+            if size > 0 {
+                let _ = unsafe { result::free_sync(scratch) };
+            }
+            size = need.next_power_of_two().max(4096);
+            scratch = unsafe { result::malloc_sync(size) }.map_err(|e| classify(&mut state, e))?;
+            state.gather = Some(Ok((f, scratch, size)));
+        }
+        let out = scratch + (indices.len() * 8) as u64;
+        unsafe { result::memcpy_htod_sync(scratch, indices) }.map_err(|e| classify(&mut state, e))?;
+        settle(&mut state)?;
+        let mut storage: Vec<Vec<u8>> =
+            [Arg::Ptr(src), Arg::Ptr(scratch), Arg::Ptr(out), Arg::U64(indices.len() as u64)]
+                .iter()
+                .map(Arg::to_bytes)
+                .collect();
+        let mut params: Vec<*mut c_void> = storage.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void).collect();
+        let grid = ((indices.len() as u32).div_ceil(super::gather::THREADS).max(1), 1, 1);
+        unsafe { result::launch_kernel(f, grid, (super::gather::THREADS, 1, 1), 0, self.stream, &mut params) }
+            .map_err(|e| classify(&mut state, e))?;
+        unsafe { result::stream::synchronize(self.stream) }.map_err(|e| classify(&mut state, e))?;
+        let mut words = vec![0u32; indices.len()];
+        unsafe { result::memcpy_dtoh_sync(&mut words, out) }.map_err(|e| classify(&mut state, e))?;
+        Ok(words)
+    }
+
     fn write_symbol(&self, module: ModuleId, name: &str, bytes: &[u8]) -> BResult<()> {
         let mut state = self.enter()?;
         let m = Self::module(&state, module)?;
@@ -458,6 +514,11 @@ impl Drop for CudaBackend {
                 let _ = result::module::unload(m);
             }
             let _ = result::stream::destroy(self.stream);
+            if let Some(Ok((_, scratch, size))) = state.gather.take() {
+                if size > 0 {
+                    let _ = result::free_sync(scratch);
+                }
+            }
             if let Some(Ok(gate)) = state.gate.take() {
                 let _ = result::free_host(gate.host as *mut c_void);
             }

@@ -75,6 +75,9 @@ impl Backend for Locked {
     fn copy(&self, dst: DevPtr, src: DevPtr, bytes: usize) -> BResult<()> {
         during(|| self.inner.copy(dst, src, bytes))
     }
+    fn gather_words(&self, src: DevPtr, indices: &[u64]) -> BResult<Vec<u32>> {
+        during(|| self.inner.gather_words(src, indices))
+    }
     fn first_difference(&self, a: DevPtr, b: DevPtr, bytes: usize) -> BResult<Option<usize>> {
         during(|| self.inner.first_difference(a, b, bytes))
     }

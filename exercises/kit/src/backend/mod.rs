@@ -10,6 +10,7 @@ mod caps;
 pub mod compare;
 pub mod cuda;
 pub mod gate;
+pub mod gather;
 pub mod locked;
 pub mod sim;
 pub mod traced;
@@ -210,6 +211,19 @@ pub trait Backend: Send + Sync {
     /// compares on the device and reads back one word.
     fn first_difference(&self, a: DevPtr, b: DevPtr, bytes: usize) -> BResult<Option<usize>> {
         first_difference_on_host(self, a, b, bytes)
+    }
+    /// The 32-bit words of the buffer at `src` at `indices` (word indices,
+    /// each within the buffer). Here each is read alone; a GPU gathers them
+    /// on the device and reads them back at once ([`gather`]).
+    fn gather_words(&self, src: DevPtr, indices: &[u64]) -> BResult<Vec<u32>> {
+        indices
+            .iter()
+            .map(|&i| {
+                let mut word = [0u8; 4];
+                self.read(src + i * 4, &mut word)?;
+                Ok(u32::from_le_bytes(word))
+            })
+            .collect()
     }
     /// Writes a module-scope `__constant__` (or `__device__`) variable by name.
     fn write_symbol(&self, module: ModuleId, name: &str, bytes: &[u8]) -> BResult<()>;

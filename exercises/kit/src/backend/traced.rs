@@ -111,6 +111,9 @@ impl Backend for Traced {
     fn copy(&self, dst: DevPtr, src: DevPtr, bytes: usize) -> BResult<()> {
         record("copy", bytes, || self.inner.copy(dst, src, bytes))
     }
+    fn gather_words(&self, src: DevPtr, indices: &[u64]) -> BResult<Vec<u32>> {
+        record("gather", indices.len() * 4, || self.inner.gather_words(src, indices))
+    }
     fn first_difference(&self, a: DevPtr, b: DevPtr, bytes: usize) -> BResult<Option<usize>> {
         record("compare", bytes, || self.inner.first_difference(a, b, bytes))
     }
