@@ -788,6 +788,9 @@ pub struct Kernel {
     pub files: HashMap<u32, String>,
     /// Jump tables of `brx.idx` (instruction indices).
     pub tables: Vec<Vec<u32>>,
+    /// Per instruction, the sink of a load whose value some lanes throw away
+    /// (`discard`): its shared read counts for the race check only there.
+    pub deferred: Vec<Option<crate::discard::Sink>>,
 }
 
 impl Kernel {

@@ -34,6 +34,7 @@ impl KCtx<'_> {
         let mut specials: Vec<(Reg, Special)> = self.specials.iter().map(|(&s, &r)| (r, s)).collect();
         specials.sort_by_key(|x| x.0);
         let found = std::mem::take(&mut self.found);
+        let deferred = crate::discard::deferred_reads(&self.code, &self.table_labels);
         let k = Kernel {
             name: f.name.clone(),
             code: self.code,
@@ -52,6 +53,7 @@ impl KCtx<'_> {
             local_bytes: align_up(self.local_end, 16),
             files: self.m.files.clone(),
             tables: std::mem::take(&mut self.table_labels),
+            deferred,
         };
         Ok((k, found))
     }

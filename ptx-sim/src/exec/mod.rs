@@ -12,6 +12,7 @@
 
 pub mod alu;
 mod asynch;
+mod discard;
 mod half;
 mod mem;
 mod ops;
@@ -103,6 +104,8 @@ pub(crate) struct Exec<'a> {
     mbars: asynch::Mbars,
     /// The block's `cp.async` copies not waited for, by thread.
     copies: asynch::Copies,
+    /// Shared reads of loads whose value some lanes may throw away (`crate::discard`).
+    deferred: Vec<discard::Pending>,
 }
 
 impl<'a> Exec<'a> {
@@ -156,6 +159,7 @@ impl<'a> Exec<'a> {
             shared_vars: k.shared_layout.ranges(dyn_bytes),
             mbars: asynch::Mbars::default(),
             copies: asynch::Copies::default(),
+            deferred: Vec::new(),
         }
     }
 
@@ -333,6 +337,7 @@ impl<'a> Exec<'a> {
         }
         self.mbars.clear();
         self.copies.clear();
+        self.deferred.clear();
         // Rounds in a row in which warps waited on mbarriers and none changed.
         let mut idle_rounds = 0u32;
         loop {
@@ -694,6 +699,10 @@ impl<'a> Exec<'a> {
                         pc += 1;
                     }
                     _ => {
+                        if !self.deferred.is_empty() {
+                            // before the sink runs: a `selp` may overwrite its own predicate's inputs
+                            self.settle_deferred(w, pc, emask);
+                        }
                         if emask != 0 {
                             self.exec(w, pc as usize, emask)?;
                         }
