@@ -226,6 +226,10 @@ fn classify(e: SimError) -> BackendError {
         SimError::BarrierDivergence { ptx_line, location, kernel, block, detail } => BackendError::BarrierDivergence(
             format!("`{kernel}` at {}, block {block:?}: {detail}", at(ptx_line, &location)),
         ),
+        SimError::WarpMask { ptx_line, location, kernel, thread, block, detail } => BackendError::WarpMask(format!(
+            "`{kernel}` at {}, thread {thread:?} of block {block:?}: {detail}",
+            at(ptx_line, &location)
+        )),
         SimError::Unsupported { instruction, line } => {
             BackendError::NotSimulated(format!("`{instruction}` (PTX line {line})"))
         }
