@@ -197,6 +197,8 @@ fn regs(op: &Op, rd: &mut Vec<Reg>, wr: &mut Vec<Reg>) -> Class {
         | Op::Printf { .. }
         | Op::AsyncCommit
         | Op::AsyncWait { .. }
+        | Op::Call { .. }
+        | Op::Ret { .. }
         | Op::Trap => {
             if let Op::BarRed { d, .. } = *op {
                 push(wr, &[d]);

@@ -78,6 +78,21 @@ pub enum SimError {
     )]
     WarpMask { ptx_line: usize, location: Option<String>, kernel: String, thread: Dim3, block: Dim3, detail: String },
 
+    /// Calls of recursive functions nested past `exec::calls::MAX_CALL_DEPTH`.
+    #[error(
+        "stack overflow in kernel `{kernel}` at PTX line {ptx_line}{}, thread {thread:?} of block {block:?}: calls of `{function}` nested more than {depth} deep",
+        src_suffix(location)
+    )]
+    StackOverflow {
+        depth: usize,
+        function: String,
+        ptx_line: usize,
+        location: Option<String>,
+        kernel: String,
+        thread: Dim3,
+        block: Dim3,
+    },
+
     #[error("kernel `{kernel}` needs {requested} bytes of shared memory per block ({static_bytes} static + {dynamic_bytes} dynamic); the limit is {limit}")]
     SharedMemoryTooLarge { kernel: String, requested: u64, static_bytes: u32, dynamic_bytes: u32, limit: u32 },
 

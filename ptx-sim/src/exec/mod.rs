@@ -12,6 +12,7 @@
 
 pub mod alu;
 mod asynch;
+mod calls;
 mod discard;
 mod half;
 mod mem;
@@ -106,6 +107,8 @@ pub(crate) struct Exec<'a> {
     copies: asynch::Copies,
     /// Shared reads of loads whose value some lanes may throw away (`crate::discard`).
     deferred: Vec<discard::Pending>,
+    /// Per thread, the frames of its calls of recursive functions.
+    stacks: Vec<Vec<calls::Frame>>,
 }
 
 impl<'a> Exec<'a> {
@@ -160,6 +163,7 @@ impl<'a> Exec<'a> {
             mbars: asynch::Mbars::default(),
             copies: asynch::Copies::default(),
             deferred: Vec::new(),
+            stacks: (0..nthreads).map(|_| Vec::new()).collect(),
         }
     }
 
@@ -338,6 +342,7 @@ impl<'a> Exec<'a> {
         self.mbars.clear();
         self.copies.clear();
         self.deferred.clear();
+        self.stacks.iter_mut().for_each(Vec::clear);
         // Rounds in a row in which warps waited on mbarriers and none changed.
         let mut idle_rounds = 0u32;
         loop {
@@ -698,6 +703,20 @@ impl<'a> Exec<'a> {
                             self.push_group(w, t, 1 << l);
                         }
                         continue 'pick;
+                    }
+                    Op::Call { site } => {
+                        // never guarded (compile::inline)
+                        let entry = self.call(w, pc, site, mask)?;
+                        self.push_group(w, entry, mask);
+                        continue 'pick;
+                    }
+                    Op::Ret { func } => {
+                        self.ret(w, func, emask);
+                        mask &= !emask;
+                        if mask == 0 {
+                            continue 'pick;
+                        }
+                        pc += 1;
                     }
                     Op::Exit => {
                         self.warps[w].exited |= emask;

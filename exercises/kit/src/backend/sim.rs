@@ -237,6 +237,14 @@ fn classify(e: SimError) -> BackendError {
             BackendError::Crashed(e.to_string())
         }
         e @ SimError::Trap { .. } => BackendError::Crashed(e.to_string()),
+        SimError::StackOverflow { depth, function, ptx_line, location, kernel, thread, block } => {
+            BackendError::Crashed(format!(
+                "stack overflow: `{kernel}` at {}, thread {thread:?} of block {block:?}, calls `{function}` more than \
+                 {depth} deep (a GPU's stack holds far fewer frames): does the recursion reach its base case for \
+                 every input?",
+                at(ptx_line, &location)
+            ))
+        }
         e @ (SimError::InvalidLaunch(_) | SimError::SharedMemoryTooLarge { .. } | SimError::BadParams(_)) => {
             BackendError::LaunchFailed(e.to_string())
         }
