@@ -32,15 +32,6 @@ use std::collections::{HashMap, HashSet};
 
 use crate::ir::*;
 
-/// Where a deferred load's read counts: the sink's index, and for a `selp`
-/// which side carries the value (`Some(true)`: kept where the predicate
-/// selects `a`; `None`: a guarded instruction, kept where its guard holds).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sink {
-    pub pc: u32,
-    pub selp_a: Option<bool>,
-}
-
 /// Longest run from a load to its sink that is looked at.
 const MAX_WINDOW: usize = 256;
 

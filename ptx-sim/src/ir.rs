@@ -800,10 +800,19 @@ pub struct Kernel {
     pub tables: Vec<Vec<u32>>,
     /// Per instruction, the sink of a load whose value some lanes throw away
     /// (`discard`): its shared read counts for the race check only there.
-    pub deferred: Vec<Option<crate::discard::Sink>>,
+    pub deferred: Vec<Option<Sink>>,
     /// Recursive functions, compiled once after the kernel's body (`Op::Call`).
     pub funcs: Vec<Func>,
     pub sites: Vec<CallSite>,
+}
+
+/// Where a deferred load's read counts (`crate::discard`): the sink's index,
+/// and for a `selp` which side carries the value (`Some(true)`: kept where the
+/// predicate selects `a`; `None`: a guarded instruction, kept where its guard holds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sink {
+    pub pc: u32,
+    pub selp_a: Option<bool>,
 }
 
 /// A recursive function: where it starts and what one activation owns.

@@ -10,7 +10,7 @@ use crate::race::Kind;
 pub(super) struct Pending {
     pub warp: usize,
     pub load_pc: u32,
-    pub sink: crate::discard::Sink,
+    pub sink: Sink,
     pub len: usize,
     pub lanes: u32,
     pub offs: [usize; 32],
