@@ -78,9 +78,10 @@ pub enum SimError {
     )]
     WarpMask { ptx_line: usize, location: Option<String>, kernel: String, thread: Dim3, block: Dim3, detail: String },
 
-    /// Calls of recursive functions nested past `exec::calls::MAX_CALL_DEPTH`.
+    /// Calls of recursive functions nested past `exec::calls::MAX_CALL_DEPTH`
+    /// (or past what the block's frames may hold together).
     #[error(
-        "stack overflow in kernel `{kernel}` at PTX line {ptx_line}{}, thread {thread:?} of block {block:?}: calls of `{function}` nested more than {depth} deep",
+        "stack overflow in kernel `{kernel}` at PTX line {ptx_line}{}, thread {thread:?} of block {block:?}: calls of `{function}` nested {depth} deep fill the stack",
         src_suffix(location)
     )]
     StackOverflow {

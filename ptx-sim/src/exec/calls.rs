@@ -12,6 +12,9 @@ use crate::ir::*;
 /// Frames a thread may stack. A GPU's stack (1 KiB per thread by default)
 /// holds a few dozen; past this, recursion is taken to be endless.
 pub const MAX_CALL_DEPTH: usize = 1024;
+/// Bytes the frames of a block's threads may hold together: a function with
+/// thousands of registers must not exhaust the grader's memory first.
+pub const MAX_STACK_BYTES: usize = 256 << 20;
 
 pub(super) struct Frame {
     ret_pc: u32,
@@ -29,12 +32,19 @@ impl Exec<'_> {
         let f = &k.funcs[s.func as usize];
         let lb = k.local_bytes as usize;
         let mut err = None;
+        let frame_bytes = 8 * (f.slots.1 - f.slots.0) as usize
+            + (f.preds.1 - f.preds.0) as usize
+            + f.local.iter().map(|&(_, len)| len as usize).sum::<usize>();
         super::ops::lanes(m, |l| {
             let t = w * 32 + l;
-            if self.stacks[t].len() >= MAX_CALL_DEPTH {
+            if err.is_some()
+                || self.stacks[t].len() >= MAX_CALL_DEPTH
+                || self.stack_bytes + frame_bytes > MAX_STACK_BYTES
+            {
                 err.get_or_insert(l);
                 return;
             }
+            self.stack_bytes += frame_bytes;
             let rb = w * self.nslots * LANES + l;
             let regs = (f.slots.0..f.slots.1).map(|s| self.regs[rb + s as usize * LANES]).collect();
             let pb = w * self.npreds;
@@ -52,7 +62,7 @@ impl Exec<'_> {
         if let Some(l) = err {
             let (thread, _) = self.thread_of(w, l);
             return Err(SimError::StackOverflow {
-                depth: MAX_CALL_DEPTH,
+                depth: self.stacks[w * 32 + l].len(),
                 function: f.name.clone(),
                 ptx_line: k.ptx_line(pc as usize),
                 location: k.source_of(pc as usize),
@@ -76,6 +86,7 @@ impl Exec<'_> {
             m &= m - 1;
             let t = w * 32 + l;
             let Some(fr) = self.stacks[t].pop() else { continue };
+            self.stack_bytes -= 8 * fr.regs.len() + fr.preds.len() + fr.local.len();
             let frame = &mut self.local[t * lb..(t + 1) * lb];
             // the results first, as this activation left them; they go to the
             // caller's slots after the restore, which may cover them (a

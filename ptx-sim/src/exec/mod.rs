@@ -109,6 +109,8 @@ pub(crate) struct Exec<'a> {
     deferred: Vec<discard::Pending>,
     /// Per thread, the frames of its calls of recursive functions.
     stacks: Vec<Vec<calls::Frame>>,
+    /// What those frames hold, in bytes (`calls::MAX_STACK_BYTES`).
+    stack_bytes: usize,
 }
 
 impl<'a> Exec<'a> {
@@ -164,6 +166,7 @@ impl<'a> Exec<'a> {
             copies: asynch::Copies::default(),
             deferred: Vec::new(),
             stacks: (0..nthreads).map(|_| Vec::new()).collect(),
+            stack_bytes: 0,
         }
     }
 
@@ -343,6 +346,7 @@ impl<'a> Exec<'a> {
         self.copies.clear();
         self.deferred.clear();
         self.stacks.iter_mut().for_each(Vec::clear);
+        self.stack_bytes = 0;
         // Rounds in a row in which warps waited on mbarriers and none changed.
         let mut idle_rounds = 0u32;
         loop {

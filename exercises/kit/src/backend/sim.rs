@@ -273,9 +273,9 @@ fn classify(e: SimError) -> BackendError {
         e @ SimError::Trap { .. } => BackendError::Crashed(relative_text(&e)),
         SimError::StackOverflow { depth, function, ptx_line, location, kernel, thread, block } => {
             BackendError::Crashed(format!(
-                "stack overflow: `{kernel}` at {}, thread {thread:?} of block {block:?}, calls `{function}` more than \
-                 {depth} deep (a GPU's stack holds far fewer frames): does the recursion reach its base case for \
-                 every input?",
+                "stack overflow: `{kernel}` at {}, thread {thread:?} of block {block:?}, calls `{function}` {depth} \
+                 deep and fills the stack (a GPU's holds far fewer frames): does the recursion reach its base case \
+                 for every input?",
                 at(ptx_line, &location)
             ))
         }
