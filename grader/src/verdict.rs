@@ -51,6 +51,9 @@ pub enum Verdict {
     UninitialisedRead,
     /// `barrier-divergence`: a `__syncthreads` not every thread reached.
     BarrierDivergence,
+    /// `warp-mask`: a warp-synchronous call by a lane outside its member mask,
+    /// or whose mask names lanes that never make it.
+    WarpMask,
     /// `timeout`: a kernel (or a batch's child process) never ended.
     Timeout,
     /// `not-run: GPU lost earlier`: an earlier kernel left the CUDA context unusable.
@@ -110,6 +113,7 @@ impl Verdict {
                     BackendError::OutOfBoundsWrite(_) => Verdict::OutOfBoundsWrite,
                     BackendError::UninitialisedRead(_) => Verdict::UninitialisedRead,
                     BackendError::BarrierDivergence(_) => Verdict::BarrierDivergence,
+                    BackendError::WarpMask(_) => Verdict::WarpMask,
                     BackendError::NotSimulated(_) => Verdict::NotSimulated,
                     BackendError::Crashed(_) => Verdict::Crashed(None),
                     BackendError::Timeout(_) => Verdict::Timeout,
@@ -155,6 +159,7 @@ impl Verdict {
                 | Verdict::OutOfBoundsWrite
                 | Verdict::UninitialisedRead
                 | Verdict::BarrierDivergence
+                | Verdict::WarpMask
         )
     }
 
@@ -191,6 +196,7 @@ impl fmt::Display for Verdict {
             Verdict::OutOfBoundsWrite => "out-of-bounds-write",
             Verdict::UninitialisedRead => "uninitialised-read",
             Verdict::BarrierDivergence => "barrier-divergence",
+            Verdict::WarpMask => "warp-mask",
             Verdict::Timeout => "timeout",
             Verdict::GpuLost => "not-run: GPU lost earlier",
             Verdict::Crashed(None) => "crashed",
@@ -223,6 +229,7 @@ impl From<&str> for Verdict {
             "out-of-bounds-write" => Verdict::OutOfBoundsWrite,
             "uninitialised-read" => Verdict::UninitialisedRead,
             "barrier-divergence" => Verdict::BarrierDivergence,
+            "warp-mask" => Verdict::WarpMask,
             "timeout" => Verdict::Timeout,
             "not-run: GPU lost earlier" => Verdict::GpuLost,
             "crashed" => Verdict::Crashed(None),
@@ -282,6 +289,7 @@ mod tests {
         "out-of-bounds-write",
         "uninitialised-read",
         "barrier-divergence",
+        "warp-mask",
         "timeout",
         "not-run: GPU lost earlier",
         "crashed",

@@ -153,9 +153,42 @@ fn a_quick_subset_gets_the_same_verdicts_from_both_compilers() {
     }
     let (mut lines, mut problems) = (Vec::new(), Vec::new());
     references("reference", &["ex01", "ex05"], &mut lines, &mut problems);
-    // A race that passes by luck, and an out-of-bounds read.
-    variants(&["ex05-missing-barrier", "ex05-halo-reads-past-end"], &mut lines, &mut problems);
+    // A race that passes by luck, and an out-of-bounds read; a read that both
+    // compilers if-convert into every thread's load and a selp (no race).
+    variants(
+        &["ex05-missing-barrier", "ex05-halo-reads-past-end", "ex01-shared-if-converted-read"],
+        &mut lines,
+        &mut problems,
+    );
     finish(lines, problems);
+}
+
+/// `ex01-shared-if-converted-read` proves the simulator's rule for discarded
+/// reads only while both compilers do load `cache[0]` in every thread and keep
+/// it with a `selp`: checked on their PTX, at the grader's options.
+#[test]
+fn both_compilers_if_convert_the_discarded_read_case() {
+    if !both_compilers() {
+        return;
+    }
+    let file =
+        workspace().join("grader/tests/variants/ex01-shared-if-converted-read/exercises/ex01-pi/kernels/pi_shared.cu");
+    let src = ptx_build::SourceFile::read(&file, "pi_shared.cu").unwrap();
+    for compiler in [ptx_build::Compiler::nvrtc().unwrap(), ptx_build::Compiler::clang().unwrap()] {
+        let ptx = compiler.compile(&src, &grader::grade::compile_options(None)).unwrap().text;
+        let code: Vec<&str> = ptx
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('.') && !l.starts_with("//"))
+            .collect();
+        // `ld.shared.* %rA, [cache];` then, within a few instructions, `selp.* %rB, %rA, 0, %p`
+        let converted = code.iter().enumerate().any(|(i, l)| {
+            let Some(rest) = l.strip_prefix("ld.shared.").filter(|r| r.contains("cache];")) else { return false };
+            let reg = rest.split_whitespace().nth(1).unwrap_or("").trim_end_matches(',');
+            code[i + 1..].iter().take(4).any(|s| s.starts_with("selp.") && s.contains(&format!("{reg}, 0,")))
+        });
+        assert!(converted, "{} no longer if-converts the read of cache[0]:\n{ptx}", compiler.version());
+    }
 }
 
 #[test]

@@ -67,6 +67,33 @@ pub enum SimError {
     )]
     BarrierDivergence { ptx_line: usize, location: Option<String>, kernel: String, block: Dim3, detail: String },
 
+    /// A warp-synchronous instruction (`__shfl*_sync`, `__ballot_sync`,
+    /// `__any/__all_sync`, `__match_*_sync`, `__reduce_*_sync`, `__syncwarp`)
+    /// executed by a lane its own member mask does not name, or whose mask
+    /// names lanes that never arrive: undefined on a GPU (compute-sanitizer's
+    /// synccheck reports it), whatever the numbers.
+    #[error(
+        "invalid warp-synchronous call in kernel `{kernel}` at PTX line {ptx_line}{}, thread {thread:?} of block {block:?}: {detail}",
+        src_suffix(location)
+    )]
+    WarpMask { ptx_line: usize, location: Option<String>, kernel: String, thread: Dim3, block: Dim3, detail: String },
+
+    /// Calls of recursive functions nested past `exec::calls::MAX_CALL_DEPTH`
+    /// (or past what the block's frames may hold together).
+    #[error(
+        "stack overflow in kernel `{kernel}` at PTX line {ptx_line}{}, thread {thread:?} of block {block:?}: calls of `{function}` nested {depth} deep fill the stack",
+        src_suffix(location)
+    )]
+    StackOverflow {
+        depth: usize,
+        function: String,
+        ptx_line: usize,
+        location: Option<String>,
+        kernel: String,
+        thread: Dim3,
+        block: Dim3,
+    },
+
     #[error("kernel `{kernel}` needs {requested} bytes of shared memory per block ({static_bytes} static + {dynamic_bytes} dynamic); the limit is {limit}")]
     SharedMemoryTooLarge { kernel: String, requested: u64, static_bytes: u32, dynamic_bytes: u32, limit: u32 },
 

@@ -702,6 +702,16 @@ pub enum Op {
         c: Reg,
         cc: Reg,
     },
+    /// A call of a recursive function (`Kernel::sites`): pushes a frame per
+    /// lane, copies the arguments, jumps to the function's entry.
+    Call {
+        site: u32,
+    },
+    /// The end of recursive function `func` (`Kernel::funcs`): copies the
+    /// results to the call site, pops the frame, returns.
+    Ret {
+        func: u32,
+    },
     Trap,
     Nop,
     /// `membar` / `fence`: orders memory for other blocks unless `.cta`
@@ -788,6 +798,46 @@ pub struct Kernel {
     pub files: HashMap<u32, String>,
     /// Jump tables of `brx.idx` (instruction indices).
     pub tables: Vec<Vec<u32>>,
+    /// Per instruction, the sink of a load whose value some lanes throw away
+    /// (`discard`): its shared read counts for the race check only there.
+    pub deferred: Vec<Option<Sink>>,
+    /// Recursive functions, compiled once after the kernel's body (`Op::Call`).
+    pub funcs: Vec<Func>,
+    pub sites: Vec<CallSite>,
+}
+
+/// Where a deferred load's read counts (`crate::discard`): the sink's index,
+/// and for a `selp` which side carries the value (`Some(true)`: kept where the
+/// predicate selects `a`; `None`: a guarded instruction, kept where its guard holds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sink {
+    pub pc: u32,
+    pub selp_a: Option<bool>,
+}
+
+/// A recursive function: where it starts and what one activation owns.
+#[derive(Debug, Clone)]
+pub struct Func {
+    pub name: String,
+    pub entry: u32,
+    /// Its register slots and predicates, `[start, end)` (not pre-multiplied).
+    pub slots: (u32, u32),
+    pub preds: (u32, u32),
+    /// Its byte ranges `(offset, len)` of the thread's local frame: parameters,
+    /// results, then the variables of its body.
+    pub local: Vec<(u32, u32)>,
+    pub params: Vec<(u32, u32)>,
+    pub rets: Vec<(u32, u32)>,
+}
+
+/// One call of a recursive function: local copies `(dst, src, len)` of the
+/// arguments (caller's `.param` slots to the function's) and of the results
+/// (the function's to the caller's).
+#[derive(Debug, Clone)]
+pub struct CallSite {
+    pub func: u32,
+    pub args: Vec<(u32, u32, u32)>,
+    pub rets: Vec<(u32, u32, u32)>,
 }
 
 impl Kernel {

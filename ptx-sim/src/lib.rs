@@ -19,6 +19,7 @@
 
 mod compile;
 mod contract;
+mod discard;
 mod error;
 mod exec;
 mod global_race;

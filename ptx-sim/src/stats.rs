@@ -160,8 +160,13 @@ impl Stats {
         self.global_atomics += o.global_atomics;
         self.shared_atomics += o.shared_atomics;
         self.barriers += o.barriers;
+        // one PTX instruction may be two accesses (`cp.async`: a global load and a shared store)
         for r in &o.per_instruction {
-            match self.per_instruction.iter_mut().find(|x| x.ptx_line == r.ptx_line && x.instruction == r.instruction) {
+            match self
+                .per_instruction
+                .iter_mut()
+                .find(|x| x.ptx_line == r.ptx_line && x.instruction == r.instruction && x.kind == r.kind)
+            {
                 Some(x) => {
                     x.executions += r.executions;
                     x.thread_accesses += r.thread_accesses;

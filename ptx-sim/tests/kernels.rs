@@ -731,7 +731,9 @@ fn shuffle_with_absent_lanes_is_reported() {
     let p = sim.alloc(32 * 4).unwrap();
     let err = sim.launch(m, "partial_shuffle", (1, 1, 1), (32, 1, 1), 0, &[ptr(p)]).unwrap_err();
     match err {
-        SimError::BarrierDivergence { ref detail, .. } => assert!(detail.contains("shfl"), "{detail}"),
+        SimError::WarpMask { ref detail, .. } => {
+            assert!(detail.contains("shfl") && detail.contains("never arrive"), "{detail}")
+        }
         e => panic!("{e}"),
     }
 }

@@ -124,6 +124,9 @@ fn count_hits(ctx: &Ctx, kernel: &str, n: usize) -> Result<String> {
     let hits = gpu.zeros::<u32>("hits", 1)?;
     module.launch(kernel, launch_config(n), &args![&dx, &dy, n as i32, &hits])?;
     let got = hits.read()?[0];
+    if got != expected && right_when_fresh(ctx, kernel, n, &args![&dx, &dy, n as i32], expected)? {
+        anyhow::bail!(kept_state(expected, got));
+    }
     if got == 0 {
         anyhow::bail!("`hits`: expected {expected}, got 0: no point was counted (is the TODO done?)");
     }
@@ -142,6 +145,9 @@ fn count_hits(ctx: &Ctx, kernel: &str, n: usize) -> Result<String> {
     module.launch(kernel, launch_config(n), &args![&dx, &dy, n as i32, &hits])?;
     let again = hits.read()?[0];
     let expected_again = if inside(x[j], y[j]) { expected - 1 } else { expected + 1 };
+    if again != expected_again && right_when_fresh(ctx, kernel, n, &args![&dx, &dy, n as i32], expected_again)? {
+        anyhow::bail!(kept_state(expected_again, again));
+    }
     check::scalar("hits", expected_again, again).map_err(|e| {
         e.context(format!(
             "with point {j} moved from ({}, {}) to ({}, {}), across the circle, the count must change by one: \
@@ -151,6 +157,26 @@ fn count_hits(ctx: &Ctx, kernel: &str, n: usize) -> Result<String> {
     })?;
     write_point(x[j], y[j])?;
     Ok(format!("{got} of {n} points inside the circle"))
+}
+
+/// Whether a freshly loaded copy of the student's module counts `expected`
+/// on its first launch (`points` are the launch's arguments but `hits`): then
+/// a wrong count on the shared module comes from state kept between launches.
+fn right_when_fresh(ctx: &Ctx, kernel: &str, n: usize, points: &[kit::backend::Arg], expected: u32) -> Result<bool> {
+    let gpu = ctx.kernel_module(kernel)?.gpu();
+    let Ok(fresh) = gpu.load(&ctx.build.ptx) else { return Ok(false) };
+    let hits = gpu.zeros::<u32>("hits", 1)?;
+    let args: Vec<kit::backend::Arg> = points.iter().copied().chain(args![&hits]).collect();
+    Ok(fresh.launch(kernel, launch_config(n), &args).is_ok() && hits.read()?[0] == expected)
+}
+
+fn kept_state(expected: u32, got: u32) -> String {
+    format!(
+        "`hits`: expected {expected}, got {got}: right on the first launch, wrong on the next. The kernel keeps state \
+         between launches (a `__device__` variable, a block counter or ticket that it never resets), and every \
+         launch must start from the same state: reset it in the kernel once it is used (the last block), or do \
+         without it"
+    )
 }
 
 fn inside(x: f32, y: f32) -> bool {

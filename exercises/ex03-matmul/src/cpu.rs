@@ -174,10 +174,24 @@ pub fn verify(
 
 /// "All of them are in the edge tiles" when every bad element lies in the last,
 /// partial row or column of tiles: the bounds there are the likely culprit.
+/// When P has no full tile, every element is an edge element and that says
+/// nothing; if then every element is wrong and k is not a multiple of the
+/// tile, the phase count is the likely culprit.
 fn edge_hint(s: Shape, count: usize, bad: &dyn Fn(usize) -> bool, at: &dyn Fn(usize) -> (usize, usize)) -> String {
     let t = TILE as usize;
     let (full_rows, full_cols) = (s.m / t * t, s.n / t * t);
-    if full_rows == s.m && full_cols == s.n {
+    if count == s.m * s.n && s.k % t != 0 {
+        let phases = s.k.div_ceil(t);
+        return format!(
+            "Every element is wrong, and k = {} is not a multiple of {t}: the product takes {phases} phase(s) of \
+             {t} x {t} tiles, the last one only {} deep, and a loop of k / {t} = {} phase(s) would drop it (run \
+             (k + {t} - 1) / {t} phases, loading 0.0f for tile elements past k). ",
+            s.k,
+            s.k % t,
+            s.k / t
+        );
+    }
+    if (full_rows == s.m && full_cols == s.n) || full_rows == 0 || full_cols == 0 {
         return String::new();
     }
     let mut edge = 0;
@@ -362,5 +376,16 @@ mod tests {
         assert!(element_bound(1000, 10.0) > 1000.0 * U_F32 * 10.0);
         assert!(element_bound(1000, 10.0) < 1000.0 * U_F32 * 10.0 * 1.001);
         assert_eq!(frobenius_tolerance(3), 3.0 * 2.0 * U_F32);
+    }
+
+    #[test]
+    fn a_product_without_its_partial_phase_is_told_the_phase_count() {
+        // 17 x 33 x 9: no full tile, every element wrong: the edges say nothing, the phases do
+        let sh = s(17, 33, 9);
+        let (expected, abs) = (vec![1.0; 17 * 9], vec![1.0; 17 * 9]);
+        let got = vec![0.5f32; 17 * 9];
+        let e = verify(sh, &expected, &abs, &got, |i| (i / 9, i % 9)).unwrap_err().to_string();
+        assert!(e.contains("3 phase(s) of 16 x 16 tiles, the last one only 1 deep"), "{e}");
+        assert!(!e.contains("rows >= 0"), "{e}");
     }
 }

@@ -117,6 +117,11 @@ fn correct(ctx: &Ctx, case: Case) -> Result<String> {
 
 /// The structure check on a compiled module's PTX.
 pub fn dynamic_shared_in(ptx: &str) -> Result<String> {
+    dynamic_shared_where(ptx, |_| true)
+}
+
+/// [`dynamic_shared_in`], the buffer's bounds judged on the PTX lines `executed` accepts.
+pub fn dynamic_shared_where(ptx: &str, executed: impl Fn(usize) -> bool) -> Result<String> {
     let k = kit::inspect::kernel(ptx, KERNEL).ok_or_else(|| anyhow!("no kernel named `{KERNEL}`"))?;
     require(k.declares_dynamic_shared(), || {
         "compute declares no dynamic shared memory. The host gives the buffer's size at launch \
@@ -136,7 +141,7 @@ pub fn dynamic_shared_in(ptx: &str) -> Result<String> {
          has no store to shared memory, or no load from it"
             .into()
     })?;
-    within_launch_bytes(&k)?;
+    within_launch_bytes(&k, executed)?;
     require(k.has_barrier(), || {
         "compute has no barrier. Call __syncthreads() after the copies: every thread reads bytes that \
          other threads (other warps) copied"
@@ -148,8 +153,8 @@ pub fn dynamic_shared_in(ptx: &str) -> Result<String> {
 /// The launch gives exactly SHARED_BYTES; on a GPU an access past them may not
 /// crash, so look for one in the PTX: a shared access at a constant offset
 /// whose last byte lies past the buffer, whatever the (non-negative) index.
-fn within_launch_bytes(k: &kit::inspect::KernelPtx) -> Result<()> {
-    let Some((end, instruction)) = k.furthest_shared_access() else { return Ok(()) };
+fn within_launch_bytes(k: &kit::inspect::KernelPtx, executed: impl Fn(usize) -> bool) -> Result<()> {
+    let Some((end, instruction)) = k.furthest_shared_access_where(executed) else { return Ok(()) };
     require(end <= SHARED_BYTES as usize, || {
         format!(
             "compute accesses shared memory up to {end} bytes past the start of its buffer (`{instruction}`), \

@@ -7,7 +7,7 @@
 //! last warp's few steps diverge. A warp-shuffle finish is sequential too.
 
 use anyhow::{bail, Result};
-use kit::measure::{unless_unmeasurable, worst_at, Measurement};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
 use kit::{args, Ctx};
 
 use crate::{blocks, launch_config, THREADS};
@@ -22,6 +22,9 @@ pub const MIN_INTERLEAVED_DIVERGENCE: f64 = 24.0;
 /// slides' sequential tree diverges only in its last warp (strides 16..1), about
 /// 6 per block. See CALIBRATION.md.
 pub const MAX_SEQUENTIAL_DIVERGENCE: f64 = 16.0;
+/// Shared atomics per element a tree stays at or under: one per warp (warp
+/// sums combined with atomicAdd); adding every element with one is 1.0.
+pub const MAX_SHARED_ATOMICS_PER_ELEMENT: f64 = 1.0 / 32.0;
 /// Shared passes per request at or above which a tree is interleaved with a
 /// strided index (thread t works on 2*stride*t: no divergence, but bank
 /// conflicts); sequential addressing has 1.
@@ -98,7 +101,30 @@ pub fn shared_tree(ctx: &Ctx, kernel: &str, pattern: fn(&Measurement) -> Result<
              partial sums live in `__shared__ int partialSum[256]`, where every thread can read the others' values"
         );
     }
-    unless_unmeasurable(measure(ctx, kernel).and_then(|m| pattern(&m)))
+    unless_unmeasurable(measure(ctx, kernel).and_then(|m| {
+        let figures = pattern(&m)?;
+        tree_not_atomics(&m)?;
+        Ok(figures)
+    }))
+}
+
+/// A tree adds pairs of sums, level by level; adding every element into one
+/// shared word with atomicAdd has no levels (and little divergence, so the
+/// pattern checks alone let it pass). One shared atomic per warp (warp sums
+/// combined in a shared word) is still a tree below it.
+pub fn tree_not_atomics(m: &Measurement) -> Result<()> {
+    let per_element = m.stats.shared_atomics as f64 / MEASURE_N as f64;
+    if per_element > MAX_SHARED_ATOMICS_PER_ELEMENT {
+        bail!(
+            "{}: {per_element:.2} shared atomics per element (a tree: none; at most one per warp, \
+             {MAX_SHARED_ATOMICS_PER_ELEMENT:.3}){}: the elements are added one by one into a shared accumulator, \
+             not combined in a tree. Keep one partial sum per thread in `__shared__ int partialSum[256]` and halve \
+             the number of working threads at each step, with __syncthreads() between steps",
+            m.kernel,
+            worst_at(m.rows(|k| k == AccessKind::SharedAtomic).max_by_key(|r| r.thread_accesses))
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -133,5 +159,12 @@ mod tests {
             assert!(msg.contains("reduce_sequential.cu:"), "names the line: {msg}");
         }
         fails(&ex, "sequential", "faster-than-interleaved", Run::StandIn, &slow);
+        // no tree at all: one shared accumulator and an atomicAdd per element
+        let atomics =
+            "grader/tests/variants/ex08-sequential-shared-atomic-accumulator/exercises/ex08-reduction/kernels/\
+                       reduce_sequential.cu";
+        if let Some(msg) = fails(&ex, "sequential", "shared-tree", Run::Check, atomics) {
+            assert!(msg.contains("1.00 shared atomics per element"), "{msg}");
+        }
     }
 }

@@ -267,9 +267,8 @@ pub fn access_bytes(instruction: &str) -> usize {
 /// Where an instruction is, for a message: "kernels/x.cu:12" when the PTX has
 /// line info, else its PTX line.
 pub fn at(row: &InstrStats) -> String {
-    let cwd = std::env::current_dir().map(|d| format!("{}/", d.display())).unwrap_or_default();
     match &row.source {
-        Some(s) => format!("{} (`{}`)", s.strip_prefix(cwd.as_str()).unwrap_or(s), row.instruction),
+        Some(s) => format!("{} (`{}`)", crate::backend::sim::relative_source(s), row.instruction),
         None => format!("PTX line {} (`{}`)", row.ptx_line, row.instruction),
     }
 }

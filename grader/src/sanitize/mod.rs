@@ -540,7 +540,14 @@ mod tests {
 
     #[test]
     fn every_sanitizer_verdict_is_a_finding() {
-        for v in ["race", "out-of-bounds-read", "out-of-bounds-write", "uninitialised-read", "barrier-divergence"] {
+        for v in [
+            "race",
+            "out-of-bounds-read",
+            "out-of-bounds-write",
+            "uninitialised-read",
+            "barrier-divergence",
+            "warp-mask",
+        ] {
             assert!(matches!(classify(Verdict::from(v), String::new()), Outcome::Found { .. }), "{v}");
         }
         assert!(matches!(classify(Verdict::Timeout, String::new()), Outcome::Differs { .. }));

@@ -30,6 +30,8 @@ pub(super) struct FnScope {
     pub(super) prefix: String,
     /// For an inlined body: the label its `ret` jumps to.
     pub(super) ret_label: Option<String>,
+    /// For a recursive function's body: its index, for `Op::Ret`.
+    pub(super) ret_func: Option<u32>,
     pub(super) depth: u32,
 }
 
@@ -67,6 +69,19 @@ pub(super) struct KCtx<'a> {
     pub(super) tables: HashMap<String, (u32, Vec<String>)>,
     /// The jump tables, resolved once the body is compiled.
     pub(super) table_labels: Vec<Vec<u32>>,
+    /// The module's functions on a call cycle (`recursion`): called, not inlined.
+    pub(super) recursive: &'a std::collections::HashSet<String>,
+    /// Those called so far, by name: their index in `funcs_out`.
+    pub(super) outlined: HashMap<String, u32>,
+    pub(super) funcs_out: Vec<Func>,
+    pub(super) sites: Vec<CallSite>,
+    /// Outlined functions whose bodies are not compiled yet.
+    pub(super) outline_todo: Vec<String>,
+}
+
+fn empty_set() -> &'static std::collections::HashSet<String> {
+    static EMPTY: std::sync::OnceLock<std::collections::HashSet<String>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Default::default)
 }
 
 impl<'a> KCtx<'a> {
@@ -103,6 +118,11 @@ impl<'a> KCtx<'a> {
             carry_slot: None,
             tables: HashMap::new(),
             table_labels: Vec::new(),
+            recursive: empty_set(),
+            outlined: HashMap::new(),
+            funcs_out: Vec::new(),
+            sites: Vec::new(),
+            outline_todo: Vec::new(),
         };
         k.pred_false = k.new_pred();
         k.pred_true = k.new_pred();

@@ -17,9 +17,10 @@ impl KCtx<'_> {
         // Shared layout first, so the dynamic area's offset is known before any use.
         self.layout_shared(f, body);
         let ParamLayout { params, syms: top, bytes: param_bytes } = self.layout_params(f)?;
-        let mut fs = FnScope { scopes: vec![top], prefix: String::new(), ret_label: None, depth: 0 };
+        let mut fs = FnScope { scopes: vec![top], prefix: String::new(), ret_label: None, depth: 0, ret_func: None };
         self.compile_body(body, &mut fs)?;
         self.emit(Op::Exit, Guard::NONE);
+        self.compile_outlined()?;
         self.resolve_branches(f.line)?;
         // Every slot is a register of every thread (constants and specials too).
         if self.nslots as usize + self.npreds as usize > 2 * crate::parse::MAX_REGISTERS {
@@ -34,6 +35,7 @@ impl KCtx<'_> {
         let mut specials: Vec<(Reg, Special)> = self.specials.iter().map(|(&s, &r)| (r, s)).collect();
         specials.sort_by_key(|x| x.0);
         let found = std::mem::take(&mut self.found);
+        let deferred = crate::discard::deferred_reads(&self.code, &self.table_labels);
         let k = Kernel {
             name: f.name.clone(),
             code: self.code,
@@ -52,6 +54,9 @@ impl KCtx<'_> {
             local_bytes: align_up(self.local_end, 16),
             files: self.m.files.clone(),
             tables: std::mem::take(&mut self.table_labels),
+            deferred,
+            funcs: std::mem::take(&mut self.funcs_out),
+            sites: std::mem::take(&mut self.sites),
         };
         Ok((k, found))
     }

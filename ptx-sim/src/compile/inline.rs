@@ -66,8 +66,13 @@ impl KCtx<'_> {
         let Some(body) = &f.body else {
             return self.unsupported(format!("call to external function `{func}`"));
         };
+        if self.recursive.contains(func.as_str()) {
+            let args = args.iter().map(|a| slot_of(self, a)).collect::<Result<Vec<_>, _>>()?;
+            let rets = rets.iter().map(|r| slot_of(self, r)).collect::<Result<Vec<_>, _>>()?;
+            return self.call_outlined(f, &args, &rets);
+        }
         if fs.depth >= 16 {
-            return self.unsupported(format!("call to `{func}` (recursion)"));
+            return self.unsupported(format!("call to `{func}` (calls nested more than 16 deep)"));
         }
         if f.params.len() != args.len() || f.rets.len() != rets.len() {
             return self.bad(format!("call to `{func}` with the wrong number of arguments"));
@@ -83,7 +88,13 @@ impl KCtx<'_> {
         self.instances += 1;
         let prefix = format!("{}#", self.instances);
         let ret_label = format!("{prefix}$ret");
-        let mut callee = FnScope { scopes: vec![top], prefix, ret_label: Some(ret_label.clone()), depth: fs.depth + 1 };
+        let mut callee = FnScope {
+            scopes: vec![top],
+            prefix,
+            ret_label: Some(ret_label.clone()),
+            depth: fs.depth + 1,
+            ret_func: None,
+        };
         let saved = (self.cur_line, self.cur_text.clone(), self.loc);
         self.compile_body(body, &mut callee)?;
         self.labels.insert(ret_label, self.code.len() as u32);

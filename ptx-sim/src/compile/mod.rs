@@ -30,6 +30,7 @@ mod inline;
 mod layout;
 mod mods;
 mod operands;
+mod recursion;
 mod registers;
 mod select;
 
@@ -62,10 +63,12 @@ fn compile_collecting(
 ) -> Result<CompiledModule, SimError> {
     let symbols = globals::place_module_vars(m, mem)?;
     let funcs: HashMap<&str, &Function> = m.funcs.iter().map(|f| (f.name.as_str(), f)).collect();
+    let recursive = recursion::recursive_funcs(m);
     let mut kernels = HashMap::new();
     for f in &m.funcs {
         if f.is_entry && f.body.is_some() {
             let mut cx = KCtx::new(m, &funcs, &symbols);
+            cx.recursive = &recursive;
             cx.collect = collect.is_some();
             let k = cx.compile_entry(f);
             let k = match (k, collect.as_deref_mut()) {

@@ -156,6 +156,7 @@ impl KCtx<'_> {
                 Op::Bra { target: u32::MAX }
             }
             "ret" | "exit" => match (&fs.ret_label, ins.opcode.as_str()) {
+                (_, "ret") if fs.ret_func.is_some() => Op::Ret { func: fs.ret_func.unwrap() },
                 (Some(l), "ret") => {
                     self.fixups.push((self.code.len(), l.clone(), ins.line));
                     Op::Bra { target: u32::MAX }

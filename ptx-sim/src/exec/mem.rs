@@ -292,11 +292,25 @@ impl Exec<'_> {
             } else {
                 Kind::Read
             };
-            // a store that left the bytes as they were cannot be observed by anyone
-            lanes(smask & !quiet, |l| {
-                let t = (w * 32 + l) as u32;
-                rd.access(shared_offs[l], len, t, pc as u32, kind);
-            });
+            if let (Kind::Read, Some(sink)) = (kind, self.k.deferred[pc]) {
+                // some lanes may throw the value away: counted at the sink (`crate::discard`)
+                if smask != 0 {
+                    self.deferred.push(super::discard::Pending {
+                        warp: w,
+                        load_pc: pc as u32,
+                        sink,
+                        len,
+                        lanes: smask,
+                        offs: shared_offs,
+                    });
+                }
+            } else {
+                // a store that left the bytes as they were cannot be observed by anyone
+                lanes(smask & !quiet, |l| {
+                    let t = (w * 32 + l) as u32;
+                    rd.access(shared_offs[l], len, t, pc as u32, kind);
+                });
+            }
         }
         if let Some(g) = &mut self.grace {
             let kind = if atomic {

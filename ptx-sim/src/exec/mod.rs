@@ -12,6 +12,8 @@
 
 pub mod alu;
 mod asynch;
+mod calls;
+mod discard;
 mod half;
 mod mem;
 mod ops;
@@ -103,6 +105,12 @@ pub(crate) struct Exec<'a> {
     mbars: asynch::Mbars,
     /// The block's `cp.async` copies not waited for, by thread.
     copies: asynch::Copies,
+    /// Shared reads of loads whose value some lanes may throw away (`crate::discard`).
+    deferred: Vec<discard::Pending>,
+    /// Per thread, the frames of its calls of recursive functions.
+    stacks: Vec<Vec<calls::Frame>>,
+    /// What those frames hold, in bytes (`calls::MAX_STACK_BYTES`).
+    stack_bytes: usize,
 }
 
 impl<'a> Exec<'a> {
@@ -156,6 +164,9 @@ impl<'a> Exec<'a> {
             shared_vars: k.shared_layout.ranges(dyn_bytes),
             mbars: asynch::Mbars::default(),
             copies: asynch::Copies::default(),
+            deferred: Vec::new(),
+            stacks: (0..nthreads).map(|_| Vec::new()).collect(),
+            stack_bytes: 0,
         }
     }
 
@@ -333,6 +344,9 @@ impl<'a> Exec<'a> {
         }
         self.mbars.clear();
         self.copies.clear();
+        self.deferred.clear();
+        self.stacks.iter_mut().for_each(Vec::clear);
+        self.stack_bytes = 0;
         // Rounds in a row in which warps waited on mbarriers and none changed.
         let mut idle_rounds = 0u32;
         loop {
@@ -496,6 +510,49 @@ impl<'a> Exec<'a> {
         self.regs[w * self.nslots * LANES + mreg as usize + lane.min(31)] as u32
     }
 
+    fn warp_mask_error(&self, w: usize, lane: usize, pc: u32, detail: String) -> SimError {
+        let (thread, _) = self.thread_of(w, lane.min(31));
+        SimError::WarpMask {
+            ptx_line: self.k.ptx_line(pc as usize),
+            location: self.k.source_of(pc as usize),
+            kernel: self.k.name.clone(),
+            thread,
+            block: self.block_idx,
+            detail,
+        }
+    }
+
+    /// Every lane executing a warp-synchronous instruction must be in its own
+    /// member mask (the PTX ISA leaves the result undefined otherwise; a GPU
+    /// masks the vote or reads another lane's register, by its own rules).
+    fn check_members(&self, w: usize, pc: u32, mreg: Reg, emask: u32) -> Result<(), SimError> {
+        let rb = w * self.nslots * LANES + mreg as usize;
+        let mut outside = 0u32;
+        ops::lanes(emask, |l| {
+            if (self.regs[rb + l] as u32) >> l & 1 == 0 {
+                outside |= 1 << l;
+            }
+        });
+        if outside == 0 {
+            return Ok(());
+        }
+        let lane = outside.trailing_zeros() as usize;
+        let mask = self.regs[rb + lane] as u32;
+        Err(self.warp_mask_error(
+            w,
+            lane,
+            pc,
+            format!(
+                "lanes {outside:#010x} of warp {w} call `{}` with member mask {mask:#010x}, which does not name \
+                 them: a lane may only take part in a warp-synchronous call (__shfl*_sync, __ballot_sync, \
+                 __any/__all_sync, __match_*_sync, __reduce_*_sync, __syncwarp) whose mask has its bit set. Pass \
+                 the mask of every lane that makes the call (0xffffffff for a whole warp), or let only the masked \
+                 lanes call it",
+                self.k.info[pc as usize].text
+            ),
+        ))
+    }
+
     fn sync_mask_reg(op: &Op) -> Option<Reg> {
         match *op {
             Op::Shfl { mask, .. }
@@ -541,12 +598,20 @@ impl<'a> Exec<'a> {
                 let g = self.warps[w].groups[0];
                 let others: u32 = self.warps[w].groups.iter().skip(1).fold(0, |m, g| m | g.mask)
                     | self.warps[w].barrier.iter().fold(0, |m, g| m | g.mask);
-                return Err(self.divergence_error(
+                let need = Self::sync_mask_reg(&self.k.code[g.pc as usize].op)
+                    .map_or(0, |mreg| self.member_mask(w, mreg, g.mask));
+                return Err(self.warp_mask_error(
+                    w,
+                    g.mask.trailing_zeros() as usize,
                     g.pc,
                     format!(
-                        "lanes {:#010x} of warp {w} wait at a warp-synchronous instruction (`{}`) for lanes \
-                         {others:#010x} that never arrive",
-                        g.mask, self.k.info[g.pc as usize].text
+                        "lanes {:#010x} of warp {w} call `{}` with member mask {need:#010x}, but lanes {:#010x} of \
+                         that mask never arrive there (they are elsewhere: lanes {others:#010x}). Every lane the mask \
+                         names must make the same call: compute the mask from the lanes that take the branch \
+                         (__ballot_sync(0xffffffff, condition) before it), or call it outside the `if`",
+                        g.mask,
+                        self.k.info[g.pc as usize].text,
+                        need & !g.mask
                     ),
                 ));
             }
@@ -643,6 +708,20 @@ impl<'a> Exec<'a> {
                         }
                         continue 'pick;
                     }
+                    Op::Call { site } => {
+                        // never guarded (compile::inline)
+                        let entry = self.call(w, pc, site, mask)?;
+                        self.push_group(w, entry, mask);
+                        continue 'pick;
+                    }
+                    Op::Ret { func } => {
+                        self.ret(w, func, emask);
+                        mask &= !emask;
+                        if mask == 0 {
+                            continue 'pick;
+                        }
+                        pc += 1;
+                    }
                     Op::Exit => {
                         self.warps[w].exited |= emask;
                         mask &= !emask;
@@ -689,11 +768,16 @@ impl<'a> Exec<'a> {
                             continue 'pick;
                         }
                         if emask != 0 {
+                            self.check_members(w, pc, mreg, emask)?;
                             self.exec(w, pc as usize, emask)?;
                         }
                         pc += 1;
                     }
                     _ => {
+                        if !self.deferred.is_empty() {
+                            // before the sink runs: a `selp` may overwrite its own predicate's inputs
+                            self.settle_deferred(w, pc, emask);
+                        }
                         if emask != 0 {
                             self.exec(w, pc as usize, emask)?;
                         }

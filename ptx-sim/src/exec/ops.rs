@@ -715,7 +715,13 @@ impl Exec<'_> {
                     g.fence();
                 }
             }
-            Op::Bra { .. } | Op::BrxIdx { .. } | Op::Exit | Op::Bar | Op::BarRed { .. } => {
+            Op::Bra { .. }
+            | Op::BrxIdx { .. }
+            | Op::Exit
+            | Op::Bar
+            | Op::BarRed { .. }
+            | Op::Call { .. }
+            | Op::Ret { .. } => {
                 unreachable!("handled by the scheduler")
             }
         }

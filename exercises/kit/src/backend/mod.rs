@@ -148,6 +148,11 @@ pub enum BackendError {
     /// A `__syncthreads()` (or warp-synchronous instruction) that not all threads reach.
     #[error("barrier divergence: {0}")]
     BarrierDivergence(String),
+    /// A warp-synchronous call (shuffle, vote, match, reduce, `__syncwarp`) by
+    /// a lane outside its member mask, or whose mask names lanes that never
+    /// make the call (found by the simulator; compute-sanitizer's synccheck).
+    #[error("invalid warp-synchronous call: {0}")]
+    WarpMask(String),
     /// The kernel uses an instruction the simulator cannot run (named): the
     /// simulator has no verdict on it, and a GPU's verdict stands.
     #[error("the simulator cannot run {0}")]

@@ -99,13 +99,48 @@ impl Default for SimBackend {
     }
 }
 
-/// Where in the student's code: `file.cu:line (PTX line N)`, the path as the
-/// student gave it (NVRTC's line info makes it absolute from the current folder).
+/// Where in the student's code: `file.cu:line (PTX line N)`, the path
+/// relative to the repository ([`relative_source`]).
 fn at(ptx_line: usize, location: &Option<String>) -> String {
-    let cwd = std::env::current_dir().map(|d| format!("{}/", d.display())).unwrap_or_default();
     match location {
-        Some(s) => format!("{} (PTX line {ptx_line})", s.strip_prefix(cwd.as_str()).unwrap_or(s)),
+        Some(s) => format!("{} (PTX line {ptx_line})", relative_source(s)),
         None => format!("PTX line {ptx_line}"),
+    }
+}
+
+/// A `.file` path (or `path:line`) as the student knows it, relative to the
+/// repository. The grader names each file relative to the root when it
+/// compiles it, and NVRTC prefixes that name with the folder it ran in, which
+/// need not be today's folder (a PTX from the cache, a batch's worker): so
+/// strip the current folder, or else everything before the first `exercises/`
+/// or `reference/` folder of an absolute path.
+pub fn relative_source(path: &str) -> &str {
+    let cwd = std::env::current_dir().map(|d| format!("{}/", d.display())).unwrap_or_default();
+    if let Some(rel) = path.strip_prefix(cwd.as_str()).filter(|_| !cwd.is_empty()) {
+        return rel;
+    }
+    if path.starts_with('/') {
+        for folder in ["/exercises/", "/reference/"] {
+            if let Some(i) = path.find(folder) {
+                return &path[i + 1..];
+            }
+        }
+    }
+    path
+}
+
+/// A simulator error's own text, its `file.cu:line` relative to the repository.
+fn relative_text(e: &SimError) -> String {
+    let text = e.to_string();
+    let location = match e {
+        SimError::IllegalAddress { location, .. }
+        | SimError::MisalignedAddress { location, .. }
+        | SimError::Trap { location, .. } => location,
+        _ => &None,
+    };
+    match location {
+        Some(l) => text.replace(l.as_str(), relative_source(l)),
+        None => text,
     }
 }
 
@@ -131,8 +166,7 @@ fn source_of(ptx: &str, line: usize) -> Option<String> {
     }
     let (id, l) = last?;
     let path = files.get(&id)?;
-    let cwd = std::env::current_dir().map(|d| format!("{}/", d.display())).unwrap_or_default();
-    Some(format!("{}:{l}", path.strip_prefix(cwd.as_str()).unwrap_or(path)))
+    Some(format!("{}:{l}", relative_source(path)))
 }
 
 fn classify(e: SimError) -> BackendError {
@@ -227,13 +261,25 @@ fn classify(e: SimError) -> BackendError {
         SimError::BarrierDivergence { ptx_line, location, kernel, block, detail } => BackendError::BarrierDivergence(
             format!("`{kernel}` at {}, block {block:?}: {detail}", at(ptx_line, &location)),
         ),
+        SimError::WarpMask { ptx_line, location, kernel, thread, block, detail } => BackendError::WarpMask(format!(
+            "`{kernel}` at {}, thread {thread:?} of block {block:?}: {detail}",
+            at(ptx_line, &location)
+        )),
         SimError::Unsupported { instruction, line } => {
             BackendError::NotSimulated(format!("`{instruction}` (PTX line {line})"))
         }
         e @ (SimError::IllegalAddress { .. } | SimError::MisalignedAddress { .. }) => {
-            BackendError::Crashed(e.to_string())
+            BackendError::Crashed(relative_text(&e))
         }
-        e @ SimError::Trap { .. } => BackendError::Crashed(e.to_string()),
+        e @ SimError::Trap { .. } => BackendError::Crashed(relative_text(&e)),
+        SimError::StackOverflow { depth, function, ptx_line, location, kernel, thread, block } => {
+            BackendError::Crashed(format!(
+                "stack overflow: `{kernel}` at {}, thread {thread:?} of block {block:?}, calls `{function}` {depth} \
+                 deep and fills the stack (a GPU's holds far fewer frames): does the recursion reach its base case \
+                 for every input?",
+                at(ptx_line, &location)
+            ))
+        }
         e @ (SimError::InvalidLaunch(_) | SimError::SharedMemoryTooLarge { .. } | SimError::BadParams(_)) => {
             BackendError::LaunchFailed(e.to_string())
         }
@@ -451,6 +497,23 @@ fn worst_global_access(s: &ptx_sim::Stats) -> Option<crate::profile::WarpSample>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_source_path_is_relative_to_the_repository_whatever_the_folder_it_was_compiled_in() {
+        let here = std::env::current_dir().unwrap();
+        let mine = format!("{}/exercises/ex01-pi/kernels/pi_shared.cu:7", here.display());
+        assert_eq!(relative_source(&mine), "exercises/ex01-pi/kernels/pi_shared.cu:7");
+        // a PTX from the cache, compiled in another folder
+        assert_eq!(
+            relative_source("/tmp/x/root/exercises/ex01-pi/kernels/pi.cu:3"),
+            "exercises/ex01-pi/kernels/pi.cu:3"
+        );
+        assert_eq!(
+            relative_source("/w/reference/slow/ex02-dot/kernels/dot.cu:9"),
+            "reference/slow/ex02-dot/kernels/dot.cu:9"
+        );
+        assert_eq!(relative_source("kernels/x.cu:1"), "kernels/x.cu:1");
+    }
 
     #[test]
     fn the_simulator_watches_and_profiles_in_host_memory_but_cannot_time() {

@@ -40,6 +40,13 @@ impl KernelPtx<'_> {
     /// non-negative index in any ordinary kernel, so the access touches byte 1027
     /// of the buffer or beyond. The instruction is quoted as its line is written.
     pub fn furthest_shared_access(&self) -> Option<(usize, String)> {
+        self.furthest_shared_access_where(|_| true)
+    }
+
+    /// [`Self::furthest_shared_access`] among the instructions whose PTX line
+    /// `executed` accepts (a measured launch's rows): what the launch runs,
+    /// not a branch it never takes (another block size's instantiation).
+    pub fn furthest_shared_access_where(&self, executed: impl Fn(usize) -> bool) -> Option<(usize, String)> {
         let quote = |line: usize| {
             let l = self.module.lines().nth(line.saturating_sub(1)).unwrap_or("");
             l.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -47,6 +54,7 @@ impl KernelPtx<'_> {
         self.view
             .ops
             .iter()
+            .filter(|op| executed(op.line))
             .filter_map(|op| Some((op.shared_end?, op.line)))
             .max_by_key(|(end, _)| *end)
             .map(|(end, line)| (end, quote(line)))
