@@ -17,7 +17,11 @@ use kit::{Gpu, Module};
 /// thousand warp branches it executed (the simulator's profile). The wall
 /// clock would do, but it varies fourfold between launches on a shared
 /// host; branches are exact, and a kernel that skips its loop skips them.
-struct Stopwatch(SimBackend);
+struct Stopwatch(SimBackend, Neighbour);
+
+/// Another process on the "GPU": every other launch takes twice as long.
+#[derive(Default)]
+struct Neighbour(Option<std::sync::atomic::AtomicU32>);
 
 impl Backend for Stopwatch {
     fn info(&self) -> &DeviceInfo {
@@ -60,7 +64,9 @@ impl Backend for Stopwatch {
         self.0.take_profiles();
         work()?;
         self.synchronize(timeout)?;
-        Ok(self.0.take_profiles().iter().map(|p| p.branches).sum::<u64>() as f32 / 1e3)
+        let ms = self.0.take_profiles().iter().map(|p| p.branches).sum::<u64>() as f32 / 1e3;
+        let slowed = self.1 .0.as_ref().is_some_and(|n| n.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 1);
+        Ok(if slowed { 2.0 * ms } else { ms })
     }
     fn take_profiles(&self) -> Vec<kit::profile::MemoryProfile> {
         Vec::new()
@@ -148,7 +154,11 @@ fn module(gpu: &Gpu) -> Option<Module> {
 /// launch (the README's promise), a window of the input per launch, every
 /// launch's output checked against the CPU.
 fn time(kernel: &str) -> Option<anyhow::Result<kit::perf::Timing>> {
-    let gpu = Gpu::new(Box::new(Stopwatch(SimBackend::new())), Duration::from_secs(60));
+    time_beside(kernel, Neighbour::default())
+}
+
+fn time_beside(kernel: &str, neighbour: Neighbour) -> Option<anyhow::Result<kit::perf::Timing>> {
+    let gpu = Gpu::new(Box::new(Stopwatch(SimBackend::new(), neighbour)), Duration::from_secs(60));
     let module = module(&gpu)?;
     let block: Vec<u32> = (0..4099u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
     let input = Windowed::repeated(&gpu, "in", &block, N).unwrap();
@@ -213,4 +223,13 @@ fn a_kernel_that_does_less_at_the_timed_size_is_wrong_on_its_first_launch() {
     let wrong = e.downcast_ref::<WrongWhenTimed>().unwrap_or_else(|| panic!("{e:#}"));
     assert_eq!(wrong.number, 1, "{e:#}");
     assert!(e.to_string().contains("timed size"), "{e:#}");
+}
+
+#[test]
+fn a_timing_disturbed_twice_gives_no_verdict() {
+    let Some(timed) = time_beside("honest", Neighbour(Some(Default::default()))) else { return };
+    let e = timed.expect_err("samples that spread this much are no timing");
+    let disturbed = e.downcast_ref::<kit::perf::TimingDisturbed>().unwrap_or_else(|| panic!("{e:#}"));
+    assert!(disturbed.spread > kit::perf::MAX_SPREAD, "{disturbed:?}");
+    assert!(e.to_string().starts_with("not graded here: the timing was disturbed twice"), "{e}");
 }

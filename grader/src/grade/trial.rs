@@ -108,6 +108,13 @@ pub(super) fn make_trial(
                 record.message = (!lines.is_empty()).then(|| lines.join("\n"));
                 Ok(Completion::Completed)
             }
+            // A GPU too busy to time on (another process): no verdict on the
+            // kernel either way, and its points leave the maximum.
+            Err(e) if e.downcast_ref::<kit::perf::TimingDisturbed>().is_some() => {
+                record.status = Status::NotGradedHere;
+                record.message = Some(e.to_string());
+                Ok(Completion::ignored_with(e.to_string()))
+            }
             Err(e) if e.downcast_ref::<Skip>().is_some() => {
                 record.status = Status::Ignored;
                 record.message = Some(e.to_string());
