@@ -128,12 +128,8 @@ impl CudaBackend {
         unsafe { result::memset_d8_sync(first, 0xFF, 8) }.map_err(|e| classify(&mut state, e))?;
         settle(&mut state)?;
         let blocks = super::compare::blocks(words, self.info.multiprocessors);
-        let mut storage: Vec<Vec<u8>> =
-            [Arg::Ptr(a), Arg::Ptr(b), Arg::U64(words as u64), Arg::Ptr(first)].iter().map(Arg::to_bytes).collect();
-        let mut params: Vec<*mut c_void> = storage.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void).collect();
-        let grid = (blocks, 1, 1);
-        let block = (super::compare::THREADS, 1, 1);
-        unsafe { result::launch_kernel(f, grid, block, 0, self.stream, &mut params) }
+        let args = [Arg::Ptr(a), Arg::Ptr(b), Arg::U64(words as u64), Arg::Ptr(first)];
+        launch_raw(f, (blocks, 1, 1), (super::compare::THREADS, 1, 1), 0, self.stream, &args)
             .map_err(|e| classify(&mut state, e))?;
         unsafe { result::stream::synchronize(self.stream) }.map_err(|e| classify(&mut state, e))?;
         let mut out = [0u8; 8];
@@ -143,31 +139,44 @@ impl CudaBackend {
     }
 }
 
+/// Loads one of the grader's hand-written kernels, `kernel` of `ptx` (the context is current).
+fn load_own(ptx: &str, kernel: &str) -> Result<sys::CUfunction, String> {
+    let image = CString::new(ptx).expect("no NUL in the PTX");
+    let module = unsafe { result::module::load_data(image.as_ptr() as *const c_void) }.map_err(describe)?;
+    let name = CString::new(kernel).expect("no NUL in the name");
+    unsafe { result::module::get_function(module, name) }.map_err(describe)
+}
+
+/// Launches `f` on `stream` with `args` (the context is current).
+fn launch_raw(
+    f: sys::CUfunction,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    shared_bytes: u32,
+    stream: sys::CUstream,
+    args: &[Arg],
+) -> Result<(), DriverError> {
+    // cuLaunchKernel wants an array of pointers to each argument's bytes.
+    let mut storage: Vec<Vec<u8>> = args.iter().map(Arg::to_bytes).collect();
+    let mut params: Vec<*mut c_void> = storage.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void).collect();
+    unsafe { result::launch_kernel(f, grid, block, shared_bytes, stream, &mut params) }
+}
+
 /// Loads the comparison kernel and allocates its result word (the context is current).
 fn load_compare() -> Result<(sys::CUfunction, DevPtr), String> {
-    let image = CString::new(super::compare::PTX).expect("no NUL in the PTX");
-    let module = unsafe { result::module::load_data(image.as_ptr() as *const c_void) }.map_err(describe)?;
-    let name = CString::new(super::compare::KERNEL).expect("no NUL in the name");
-    let f = unsafe { result::module::get_function(module, name) }.map_err(describe)?;
+    let f = load_own(super::compare::PTX, super::compare::KERNEL)?;
     let first = unsafe { result::malloc_sync(8) }.map_err(describe)?;
     Ok((f, first))
 }
 
 /// Loads the gather kernel (the context is current).
 fn load_gather() -> Result<(sys::CUfunction, DevPtr, usize), String> {
-    let image = CString::new(super::gather::PTX).expect("no NUL in the PTX");
-    let module = unsafe { result::module::load_data(image.as_ptr() as *const c_void) }.map_err(describe)?;
-    let name = CString::new(super::gather::KERNEL).expect("no NUL in the name");
-    let f = unsafe { result::module::get_function(module, name) }.map_err(describe)?;
-    Ok((f, 0, 0))
+    Ok((load_own(super::gather::PTX, super::gather::KERNEL)?, 0, 0))
 }
 
 /// Loads the gate kernel and maps its word of host memory (the context is current).
 fn load_gate() -> Result<Gate, String> {
-    let image = CString::new(super::gate::PTX).expect("no NUL in the PTX");
-    let module = unsafe { result::module::load_data(image.as_ptr() as *const c_void) }.map_err(describe)?;
-    let name = CString::new(super::gate::KERNEL).expect("no NUL in the name");
-    let f = unsafe { result::module::get_function(module, name) }.map_err(describe)?;
+    let f = load_own(super::gate::PTX, super::gate::KERNEL)?;
     let host = unsafe { result::malloc_host(4, sys::CU_MEMHOSTALLOC_DEVICEMAP) }.map_err(describe)? as *mut u32;
     let mut dev: sys::CUdeviceptr = 0;
     unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host as *mut c_void, 0) }.result().map_err(describe)?;
@@ -381,14 +390,9 @@ impl Backend for CudaBackend {
         let out = scratch + (indices.len() * 8) as u64;
         unsafe { result::memcpy_htod_sync(scratch, indices) }.map_err(|e| classify(&mut state, e))?;
         settle(&mut state)?;
-        let mut storage: Vec<Vec<u8>> =
-            [Arg::Ptr(src), Arg::Ptr(scratch), Arg::Ptr(out), Arg::U64(indices.len() as u64)]
-                .iter()
-                .map(Arg::to_bytes)
-                .collect();
-        let mut params: Vec<*mut c_void> = storage.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void).collect();
+        let args = [Arg::Ptr(src), Arg::Ptr(scratch), Arg::Ptr(out), Arg::U64(indices.len() as u64)];
         let grid = ((indices.len() as u32).div_ceil(super::gather::THREADS).max(1), 1, 1);
-        unsafe { result::launch_kernel(f, grid, (super::gather::THREADS, 1, 1), 0, self.stream, &mut params) }
+        launch_raw(f, grid, (super::gather::THREADS, 1, 1), 0, self.stream, &args)
             .map_err(|e| classify(&mut state, e))?;
         unsafe { result::stream::synchronize(self.stream) }.map_err(|e| classify(&mut state, e))?;
         let mut words = vec![0u32; indices.len()];
@@ -418,15 +422,12 @@ impl Backend for CudaBackend {
         let cname = CString::new(kernel).map_err(|_| BackendError::MissingKernel(kernel.into()))?;
         let f = unsafe { result::module::get_function(m, cname) }
             .map_err(|_| BackendError::MissingKernel(kernel.into()))?;
-        // cuLaunchKernel wants an array of pointers to each argument's bytes.
-        let mut storage: Vec<Vec<u8>> = args.iter().map(Arg::to_bytes).collect();
-        let mut params: Vec<*mut c_void> = storage.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void).collect();
-        unsafe { result::launch_kernel(f, cfg.grid, cfg.block, cfg.shared_bytes, self.stream, &mut params) }.map_err(
-            |e| match classify(&mut state, e) {
+        launch_raw(f, cfg.grid, cfg.block, cfg.shared_bytes, self.stream, args).map_err(|e| {
+            match classify(&mut state, e) {
                 BackendError::Other(msg) => BackendError::LaunchFailed(msg),
                 other => other,
-            },
-        )
+            }
+        })
     }
 
     fn synchronize(&self, timeout: Duration) -> BResult<()> {
@@ -472,11 +473,8 @@ impl Backend for CudaBackend {
             if let Some(g) = gate {
                 // Closed before the gate is queued; opened once the work is.
                 unsafe { std::ptr::write_volatile(g.host, 0) };
-                let mut storage: Vec<Vec<u8>> =
-                    [Arg::Ptr(g.dev), Arg::U64(super::gate::MAX_WAIT_NS)].iter().map(Arg::to_bytes).collect();
-                let mut params: Vec<*mut c_void> = storage.iter_mut().map(|b| b.as_mut_ptr() as *mut c_void).collect();
-                unsafe { result::launch_kernel(g.f, (1, 1, 1), (1, 1, 1), 0, self.stream, &mut params) }
-                    .map_err(|e| classify(&mut state, e))?;
+                let args = [Arg::Ptr(g.dev), Arg::U64(super::gate::MAX_WAIT_NS)];
+                launch_raw(g.f, (1, 1, 1), (1, 1, 1), 0, self.stream, &args).map_err(|e| classify(&mut state, e))?;
             }
             let start = result::event::create(flags).map_err(|e| classify(&mut state, e))?;
             let stop = result::event::create(flags).map_err(|e| classify(&mut state, e))?;
