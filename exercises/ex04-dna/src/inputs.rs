@@ -54,21 +54,9 @@ pub static FAMILIES: [Family; 10] = [
     Family { name: "n=3000017", make: millions, heavy: true },
 ];
 
-/// Letters of the random block that `timing_dna` repeats.
+/// Letters of the random block the timed string repeats (ex04's timing:
+/// `kit::timed::Windowed::repeated`, each launch a window further on).
 pub const TIMING_BLOCK: usize = 1 << 20;
-
-/// The timed string: a random MiB of letters repeated to `n` letters. The GPU
-/// sees `n` distinct addresses (caches key on addresses, not contents), and the
-/// host does not spend seconds drawing 64 Mi random letters.
-pub fn timing_dna(rng: &mut impl Rng, n: usize) -> Vec<u8> {
-    let block = random_dna(rng, TIMING_BLOCK.min(n));
-    let mut dna = Vec::with_capacity(n);
-    while dna.len() < n {
-        let k = (n - dna.len()).min(block.len());
-        dna.extend_from_slice(&block[..k]);
-    }
-    dna
-}
 
 /// `n` uniform random letters (2 bits of randomness each, 32 letters per draw).
 pub fn random_dna(rng: &mut impl Rng, n: usize) -> Vec<u8> {
@@ -532,14 +520,11 @@ mod tests {
     }
 
     #[test]
-    fn timing_string_repeats_one_random_block() {
-        let n = 3 * TIMING_BLOCK + 5;
-        let dna = timing_dna(&mut rng_for(5, "perf"), n);
-        assert_eq!(dna.len(), n);
-        assert!(dna.iter().all(|b| LETTERS.contains(b)));
-        assert_eq!(dna[..TIMING_BLOCK], dna[2 * TIMING_BLOCK..3 * TIMING_BLOCK]);
-        assert_eq!(dna[..5], dna[3 * TIMING_BLOCK..]);
-        let counts = LETTERS.map(|l| dna[..TIMING_BLOCK].iter().filter(|&&b| b == l).count());
+    fn the_timing_block_is_uniform_letters() {
+        let block = random_dna(&mut rng_for(5, "perf"), TIMING_BLOCK);
+        assert_eq!(block.len(), TIMING_BLOCK);
+        assert!(block.iter().all(|b| LETTERS.contains(b)));
+        let counts = LETTERS.map(|l| block.iter().filter(|&&b| b == l).count());
         assert!(counts.iter().all(|&c| c.abs_diff(TIMING_BLOCK / 4) < TIMING_BLOCK / 100), "{counts:?}");
     }
 

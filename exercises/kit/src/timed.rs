@@ -164,11 +164,6 @@ impl<T: Pod> Windowed<T> {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
-
-    /// The whole buffer, windows' room included.
-    pub fn buffer(&self) -> &DeviceBuffer<T> {
-        &self.buffer
-    }
 }
 
 /// `sum(values[(start + j) % values.len()] for j in 0..len)` in O(1) from
