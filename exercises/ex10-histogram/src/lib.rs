@@ -1,120 +1,261 @@
-//! ex10: A 256-bin histogram with privatized bins.
+//! ex10: a 256-bin histogram of a byte stream (Kirk & Hwu, *Programming
+//! Massively Parallel Processors*, chapter 9), three times:
 //!
-//! Written by `grader new exercise` (docs/authoring.md): one part whose kernel
-//! scales a vector, `out[i] = FACTOR * in[i]`, with a correctness check at
-//! sizes that are not multiples of the block, a performance check against a
-//! yardstick timed in the same run, and that check's measured stand-in for
-//! machines that cannot time (src/measured.rs). Replace the task and keep the
-//! shape: every check explains what was expected, what came back and what to
-//! change.
+//! - `global`: one `atomicAdd` on the global bins per byte, one byte per thread;
+//! - `private`: each block counts its bytes in its own bins in shared memory
+//!   (`__shared__ unsigned int`), then adds them to the global bins with at
+//!   most one atomic per bin (privatization);
+//! - `coarse`: privatized, and a small fixed grid in which every thread counts
+//!   many bytes, read interleaved (the whole grid reads consecutive bytes at
+//!   each step: coalesced), so that the merge is paid once per many bytes.
+//!
+//! The checks: every bin exact against the CPU on seeded inputs of every kind
+//! of size (0, 1, 31, not a multiple of the block, millions) and distribution
+//! (uniform, text-like, one byte over and over); the lesson measured on the
+//! simulator (src/measured.rs): global atomics per byte, the most global
+//! atomics one block makes to one bin, the load sectors of the byte reads;
+//! and two timings against the grader's kernels in the same run: the private
+//! bins against one global atomic per byte, the coarse kernel against the
+//! grader's coarse kernel.
 
+pub mod cpu;
 pub mod measured;
 
 use anyhow::Result;
+use cpu::Bytes;
 use kit::timed::Windowed;
-use kit::{args, check, Check, Ctx, Exercise, LaunchConfig, Part};
-use rand::Rng;
+use kit::{args, Check, Ctx, Exercise, LaunchConfig, Part, SIM_MAX_ELEMENTS};
 
 /// Threads per block, fixed by the grader's launch.
 pub const THREADS: u32 = 256;
-/// Sizes tested for correctness: one element, one short of a block, one past a
-/// block, and a large prime spanning many blocks.
-pub const SIZES: [usize; 4] = [1, 255, 257, 1_000_003];
-/// What the kernel multiplies by.
-pub const FACTOR: f32 = 2.0;
-/// The kernel must move data at this share of the yardstick's bandwidth or
-/// more (yardsticks/copy_linear.cu). Provisional: see CALIBRATION.md.
-pub const MIN_SHARE_OF_COPY: f64 = 0.5;
-pub const KERNEL: &str = "histogram";
-const YARDSTICK: &str = "copy_linear";
+/// Correctness cases: one byte (after a launch on no byte at all, one block
+/// that must count nothing: [`EMPTY_FIRST`]), less than a warp, one short of a block, one past it, a prime
+/// number of blocks' worth, and millions (the last too large for the
+/// simulator). Distributions alternate so that each part meets contention
+/// (text, one repeated byte) and bytes from 0x80 up (uniform, 0xff).
+pub const SIZES: [(usize, Bytes); 8] = [
+    (1, Bytes::Same(0xff)),
+    (31, Bytes::Text),
+    (255, Bytes::Uniform),
+    (257, Bytes::Text),
+    (4099, Bytes::Same(b'e')),
+    (65_537, Bytes::Uniform),
+    (1_000_003, Bytes::Text),
+    (4_194_319, Bytes::Uniform),
+];
+/// The coarse part's grid in the correctness checks: at most this many
+/// blocks, so that each thread of a million-byte check counts hundreds of
+/// bytes (7: no power of two, so that a kernel must use gridDim.x).
+pub const COARSE_TEST_BLOCKS: u32 = 7;
+/// Blocks per multiprocessor of the coarse part's timed grid: 8 blocks of 256
+/// threads fill an SM of 2048 threads, once.
+pub const COARSE_BLOCKS_PER_SM: u32 = 8;
+/// Bytes of the random block the timed input repeats (a prime: windows of
+/// successive launches start at different places of it).
+pub const PERF_BLOCK: usize = 999_983;
+/// `private` must be this much faster than one global atomic per byte
+/// (yardsticks/histogram_patterns.cu, `global_pattern`) on text-like bytes.
+/// Provisional, by reasoning: see CALIBRATION.md.
+pub const MIN_SPEEDUP_OVER_GLOBAL: f64 = 2.0;
+/// `coarse` must count bytes at this share of the rate of the grader's coarse
+/// privatized kernel (`coarse_pattern`) on the same grid. Provisional: see
+/// CALIBRATION.md.
+pub const MIN_SHARE_OF_COARSE: f64 = 0.6;
+
+pub const GLOBAL: &str = "histogram_global";
+pub const PRIVATE: &str = "histogram_private";
+pub const COARSE: &str = "histogram_coarse";
+const PATTERNS: &str = "histogram_patterns";
 
 pub fn exercise() -> Exercise {
-    let mut part = Part::new("histogram", "kernels/histogram.cu", &[KERNEL], 10.0);
-    for n in SIZES {
-        part = part.check(Check::correctness(format!("n={n}"), move |ctx| correct(ctx, n)));
-    }
-    part = part.check(
-        Check::performance("share-of-copy", share_of_copy)
-            // Where nothing can be timed: the lesson judged from the simulator's memory profile.
-            .with_stand_in(|ctx| kit::measure::skip_unmeasurable(measured::coalesced(ctx))),
-    );
     Exercise {
         id: "ex10",
         slug: "histogram",
         title: "A 256-bin histogram with privatized bins",
         dir: "exercises/ex10-histogram",
-        parts: vec![part],
+        parts: vec![global_part(), private_part(), coarse_part()],
     }
 }
 
-/// `ceil(n / THREADS)` blocks of THREADS threads.
+/// The check of this size first launches the kernel on no byte at all: the
+/// bins must stay 0 (and nothing be read). A check of its own would pass an
+/// empty stub.
+pub const EMPTY_FIRST: usize = 1;
+
+/// A correctness check's name: `n=1000003`, and `n=0-then-1` for [`EMPTY_FIRST`].
+pub fn check_name(n: usize) -> String {
+    if n == EMPTY_FIRST {
+        format!("n=0-then-{n}")
+    } else {
+        format!("n={n}")
+    }
+}
+
+fn with_correctness(mut part: Part, kernel: &'static str) -> Part {
+    for (n, kind) in SIZES {
+        part = part.check(
+            Check::correctness(check_name(n), move |ctx| correct(ctx, kernel, n, kind)).heavy_if(n > SIM_MAX_ELEMENTS),
+        );
+    }
+    part
+}
+
+fn global_part() -> Part {
+    // No timing: this part is the slow pattern the others are timed against;
+    // what could go wrong in it besides the result (more or fewer atomics than
+    // bytes) the measured check sees on any machine.
+    with_correctness(Part::new("global", "kernels/histogram_global.cu", &[GLOBAL], 10.0), GLOBAL)
+        .check(Check::structure("one-atomic-per-byte", measured::one_atomic_per_byte))
+}
+
+fn private_part() -> Part {
+    with_correctness(Part::new("private", "kernels/histogram_private.cu", &[PRIVATE], 10.0), PRIVATE)
+        .check(Check::structure("merged-once-per-bin", |ctx| measured::merged_once_check(ctx, PRIVATE)))
+        .check(
+            Check::performance("faster-than-global-atomics", private_speedup)
+                // The time goes into global atomics on a few hot bins: count them.
+                .with_stand_in(|ctx| kit::measure::skip_unmeasurable(measured::merged_once_stand_in(ctx, PRIVATE))),
+        )
+}
+
+fn coarse_part() -> Part {
+    with_correctness(Part::new("coarse", "kernels/histogram_coarse.cu", &[COARSE], 10.0), COARSE)
+        .check(Check::structure("merged-once-per-bin", |ctx| measured::merged_once_check(ctx, COARSE)))
+        .check(Check::structure("interleaved-reads", measured::interleaved_check))
+        .check(
+            Check::performance("share-of-coarse", coarse_share)
+                // Coalesced reads are what the grader's coarse kernel has and contiguous chunks lack.
+                .with_stand_in(|ctx| kit::measure::skip_unmeasurable(measured::interleaved_stand_in(ctx))),
+        )
+}
+
+/// `global` and `private`: one thread per byte, `ceil(n / 256)` blocks of 256
+/// threads, and one block when there is no byte at all.
 pub fn launch_config(n: usize) -> LaunchConfig {
-    LaunchConfig::linear(n.div_ceil(THREADS as usize) as u32, THREADS)
+    let blocks = u32::try_from(n.div_ceil(THREADS as usize).max(1)).expect("the grid fits in gridDim.x");
+    LaunchConfig::linear(blocks, THREADS)
 }
 
-/// The CPU reference, in f64.
-pub fn cpu(input: &[f32]) -> Vec<f64> {
-    input.iter().map(|&x| FACTOR as f64 * x as f64).collect()
+/// `coarse`: at most `max_blocks` blocks of 256 threads (fewer for small
+/// inputs), each thread counting every `gridDim.x * blockDim.x`-th byte.
+pub fn coarse_config(n: usize, max_blocks: u32) -> LaunchConfig {
+    let blocks = launch_config(n).grid.0.min(max_blocks);
+    LaunchConfig::linear(blocks, THREADS)
 }
 
-fn correct(ctx: &Ctx, n: usize) -> Result<String> {
-    let module = ctx.kernel_module(KERNEL)?;
-    // The same for every student of a batch: drawn and computed once per seed.
-    let inputs = ctx.shared("in+out", || {
-        let input = kit::inputs::uniform_f32(&mut ctx.rng(), n, -1.0, 1.0);
-        let expected = cpu(&input);
-        (input, expected)
+/// The launch a part's kernel gets for `n` bytes in the correctness checks.
+pub fn test_config(kernel: &str, n: usize) -> LaunchConfig {
+    if kernel == COARSE {
+        coarse_config(n, COARSE_TEST_BLOCKS)
+    } else {
+        launch_config(n)
+    }
+}
+
+fn correct(ctx: &Ctx, kernel: &str, n: usize, kind: Bytes) -> Result<String> {
+    let module = ctx.kernel_module(kernel)?;
+    // The same for every student of a batch: drawn and counted once per seed.
+    let inputs = ctx.shared("bytes+bins", || {
+        let data = cpu::bytes(&mut ctx.rng(), n, kind);
+        let bins = cpu::histogram(&data);
+        (data, bins)
     });
     let gpu = module.gpu();
-    let d_in = gpu.upload("in", &inputs.0)?;
-    // Poisoned: an element the kernel never writes shows as "never written".
-    let d_out = gpu.poisoned::<f32>("out", n)?;
-    module.launch(KERNEL, launch_config(n), &args![&d_in, &d_out, n as i32])?;
-    // FACTOR * x is exact in float: no tolerance.
-    check::close("out", &inputs.1, &d_out.read()?, 0.0, 0.0)?;
-    Ok(format!("{} block(s)", launch_config(n).grid.0))
+    // Zero, as the README promises: the kernel adds to the bins.
+    let bins = gpu.zeros::<u32>("bins", cpu::BINS)?;
+    if n == EMPTY_FIRST {
+        // No byte: one block, which must read nothing and count nothing.
+        let empty = gpu.upload::<u8>("data (n = 0)", &[])?;
+        module.launch(kernel, test_config(kernel, 0), &args![&empty, 0u32, &bins])?;
+        cpu::compare("bytes (n = 0, one block launched)", 0, &[0; cpu::BINS], &bins.read()?)?;
+    }
+    let data = gpu.upload("data", &inputs.0)?;
+    let cfg = test_config(kernel, n);
+    module.launch(kernel, cfg, &args![&data, n as u32, &bins])?;
+    cpu::compare(&kind.describe(), n, &inputs.1, &bins.read()?)?;
+    Ok(format!("256 bins exact; {} block(s) of {THREADS}", cfg.grid.0))
 }
 
-fn share_of_copy(ctx: &Ctx) -> Result<String> {
-    let module = ctx.kernel_module(KERNEL)?;
-    // Measured once per run; where nothing can be timed this says so (not
-    // graded) before anything large is allocated.
-    let copy_gbps = ctx.copy_bandwidth_gbps()?;
+/// Bytes of a timed input: 8x the L2 cache (`bandwidth_elements` counts
+/// 4-byte elements), so that DRAM, not the cache, feeds the kernel.
+pub fn perf_bytes(gpu: &kit::Gpu) -> usize {
+    (kit::exercise::bandwidth_elements(gpu) * 4).min(u32::MAX as usize & !1023)
+}
+
+/// The timed input, the same for every student of a batch: text-like bytes,
+/// whose few frequent values make contention on their bins the cost, and
+/// their histogram.
+fn perf_block(ctx: &Ctx) -> std::sync::Arc<(Vec<u8>, Vec<u32>)> {
+    ctx.shared("perf-block", || {
+        let block = cpu::bytes(&mut ctx.rng(), PERF_BLOCK, Bytes::Text);
+        let bins = cpu::histogram(&block);
+        (block, bins)
+    })
+}
+
+/// Times `kernel` of the student's module with `cfg` on `n` timed bytes, every
+/// launch on a window of the repeated block, its bins zeroed before and all
+/// 256 checked after; then `yardstick` of the grader's patterns the same way.
+fn time_both(
+    ctx: &Ctx,
+    kernel: &str,
+    yardstick: &str,
+    cfg: LaunchConfig,
+) -> Result<(kit::perf::Timing, kit::perf::Timing, usize)> {
+    let module = ctx.kernel_module(kernel)?;
     let gpu = module.gpu();
-    let yardstick = ctx.yardstick(YARDSTICK, include_str!("../yardsticks/copy_linear.cu"))?;
-    // 8x the L2 cache in all, so that DRAM, not the cache, is measured.
-    let n = (kit::exercise::bandwidth_elements(gpu) / 2).min(i32::MAX as usize);
-    // A random block repeated on the device (drawing tens of millions of
-    // values would take longer than the timing; zeros would let a kernel that
-    // writes nothing "compute" 2 x 0). kit::timed gives every launch a window
-    // of it further on, resets the output before each launch and checks what
-    // each launch wrote: the one way to time a student's kernel.
-    let block = ctx.shared("perf-block", || kit::inputs::uniform_f32(&mut ctx.rng(), 65_521, -1.0, 1.0));
-    let d_in = Windowed::repeated(gpu, "in", &block, n)?;
-    let d_out = gpu.poisoned::<f32>("out", n)?;
-    let cfg = launch_config(n);
-    let a = |launch| [d_in.arg(launch), d_out.arg(), (n as i32).into()];
+    let patterns = ctx.yardstick(PATTERNS, include_str!("../yardsticks/histogram_patterns.cu"))?;
+    let n = perf_bytes(gpu);
+    let block = perf_block(ctx);
+    let (block, block_bins) = (&block.0, &block.1);
+    let data = Windowed::repeated(gpu, "data", block, n)?;
+    let bins = gpu.zeros::<u32>("bins", cpu::BINS)?;
+    let zero = || bins.write(&[0u32; cpu::BINS]);
+    let a = |launch| [data.arg(launch), (n as u32).into(), bins.arg()];
     let student = kit::timed::student(
         gpu,
-        |_| d_out.poison(),
-        |launch| module.launch_async(KERNEL, cfg, &a(launch)),
+        |_| zero(),
+        |launch| module.launch_async(kernel, cfg, &a(launch)),
         |launch| {
-            // The last element, then elements drawn for this launch.
-            let mut rng = ctx.rng_for(&format!("launch {launch}"));
-            let at: Vec<usize> = std::iter::once(n - 1).chain((0..256).map(|_| rng.random_range(0..n))).collect();
-            let got = d_out.read_elements(at.iter().copied())?;
-            let expected: Vec<f64> = at.iter().map(|&i| cpu(&[block[d_in.at(launch, i) % block.len()]])[0]).collect();
-            check::close("out (a sample)", &expected, &got, 0.0, 0.0)
+            let expected = cpu::periodic_window_histogram(block, block_bins, data.at(launch, 0), n);
+            cpu::compare("timed text-like bytes", n, &expected, &bins.read()?)
         },
     )?;
-    let copy = ctx.time_yardstick(&yardstick, YARDSTICK, cfg, &a(0), || d_out.poison())?;
-    let bytes = 2 * n * 4;
+    let pattern = ctx.time_yardstick(&patterns, yardstick, cfg, &a(0), zero)?;
+    Ok((student, pattern, n))
+}
+
+fn private_speedup(ctx: &Ctx) -> Result<String> {
+    // Where nothing can be timed this says so before anything large is allocated.
+    let copy_gbps = ctx.copy_bandwidth_gbps()?;
+    let n = perf_bytes(ctx.gpu()?);
+    let (private, global, n) = time_both(ctx, PRIVATE, "global_pattern", launch_config(n))?;
+    let line = kit::perf::require_speedup(
+        &format!("{PRIVATE} on {n} text-like bytes"),
+        &private,
+        &global,
+        "one global atomicAdd per byte",
+        MIN_SPEEDUP_OVER_GLOBAL,
+    )?;
+    Ok(format!("{line} (the kit's float4 copy: {copy_gbps:.0} GB/s)"))
+}
+
+/// The coarse part's timed grid: a fixed number of blocks per multiprocessor.
+pub fn coarse_perf_config(gpu: &kit::Gpu, n: usize) -> LaunchConfig {
+    coarse_config(n, gpu.info().multiprocessors * COARSE_BLOCKS_PER_SM)
+}
+
+fn coarse_share(ctx: &Ctx) -> Result<String> {
+    let copy_gbps = ctx.copy_bandwidth_gbps()?;
+    let gpu = ctx.gpu()?;
+    let cfg = coarse_perf_config(gpu, perf_bytes(gpu));
+    let (coarse, pattern, n) = time_both(ctx, COARSE, "coarse_pattern", cfg)?;
     let line = kit::perf::require_share(
-        &format!("{KERNEL} on {n} floats"),
-        student.gb_per_s(bytes),
-        "a plain copy",
-        copy.gb_per_s(bytes),
-        MIN_SHARE_OF_COPY,
+        &format!("{COARSE} on {n} text-like bytes, {} blocks", cfg.grid.0),
+        coarse.gb_per_s(n),
+        "the grader's coarse privatized kernel",
+        pattern.gb_per_s(n),
+        MIN_SHARE_OF_COARSE,
     )?;
     Ok(format!("{line} (the kit's float4 copy: {copy_gbps:.0} GB/s)"))
 }
@@ -124,23 +265,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn launch_covers_every_element() {
+    fn launches_cover_every_byte_and_the_empty_input() {
+        assert_eq!(launch_config(0).grid.0, 1, "no byte: one block, which must count nothing");
         assert_eq!(launch_config(1).grid.0, 1);
         assert_eq!(launch_config(256).grid.0, 1);
         assert_eq!(launch_config(257).grid.0, 2);
-        assert!(SIZES.iter().filter(|&&n| n % THREADS as usize != 0).count() >= 3);
+        assert_eq!(coarse_config(1_000_003, COARSE_TEST_BLOCKS).grid.0, 7);
+        assert_eq!(coarse_config(300, COARSE_TEST_BLOCKS).grid.0, 2);
+        assert!(SIZES.iter().filter(|&&(n, _)| n % THREADS as usize != 0).count() >= 7);
+        assert!(SIZES.iter().any(|&(n, _)| n > SIM_MAX_ELEMENTS), "millions, on a GPU");
+        for kind in [Bytes::Uniform, Bytes::Text] {
+            assert!(SIZES.iter().filter(|&&(_, k)| k == kind).count() >= 3, "{kind:?}");
+        }
+        assert!(SIZES.iter().any(|&(_, k)| matches!(k, Bytes::Same(_))));
     }
 
     #[test]
-    fn cpu_reference_scales() {
-        assert_eq!(cpu(&[1.0, -0.5]), vec![2.0, -1.0]);
+    fn the_timed_input_outgrows_the_l2_and_fits_an_unsigned_n() {
+        let gpu = kit::Gpu::simulator();
+        let n = perf_bytes(&gpu);
+        assert!(n >= 8 * gpu.info().l2_cache_bytes as usize - 4096 && n < u32::MAX as usize);
+        assert!(PERF_BLOCK > kit::timed::window_room::<u8>(), "windows differ");
+        assert_eq!(coarse_perf_config(&gpu, n).grid.0, COARSE_BLOCKS_PER_SM);
     }
 
     #[test]
-    fn one_part_with_a_correctness_and_a_timed_check() {
+    fn three_parts_with_their_checks() {
         let ex = exercise();
         assert_eq!((ex.id, ex.dir), ("ex10", "exercises/ex10-histogram"));
-        let names: Vec<_> = ex.parts[0].checks.iter().map(|c| c.name.as_str()).collect();
-        assert!(names.contains(&"n=1000003") && names.contains(&"share-of-copy"), "{names:?}");
+        let names = |p: usize| ex.parts[p].checks.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        assert!(names(0).contains(&"one-atomic-per-byte".into()) && !names(0).iter().any(|n| n.contains("faster")));
+        assert!(
+            names(1).contains(&"merged-once-per-bin".into()) && names(1).contains(&"faster-than-global-atomics".into())
+        );
+        assert!(names(2).contains(&"interleaved-reads".into()) && names(2).contains(&"share-of-coarse".into()));
+        assert!(names(2).contains(&"n=0-then-1".into()) && names(2).contains(&"n=4194319".into()));
     }
 }

@@ -1,96 +1,284 @@
-//! ex10's memory lesson judged by what the kernel does to memory
-//! (kit::measure): it runs on a small fixed input on a private simulator, and
-//! the check reads the 32-byte sectors per warp-level global request. A warp
-//! reading 32 consecutive floats touches 4; a thread walking its own chunk
-//! makes every warp touch 32. Deterministic: the same on every backend.
+//! ex10's lessons judged by what the kernels do to memory (kit::measure): each
+//! kernel counts a small fixed input of text-like bytes on a private
+//! simulator, and the checks read
+//!
+//! - global atomics per byte (`global`: exactly one: every byte once);
+//! - the most global atomics one block made to one bin (`private`, `coarse`:
+//!   at most one, the block's private bins merged once; one atomic per byte
+//!   makes as many as the block's most frequent byte, a space, about 40);
+//! - the global load efficiency of the byte reads (`coarse`: bytes asked for
+//!   per byte of the 32-byte sectors touched; interleaved reads use all of
+//!   every sector, 1 byte or `uchar4`/`int4` per lane alike; a contiguous
+//!   chunk per thread makes every lane of a warp touch its own sector).
+//!
+//! The text-like input repeats bins inside every block, so that one atomic per
+//! byte shows as many per bin. Deterministic: the same on every backend.
 
 use anyhow::{bail, Result};
-use kit::measure::{worst_at, AccessKind, Measurement};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
 use kit::{args, Ctx};
 
-use crate::{cpu, launch_config, KERNEL};
+use crate::cpu::{self, Bytes};
+use crate::{coarse_config, launch_config, COARSE, GLOBAL};
 
-/// Elements of the measured input: 16 blocks.
-pub const MEASURE_N: usize = 4096;
-/// Sectors per request a coalesced kernel stays at or under (ideal 4,
-/// a chunk per thread 32). See CALIBRATION.md.
-pub const MAX_SECTORS_PER_REQUEST: f64 = 8.0;
+/// Bytes of the measured input of `global` and `private`: 32 blocks of 256.
+pub const MEASURE_N: usize = 8192;
+/// Bytes of `coarse`'s measured input and its grid: 2 blocks of 256 threads,
+/// 64 bytes per thread, so that a contiguous chunk per thread puts every lane
+/// of a warp in a sector of its own, even read 16 bytes (`int4`) at a time.
+pub const COARSE_MEASURE_N: usize = 32_768;
+pub const COARSE_MEASURE_BLOCKS: u32 = 2;
+/// The most global atomics one block may make to one bin: its private count, added once.
+pub const MAX_ATOMICS_PER_BLOCK_BIN: u64 = 1;
+/// Bytes used per byte of the sectors the reads touch, at or above which the
+/// reads are interleaved: 1.0 for bytes (or `uchar4`, `int4`) read by
+/// consecutive lanes; 1/32 for a chunk of 64 bytes per thread read a byte at a
+/// time, 1/8 with `uchar4`, 1/2 with `int4`. See CALIBRATION.md.
+pub const MIN_LOAD_EFFICIENCY: f64 = 0.75;
 
-pub fn measure(ctx: &Ctx) -> Result<Measurement> {
-    ctx.measure(KERNEL, |module| {
+/// The measured input: the same text-like bytes for everyone.
+pub fn measured_bytes(n: usize) -> Vec<u8> {
+    cpu::bytes(&mut kit::inputs::rng_for(0, "measure"), n, Bytes::Text)
+}
+
+/// Runs `kernel` once on its measured input (and checks its bins).
+pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Measurement> {
+    let (n, cfg) = if kernel == COARSE {
+        (COARSE_MEASURE_N, coarse_config(COARSE_MEASURE_N, COARSE_MEASURE_BLOCKS))
+    } else {
+        (MEASURE_N, launch_config(MEASURE_N))
+    };
+    ctx.measure(kernel, |module| {
         let gpu = module.gpu();
-        let values = kit::inputs::uniform_f32(&mut kit::inputs::rng_for(0, "measure"), MEASURE_N, -1.0, 1.0);
-        let input = gpu.upload("in", &values)?;
-        let out = gpu.poisoned::<f32>("out", MEASURE_N)?;
-        module.launch(KERNEL, launch_config(MEASURE_N), &args![&input, &out, MEASURE_N as i32])?;
-        kit::measure::require_right_result(kit::check::close("out", &cpu(&values), &out.read()?, 0.0, 0.0))
+        let data = measured_bytes(n);
+        let input = gpu.upload("data", &data)?;
+        let bins = gpu.zeros::<u32>("bins", cpu::BINS)?;
+        module.launch(kernel, cfg, &args![&input, n as u32, &bins])?;
+        let got = bins.read()?;
+        kit::measure::require_right_result(cpu::compare("text-like bytes", n, &cpu::histogram(&data), &got))
     })
 }
 
-/// Stand-in for `perf::share-of-copy`: loads and stores coalesced, as the copy's are.
-pub fn coalesced(ctx: &Ctx) -> Result<String> {
-    let m = measure(ctx)?;
-    for (kind, what, sectors) in [
-        (AccessKind::GlobalLoad, "loads", m.load_sectors_per_request()),
-        (AccessKind::GlobalStore, "stores", m.store_sectors_per_request()),
-    ] {
-        if sectors > MAX_SECTORS_PER_REQUEST {
-            bail!(
-                "{KERNEL}: {what}: {sectors:.1} sectors per request (ideal 4, at most {MAX_SECTORS_PER_REQUEST}){}: \
-                 the 32 threads of a warp touch addresses far apart. Let consecutive threads handle consecutive \
-                 elements: i = blockIdx.x * blockDim.x + threadIdx.x",
-                worst_at(m.worst_global(kind))
-            );
-        }
+fn bytes_of(kernel: &str) -> usize {
+    if kernel == COARSE {
+        COARSE_MEASURE_N
+    } else {
+        MEASURE_N
     }
-    Ok(format!(
-        "global sectors per request: loads {:.1}, stores {:.1} (ideal 4)",
+}
+
+/// What the report shows of a measurement.
+pub fn figures(m: &Measurement) -> String {
+    let n = bytes_of(&m.kernel) as f64;
+    format!(
+        "per byte: {:.3} global atomics, {:.3} shared atomics; at most {} global atomic(s) by one block on one bin; \
+         {:.2} lanes contending per atomic; byte reads: {:.1} sectors per request, {:.0}% of each sector used \
+         ({} blocks, {} bytes)",
+        m.stats.global_atomics as f64 / n,
+        m.stats.shared_atomics as f64 / n,
+        m.max_global_atomics_per_block_address(),
+        m.atomic_contention(),
         m.load_sectors_per_request(),
-        m.store_sectors_per_request()
-    ))
+        100.0 * m.global_load_efficiency(),
+        m.blocks(),
+        n
+    )
+}
+
+fn worst_atomic(m: &Measurement, kind: AccessKind) -> String {
+    worst_at(m.rows(|k| k == kind).max_by_key(|r| r.thread_accesses))
+}
+
+/// `global`: exactly one global atomic per byte.
+pub fn one_per_byte(m: &Measurement) -> Result<String> {
+    let n = MEASURE_N as u64;
+    let atomics = m.stats.global_atomics;
+    if atomics > n {
+        bail!(
+            "{GLOBAL}: {atomics} global atomics for {n} bytes{}: more than one per byte. Each thread adds its own \
+             byte once, `atomicAdd(&bins[data[i]], 1)`, and nothing else touches the bins. ({})",
+            worst_atomic(m, AccessKind::GlobalAtomic),
+            figures(m)
+        );
+    }
+    if atomics < n {
+        bail!(
+            "{GLOBAL}: {atomics} global atomics for {n} bytes (one per byte expected){}: the bytes are counted \
+             another way first. This part is the baseline the next two are timed against: one \
+             `atomicAdd(&bins[data[i]], 1)` per byte on the global bins. Keep private bins in shared memory for \
+             the `private` part ({})",
+            if m.stats.shared_atomics > 0 { ", and shared atomics" } else { "" },
+            figures(m)
+        );
+    }
+    Ok(figures(m))
+}
+
+/// The structure check `one-atomic-per-byte` of `global`.
+pub fn one_atomic_per_byte(ctx: &Ctx) -> Result<String> {
+    unless_unmeasurable(measure(ctx, GLOBAL).and_then(|m| one_per_byte(&m)))
+}
+
+/// `private`, `coarse`: each block adds to each global bin at most once.
+pub fn merged_once(m: &Measurement) -> Result<String> {
+    let most = m.max_global_atomics_per_block_address();
+    if most > MAX_ATOMICS_PER_BLOCK_BIN {
+        let every_byte = m.stats.global_atomics >= bytes_of(&m.kernel) as u64;
+        bail!(
+            "{}: one block made {most} global atomics on one bin (at most {MAX_ATOMICS_PER_BLOCK_BIN}: the block's \
+             count of that bin, added once){}. {} Count the block's bytes in `__shared__ unsigned int` bins \
+             (zeroed by the block, then `__syncthreads()`), count with shared atomics, `__syncthreads()`, and \
+             then let one thread per bin add the block's count: `atomicAdd(&bins[b], local[b])`. ({})",
+            m.kernel,
+            worst_atomic(m, AccessKind::GlobalAtomic),
+            if every_byte {
+                "Every byte still reaches the global bins with an atomic of its own, as in the `global` part: \
+                 all the blocks of the grid contend for the few frequent bins."
+            } else {
+                "The private bins are added to the global ones more than once per bin."
+            },
+            figures(m)
+        );
+    }
+    Ok(figures(m))
+}
+
+/// The structure check `merged-once-per-bin` of `private` and `coarse`.
+pub fn merged_once_check(ctx: &Ctx, kernel: &str) -> Result<String> {
+    unless_unmeasurable(measure(ctx, kernel).and_then(|m| merged_once(&m)))
+}
+
+/// Stand-in for `private`'s timing: a kernel the simulator cannot run is not graded.
+pub fn merged_once_stand_in(ctx: &Ctx, kernel: &str) -> Result<String> {
+    merged_once(&measure(ctx, kernel)?)
+}
+
+/// `coarse`: the byte reads interleaved across the grid.
+pub fn interleaved(m: &Measurement) -> Result<String> {
+    let efficiency = m.global_load_efficiency();
+    if efficiency < MIN_LOAD_EFFICIENCY {
+        let per_thread = COARSE_MEASURE_N / (COARSE_MEASURE_BLOCKS as usize * crate::THREADS as usize);
+        bail!(
+            "{COARSE}: the reads of `data` use {:.0}% of the 32-byte sectors they touch (at least {:.0}%), {:.1} \
+             sectors per request{}: the lanes of a warp read bytes far apart, as when each thread counts a \
+             contiguous chunk of its own (here {per_thread} bytes per thread). The result is right, but every \
+             warp-wide read touches a sector per lane. Interleave: at each step the whole grid reads consecutive \
+             bytes, i = blockIdx.x * blockDim.x + threadIdx.x, then i += blockDim.x * gridDim.x. ({})",
+            100.0 * efficiency,
+            100.0 * MIN_LOAD_EFFICIENCY,
+            m.load_sectors_per_request(),
+            worst_at(m.least_efficient_global_load()),
+            figures(m)
+        );
+    }
+    Ok(figures(m))
+}
+
+/// The structure check `interleaved-reads` of `coarse`.
+pub fn interleaved_check(ctx: &Ctx) -> Result<String> {
+    unless_unmeasurable(measure(ctx, COARSE).and_then(|m| interleaved(&m)))
+}
+
+/// Stand-in for `coarse`'s timing: interleaved reads and one merge per bin,
+/// what the grader's coarse kernel has.
+pub fn interleaved_stand_in(ctx: &Ctx) -> Result<String> {
+    let m = measure(ctx, COARSE)?;
+    merged_once(&m)?;
+    interleaved(&m)
 }
 
 #[cfg(test)]
 mod tests {
     use kit::trial::{fails, passes, Run};
 
-    /// The yardstick is only timed on a GPU; here it must compile, copy, and
-    /// be the ideal the kernel is held to: 4 sectors per request.
+    const REF: &str = "reference/ex10-histogram/kernels";
+    const SLOW: &str = "reference/slow/ex10-histogram/kernels";
+    const MINE: &str = "exercises/ex10-histogram/calibration";
+
+    /// The grader's kernels are only timed on a GPU; here they must compile,
+    /// count right, and have the profile they stand for.
     #[test]
-    fn the_yardstick_copies_and_is_coalesced() {
+    fn the_yardsticks_count_right_with_their_profiles() {
         let Some(compiler) = kit::trial::compiler() else { return };
-        let source =
-            ptx_build::SourceFile::from_text("<grader>/copy_linear.cu", include_str!("../yardsticks/copy_linear.cu"));
+        let source = ptx_build::SourceFile::from_text(
+            "<grader>/histogram_patterns.cu",
+            include_str!("../yardsticks/histogram_patterns.cu"),
+        );
         let ptx = compiler.compile(&source, &ptx_build::CompileOptions::default()).unwrap().text;
         let n = super::MEASURE_N + 7;
-        let values = kit::inputs::uniform_f32(&mut kit::inputs::rng_for(0, "yardstick"), n, -1.0, 1.0);
-        let m = kit::measure::measure_ptx(&ptx, "copy_linear", |module| {
-            let gpu = module.gpu();
-            let input = gpu.upload("in", &values)?;
-            let out = gpu.poisoned::<f32>("out", n)?;
-            module.launch("copy_linear", crate::launch_config(n), &kit::args![&input, &out, n as i32])?;
-            kit::check::exact("out", &values, &out.read()?)
-        })
-        .unwrap();
-        assert!(m.load_sectors_per_request() <= 4.1 && m.store_sectors_per_request() <= 4.1);
+        let data = super::measured_bytes(n);
+        let run = |kernel: &str, cfg: kit::LaunchConfig| {
+            kit::measure::measure_ptx(&ptx, kernel, |module| {
+                let gpu = module.gpu();
+                let input = gpu.upload("data", &data)?;
+                let bins = gpu.zeros::<u32>("bins", 256)?;
+                module.launch(kernel, cfg, &kit::args![&input, n as u32, &bins])?;
+                crate::cpu::compare("t", n, &crate::cpu::histogram(&data), &bins.read()?)
+            })
+            .unwrap()
+        };
+        let global = run("global_pattern", crate::launch_config(n));
+        assert_eq!(global.stats.global_atomics, n as u64);
+        assert!(global.max_global_atomics_per_block_address() > 16);
+        let coarse = run("coarse_pattern", crate::coarse_config(n, 3));
+        assert_eq!(coarse.max_global_atomics_per_block_address(), 1);
+        assert!(coarse.global_load_efficiency() > 0.9, "{}", super::figures(&coarse));
     }
 
     #[test]
-    fn coalescing_is_measured() {
+    fn one_atomic_per_byte_is_measured() {
+        let ex = crate::exercise();
+        for file in [format!("{REF}/histogram_global.cu"), format!("{MINE}/histogram_global_grid_stride.cu")] {
+            passes(&ex, "global", "one-atomic-per-byte", Run::Check, &file);
+        }
+        // privatized in the baseline part
+        if let Some(msg) =
+            fails(&ex, "global", "one-atomic-per-byte", Run::Check, &format!("{MINE}/histogram_global_is_private.cu"))
+        {
+            assert!(msg.contains("(one per byte expected), and shared atomics"), "{msg}");
+        }
+    }
+
+    #[test]
+    fn one_merge_per_bin_is_measured_not_spelled() {
         let ex = crate::exercise();
         for file in [
-            "reference/ex10-histogram/kernels/histogram.cu",
-            "exercises/ex10-histogram/calibration/histogram_grid_stride.cu",
+            format!("{REF}/histogram_private.cu"),
+            format!("{MINE}/histogram_private_warp_aggregated.cu"),
+            format!("{MINE}/histogram_private_all_bins.cu"),
         ] {
-            passes(&ex, "histogram", "share-of-copy", Run::StandIn, file);
+            passes(&ex, "private", "merged-once-per-bin", Run::Check, &file);
+            passes(&ex, "private", "faster-than-global-atomics", Run::StandIn, &file);
         }
+        let slow = format!("{SLOW}/histogram_private.cu");
+        if let Some(msg) = fails(&ex, "private", "merged-once-per-bin", Run::Check, &slow) {
+            assert!(msg.contains("global atomics on one bin") && msg.contains("histogram_private.cu:"), "{msg}");
+        }
+        fails(&ex, "private", "faster-than-global-atomics", Run::StandIn, &slow);
+        // one global atomic per byte under the private name
+        let global = format!("{MINE}/histogram_private_is_global.cu");
+        if let Some(msg) = fails(&ex, "private", "merged-once-per-bin", Run::Check, &global) {
+            assert!(msg.contains("Every byte still reaches the global bins"), "{msg}");
+        }
+    }
+
+    #[test]
+    fn interleaved_reads_are_measured_whatever_their_width() {
+        let ex = crate::exercise();
         for file in [
-            "reference/slow/ex10-histogram/kernels/histogram.cu",
-            "exercises/ex10-histogram/calibration/histogram_chunked.cu",
+            format!("{REF}/histogram_coarse.cu"),
+            format!("{MINE}/histogram_coarse_uchar4.cu"),
+            format!("{MINE}/histogram_coarse_int4.cu"),
         ] {
-            if let Some(msg) = fails(&ex, "histogram", "share-of-copy", Run::StandIn, file) {
-                assert!(msg.contains("sectors per request"), "{msg}");
+            passes(&ex, "coarse", "interleaved-reads", Run::Check, &file);
+            passes(&ex, "coarse", "merged-once-per-bin", Run::Check, &file);
+            passes(&ex, "coarse", "share-of-coarse", Run::StandIn, &file);
+        }
+        for file in [format!("{SLOW}/histogram_coarse.cu"), format!("{MINE}/histogram_coarse_chunked_int4.cu")] {
+            if let Some(msg) = fails(&ex, "coarse", "interleaved-reads", Run::Check, &file) {
+                assert!(msg.contains("contiguous chunk") && msg.contains("histogram_coarse"), "{msg}");
             }
+            fails(&ex, "coarse", "share-of-coarse", Run::StandIn, &file);
         }
     }
 }

@@ -1,0 +1,15 @@
+// ex10 `coarse`, broken: the loop steps by blockDim.x instead of the whole grid:
+// every block counts the bytes of the blocks after it again.
+extern "C" __global__ void histogram_coarse(const unsigned char *data, unsigned int n, unsigned int *bins)
+{
+    __shared__ unsigned int bins_s[256];
+    for (unsigned int b = threadIdx.x; b < 256; b += blockDim.x)
+        bins_s[b] = 0u;
+    __syncthreads();
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x)
+        atomicAdd(&bins_s[data[i]], 1u);
+    __syncthreads();
+    for (unsigned int b = threadIdx.x; b < 256; b += blockDim.x)
+        if (bins_s[b] > 0)
+            atomicAdd(&bins[b], bins_s[b]);
+}

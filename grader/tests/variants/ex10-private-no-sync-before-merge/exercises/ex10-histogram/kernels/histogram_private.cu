@@ -1,0 +1,15 @@
+// ex10 `private`, broken: no __syncthreads() between counting and merging: a
+// thread may merge a bin before the other warps of its block have counted.
+extern "C" __global__ void histogram_private(const unsigned char *data, unsigned int n, unsigned int *bins)
+{
+    __shared__ unsigned int bins_s[256];
+    for (unsigned int b = threadIdx.x; b < 256; b += blockDim.x)
+        bins_s[b] = 0u;
+    __syncthreads();
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        atomicAdd(&bins_s[data[i]], 1u);
+    for (unsigned int b = threadIdx.x; b < 256; b += blockDim.x)
+        if (bins_s[b] > 0)
+            atomicAdd(&bins[b], bins_s[b]);
+}
