@@ -90,12 +90,12 @@ pub fn compare(what: &str, input: &[i32], expected: &[i32], got: &[i32], scan: S
     } else if scan == Scan::Whole && section > 0 && got[first] == own_section {
         msg += ", which is the scan of its own section only: the total of the sections before it was never added. \
                 add_sums must add scanned_sums[blockIdx.x - 1] to every element of section blockIdx.x > 0";
-    } else if scan == Scan::Whole && section > 0 {
+    } else if scan == Scan::Whole {
         let section_total: i32 =
             input[section * SECTION..n.min((section + 1) * SECTION)].iter().fold(0i32, |s, &v| s.wrapping_add(v));
         if got[first] == expected[first].wrapping_add(section_total) {
             msg += ", which is too large by exactly the total of its own section: scanned_sums[b] is the sum of \
-                    sections 0..b, this one included; section b needs scanned_sums[b - 1]";
+                    sections 0..b, this one included; section b needs scanned_sums[b - 1] (and section 0 nothing)";
         }
     } else if scan == Scan::Sections && j < first && got[first] == inclusive_upto(input, first) {
         msg += ", which sums the sections before it too: each section's scan starts again from its first element";

@@ -264,13 +264,3 @@ mod tests {
         }
     }
 }
-
-// TEMPORARY until the lead's `measure:` commit lands `Measurement::data_additions`.
-trait DataAdditions {
-    fn data_additions(&self) -> u64;
-}
-impl DataAdditions for Measurement {
-    fn data_additions(&self) -> u64 {
-        0
-    }
-}
