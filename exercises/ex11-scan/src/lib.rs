@@ -22,6 +22,7 @@ pub mod cpu;
 pub mod measured;
 
 use anyhow::Result;
+use kit::perf::Timing;
 use kit::timed::Windowed;
 use kit::{args, Arg, Check, Ctx, DeviceBuffer, Exercise, Gpu, LaunchConfig, Module, Part};
 use rand::Rng;
@@ -285,28 +286,28 @@ fn spots(ctx: &Ctx, launch: usize, n: usize) -> Vec<usize> {
 }
 
 /// Checks the spots of a timed launch's output: `expected(i)` from the window's prefix sums.
-fn check_spots(out: &DeviceBuffer<i32>, at: &[usize], n: usize, expected: impl Fn(usize) -> i32) -> Result<()> {
+fn check_spots(
+    what: &str,
+    out: &DeviceBuffer<i32>,
+    at: &[usize],
+    n: usize,
+    expected: impl Fn(usize) -> i32,
+) -> Result<()> {
     for (&i, got) in at.iter().zip(out.read_elements(at.iter().copied())?) {
         let e = expected(i);
         if got != e {
             let got = if kit::check::is_poison(&got) { "nothing (never written)".into() } else { got.to_string() };
-            anyhow::bail!("out[{i}] (n = {n}, section {}): expected {e}, got {got}", i / SECTION);
+            anyhow::bail!("{what}[{i}] (n = {n}, section {}): expected {e}, got {got}", i / SECTION);
         }
     }
     Ok(())
 }
 
 /// Times the copy yardstick on the same input and output as the student's scan.
-fn copy_share(
-    ctx: &Ctx,
-    what: &str,
-    student: &kit::perf::Timing,
-    d_in: &Windowed<i32>,
-    d_out: &DeviceBuffer<i32>,
-    n: usize,
-    min_share: f64,
-    copy_gbps: f64,
-) -> Result<String> {
+fn copy_share(ctx: &Ctx, what: &str, student: &Timed, n: usize, min_share: f64) -> Result<String> {
+    let (d_in, d_out) = (&student.input, &student.output);
+    // Measured once per run, before the caller allocated anything: this is the cached figure.
+    let copy_gbps = ctx.copy_bandwidth_gbps()?;
     let copy = ctx.yardstick(YARDSTICK, include_str!("../yardsticks/copy_ints.cu"))?;
     let cfg = LaunchConfig::linear(n.div_ceil(COPY_THREADS as usize) as u32, COPY_THREADS);
     let ideal =
@@ -314,7 +315,7 @@ fn copy_share(
     let bytes = 2 * n * 4;
     let line = kit::perf::require_share(
         what,
-        student.gb_per_s(bytes),
+        student.timing.gb_per_s(bytes),
         "a copy of the same ints",
         ideal.gb_per_s(bytes),
         min_share,
@@ -322,61 +323,102 @@ fn copy_share(
     Ok(format!("{line} (the kit's float4 copy: {copy_gbps:.0} GB/s)"))
 }
 
-fn brent_kung_share(ctx: &Ctx) -> Result<String> {
-    let module = ctx.kernel_module(BRENT_KUNG)?;
-    // Measured once per run; where nothing can be timed this says so (not
-    // graded) before anything large is allocated.
-    let copy_gbps = ctx.copy_bandwidth_gbps()?;
+/// How a timed check runs its launches: [`kit::timed::student`] on a GPU
+/// ([`timed_student`]); the tests run a few launches on the simulator
+/// instead, each prepared and checked as on a GPU.
+pub type Timer = fn(
+    &Gpu,
+    &mut dyn FnMut(usize) -> Result<()>,
+    &mut dyn FnMut(usize) -> Result<()>,
+    &mut dyn FnMut(usize) -> Result<()>,
+) -> Result<Timing>;
+
+/// The kit's one way of timing a student's kernel.
+pub fn timed_student(
+    gpu: &Gpu,
+    prepare: &mut dyn FnMut(usize) -> Result<()>,
+    launch: &mut dyn FnMut(usize) -> Result<()>,
+    check: &mut dyn FnMut(usize) -> Result<()>,
+) -> Result<Timing> {
+    kit::timed::student(gpu, prepare, launch, check)
+}
+
+/// What a timed check leaves for the yardstick: the student's timing and the buffers it ran on.
+pub struct Timed {
+    pub timing: Timing,
+    pub input: Windowed<i32>,
+    pub output: DeviceBuffer<i32>,
+    /// Levels of scan_sections (any-n), 1 for a section scan.
+    pub depth: usize,
+}
+
+/// brent-kung's timed launches on `n` elements, every launch's output checked at [`spots`].
+pub fn brent_kung_timed(ctx: &Ctx, module: &Module, n: usize, time: Timer) -> Result<Timed> {
     let gpu = module.gpu();
-    let n = perf_n(gpu);
     let block = perf_block(ctx);
     let (values, prefix) = (&block.0, &block.1);
     let d_in = Windowed::repeated(gpu, "X", values, n)?;
     let d_out = gpu.poisoned::<i32>("Y", n)?;
     let cfg = section_config(n, BK_THREADS);
-    let student = kit::timed::student(
+    let timing = time(
         gpu,
-        |_| d_out.poison(),
-        |launch| module.launch_async(BRENT_KUNG, cfg, &[d_in.arg(launch), d_out.arg(), (n as i32).into()]),
-        |launch| {
+        &mut |_| d_out.poison(),
+        &mut |launch| module.launch_async(BRENT_KUNG, cfg, &[d_in.arg(launch), d_out.arg(), (n as i32).into()]),
+        &mut |launch| {
             let start = d_in.at(launch, 0);
-            check_spots(&d_out, &spots(ctx, launch, n), n, |i| {
+            check_spots("Y", &d_out, &spots(ctx, launch, n), n, |i| {
                 let first = i / SECTION * SECTION;
                 kit::timed::periodic_window_sum(prefix, start + first, i - first + 1) as i32
             })
         },
     )?;
-    copy_share(ctx, &format!("{BRENT_KUNG} on {n} ints"), &student, &d_in, &d_out, n, MIN_SHARE_BRENT_KUNG, copy_gbps)
+    Ok(Timed { timing, input: d_in, output: d_out, depth: 1 })
 }
 
-fn any_n_share(ctx: &Ctx) -> Result<String> {
-    let module = ctx.kernel_module(SCAN_SECTIONS)?;
-    ctx.kernel_ptx(ADD_SUMS)?;
-    let copy_gbps = ctx.copy_bandwidth_gbps()?;
+/// any-n's timed launches on `n` elements: one timed launch is the whole
+/// sequence (every level's scan_sections and add_sums, queued in order).
+pub fn any_n_timed(ctx: &Ctx, module: &Module, n: usize, time: Timer) -> Result<Timed> {
     let gpu = module.gpu();
-    let n = perf_n(gpu);
     let block = perf_block(ctx);
     let (values, prefix) = (&block.0, &block.1);
     let d_in = Windowed::repeated(gpu, "in", values, n)?;
     let d_out = gpu.poisoned::<i32>("out", n)?;
     let hierarchy = Hierarchy::new(gpu, n)?;
-    // One timed launch is the whole sequence: every level's scan_sections and add_sums, queued in order.
-    let student = kit::timed::student(
+    let timing = time(
         gpu,
-        |_| d_out.poison().and_then(|_| hierarchy.poison()),
-        |launch| {
+        &mut |_| d_out.poison().and_then(|_| hierarchy.poison()),
+        &mut |launch| {
             hierarchy.run(d_in.arg(launch), d_out.arg(), n, &mut |kernel, cfg, a| module.launch_async(kernel, cfg, a))
         },
-        |launch| {
+        &mut |launch| {
             let start = d_in.at(launch, 0);
-            // Exact sums wrap to an int as the GPU's do (50 M x 50 > 2^31).
-            check_spots(&d_out, &spots(ctx, launch, n), n, |i| {
+            // Exact sums, wrapped to an int as the GPU's are (50 M x 50 > 2^31).
+            check_spots("out", &d_out, &spots(ctx, launch, n), n, |i| {
                 kit::timed::periodic_window_sum(prefix, start, i + 1) as i32
             })
         },
     )?;
-    let what = format!("the hierarchical scan of {n} ints ({} levels)", hierarchy.depth());
-    copy_share(ctx, &what, &student, &d_in, &d_out, n, MIN_SHARE_ANY_N, copy_gbps)
+    Ok(Timed { timing, input: d_in, output: d_out, depth: hierarchy.depth() })
+}
+
+fn brent_kung_share(ctx: &Ctx) -> Result<String> {
+    let module = ctx.kernel_module(BRENT_KUNG)?;
+    // Measured once per run; where nothing can be timed this says so (not
+    // graded) before anything large is allocated.
+    ctx.copy_bandwidth_gbps()?;
+    let n = perf_n(module.gpu());
+    let t = brent_kung_timed(ctx, module, n, timed_student)?;
+    copy_share(ctx, &format!("{BRENT_KUNG} on {n} ints"), &t, n, MIN_SHARE_BRENT_KUNG)
+}
+
+fn any_n_share(ctx: &Ctx) -> Result<String> {
+    let module = ctx.kernel_module(SCAN_SECTIONS)?;
+    ctx.kernel_ptx(ADD_SUMS)?;
+    ctx.copy_bandwidth_gbps()?;
+    let n = perf_n(module.gpu());
+    let t = any_n_timed(ctx, module, n, timed_student)?;
+    let what = format!("the hierarchical scan of {n} ints ({} levels of scan_sections)", t.depth);
+    copy_share(ctx, &what, &t, n, MIN_SHARE_ANY_N)
 }
 
 #[cfg(test)]
@@ -436,6 +478,61 @@ mod tests {
         let n = perf_n(&gpu);
         assert!(2 * n * 4 >= 8 * gpu.info().l2_cache_bytes as usize - 8192);
         assert!(n + kit::timed::window_room::<i32>() < i32::MAX as usize);
+    }
+
+    /// The timed checks' launches on the simulator (which cannot time):
+    /// prepared and checked as on a GPU, three of them.
+    fn three_launches(
+        _: &Gpu,
+        prepare: &mut dyn FnMut(usize) -> Result<()>,
+        launch: &mut dyn FnMut(usize) -> Result<()>,
+        check: &mut dyn FnMut(usize) -> Result<()>,
+    ) -> Result<Timing> {
+        for n in 0..3 {
+            prepare(n)?;
+            launch(n)?;
+            check(n)?;
+        }
+        Ok(Timing::default())
+    }
+
+    fn timed_on_sim(
+        file: &str,
+        timed: fn(&Ctx, &Module, usize, Timer) -> Result<Timed>,
+        n: usize,
+    ) -> Option<Result<Timed>> {
+        let compiler = kit::trial::compiler()?;
+        let options = ptx_build::CompileOptions::default();
+        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
+        let ptx = compiler.compile(&source, &options).unwrap().text;
+        let env = kit::RunEnv::new(1, Some(Gpu::simulator()), Some(compiler), options);
+        let build = kit::PartBuild::new(ptx);
+        let ctx = Ctx::new("ex11::test::perf::share-of-copy", &env, &build);
+        let module = ctx.module().unwrap();
+        Some(timed(&ctx, module, n, three_launches))
+    }
+
+    #[test]
+    fn the_timed_launches_check_every_output() {
+        const VARIANTS: &str = "grader/tests/variants";
+        let n = 5 * SECTION + 17;
+        if let Some(r) = timed_on_sim("reference/ex11-scan/kernels/brent_kung.cu", brent_kung_timed, n) {
+            r.unwrap();
+        }
+        let wrong = format!("{VARIANTS}/ex11-brent-kung-upsweep-off-by-one/exercises/ex11-scan/kernels/brent_kung.cu");
+        if let Some(r) = timed_on_sim(&wrong, brent_kung_timed, n) {
+            let e = format!("{:#}", r.err().expect("the off-by-one fails"));
+            assert!(e.contains(&format!("Y[{}] (n = {n}, section 0): expected", SECTION - 1)), "{e}");
+        }
+        // Two levels: 69 sections, their sums scanned in one more.
+        if let Some(r) = timed_on_sim("reference/ex11-scan/kernels/scan_any.cu", any_n_timed, 70_001) {
+            assert_eq!(r.unwrap().depth, 2);
+        }
+        let wrong = format!("{VARIANTS}/ex11-any-n-add-sums-off-by-one/exercises/ex11-scan/kernels/scan_any.cu");
+        if let Some(r) = timed_on_sim(&wrong, any_n_timed, 70_001) {
+            let e = format!("{:#}", r.err().expect("the wrong offset fails"));
+            assert!(e.contains("out[0] (n = 70001, section 0): expected"), "{e}");
+        }
     }
 
     #[test]
