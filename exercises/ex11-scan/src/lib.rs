@@ -47,11 +47,11 @@ pub const ANY_SIZES: [usize; 8] = [1, 31, 1024, 1025, 2055, 100_000, 1_049_607, 
 /// brent-kung's timed check: the section scan must move the ints it reads and
 /// writes at this share of the bandwidth of a copy of the same ints, timed in
 /// the same run. Provisional, chosen by reasoning: see CALIBRATION.md.
-pub const MIN_SHARE_BRENT_KUNG: f64 = 0.4;
+pub const MIN_SHARE_BRENT_KUNG: f64 = 0.3;
 /// any-n's timed check: the whole sequence of launches, against a copy of the
 /// same ints. The scan moves about 4 ints per element to the copy's 2, so an
 /// ideal one reaches about 50%. Provisional: see CALIBRATION.md.
-pub const MIN_SHARE_ANY_N: f64 = 0.25;
+pub const MIN_SHARE_ANY_N: f64 = 0.2;
 /// Elements checked after every timed launch, besides the first and last of
 /// the first two sections and the last element.
 const PERF_SPOTS: usize = 256;
