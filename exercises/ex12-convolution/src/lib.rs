@@ -1,120 +1,317 @@
-//! ex12: 2D convolution: naive, constant mask, tiled.
+//! ex12: 2D convolution of a float image with a (2r + 1) x (2r + 1) mask,
+//! r <= MAX_MASK_RADIUS = 3, the pixels outside the image ("ghost cells") 0,
+//! after Kirk and Hwu's *Programming Massively Parallel Processors*, chapter 7.
 //!
-//! Written by `grader new exercise` (docs/authoring.md): one part whose kernel
-//! scales a vector, `out[i] = FACTOR * in[i]`, with a correctness check at
-//! sizes that are not multiples of the block, a performance check against a
-//! yardstick timed in the same run, and that check's measured stand-in for
-//! machines that cannot time (src/measured.rs). Replace the task and keep the
-//! shape: every check explains what was expected, what came back and what to
-//! change.
+//! Three parts, one kernel each, all launched alike (16 x 16 blocks, one
+//! output per thread): `naive` reads the image and the mask from global
+//! memory; `constant` reads the mask from a `__constant__` array the grader
+//! fills (`Module::set_constant`, as `cudaMemcpyToSymbol`); `tiled` stages the
+//! block's input tile and its halo in shared memory. The memory lessons are
+//! measured on the simulator (src/measured.rs): coalesced image reads for
+//! `naive`; mask reads from constant memory, uniform across the warp, for
+//! `constant`; global loads per output far under (2r + 1)^2 for `tiled`. The
+//! timed checks compare `constant` with the same loop reading the mask from
+//! global memory and `tiled` with the untiled constant-mask loop, both the
+//! grader's kernels timed in the same run.
+//!
+//! Written with `grader new exercise ex12-convolution`, then filled in
+//! (docs/authoring.md).
 
+pub mod cpu;
 pub mod measured;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
+use kit::backend::{Arg, BackendError};
 use kit::timed::Windowed;
-use kit::{args, check, Check, Ctx, Exercise, LaunchConfig, Part};
+use kit::{Check, Ctx, Exercise, LaunchConfig, Module, Part};
 use rand::Rng;
 
-/// Threads per block, fixed by the grader's launch.
-pub const THREADS: u32 = 256;
-/// Sizes tested for correctness: one element, one short of a block, one past a
-/// block, and a large prime spanning many blocks.
-pub const SIZES: [usize; 4] = [1, 255, 257, 1_000_003];
-/// What the kernel multiplies by.
-pub const FACTOR: f32 = 2.0;
-/// The kernel must move data at this share of the yardstick's bandwidth or
-/// more (yardsticks/copy_linear.cu). Provisional: see CALIBRATION.md.
-pub const MIN_SHARE_OF_COPY: f64 = 0.5;
-pub const KERNEL: &str = "convolution";
-const YARDSTICK: &str = "copy_linear";
+/// Side of the square block and of a block's output tile, `TILE` in the `.cu` files.
+pub const TILE: u32 = 16;
+/// The largest mask radius, `MAX_MASK_RADIUS` in the `.cu` files: masks up to 7 x 7.
+pub const MAX_MASK_RADIUS: usize = 3;
+/// The `__constant__` array the grader writes the mask into (parts `constant` and `tiled`).
+pub const MASK_SYMBOL: &str = "F";
+/// Correctness cases as (width, height, r). One pixel (every tap but the
+/// centre a ghost cell); an image smaller than the mask; exactly one block;
+/// images wider than tall and taller than wide, no side a multiple of 16
+/// (except the one block); r = 0 (a 1 x 1 mask: a scaling); one row and one
+/// column; and large ones for a GPU.
+pub const CASES: [(usize, usize, usize); 11] = [
+    (1, 1, 3),
+    (3, 2, 3),
+    (16, 16, 1),
+    (76, 62, 2),
+    (62, 76, 3),
+    (45, 29, 0),
+    (300, 17, 1),
+    (17, 300, 3),
+    (33, 1, 2),
+    (1000, 999, 3),
+    (4099, 2053, 2),
+];
+/// Width of the timed image (its height fills 8x the L2 cache, in and out).
+pub const PERF_WIDTH: usize = 8192;
+/// The timed mask: the largest, 7 x 7.
+pub const PERF_RADIUS: usize = MAX_MASK_RADIUS;
+/// `constant::perf::faster-than-global-mask`: the kernel must be at least this
+/// fast relative to the same loop reading the mask from global memory
+/// (yardsticks/conv2d_global_mask.cu). A floor, by reasoning (the mask's 49
+/// floats stay in L1 either way on an H100, so the gap may be small): a
+/// correct constant-memory kernel is not slower; one whose warps read 16
+/// different mask elements at once is serialized 16 ways. To be calibrated:
+/// CALIBRATION.md.
+pub const MIN_CONSTANT_SPEEDUP: f64 = 0.8;
+/// `tiled::perf::faster-than-untiled`: the kernel must be at least this fast
+/// relative to the untiled constant-mask loop (yardsticks/conv2d_constant_mask.cu).
+/// A floor, by reasoning (L1 serves most of the untiled loop's 49 reads per
+/// output): a tile filled by whole warps is not slower; one filled by a single
+/// thread per block is several times slower. To be calibrated: CALIBRATION.md.
+pub const MIN_TILED_SPEEDUP: f64 = 0.8;
+/// Pixels checked after every timed launch, besides the four corners.
+const PERF_SPOTS: usize = 256;
+/// Length of the random block the timed image repeats (a prime, so that rows differ).
+const PERF_BLOCK: usize = 65_521;
+
+/// The three parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    Naive,
+    Constant,
+    Tiled,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 3] = [Variant::Naive, Variant::Constant, Variant::Tiled];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Naive => "naive",
+            Variant::Constant => "constant",
+            Variant::Tiled => "tiled",
+        }
+    }
+
+    pub fn file(self) -> &'static str {
+        match self {
+            Variant::Naive => "kernels/conv2d_naive.cu",
+            Variant::Constant => "kernels/conv2d_constant.cu",
+            Variant::Tiled => "kernels/conv2d_tiled.cu",
+        }
+    }
+
+    pub fn kernel(self) -> &'static str {
+        match self {
+            Variant::Naive => "conv2d_naive",
+            Variant::Constant => "conv2d_constant",
+            Variant::Tiled => "conv2d_tiled",
+        }
+    }
+
+    fn kernels(self) -> &'static [&'static str] {
+        match self {
+            Variant::Naive => &["conv2d_naive"],
+            Variant::Constant => &["conv2d_constant"],
+            Variant::Tiled => &["conv2d_tiled"],
+        }
+    }
+
+    fn part(self) -> Part {
+        let mut part = Part::new(self.name(), self.file(), self.kernels(), 10.0);
+        for (w, h, r) in CASES {
+            part = part.check(
+                Check::correctness(format!("{w}x{h}-r{r}"), move |ctx| correct(ctx, self, w, h, r))
+                    .heavy_if(w * h * cpu::side(r) * cpu::side(r) > kit::SIM_MAX_ELEMENTS),
+            );
+        }
+        match self {
+            Variant::Naive => part.check(Check::structure("coalesced", measured::coalesced_check)),
+            Variant::Constant => {
+                part.check(Check::structure("mask-in-constant", measured::mask_in_constant_check)).check(
+                    Check::performance("faster-than-global-mask", |ctx| faster_than_yardstick(ctx, Variant::Constant))
+                        // What a constant mask saves is the mask's global loads, read as broadcasts: both measured.
+                        .with_stand_in(|ctx| kit::measure::skip_unmeasurable(measured::mask_in_constant_stand_in(ctx))),
+                )
+            }
+            Variant::Tiled => part.check(Check::structure("halo-in-shared", measured::halo_in_shared_check)).check(
+                Check::performance("faster-than-untiled", |ctx| faster_than_yardstick(ctx, Variant::Tiled))
+                    // A tile pays when whole warps fill it (one loader per block is far slower): measured.
+                    .with_stand_in(|ctx| kit::measure::skip_unmeasurable(measured::warp_wide_fill_stand_in(ctx))),
+            ),
+        }
+    }
+
+    /// Puts the mask where the kernel reads it: nothing for `naive` (an
+    /// argument), the `__constant__` array `F` for the others (cudaMemcpyToSymbol).
+    pub fn prepare(self, module: &Module, mask: &[f32]) -> Result<()> {
+        if self == Variant::Naive {
+            return Ok(());
+        }
+        let file = self.file().trim_start_matches("kernels/");
+        module.set_constant(MASK_SYMBOL, &cpu::constant_mask(mask)).map_err(|e| {
+            match e.downcast_ref::<BackendError>() {
+                Some(BackendError::MissingSymbol(_)) => e.context(format!(
+                    "{file} has no `__constant__ float F[(2 * MAX_MASK_RADIUS + 1) * (2 * MAX_MASK_RADIUS + 1)];` at \
+                 file scope (keep the stub's declaration, and read the mask from it: a variable nothing reads may \
+                 be left out of the compiled module): the grader copies the mask into it before every launch, as \
+                 cudaMemcpyToSymbol does"
+                )),
+                _ => e.context(format!(
+                    "writing the {} mask values into `__constant__ float {MASK_SYMBOL}[{}]` (keep the stub's size)",
+                    mask.len(),
+                    cpu::MASK_CAPACITY
+                )),
+            }
+        })
+    }
+
+    /// Starts the kernel: `mask` is the device copy (an argument of `naive` only).
+    pub fn launch_on(
+        self,
+        module: &Module,
+        input: Arg,
+        mask: Arg,
+        out: Arg,
+        (w, h, r): (usize, usize, usize),
+    ) -> Result<()> {
+        let cfg = launch_config(w, h);
+        let (r, w, h) = ((r as i32).into(), (w as i32).into(), (h as i32).into());
+        match self {
+            Variant::Naive => module.launch_async(self.kernel(), cfg, &[input, mask, out, r, w, h]),
+            Variant::Constant | Variant::Tiled => module.launch_async(self.kernel(), cfg, &[input, out, r, w, h]),
+        }
+    }
+}
 
 pub fn exercise() -> Exercise {
-    let mut part = Part::new("convolution", "kernels/convolution.cu", &[KERNEL], 10.0);
-    for n in SIZES {
-        part = part.check(Check::correctness(format!("n={n}"), move |ctx| correct(ctx, n)));
-    }
-    part = part.check(
-        Check::performance("share-of-copy", share_of_copy)
-            // Where nothing can be timed: the lesson judged from the simulator's memory profile.
-            .with_stand_in(|ctx| kit::measure::skip_unmeasurable(measured::coalesced(ctx))),
-    );
     Exercise {
         id: "ex12",
         slug: "convolution",
         title: "2D convolution: naive, constant mask, tiled",
         dir: "exercises/ex12-convolution",
-        parts: vec![part],
+        parts: Variant::ALL.iter().map(|v| v.part()).collect(),
     }
 }
 
-/// `ceil(n / THREADS)` blocks of THREADS threads.
-pub fn launch_config(n: usize) -> LaunchConfig {
-    LaunchConfig::linear(n.div_ceil(THREADS as usize) as u32, THREADS)
+/// The launch of every part: blocks of 16 x 16 threads, `ceil(width / 16) x
+/// ceil(height / 16)` of them, x over the columns; no dynamic shared memory.
+pub fn launch_config(width: usize, height: usize) -> LaunchConfig {
+    let blocks = |pixels: usize| (pixels as u32).div_ceil(TILE);
+    LaunchConfig::grid2d((blocks(width), blocks(height)), (TILE, TILE))
 }
 
-/// The CPU reference, in f64.
-pub fn cpu(input: &[f32]) -> Vec<f64> {
-    input.iter().map(|&x| FACTOR as f64 * x as f64).collect()
-}
-
-fn correct(ctx: &Ctx, n: usize) -> Result<String> {
-    let module = ctx.kernel_module(KERNEL)?;
-    // The same for every student of a batch: drawn and computed once per seed.
-    let inputs = ctx.shared("in+out", || {
-        let input = kit::inputs::uniform_f32(&mut ctx.rng(), n, -1.0, 1.0);
-        let expected = cpu(&input);
-        (input, expected)
-    });
+/// Runs variant `v` once on `image` (width x height) with `mask` of radius `r`
+/// and returns `out`, poisoned before the launch.
+pub fn convolve_on(
+    module: &Module,
+    v: Variant,
+    image: &[f32],
+    mask: &[f32],
+    (w, h, r): (usize, usize, usize),
+) -> Result<Vec<f32>> {
     let gpu = module.gpu();
-    let d_in = gpu.upload("in", &inputs.0)?;
-    // Poisoned: an element the kernel never writes shows as "never written".
-    let d_out = gpu.poisoned::<f32>("out", n)?;
-    module.launch(KERNEL, launch_config(n), &args![&d_in, &d_out, n as i32])?;
-    // FACTOR * x is exact in float: no tolerance.
-    check::close("out", &inputs.1, &d_out.read()?, 0.0, 0.0)?;
-    Ok(format!("{} block(s)", launch_config(n).grid.0))
+    let d_in = gpu.upload("in", image)?;
+    let d_mask = gpu.upload("mask", mask)?;
+    let d_out = gpu.poisoned::<f32>("out", w * h)?;
+    v.prepare(module, mask)?;
+    v.launch_on(module, d_in.arg(), d_mask.arg(), d_out.arg(), (w, h, r))?;
+    gpu.finish().map_err(|e| e.context(format!("running `{}` on a {w} x {h} image with r = {r}", v.kernel())))?;
+    d_out.read()
 }
 
-fn share_of_copy(ctx: &Ctx) -> Result<String> {
-    let module = ctx.kernel_module(KERNEL)?;
-    // Measured once per run; where nothing can be timed this says so (not
-    // graded) before anything large is allocated.
+fn correct(ctx: &Ctx, v: Variant, w: usize, h: usize, r: usize) -> Result<String> {
+    let module = ctx.kernel_module(v.kernel())?;
+    // The same for every student of a batch: drawn and computed once per seed.
+    let inputs = ctx.shared("in+mask+out", || {
+        let mut rng = ctx.rng();
+        let image = cpu::image(&mut rng, w * h);
+        let mask = cpu::mask(&mut rng, r);
+        let expected = cpu::convolve(&image, &mask, r, w, h);
+        (image, mask, expected)
+    });
+    let (image, mask, expected) = (&inputs.0, &inputs.1, &inputs.2);
+    let got = convolve_on(module, v, image, mask, (w, h, r))?;
+    cpu::compare(image, mask, expected, &got, (r, w, h))?;
+    let cfg = launch_config(w, h);
+    Ok(format!("{} x {} blocks of 16 x 16, a {s} x {s} mask", cfg.grid.0, cfg.grid.1, s = cpu::side(r)))
+}
+
+/// Rows of the timed image: with `PERF_WIDTH` columns, input and output
+/// together 8x the L2 cache, so that DRAM, not the cache, is measured.
+pub fn perf_rows(gpu: &kit::Gpu) -> usize {
+    (kit::exercise::bandwidth_elements(gpu) / 2 / PERF_WIDTH).max(1)
+}
+
+/// The timed checks: `constant` against the global-mask loop, `tiled` against
+/// the untiled constant-mask loop, on the same buffers, in the same run.
+fn faster_than_yardstick(ctx: &Ctx, v: Variant) -> Result<String> {
+    let module = ctx.kernel_module(v.kernel())?;
+    // Where nothing can be timed this says so (not graded) before anything large is allocated.
     let copy_gbps = ctx.copy_bandwidth_gbps()?;
     let gpu = module.gpu();
-    let yardstick = ctx.yardstick(YARDSTICK, include_str!("../yardsticks/copy_linear.cu"))?;
-    // 8x the L2 cache in all, so that DRAM, not the cache, is measured.
-    let n = (kit::exercise::bandwidth_elements(gpu) / 2).min(i32::MAX as usize);
-    // A random block repeated on the device (drawing tens of millions of
-    // values would take longer than the timing; zeros would let a kernel that
-    // writes nothing "compute" 2 x 0). kit::timed gives every launch a window
-    // of it further on, resets the output before each launch and checks what
-    // each launch wrote: the one way to time a student's kernel.
-    let block = ctx.shared("perf-block", || kit::inputs::uniform_f32(&mut ctx.rng(), 65_521, -1.0, 1.0));
-    let d_in = Windowed::repeated(gpu, "in", &block, n)?;
-    let d_out = gpu.poisoned::<f32>("out", n)?;
-    let cfg = launch_config(n);
-    let a = |launch| [d_in.arg(launch), d_out.arg(), (n as i32).into()];
+    let (yardstick, min, baseline_name) = match v {
+        Variant::Constant => (
+            ("conv2d_global_mask", include_str!("../yardsticks/conv2d_global_mask.cu")),
+            MIN_CONSTANT_SPEEDUP,
+            "the same loop with the mask in global memory",
+        ),
+        Variant::Tiled => (
+            ("conv2d_constant_mask", include_str!("../yardsticks/conv2d_constant_mask.cu")),
+            MIN_TILED_SPEEDUP,
+            "the untiled loop with the mask in constant memory",
+        ),
+        Variant::Naive => bail!("part `naive` is not timed"),
+    };
+    let ys = ctx.yardstick(yardstick.0, yardstick.1)?;
+    let (w, h, r) = (PERF_WIDTH, perf_rows(gpu), PERF_RADIUS);
+    let pixels = w * h;
+    let mask = ctx.shared("perf-mask", || cpu::mask(&mut ctx.rng_for("perf-mask"), r));
+    // A random block repeated on the device, each launch convolving a window
+    // of it further on (kit::timed); every launch's output is checked at
+    // seeded pixels against the CPU's convolution of that launch's window.
+    let block = ctx.shared("perf-block", || cpu::image(&mut ctx.rng_for("perf-block"), PERF_BLOCK));
+    let d_in = Windowed::repeated(gpu, "in", &block, pixels)?;
+    let d_mask = gpu.upload("mask", &mask)?;
+    let d_out = gpu.poisoned::<f32>("out", pixels)?;
+    v.prepare(module, &mask)?;
     let student = kit::timed::student(
         gpu,
         |_| d_out.poison(),
-        |launch| module.launch_async(KERNEL, cfg, &a(launch)),
+        |launch| v.launch_on(module, d_in.arg(launch), d_mask.arg(), d_out.arg(), (w, h, r)),
         |launch| {
-            // The last element, then elements drawn for this launch.
             let mut rng = ctx.rng_for(&format!("launch {launch}"));
-            let at: Vec<usize> = std::iter::once(n - 1).chain((0..256).map(|_| rng.random_range(0..n))).collect();
-            let got = d_out.read_elements(at.iter().copied())?;
-            let expected: Vec<f64> = at.iter().map(|&i| cpu(&[block[d_in.at(launch, i) % block.len()]])[0]).collect();
-            check::close("out (a sample)", &expected, &got, 0.0, 0.0)
+            let at: Vec<usize> = [0, w - 1, pixels - w, pixels - 1]
+                .into_iter()
+                .chain((0..PERF_SPOTS).map(|_| rng.random_range(0..pixels)))
+                .collect();
+            let pixel = |y: usize, x: usize| block[d_in.at(launch, y * w + x) % block.len()];
+            for (&i, got) in at.iter().zip(d_out.read_elements(at.iter().copied())?) {
+                let expected = cpu::conv_at(pixel, &mask, r, w, h, i / w, i % w);
+                if !cpu::close_enough(got, expected, r) {
+                    let got =
+                        if kit::check::is_poison(&got) { "nothing (never written)".into() } else { got.to_string() };
+                    bail!("out[{}][{}] ({w} x {h}, r = {r}): expected {}, got {got}", i / w, i % w, expected.0);
+                }
+            }
+            Ok(())
         },
     )?;
-    let copy = ctx.time_yardstick(&yardstick, YARDSTICK, cfg, &a(0), || d_out.poison())?;
-    let bytes = 2 * n * 4;
-    let line = kit::perf::require_share(
-        &format!("{KERNEL} on {n} floats"),
-        student.gb_per_s(bytes),
-        "a plain copy",
-        copy.gb_per_s(bytes),
-        MIN_SHARE_OF_COPY,
+    let cfg = launch_config(w, h);
+    let (ri, wi, hi) = ((r as i32).into(), (w as i32).into(), (h as i32).into());
+    let args = match v {
+        Variant::Constant => vec![d_in.arg(0), d_mask.arg(), d_out.arg(), ri, wi, hi],
+        _ => {
+            ys.set_constant(MASK_SYMBOL, &cpu::constant_mask(&mask))?;
+            vec![d_in.arg(0), d_out.arg(), ri, wi, hi]
+        }
+    };
+    let baseline = ctx.time_yardstick(&ys, yardstick.0, cfg, &args, || d_out.poison())?;
+    let line = kit::perf::require_speedup(
+        &format!("{} on a {w} x {h} image, {s} x {s} mask", v.kernel(), s = cpu::side(r)),
+        &student,
+        &baseline,
+        baseline_name,
+        min,
     )?;
     Ok(format!("{line} (the kit's float4 copy: {copy_gbps:.0} GB/s)"))
 }
@@ -124,23 +321,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn launch_covers_every_element() {
-        assert_eq!(launch_config(1).grid.0, 1);
-        assert_eq!(launch_config(256).grid.0, 1);
-        assert_eq!(launch_config(257).grid.0, 2);
-        assert!(SIZES.iter().filter(|&&n| n % THREADS as usize != 0).count() >= 3);
+    fn the_launch_covers_every_pixel_with_whole_blocks() {
+        let cfg = launch_config(76, 62);
+        assert_eq!((cfg.grid, cfg.block, cfg.shared_bytes), ((5, 4, 1), (16, 16, 1), 0));
+        assert_eq!(launch_config(1, 1).grid, (1, 1, 1));
+        for (w, h, _) in CASES {
+            let cfg = launch_config(w, h);
+            let (gx, gy) = (cfg.grid.0 as usize, cfg.grid.1 as usize);
+            assert!(gx * 16 >= w && (gx - 1) * 16 < w && gy * 16 >= h && (gy - 1) * 16 < h, "{w}x{h}");
+        }
     }
 
     #[test]
-    fn cpu_reference_scales() {
-        assert_eq!(cpu(&[1.0, -0.5]), vec![2.0, -1.0]);
+    fn cases_cover_the_edges() {
+        assert!(CASES.iter().any(|&(w, h, _)| w > h) && CASES.iter().any(|&(w, h, _)| w < h));
+        assert!(CASES.iter().all(|&(w, h, _)| w == h || w == 1 || h == 1 || w != h));
+        for r in 0..=MAX_MASK_RADIUS {
+            assert!(CASES.iter().any(|&(_, _, cr)| cr == r), "radius {r}");
+        }
+        assert!(CASES.iter().any(|&(w, h, r)| w < cpu::side(r) && h < cpu::side(r)), "an image smaller than the mask");
+        assert!(CASES.contains(&(1, 1, MAX_MASK_RADIUS)));
+        assert!(CASES.iter().filter(|&&(w, h, _)| w % 16 != 0 && h % 16 != 0).count() >= 8);
+        let heavy = |&&(w, h, r): &&(usize, usize, usize)| w * h * cpu::side(r) * cpu::side(r) > kit::SIM_MAX_ELEMENTS;
+        assert_eq!(CASES.iter().filter(heavy).count(), 2, "the simulator runs all but the two large ones");
     }
 
     #[test]
-    fn one_part_with_a_correctness_and_a_timed_check() {
+    fn the_timed_image_outgrows_the_l2() {
+        let gpu = kit::Gpu::simulator();
+        let rows = perf_rows(&gpu);
+        assert!(2 * rows * PERF_WIDTH * 4 >= 8 * gpu.info().l2_cache_bytes as usize - 2 * PERF_WIDTH * 4);
+        assert!(rows * PERF_WIDTH < i32::MAX as usize);
+        assert!(PERF_BLOCK > kit::timed::window_room::<f32>());
+    }
+
+    #[test]
+    fn three_parts_with_every_kind_of_check() {
         let ex = exercise();
-        assert_eq!((ex.id, ex.dir), ("ex12", "exercises/ex12-convolution"));
-        let names: Vec<_> = ex.parts[0].checks.iter().map(|c| c.name.as_str()).collect();
-        assert!(names.contains(&"n=1000003") && names.contains(&"share-of-copy"), "{names:?}");
+        assert_eq!((ex.id, ex.slug, ex.dir), ("ex12", "convolution", "exercises/ex12-convolution"));
+        let names = |p: usize| ex.parts[p].checks.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        assert!(names(0).contains(&"coalesced".to_string()) && names(0).contains(&"62x76-r3".to_string()));
+        assert!(names(1).contains(&"mask-in-constant".to_string()));
+        assert!(names(1).contains(&"faster-than-global-mask".to_string()));
+        assert!(
+            names(2).contains(&"halo-in-shared".to_string()) && names(2).contains(&"faster-than-untiled".to_string())
+        );
     }
 }
