@@ -124,14 +124,7 @@ pub fn compare(
         let (y, x) = at(i);
         y < r || x < r || y + r >= height || x + r >= width
     };
-    if r > 0 && (0..total).filter(|&i| !ok(i)).all(near_border) {
-        msg += &format!(
-            ". Every wrong pixel is within r = {r} of the border: the taps that fall outside the image (the ghost \
-             cells) must count as 0. Skip them (or store 0 in the tile) when the row is outside 0 .. height - 1 \
-             or the column outside 0 .. width - 1; never read in[] there: it is another row's pixel or outside \
-             the buffer"
-        );
-    } else if width != height && matches_pitch(image, mask, r, (width, height), first, got[first], height) {
+    if width != height && matches_pitch(image, mask, r, (width, height), first, got[first], height) {
         msg += &format!(
             ", which is the sum with the rows taken {height} pixels long: a row of the image is width = {width} \
              pixels, so pixel (y, x) is in[y * width + x], not in[y * height + x]"
@@ -142,6 +135,13 @@ pub fn compare(
              (2r + 1) = {w} x {w} values, so tap (i, j) is at i * (2r + 1) + j = i * {w} + j",
             side(MAX_MASK_RADIUS),
             w = side(r)
+        );
+    } else if r > 0 && (0..total).any(|i| !near_border(i)) && (0..total).filter(|&i| !ok(i)).all(near_border) {
+        msg += &format!(
+            ". Every wrong pixel is within r = {r} of the border, and the pixels further in are right: the taps \
+             that fall outside the image (the ghost cells) must count as 0. Skip them (or store 0 in the tile) \
+             when the row is outside 0 .. height - 1 or the column outside 0 .. width - 1; never read in[] there: \
+             it is another row's pixel or outside the buffer"
         );
     }
     bail!(msg)
@@ -173,4 +173,96 @@ fn matches_stride(image: &[f32], mask: &[f32], r: usize, (width, height): (usize
     }
     let pixel = |y: usize, x: usize| image[y * width + x];
     close_enough(got, conv_at(pixel, &strided[..w * w], r, width, height, i / width, i % width), r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kit::inputs::rng_for;
+
+    fn poison() -> f32 {
+        f32::from_bits(u32::from_ne_bytes([kit::gpu::POISON_BYTE; 4]))
+    }
+
+    /// What a float kernel computes: the taps in order, in f32.
+    fn float_conv(image: &[f32], mask: &[f32], r: usize, width: usize, height: usize, pitch: usize) -> Vec<f32> {
+        let w = side(r);
+        (0..width * height)
+            .map(|p| {
+                let (row, col) = (p / width, p % width);
+                let mut sum = 0.0f32;
+                for i in 0..w {
+                    for j in 0..w {
+                        let (y, x) = ((row + i).wrapping_sub(r), (col + j).wrapping_sub(r));
+                        if y < height && x < width {
+                            sum += mask[i * w + j] * image.get(y * pitch + x).copied().unwrap_or(0.0);
+                        }
+                    }
+                }
+                sum
+            })
+            .collect()
+    }
+
+    fn case(seed: u64, w: usize, h: usize, r: usize) -> (Vec<f32>, Vec<f32>, Vec<(f64, f64)>) {
+        let mut rng = rng_for(seed, "t");
+        let image = image(&mut rng, w * h);
+        let mask = mask(&mut rng, r);
+        let expected = convolve(&image, &mask, r, w, h);
+        (image, mask, expected)
+    }
+
+    #[test]
+    fn a_float_kernel_is_within_the_bound_and_a_one_ulp_slip_of_a_large_term_is_not_hidden() {
+        for (w, h, r) in [(1, 1, 3), (3, 2, 3), (17, 9, 2), (20, 13, 0)] {
+            let (image, mask, expected) = case(1, w, h, r);
+            let got = float_conv(&image, &mask, r, w, h, w);
+            assert!(compare(&image, &mask, &expected, &got, (r, w, h)).is_ok(), "{w}x{h} r{r}");
+        }
+        // The bound: 2 γ_49 Σ|terms| ≈ 5.8e-6 Σ|terms|; a pixel read from the wrong place is far off.
+        assert!((tolerance(49, 1.0) - 2.0 * 49.0 * 2f64.powi(-24) / (1.0 - 49.0 * 2f64.powi(-24))).abs() < 1e-9);
+        assert!(tolerance(49, 10.0) < 1e-4);
+    }
+
+    #[test]
+    fn unwritten_pixels_are_named() {
+        let (w, h, r) = (9, 7, 1);
+        let (image, mask, expected) = case(2, w, h, r);
+        let mut got = float_conv(&image, &mask, r, w, h, w);
+        got[2 * w + 8] = poison();
+        let err = compare(&image, &mask, &expected, &got, (r, w, h)).unwrap_err().to_string();
+        assert!(err.contains("never written, the first at row 2, column 8") && err.contains("row < height"), "{err}");
+        let none = vec![poison(); w * h];
+        assert!(compare(&image, &mask, &expected, &none, (r, w, h)).unwrap_err().to_string().contains("no pixel"));
+    }
+
+    #[test]
+    fn ghost_cells_read_as_pixels_are_recognised() {
+        let (w, h, r) = (12, 10, 2);
+        let (image, mask, expected) = case(3, w, h, r);
+        let mut got = float_conv(&image, &mask, r, w, h, w);
+        // Taps left of column 0 read the previous row's last pixels (a missing column test).
+        for row in 0..h {
+            for col in 0..r {
+                got[row * w + col] += 0.5;
+            }
+        }
+        let err = compare(&image, &mask, &expected, &got, (r, w, h)).unwrap_err().to_string();
+        assert!(err.contains("within r = 2 of the border") && err.contains("ghost cells"), "{err}");
+    }
+
+    #[test]
+    fn a_pitch_from_the_height_and_a_stride_of_seven_are_recognised() {
+        let (w, h, r) = (6, 9, 1);
+        let (image, mask, expected) = case(4, w, h, r);
+        let got = float_conv(&image, &mask, r, w, h, h);
+        let err = compare(&image, &mask, &expected, &got, (r, w, h)).unwrap_err().to_string();
+        assert!(err.contains("in[y * width + x], not in[y * height + x]"), "{err}");
+        // F[i * 7 + j] with r = 1: the grader's F holds the 9 values then zeros.
+        let all = constant_mask(&mask);
+        let strided: Vec<f32> = (0..9).map(|k| all[(k / 3) * 7 + k % 3]).collect();
+        let got = float_conv(&image, &strided, r, w, h, w);
+        let err = compare(&image, &mask, &expected, &got, (r, w, h)).unwrap_err().to_string();
+        assert!(err.contains("stride of 7") && err.contains("i * 3 + j"), "{err}");
+    }
 }
