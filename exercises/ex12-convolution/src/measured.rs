@@ -95,25 +95,53 @@ fn per_output(count: u64) -> f64 {
     count as f64 / outputs() as f64
 }
 
+/// Floats the active lanes loaded from global memory: from the totals, which
+/// count a generic `ld` by the space each lane's address falls in (clang turns
+/// `cond ? tile[..] : in[..]` into one generic load of a selected pointer, which
+/// the per-instruction rows list as generic, not global).
+pub fn global_floats(m: &Measurement) -> u64 {
+    m.stats.global_load_bytes / 4
+}
+
+/// The load instruction (global, or generic as clang may emit) that the most
+/// lanes executed: where the extra global loads of a kernel are.
+pub fn busiest_load(m: &Measurement) -> Option<&kit::measure::InstrStats> {
+    m.rows(|k| matches!(k, AccessKind::GlobalLoad | AccessKind::GenericLoad)).max_by_key(|r| r.thread_accesses)
+}
+
+/// ", most at kernels/x.cu:12 (`ld.global.f32`)", or nothing.
+fn most_at(m: &Measurement) -> String {
+    busiest_load(m).map(|r| format!(", most at {}", kit::measure::at(r))).unwrap_or_default()
+}
+
+/// Floats per warp-level global load request: active lanes for `float` loads.
+pub fn global_floats_per_request(m: &Measurement) -> f64 {
+    if m.stats.global_load_requests == 0 {
+        0.0
+    } else {
+        global_floats(m) as f64 / m.stats.global_load_requests as f64
+    }
+}
+
 fn figures(m: &Measurement) -> String {
     format!(
         "per output on a {MEASURE_W} x {MEASURE_H} image, 7 x 7 mask: {:.2} global loads ({:.2} taps inside the \
-         image), {:.2} constant loads ({:.2} constant-cache passes per load), {:.2} shared loads; global sectors \
+         image), {:.2} constant loads ({:.2} constant-cache passes per load), {:.2} shared loads (warp requests x 32); global sectors \
          per request: loads {:.1}, stores {:.1}; {:.1} active lanes per global load",
-        per_output(m.thread_global_loads()),
+        per_output(global_floats(m)),
         inside_taps_per_output(),
         per_output(m.thread_const_loads()),
         m.const_passes_per_request(),
-        per_output(m.thread_shared_loads()),
+        per_output(m.stats.shared_load_requests * 32),
         m.load_sectors_per_request(),
         m.store_sectors_per_request(),
-        m.global_lanes_per_load()
+        global_floats_per_request(m)
     )
 }
 
 /// `naive`: the image read along rows, threads of a warp on neighbouring columns.
 pub fn coalesced(m: &Measurement) -> Result<String> {
-    if m.thread_global_loads() == 0 {
+    if global_floats(m) == 0 {
         bail!(
             "conv2d_naive reads nothing from global memory ({}): this part is the baseline the others are compared \
              with; read the image and the mask from the `in` and `mask` arguments",
@@ -147,7 +175,7 @@ pub fn coalesced_check(ctx: &Ctx) -> Result<String> {
 
 /// `constant`: the mask read from constant memory, as broadcasts.
 pub fn mask_in_constant(m: &Measurement) -> Result<String> {
-    let global = per_output(m.thread_global_loads());
+    let global = per_output(global_floats(m));
     if m.stats.const_load_requests == 0 || global > MAX_CONSTANT_LOADS_PER_OUTPUT {
         bail!(
             "{}: {global:.2} global loads and {:.2} constant loads per output (the image's taps: {:.2}; at most \
@@ -157,7 +185,7 @@ pub fn mask_in_constant(m: &Measurement) -> Result<String> {
             m.kernel,
             per_output(m.thread_const_loads()),
             inside_taps_per_output(),
-            worst_at(m.worst_global(AccessKind::GlobalLoad))
+            most_at(m)
         );
     }
     let passes = m.const_passes_per_request();
@@ -188,7 +216,7 @@ pub fn mask_in_constant_stand_in(ctx: &Ctx) -> Result<String> {
 
 /// `tiled`: the image staged once per tile, halo included; the mask in constant memory.
 pub fn halo_in_shared(m: &Measurement) -> Result<String> {
-    let global = per_output(m.thread_global_loads());
+    let global = per_output(global_floats(m));
     let staged = staged_pixels() as f64;
     if global > MAX_TILED_LOADS_PER_OUTPUT {
         let why = if m.stats.const_load_requests == 0 {
@@ -201,7 +229,7 @@ pub fn halo_in_shared(m: &Measurement) -> Result<String> {
                  sums still read pixels from global memory, most likely the halo (PMPP's variant that leaves the \
                  halo to the caches). Stage the whole (16 + 2r) x (16 + 2r) tile, halo included, in shared memory \
                  and read every tap from it",
-                m.thread_global_loads() as f64 / staged
+                global_floats(m) as f64 / staged
             )
         } else {
             "and no shared memory: the sums read every tap from global memory. Stage the block's (16 + 2r) x \
@@ -213,7 +241,7 @@ pub fn halo_in_shared(m: &Measurement) -> Result<String> {
              {MAX_TILED_LOADS_PER_OUTPUT}){}, {why}",
             m.kernel,
             staged / outputs() as f64,
-            worst_at(m.worst_global(AccessKind::GlobalLoad))
+            most_at(m)
         );
     }
     if m.stats.const_load_requests == 0 {
@@ -226,8 +254,8 @@ pub fn halo_in_shared(m: &Measurement) -> Result<String> {
     Ok(format!(
         "image loaded {:.2} times per pixel of the tiles and halos ({} loads, {staged} tile pixels inside the \
          image); {}",
-        m.thread_global_loads() as f64 / staged,
-        m.thread_global_loads(),
+        global_floats(m) as f64 / staged,
+        global_floats(m),
         figures(m)
     ))
 }
@@ -241,7 +269,7 @@ pub fn halo_in_shared_check(ctx: &Ctx) -> Result<String> {
 pub fn warp_wide_fill_stand_in(ctx: &Ctx) -> Result<String> {
     let m = measure(ctx, Variant::Tiled)?;
     let line = halo_in_shared(&m)?;
-    let lanes = m.global_lanes_per_load();
+    let lanes = global_floats_per_request(&m);
     if lanes < MIN_LANES_PER_LOAD {
         bail!(
             "conv2d_tiled: {lanes:.1} active lanes per global load (whole warps: about 28; at least \
