@@ -242,6 +242,34 @@ pub fn perf_rows(gpu: &kit::Gpu) -> usize {
     (kit::exercise::bandwidth_elements(gpu) / 2 / PERF_WIDTH).max(1)
 }
 
+/// Checks what timed launch `launch` wrote: the four corners and
+/// `PERF_SPOTS` seeded pixels, against the CPU's convolution of the window of
+/// the repeated `block` that the launch saw.
+pub fn check_launch(
+    block: &[f32],
+    mask: &[f32],
+    d_in: &Windowed<f32>,
+    d_out: &kit::DeviceBuffer<f32>,
+    launch: usize,
+    (w, h, r): (usize, usize, usize),
+    rng: &mut impl Rng,
+) -> Result<()> {
+    let pixels = w * h;
+    let at: Vec<usize> = [0, w - 1, pixels - w, pixels - 1]
+        .into_iter()
+        .chain((0..PERF_SPOTS).map(|_| rng.random_range(0..pixels)))
+        .collect();
+    let pixel = |y: usize, x: usize| block[d_in.at(launch, y * w + x) % block.len()];
+    for (&i, got) in at.iter().zip(d_out.read_elements(at.iter().copied())?) {
+        let expected = cpu::conv_at(pixel, mask, r, w, h, i / w, i % w);
+        if !cpu::close_enough(got, expected, r) {
+            let got = if kit::check::is_poison(&got) { "nothing (never written)".into() } else { got.to_string() };
+            bail!("out[{}][{}] ({w} x {h}, r = {r}): expected {}, got {got}", i / w, i % w, expected.0);
+        }
+    }
+    Ok(())
+}
+
 /// The timed checks: `constant` against the global-mask loop, `tiled` against
 /// the untiled constant-mask loop, on the same buffers, in the same run.
 fn faster_than_yardstick(ctx: &Ctx, v: Variant) -> Result<String> {
@@ -279,21 +307,7 @@ fn faster_than_yardstick(ctx: &Ctx, v: Variant) -> Result<String> {
         |_| d_out.poison(),
         |launch| v.launch_on(module, d_in.arg(launch), d_mask.arg(), d_out.arg(), (w, h, r)),
         |launch| {
-            let mut rng = ctx.rng_for(&format!("launch {launch}"));
-            let at: Vec<usize> = [0, w - 1, pixels - w, pixels - 1]
-                .into_iter()
-                .chain((0..PERF_SPOTS).map(|_| rng.random_range(0..pixels)))
-                .collect();
-            let pixel = |y: usize, x: usize| block[d_in.at(launch, y * w + x) % block.len()];
-            for (&i, got) in at.iter().zip(d_out.read_elements(at.iter().copied())?) {
-                let expected = cpu::conv_at(pixel, &mask, r, w, h, i / w, i % w);
-                if !cpu::close_enough(got, expected, r) {
-                    let got =
-                        if kit::check::is_poison(&got) { "nothing (never written)".into() } else { got.to_string() };
-                    bail!("out[{}][{}] ({w} x {h}, r = {r}): expected {}, got {got}", i / w, i % w, expected.0);
-                }
-            }
-            Ok(())
+            check_launch(&block, &mask, &d_in, &d_out, launch, (w, h, r), &mut ctx.rng_for(&format!("launch {launch}")))
         },
     )?;
     let cfg = launch_config(w, h);
@@ -319,6 +333,61 @@ fn faster_than_yardstick(ctx: &Ctx, v: Variant) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The timed checks' plumbing, on the simulator with a small image: the
+    /// references and the yardsticks on windows of a repeated block, each
+    /// launch's output checked against its own window; a launch checked
+    /// against another launch's window fails.
+    #[test]
+    fn timed_launches_are_checked_against_their_own_window() {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let compile = |path: &str, text: Option<&str>| {
+            let source = match text {
+                Some(t) => ptx_build::SourceFile::from_text(path, t),
+                None => ptx_build::SourceFile::from_text(
+                    path,
+                    &std::fs::read_to_string(kit::trial::workspace_file(path)).unwrap(),
+                ),
+            };
+            compiler.compile(&source, &ptx_build::CompileOptions::default()).unwrap().text
+        };
+        let gpu = kit::Gpu::simulator();
+        let (w, h, r) = (40, 24, 3);
+        let mut rng = kit::inputs::rng_for(7, "timed");
+        let block = cpu::image(&mut rng, kit::timed::window_room::<f32>() + 101);
+        let mask = cpu::mask(&mut rng, r);
+        let d_in = Windowed::repeated(&gpu, "in", &block, w * h).unwrap();
+        let d_mask = gpu.upload("mask", &mask).unwrap();
+        let d_out = gpu.poisoned::<f32>("out", w * h).unwrap();
+        let spots = |launch| kit::inputs::rng_for(7, &format!("launch {launch}"));
+        for v in Variant::ALL {
+            let module = gpu.load(&compile(&format!("reference/ex12-convolution/{}", v.file()), None)).unwrap();
+            v.prepare(&module, &mask).unwrap();
+            for launch in [0, 3] {
+                d_out.poison().unwrap();
+                v.launch_on(&module, d_in.arg(launch), d_mask.arg(), d_out.arg(), (w, h, r)).unwrap();
+                gpu.finish().unwrap();
+                check_launch(&block, &mask, &d_in, &d_out, launch, (w, h, r), &mut spots(launch)).unwrap();
+                let err = check_launch(&block, &mask, &d_in, &d_out, launch + 1, (w, h, r), &mut spots(launch));
+                assert!(err.unwrap_err().to_string().contains("expected"), "{v:?}");
+            }
+        }
+        let ri = || -> [kit::backend::Arg; 3] { [(r as i32).into(), (w as i32).into(), (h as i32).into()] };
+        let global =
+            gpu.load(&compile("<grader>/g.cu", Some(include_str!("../yardsticks/conv2d_global_mask.cu")))).unwrap();
+        let constant =
+            gpu.load(&compile("<grader>/c.cu", Some(include_str!("../yardsticks/conv2d_constant_mask.cu")))).unwrap();
+        constant.set_constant(MASK_SYMBOL, &cpu::constant_mask(&mask)).unwrap();
+        let [a, b, c] = ri();
+        for (module, kernel, args) in [
+            (&global, "conv2d_global_mask", vec![d_in.arg(2), d_mask.arg(), d_out.arg(), a, b, c]),
+            (&constant, "conv2d_constant_mask", vec![d_in.arg(2), d_out.arg(), a, b, c]),
+        ] {
+            d_out.poison().unwrap();
+            module.launch(kernel, launch_config(w, h), &args).unwrap();
+            check_launch(&block, &mask, &d_in, &d_out, 2, (w, h, r), &mut spots(2)).unwrap();
+        }
+    }
 
     #[test]
     fn the_launch_covers_every_pixel_with_whole_blocks() {
