@@ -346,7 +346,7 @@ mod tests {
                 Some(t) => ptx_build::SourceFile::from_text(path, t),
                 None => ptx_build::SourceFile::from_text(
                     path,
-                    &std::fs::read_to_string(kit::trial::workspace_file(path)).unwrap(),
+                    std::fs::read_to_string(kit::trial::workspace_file(path)).unwrap(),
                 ),
             };
             compiler.compile(&source, &ptx_build::CompileOptions::default()).unwrap().text
