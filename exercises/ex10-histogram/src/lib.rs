@@ -216,13 +216,25 @@ fn time_both(
         gpu,
         |_| zero(),
         |launch| module.launch_async(kernel, cfg, &a(launch)),
-        |launch| {
-            let expected = cpu::periodic_window_histogram(block, block_bins, data.at(launch, 0), n);
-            cpu::compare("timed text-like bytes", n, &expected, &bins.read()?)
-        },
+        |launch| check_launch(block, block_bins, &data, &bins, launch),
     )?;
     let pattern = ctx.time_yardstick(&patterns, yardstick, cfg, &a(0), zero)?;
     Ok((student, pattern, n))
+}
+
+/// What every timed launch is checked with: all 256 bins that launch `launch`
+/// wrote against the CPU's histogram of its own window of the repeated
+/// `block` (whose histogram is `block_bins`).
+pub fn check_launch(
+    block: &[u8],
+    block_bins: &[u32],
+    data: &Windowed<u8>,
+    bins: &kit::DeviceBuffer<u32>,
+    launch: usize,
+) -> Result<()> {
+    let n = data.len();
+    let expected = cpu::periodic_window_histogram(block, block_bins, data.at(launch, 0), n);
+    cpu::compare(&format!("timed text-like bytes (launch {launch})"), n, &expected, &bins.read()?)
 }
 
 fn private_speedup(ctx: &Ctx) -> Result<String> {
@@ -287,6 +299,48 @@ mod tests {
         assert!(n >= 8 * gpu.info().l2_cache_bytes as usize - 4096 && n < u32::MAX as usize);
         assert!(PERF_BLOCK > kit::timed::window_room::<u8>(), "windows differ");
         assert_eq!(coarse_perf_config(&gpu, n).grid.0, COARSE_BLOCKS_PER_SM);
+    }
+
+    /// The timing itself needs a GPU; its launches and their checks run here:
+    /// the references and the grader's kernels on windows of a repeated
+    /// block, each launch's bins right for its own window and wrong for
+    /// another's.
+    #[test]
+    fn timed_launches_are_checked_against_their_own_window() {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let compile = |path: &str, text: String| {
+            let source = ptx_build::SourceFile::from_text(path, text);
+            compiler.compile(&source, &ptx_build::CompileOptions::default()).unwrap().text
+        };
+        let reference = |file: &str| {
+            let path = format!("reference/ex10-histogram/kernels/{file}");
+            compile(&path, std::fs::read_to_string(kit::trial::workspace_file(&path)).unwrap())
+        };
+        let patterns =
+            compile("<grader>/histogram_patterns.cu", include_str!("../yardsticks/histogram_patterns.cu").into());
+        let gpu = kit::Gpu::simulator();
+        let block = cpu::bytes(&mut kit::inputs::rng_for(3, "timed"), 9001, Bytes::Text);
+        let block_bins = cpu::histogram(&block);
+        let n = 12_345;
+        let data = Windowed::repeated(&gpu, "data", &block, n).unwrap();
+        let bins = gpu.zeros::<u32>("bins", cpu::BINS).unwrap();
+        for (ptx, kernel, cfg) in [
+            (&patterns, "global_pattern", launch_config(n)),
+            (&patterns, "coarse_pattern", coarse_config(n, 3)),
+            (&reference("histogram_private.cu"), PRIVATE, launch_config(n)),
+            (&reference("histogram_coarse.cu"), COARSE, coarse_config(n, 3)),
+        ] {
+            let module = gpu.load(ptx).unwrap();
+            for launch in [0, 1, 5, kit::perf::MAX_LAUNCHES - 1] {
+                bins.write(&[0; cpu::BINS]).unwrap();
+                module.launch(kernel, cfg, &args![data.arg(launch), n as u32, &bins]).unwrap();
+                check_launch(&block, &block_bins, &data, &bins, launch)
+                    .unwrap_or_else(|e| panic!("{kernel}, launch {launch}: {e:#}"));
+                let other = if launch == 0 { 1 } else { 0 };
+                let err = check_launch(&block, &block_bins, &data, &bins, other).unwrap_err().to_string();
+                assert!(err.contains(&format!("(launch {other})")), "{kernel}: {err}");
+            }
+        }
     }
 
     #[test]
