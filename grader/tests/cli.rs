@@ -99,7 +99,7 @@ fn without_a_gpu_stubs_fail_their_structure_checks() {
 }
 
 #[test]
-fn a_missing_file_is_a_compile_error_not_a_crash() {
+fn a_missing_file_is_named_not_a_compile_error_nor_a_crash() {
     if !support::nvrtc_available() {
         return;
     }
@@ -115,12 +115,48 @@ fn a_missing_file_is_a_compile_error_not_a_crash() {
         "--json",
         json.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(101), "structure checks of uncompiled files fail");
+    assert_eq!(out.status.code(), Some(101), "structure checks of missing files fail");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("did not compile"), "nothing was compiled:\n{stdout}");
     let report: GradeReport = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let part = &report.exercises[0].parts[0];
     assert_eq!(part.compile.status, CompileStatus::Error);
-    assert!(part.compile.message.as_deref().unwrap_or("").contains("pi_global.cu"), "{:?}", part.compile);
+    assert!(part.compile.missing);
+    let message = part.compile.message.as_deref().unwrap_or("");
+    assert!(message.contains("no file for this part in exercises") && message.contains("pi_global.cu"), "{message}");
+    assert!(message.contains("named exactly"), "a student is told what to check: {message}");
     assert!(part.sha256.is_none());
+    for t in &part.tests {
+        assert_eq!(t.status, Status::Fail, "{}", t.name);
+        assert_eq!(t.verdict.as_deref(), Some("missing-file"), "{}", t.name);
+    }
+}
+
+/// `--sources reference/slow` grades the slow variants; ex01 has one only for
+/// `shared`. `global` has no file there: it says so (verdict `missing-file`),
+/// it is no compile error, and `shared` is graded as usual.
+#[test]
+fn a_sources_tree_without_a_part_says_no_file_not_did_not_compile() {
+    if !support::nvrtc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("slow.json");
+    let out = grader(&["ex01", "--sources", "reference/slow", "--backend", "none", "--json", json.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("no file for this part in reference/slow"), "{stdout}");
+    assert!(!stdout.contains("did not compile"), "{stdout}");
+    let report: GradeReport = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report.sources, "reference/slow");
+    let parts = &report.exercises[0].parts;
+    let global = parts.iter().find(|p| p.name == "global").unwrap();
+    assert!(global.compile.missing, "{:?}", global.compile);
+    assert!(global.compile.diagnostics.is_empty());
+    assert!(global.tests.iter().all(|t| t.verdict.as_deref() == Some("missing-file")), "{:?}", global.tests);
+    let shared = parts.iter().find(|p| p.name == "shared").unwrap();
+    assert_eq!(shared.compile.status, CompileStatus::Ok, "the slow shared variant compiles");
+    assert!(!shared.compile.missing);
+    assert!(shared.tests.iter().all(|t| t.verdict.as_deref() != Some("missing-file")));
 }
 
 /// `grader new exercise` in a scratch copy of the workspace: the exercise it
