@@ -337,6 +337,9 @@ impl<'r> Ctx<'r> {
         rng_for(self.env.seed, &format!("{}/{what}", self.check_name))
     }
 
+    /// The run's GPU (or simulator); a [`Skip`] where there is none
+    /// (`--backend none`). A check usually takes it from its module
+    /// ([`Ctx::kernel_module`], then [`Module::gpu`]).
     pub fn gpu(&self) -> Result<&'r Gpu> {
         self.env.gpu.as_ref().ok_or_else(|| Skip("no GPU in this run".into()).into())
     }

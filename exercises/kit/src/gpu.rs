@@ -463,6 +463,7 @@ pub struct Module {
 }
 
 impl Module {
+    /// The GPU the module is loaded on: where a check allocates its buffers.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
     }

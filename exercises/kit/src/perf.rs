@@ -53,6 +53,7 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// The median sample, in milliseconds: what every comparison uses.
     pub fn median_ms(&self) -> f64 {
         let mut s = self.samples_ms.clone();
         s.sort_by(f64::total_cmp);
