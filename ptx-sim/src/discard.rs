@@ -37,7 +37,7 @@ const MAX_WINDOW: usize = 256;
 
 /// What an instruction may be on the way from a load to its sink.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Class {
+pub(crate) enum Class {
     /// Writes registers from registers, nothing else.
     Arith,
     Selp,
@@ -56,7 +56,7 @@ fn push(v: &mut Vec<Reg>, regs: &[Reg]) {
 
 /// The registers `op` reads and writes, and its class. Exhaustive on purpose:
 /// a new instruction must say what it reads, or a value could leak unseen.
-fn regs(op: &Op, rd: &mut Vec<Reg>, wr: &mut Vec<Reg>) -> Class {
+pub(crate) fn regs(op: &Op, rd: &mut Vec<Reg>, wr: &mut Vec<Reg>) -> Class {
     rd.clear();
     wr.clear();
     match *op {

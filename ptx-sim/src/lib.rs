@@ -30,6 +30,7 @@ mod printf;
 mod race;
 mod shared_layout;
 mod stats;
+mod work;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -11,7 +11,13 @@
 //!   `bank_conflicts` = wavefronts − phases (0 for a conflict-free access).
 //! - branches: conditional branches (`@p bra`) executed by a warp; *divergent* when
 //!   the active lanes disagree.
-//! - atomics: thread-level operations (one per active lane), global and shared.
+//! - atomics: thread-level operations (one per active lane), global and shared;
+//!   per block and per address (the most atomics one block made to one global
+//!   address), and contention (lanes of one warp-level atomic on an address
+//!   another lane of it also hit).
+//! - data additions: thread-level adds whose operand came from memory (`crate::work`).
+
+use std::collections::HashMap;
 
 use crate::ir::{Kernel, Op, Space};
 
@@ -120,6 +126,28 @@ pub struct Stats {
     pub shared_atomics: u64,
     /// Barrier releases (`__syncthreads()` completed by a block).
     pub barriers: u64,
+    /// Blocks that ran.
+    pub blocks: u64,
+    /// The most global (and shared) atomics any one block performed.
+    pub max_block_global_atomics: u64,
+    pub max_block_shared_atomics: u64,
+    /// The most global atomics any one block made to one address: 1 when a
+    /// block merges a private copy once per address (a privatized histogram).
+    pub max_global_atomics_per_block_address: u64,
+    /// Distinct (block, address) pairs that got a global atomic, summed over blocks.
+    pub global_atomic_block_addresses: u64,
+    /// Warp-level atomic instructions (global and shared).
+    pub atomic_requests: u64,
+    /// Contention: lanes of a warp-level atomic whose address another lane of
+    /// the same instruction also hit (they are served one after another).
+    pub atomic_same_address_lanes: u64,
+    /// The most lanes of one warp-level atomic on one address.
+    pub max_lanes_per_atomic_address: u32,
+    /// Thread-level additions (integer or float add/sub, fma, carry adds, add
+    /// reductions) with an operand loaded from memory or computed from loaded
+    /// values: the work of a scan or a reduction, not its index arithmetic
+    /// (`crate::work`).
+    pub data_additions: u64,
     pub per_instruction: Vec<InstrStats>,
 }
 
@@ -160,6 +188,16 @@ impl Stats {
         self.global_atomics += o.global_atomics;
         self.shared_atomics += o.shared_atomics;
         self.barriers += o.barriers;
+        self.blocks += o.blocks;
+        self.max_block_global_atomics = self.max_block_global_atomics.max(o.max_block_global_atomics);
+        self.max_block_shared_atomics = self.max_block_shared_atomics.max(o.max_block_shared_atomics);
+        self.max_global_atomics_per_block_address =
+            self.max_global_atomics_per_block_address.max(o.max_global_atomics_per_block_address);
+        self.global_atomic_block_addresses += o.global_atomic_block_addresses;
+        self.atomic_requests += o.atomic_requests;
+        self.atomic_same_address_lanes += o.atomic_same_address_lanes;
+        self.max_lanes_per_atomic_address = self.max_lanes_per_atomic_address.max(o.max_lanes_per_atomic_address);
+        self.data_additions += o.data_additions;
         // one PTX instruction may be two accesses (`cp.async`: a global load and a shared store)
         for r in &o.per_instruction {
             match self
@@ -250,11 +288,59 @@ fn ratio(a: u64, b: u64) -> f64 {
 pub(crate) struct Collector {
     pub rows: Vec<Option<InstrStats>>,
     pub totals: Stats,
+    /// Per instruction: whether it is a data addition (`crate::work`).
+    pub data_add: Vec<bool>,
+    /// The running block's global atomics per address, and its atomic counts.
+    block_addresses: HashMap<u64, u64>,
+    block_global_atomics: u64,
+    block_shared_atomics: u64,
 }
 
 impl Collector {
     pub fn new(k: &Kernel) -> Self {
-        Collector { rows: vec![None; k.code.len()], totals: Stats { kernel: k.name.clone(), ..Default::default() } }
+        Collector {
+            rows: vec![None; k.code.len()],
+            totals: Stats { kernel: k.name.clone(), ..Default::default() },
+            data_add: crate::work::data_additions(&k.code),
+            block_addresses: HashMap::new(),
+            block_global_atomics: 0,
+            block_shared_atomics: 0,
+        }
+    }
+
+    /// Closes the running block's per-block and per-address figures.
+    pub fn end_block(&mut self) {
+        let t = &mut self.totals;
+        t.blocks += 1;
+        t.max_block_global_atomics = t.max_block_global_atomics.max(self.block_global_atomics);
+        t.max_block_shared_atomics = t.max_block_shared_atomics.max(self.block_shared_atomics);
+        let most = self.block_addresses.values().copied().max().unwrap_or(0);
+        t.max_global_atomics_per_block_address = t.max_global_atomics_per_block_address.max(most);
+        t.global_atomic_block_addresses += self.block_addresses.len() as u64;
+        self.block_addresses.clear();
+        (self.block_global_atomics, self.block_shared_atomics) = (0, 0);
+    }
+
+    /// One warp-level atomic: the global lanes `gm` at `addrs`, the shared lanes
+    /// `sm` at `offs`.
+    pub fn atomic(&mut self, addrs: &[u64; 32], gm: u32, offs: &[usize; 32], sm: u32) {
+        let t = &mut self.totals;
+        t.atomic_requests += 1;
+        let mut contention = |same: u64, most: u32| {
+            t.atomic_same_address_lanes += same;
+            t.max_lanes_per_atomic_address = t.max_lanes_per_atomic_address.max(most);
+        };
+        if gm != 0 {
+            let (distinct, most) = address_multiplicity(|l| addrs[l], gm);
+            contention(gm.count_ones() as u64 - distinct, most);
+            self.block_global_atomics += gm.count_ones() as u64;
+            each_lane(gm, |l| *self.block_addresses.entry(addrs[l]).or_default() += 1);
+        }
+        if sm != 0 {
+            let (distinct, most) = address_multiplicity(|l| offs[l] as u64, sm);
+            contention(sm.count_ones() as u64 - distinct, most);
+            self.block_shared_atomics += sm.count_ones() as u64;
+        }
     }
 
     pub fn row(&mut self, k: &Kernel, pc: usize) -> &mut InstrStats {
@@ -345,6 +431,20 @@ pub(crate) fn count_sectors(addrs: &[u64; 32], m: u32, len: u32) -> u64 {
 }
 
 /// Distinct addresses among the lanes `m` (passes of the constant cache).
+/// Distinct addresses among lanes `m`, and the most lanes on one address.
+fn address_multiplicity(addr: impl Fn(usize) -> u64, m: u32) -> (u64, u32) {
+    let mut seen = [(0u64, 0u32); 32];
+    let mut n = 0;
+    each_lane(m, |l| match seen[..n].iter_mut().find(|(a, _)| *a == addr(l)) {
+        Some((_, count)) => *count += 1,
+        None => {
+            seen[n] = (addr(l), 1);
+            n += 1;
+        }
+    });
+    (n as u64, seen[..n].iter().map(|&(_, c)| c).max().unwrap_or(0))
+}
+
 pub(crate) fn distinct_addresses(addrs: &[u64; 32], m: u32) -> u64 {
     let mut seen = [0u64; 32];
     let mut n = 0;

@@ -855,3 +855,57 @@ fn a_cancelled_launch_stops_long_before_the_step_limit() {
     assert!(matches!(err, SimError::Cancelled { ref kernel } if kernel == "forever"), "{err}");
     assert!(start.elapsed() < std::time::Duration::from_secs(5), "took {:?}", start.elapsed());
 }
+
+#[test]
+fn atomics_per_block_address_and_contention() {
+    let (mut sim, m) = sim_or_skip!("atomics.cu");
+    // 4 blocks of 256 bytes, each byte one of 8 values: every bin hit 32 times per block
+    let n = 1024;
+    let bytes: Vec<u8> = (0..n).map(|i| (i % 8) as u8 * 3).collect();
+    let pd = sim.alloc(n).unwrap();
+    sim.write(pd, &bytes).unwrap();
+    let pb = sim.alloc(256 * 4).unwrap();
+    let args = [ptr(pd), ParamValue::I32(n as i32), ptr(pb)];
+    sim.fill(pb, 0, 1024).unwrap();
+    let g = sim.launch(m, "histogram_global", (4, 1, 1), (256, 1, 1), 0, &args).unwrap().stats;
+    assert_eq!(download_u32(&sim, pb, 256)[3], 128);
+    assert_eq!((g.blocks, g.global_atomics, g.max_block_global_atomics), (4, 1024, 256));
+    assert_eq!(g.max_global_atomics_per_block_address, 32, "8 bins per block, 32 bytes each");
+    assert_eq!(g.global_atomic_block_addresses, 4 * 8);
+    // each warp's 32 lanes hit 8 addresses: 24 lanes wait behind another, 4 on each address
+    assert_eq!((g.atomic_requests, g.atomic_same_address_lanes, g.max_lanes_per_atomic_address), (32, 32 * 24, 4));
+
+    sim.fill(pb, 0, 1024).unwrap();
+    let p = sim.launch(m, "histogram_private", (4, 1, 1), (256, 1, 1), 0, &args).unwrap().stats;
+    assert_eq!(download_u32(&sim, pb, 256)[3], 128);
+    assert_eq!(p.max_global_atomics_per_block_address, 1, "merged once per bin per block");
+    assert_eq!((p.global_atomics, p.global_atomic_block_addresses, p.max_block_global_atomics), (32, 32, 8));
+    assert_eq!((p.shared_atomics, p.max_block_shared_atomics), (1024, 256));
+    // the merge's lanes all differ; the shared atomics contend as the global ones did
+    assert_eq!(p.max_lanes_per_atomic_address, 4);
+}
+
+#[test]
+fn data_additions_count_the_work_not_the_index_arithmetic() {
+    let (mut sim, m) = sim_or_skip!("scan.cu");
+    let n = 512;
+    let input: Vec<i32> = (0..n as i32).map(|i| i % 7 - 3).collect();
+    let pi = upload_i32(&mut sim, &input);
+    let po = sim.alloc(n * 4).unwrap();
+    let args = [ptr(pi), ptr(po), ParamValue::I32(n as i32)];
+    let mut expected = input.clone();
+    for s in 0..n {
+        if s % 256 != 0 {
+            expected[s] += expected[s - 1];
+        }
+    }
+    let ks = sim.launch(m, "kogge_stone", (2, 1, 1), (256, 1, 1), 0, &args).unwrap().stats;
+    assert_eq!(download_i32(&sim, po, n), expected);
+    // per section of 256: sum over strides 1..128 of (256 - stride) = 8 * 256 - 255
+    assert_eq!(ks.data_additions, 2 * (8 * 256 - 255));
+    sim.fill(po, 0, n * 4).unwrap();
+    let bk = sim.launch(m, "brent_kung", (2, 1, 1), (128, 1, 1), 0, &args).unwrap().stats;
+    assert_eq!(download_i32(&sim, po, n), expected);
+    // up-sweep 255, down-sweep 255 - 7 per section: 2(n - 1) - log2 n
+    assert_eq!(bk.data_additions, 2 * (2 * 255 - 8));
+}

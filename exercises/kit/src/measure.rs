@@ -196,6 +196,66 @@ impl Measurement {
         self.rows(|k| k == AccessKind::ConstLoad).map(|r| r.thread_accesses).sum()
     }
 
+    /// Blocks that ran, over the launches.
+    pub fn blocks(&self) -> u64 {
+        self.stats.blocks
+    }
+    /// The most global atomics any one block made to one address: 1 for a
+    /// privatized histogram merged once per bin per block, as many as a
+    /// block's bytes of that value for one global atomic per byte.
+    ///
+    /// ```no_run
+    /// # fn check(m: kit::measure::Measurement) -> anyhow::Result<()> {
+    /// kit::exercise::require(m.max_global_atomics_per_block_address() <= 1, || {
+    ///     format!("{} global atomics on one bin from one block: merge the block's private copy once per bin",
+    ///         m.max_global_atomics_per_block_address())
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    pub fn max_global_atomics_per_block_address(&self) -> u64 {
+        self.stats.max_global_atomics_per_block_address
+    }
+    /// Distinct (block, address) pairs that got a global atomic, summed over
+    /// blocks: at most 256 per block for a histogram of 256 bins merged once.
+    pub fn global_atomic_block_addresses(&self) -> u64 {
+        self.stats.global_atomic_block_addresses
+    }
+    /// The most global (shared) atomics one block performed.
+    pub fn max_block_global_atomics(&self) -> u64 {
+        self.stats.max_block_global_atomics
+    }
+    pub fn max_block_shared_atomics(&self) -> u64 {
+        self.stats.max_block_shared_atomics
+    }
+    /// Contention: per warp-level atomic (global and shared), the lanes whose
+    /// address another lane of the same instruction also hit, which the
+    /// hardware serves one after another. 0 when every lane's address differs;
+    /// 31 when a whole warp adds to one counter.
+    pub fn atomic_contention(&self) -> f64 {
+        ratio(self.stats.atomic_same_address_lanes, self.stats.atomic_requests)
+    }
+    /// The most lanes of one warp-level atomic on one address (32: a whole warp on one counter).
+    pub fn max_lanes_per_atomic_address(&self) -> u32 {
+        self.stats.max_lanes_per_atomic_address
+    }
+    /// Thread-level additions of values loaded from memory or computed from
+    /// them (not index arithmetic): the work of a scan or a reduction, however
+    /// it is written (shared memory, registers, shuffles). Divide by the
+    /// elements for additions per element: a Kogge-Stone scan of a 1024-element
+    /// section makes about 9 per element, a Brent-Kung one fewer than 2.
+    ///
+    /// ```no_run
+    /// # fn check(m: kit::measure::Measurement, n: usize) -> anyhow::Result<()> {
+    /// let per_element = m.data_additions() as f64 / n as f64;
+    /// kit::exercise::require(per_element <= 3.0, || {
+    ///     format!("{per_element:.1} additions per element: a work-efficient scan makes fewer than 2")
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    pub fn data_additions(&self) -> u64 {
+        self.stats.data_additions
+    }
+
     /// Bytes the active lanes asked for per byte of the 32-byte sectors their
     /// global loads touched: 1.0 when every warp reads consecutive elements
     /// (whatever their width: `float`, `float4`), 0.25 when each lane reads a

@@ -357,6 +357,9 @@ impl Exec<'_> {
             }
             _ => {}
         }
+        if atomic {
+            st.atomic(addrs, gmask, &shared_offs, smask);
+        }
         let t = &mut st.totals;
         let (mut sectors, mut wave, mut conflicts, mut ways) = (0, 0, 0, 0);
         if gmask != 0 {

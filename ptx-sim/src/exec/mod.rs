@@ -255,6 +255,9 @@ impl<'a> Exec<'a> {
                         g.new_block(bx.wrapping_add(gx.wrapping_mul(by.wrapping_add(gy.wrapping_mul(bz)))));
                     }
                     self.run_block()?;
+                    if let Some(st) = &mut self.stats {
+                        st.end_block();
+                    }
                 }
             }
         }
@@ -650,6 +653,11 @@ impl<'a> Exec<'a> {
                         mask & pm
                     }
                 };
+                if let Some(st) = &mut self.stats {
+                    if st.data_add[pc as usize] {
+                        st.totals.data_additions += emask.count_ones() as u64;
+                    }
+                }
                 match ins.op {
                     Op::Bra { target } => {
                         if ins.guard != Guard::NONE {

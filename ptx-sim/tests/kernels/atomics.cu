@@ -45,3 +45,27 @@ extern "C" __global__ void atomic_mix(int *ints, unsigned int *uints, float *f, 
     unsigned long long *u64 = (unsigned long long *)&d[1];
     atomicAdd(u64, 3ull);
 }
+
+// Histograms of bytes into 256 bins: one global atomic per byte, and a
+// privatized copy per block merged once per bin.
+extern "C" __global__ void histogram_global(const unsigned char *data, int n, unsigned int *bins)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        atomicAdd(&bins[data[i]], 1u);
+}
+
+extern "C" __global__ void histogram_private(const unsigned char *data, int n, unsigned int *bins)
+{
+    __shared__ unsigned int local[256];
+    for (int b = threadIdx.x; b < 256; b += blockDim.x)
+        local[b] = 0;
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        atomicAdd(&local[data[i]], 1u);
+    __syncthreads();
+    for (int b = threadIdx.x; b < 256; b += blockDim.x)
+        if (local[b] > 0)
+            atomicAdd(&bins[b], local[b]);
+}
