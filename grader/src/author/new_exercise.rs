@@ -211,13 +211,13 @@ pub fn next_steps(names: &Names, created: &Created) -> String {
          cargo run -p grader -- {id} --reference --backend sim --perf-without-gpu simulate   # full marks\n  \
          cargo run -p grader -- {id} --backend sim                                           # the stub: 0\n  \
          cargo test -p {folder}                                                              # its own tests\n  \
-         cargo test -p grader --lib author                       # the exercise is complete and registered\n\
+         cargo test -p grader --lib author                                                   # complete, registered\n\
          then replace the task (src/lib.rs, kernels/, reference/), write its hints and README (and its parts in \
          README.md's table of exercises: the completeness test checks them), add its variants to \
          grader/tests/variants, regenerate its report baselines (`cargo run -p grader -- baseline-profiles {id}`: \
          only its entries) and calibrate the thresholds on a GPU (CALIBRATION.md). Before pushing, as CI does: \
          `cargo fmt --all -- --check` and `cargo clippy -p {folder} --all-targets -- -D warnings`. The kit's API: \
-         `cargo doc -p cuda-lab-kit --open`.\n",
+         `cargo doc -p cuda-lab-kit --no-deps --open`.\n",
         id = names.id,
         folder = names.folder
     );
