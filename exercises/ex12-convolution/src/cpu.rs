@@ -1,0 +1,268 @@
+//! The CPU reference (in f64), the error bound a float kernel is held to, and
+//! a comparison that says what the usual mistakes look like: pixels never
+//! written, wrong pixels only along the border (the ghost cells), a row pitch
+//! taken from the height, the mask read with a fixed stride of 7.
+
+use anyhow::{bail, Result};
+use kit::check::is_poison;
+use rand::Rng;
+
+use crate::MAX_MASK_RADIUS;
+
+/// Mask side for radius `r`: 2r + 1.
+pub const fn side(r: usize) -> usize {
+    2 * r + 1
+}
+
+/// Floats in the `__constant__` array `F`: (2 * MAX_MASK_RADIUS + 1)^2.
+pub const MASK_CAPACITY: usize = side(MAX_MASK_RADIUS) * side(MAX_MASK_RADIUS);
+
+/// An image of `pixels` values in [0, 1): every pixel distinct enough that one
+/// read from the wrong place shows.
+pub fn image(rng: &mut impl Rng, pixels: usize) -> Vec<f32> {
+    kit::inputs::uniform_f32(rng, pixels, 0.0, 1.0)
+}
+
+/// A (2r + 1)^2 mask of values in [-1, 1): not symmetric, so that a mask read
+/// transposed or flipped gives other sums.
+pub fn mask(rng: &mut impl Rng, r: usize) -> Vec<f32> {
+    kit::inputs::uniform_f32(rng, side(r) * side(r), -1.0, 1.0)
+}
+
+/// `mask` followed by zeros up to [`MASK_CAPACITY`]: what the grader writes
+/// into `F` (the whole array, so nothing of an earlier launch stays).
+pub fn constant_mask(mask: &[f32]) -> Vec<f32> {
+    let mut all = mask.to_vec();
+    all.resize(MASK_CAPACITY, 0.0);
+    all
+}
+
+/// Output pixel (row, col) in f64, and the sum of the magnitudes of its terms
+/// (for the error bound). `pixel(y, x)` is the input; ghost cells are 0.
+pub fn conv_at(
+    pixel: impl Fn(usize, usize) -> f32,
+    mask: &[f32],
+    r: usize,
+    width: usize,
+    height: usize,
+    row: usize,
+    col: usize,
+) -> (f64, f64) {
+    let w = side(r);
+    let (mut sum, mut magnitude) = (0.0f64, 0.0f64);
+    for i in 0..w {
+        let Some(y) = (row + i).checked_sub(r).filter(|&y| y < height) else { continue };
+        for j in 0..w {
+            let Some(x) = (col + j).checked_sub(r).filter(|&x| x < width) else { continue };
+            let term = mask[i * w + j] as f64 * pixel(y, x) as f64;
+            sum += term;
+            magnitude += term.abs();
+        }
+    }
+    (sum, magnitude)
+}
+
+/// The whole convolution: (expected value, sum of |terms|) per output pixel.
+pub fn convolve(image: &[f32], mask: &[f32], r: usize, width: usize, height: usize) -> Vec<(f64, f64)> {
+    (0..width * height)
+        .map(|i| conv_at(|y, x| image[y * width + x], mask, r, width, height, i / width, i % width))
+        .collect()
+}
+
+/// How far a float kernel's sum of `terms` products may be from the exact one:
+/// twice the classical bound of a dot product in floats, γ_k · Σ|mask · pixel|
+/// with γ_k = k·u / (1 − k·u) and u = 2^-24 (any order of the additions, with
+/// or without fused multiply-adds), plus the smallest normal float.
+pub fn tolerance(terms: usize, magnitude: f64) -> f64 {
+    let u = f32::EPSILON as f64 / 2.0;
+    let k = terms as f64;
+    2.0 * (k * u / (1.0 - k * u)) * magnitude + f32::MIN_POSITIVE as f64
+}
+
+/// Whether `got` is within the bound of the expected `(value, magnitude)` for a mask of radius `r`.
+pub fn close_enough(got: f32, expected: (f64, f64), r: usize) -> bool {
+    (got as f64 - expected.0).abs() <= tolerance(side(r) * side(r), expected.1)
+}
+
+/// Compares the kernel's `out` with the reference; records where it is wrong
+/// for the report's heat map; names the first wrong pixel and the likely bug.
+pub fn compare(
+    image: &[f32],
+    mask: &[f32],
+    expected: &[(f64, f64)],
+    got: &[f32],
+    (r, width, height): (usize, usize, usize),
+) -> Result<()> {
+    let total = width * height;
+    let ok = |i: usize| close_enough(got[i], expected[i], r);
+    let at = |i: usize| (i / width, i % width);
+    kit::check::record_matrix("out", height, width, (0..total).filter(|&i| !ok(i)).map(at));
+    let Some(first) = (0..total).find(|&i| !ok(i)) else { return Ok(()) };
+    let wrong = (0..total).filter(|&i| !ok(i)).count();
+    let unwritten = (0..total).filter(|&i| is_poison(&got[i])).count();
+    let (row, col) = at(first);
+    let size = format!("(the image is width = {width} columns by height = {height} rows, mask radius r = {r})");
+    if unwritten == total {
+        bail!("`out`: no pixel was written {size}: did the kernel run its TODO yet?");
+    }
+    if is_poison(&got[first]) {
+        bail!(
+            "`out`: {wrong} of {total} pixels wrong, {unwritten} of them never written, the first at row {row}, \
+             column {col} {size}. One thread per output: the column comes from the x indices (blockIdx.x * \
+             blockDim.x + threadIdx.x) up to width - 1, the row from the y ones up to height - 1, the guard is \
+             `row < height && col < width`, and pixel (row, col) is out[row * width + col]"
+        );
+    }
+    let (value, magnitude) = expected[first];
+    let mut msg = format!(
+        "`out`: {wrong} of {total} pixels wrong {size}; the first at row {row}, column {col}: expected {value} \
+         (within {:.2e}), got {}",
+        tolerance(side(r) * side(r), magnitude),
+        got[first]
+    );
+    let near_border = |i: usize| {
+        let (y, x) = at(i);
+        y < r || x < r || y + r >= height || x + r >= width
+    };
+    if width != height && matches_pitch(image, mask, r, (width, height), first, got[first], height) {
+        msg += &format!(
+            ", which is the sum with the rows taken {height} pixels long: a row of the image is width = {width} \
+             pixels, so pixel (y, x) is in[y * width + x], not in[y * height + x]"
+        );
+    } else if r < MAX_MASK_RADIUS && matches_stride(image, mask, r, (width, height), first, got[first]) {
+        msg += &format!(
+            ", which is the sum with the mask read with a stride of {}: with radius r the mask is (2r + 1) x \
+             (2r + 1) = {w} x {w} values, so tap (i, j) is at i * (2r + 1) + j = i * {w} + j",
+            side(MAX_MASK_RADIUS),
+            w = side(r)
+        );
+    } else if r > 0 && (0..total).any(|i| !near_border(i)) && (0..total).filter(|&i| !ok(i)).all(near_border) {
+        msg += &format!(
+            ". Every wrong pixel is within r = {r} of the border, and the pixels further in are right: the taps \
+             that fall outside the image (the ghost cells) must count as 0. Skip them (or store 0 in the tile) \
+             when the row is outside 0 .. height - 1 or the column outside 0 .. width - 1; never read in[] there: \
+             it is another row's pixel or outside the buffer"
+        );
+    }
+    bail!(msg)
+}
+
+/// Whether `got` at pixel `i` is what a kernel computes reading input row `y` at `y * pitch`.
+fn matches_pitch(
+    image: &[f32],
+    mask: &[f32],
+    r: usize,
+    (width, height): (usize, usize),
+    i: usize,
+    got: f32,
+    pitch: usize,
+) -> bool {
+    let pixel = |y: usize, x: usize| image.get(y * pitch + x).copied().unwrap_or(0.0);
+    close_enough(got, conv_at(pixel, mask, r, width, height, i / width, i % width), r)
+}
+
+/// Whether `got` at pixel `i` is what a kernel computes reading tap (i, j) at `i * 7 + j`.
+fn matches_stride(image: &[f32], mask: &[f32], r: usize, (width, height): (usize, usize), i: usize, got: f32) -> bool {
+    let wide = side(MAX_MASK_RADIUS);
+    let mut strided = constant_mask(mask);
+    let w = side(r);
+    for a in 0..w {
+        for b in 0..w {
+            strided[a * w + b] = mask.get(a * wide + b).copied().unwrap_or(0.0);
+        }
+    }
+    let pixel = |y: usize, x: usize| image[y * width + x];
+    close_enough(got, conv_at(pixel, &strided[..w * w], r, width, height, i / width, i % width), r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kit::inputs::rng_for;
+
+    fn poison() -> f32 {
+        f32::from_bits(u32::from_ne_bytes([kit::gpu::POISON_BYTE; 4]))
+    }
+
+    /// What a float kernel computes: the taps in order, in f32.
+    fn float_conv(image: &[f32], mask: &[f32], r: usize, width: usize, height: usize, pitch: usize) -> Vec<f32> {
+        let w = side(r);
+        (0..width * height)
+            .map(|p| {
+                let (row, col) = (p / width, p % width);
+                let mut sum = 0.0f32;
+                for i in 0..w {
+                    for j in 0..w {
+                        let (y, x) = ((row + i).wrapping_sub(r), (col + j).wrapping_sub(r));
+                        if y < height && x < width {
+                            sum += mask[i * w + j] * image.get(y * pitch + x).copied().unwrap_or(0.0);
+                        }
+                    }
+                }
+                sum
+            })
+            .collect()
+    }
+
+    fn case(seed: u64, w: usize, h: usize, r: usize) -> (Vec<f32>, Vec<f32>, Vec<(f64, f64)>) {
+        let mut rng = rng_for(seed, "t");
+        let image = image(&mut rng, w * h);
+        let mask = mask(&mut rng, r);
+        let expected = convolve(&image, &mask, r, w, h);
+        (image, mask, expected)
+    }
+
+    #[test]
+    fn a_float_kernel_is_within_the_bound_and_a_one_ulp_slip_of_a_large_term_is_not_hidden() {
+        for (w, h, r) in [(1, 1, 3), (3, 2, 3), (17, 9, 2), (20, 13, 0)] {
+            let (image, mask, expected) = case(1, w, h, r);
+            let got = float_conv(&image, &mask, r, w, h, w);
+            assert!(compare(&image, &mask, &expected, &got, (r, w, h)).is_ok(), "{w}x{h} r{r}");
+        }
+        // The bound: 2 γ_49 Σ|terms| ≈ 5.8e-6 Σ|terms|; a pixel read from the wrong place is far off.
+        assert!((tolerance(49, 1.0) - 2.0 * 49.0 * 2f64.powi(-24) / (1.0 - 49.0 * 2f64.powi(-24))).abs() < 1e-9);
+        assert!(tolerance(49, 10.0) < 1e-4);
+    }
+
+    #[test]
+    fn unwritten_pixels_are_named() {
+        let (w, h, r) = (9, 7, 1);
+        let (image, mask, expected) = case(2, w, h, r);
+        let mut got = float_conv(&image, &mask, r, w, h, w);
+        got[2 * w + 8] = poison();
+        let err = compare(&image, &mask, &expected, &got, (r, w, h)).unwrap_err().to_string();
+        assert!(err.contains("never written, the first at row 2, column 8") && err.contains("row < height"), "{err}");
+        let none = vec![poison(); w * h];
+        assert!(compare(&image, &mask, &expected, &none, (r, w, h)).unwrap_err().to_string().contains("no pixel"));
+    }
+
+    #[test]
+    fn ghost_cells_read_as_pixels_are_recognised() {
+        let (w, h, r) = (12, 10, 2);
+        let (image, mask, expected) = case(3, w, h, r);
+        let mut got = float_conv(&image, &mask, r, w, h, w);
+        // Taps left of column 0 read the previous row's last pixels (a missing column test).
+        for row in 0..h {
+            for col in 0..r {
+                got[row * w + col] += 0.5;
+            }
+        }
+        let err = compare(&image, &mask, &expected, &got, (r, w, h)).unwrap_err().to_string();
+        assert!(err.contains("within r = 2 of the border") && err.contains("ghost cells"), "{err}");
+    }
+
+    #[test]
+    fn a_pitch_from_the_height_and_a_stride_of_seven_are_recognised() {
+        let (w, h, r) = (6, 9, 1);
+        let (image, mask, expected) = case(4, w, h, r);
+        let got = float_conv(&image, &mask, r, w, h, h);
+        let err = compare(&image, &mask, &expected, &got, (r, w, h)).unwrap_err().to_string();
+        assert!(err.contains("in[y * width + x], not in[y * height + x]"), "{err}");
+        // F[i * 7 + j] with r = 1: the grader's F holds the 9 values then zeros.
+        let all = constant_mask(&mask);
+        let strided: Vec<f32> = (0..9).map(|k| all[(k / 3) * 7 + k % 3]).collect();
+        let got = float_conv(&image, &strided, r, w, h, w);
+        let err = compare(&image, &mask, &expected, &got, (r, w, h)).unwrap_err().to_string();
+        assert!(err.contains("stride of 7") && err.contains("i * 3 + j"), "{err}");
+    }
+}

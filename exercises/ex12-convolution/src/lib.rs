@@ -1,0 +1,442 @@
+//! ex12: 2D convolution of a float image with a (2r + 1) x (2r + 1) mask,
+//! r <= MAX_MASK_RADIUS = 3, the pixels outside the image ("ghost cells") 0,
+//! after Kirk and Hwu's *Programming Massively Parallel Processors*, chapter 7.
+//!
+//! Three parts, one kernel each, all launched alike (16 x 16 blocks, one
+//! output per thread): `naive` reads the image and the mask from global
+//! memory; `constant` reads the mask from a `__constant__` array the grader
+//! fills (`Module::set_constant`, as `cudaMemcpyToSymbol`); `tiled` stages the
+//! block's input tile and its halo in shared memory. The memory lessons are
+//! measured on the simulator (src/measured.rs): coalesced image reads for
+//! `naive`; mask reads from constant memory, uniform across the warp, for
+//! `constant`; global loads per output far under (2r + 1)^2 for `tiled`. The
+//! timed checks compare `constant` with the same loop reading the mask from
+//! global memory and `tiled` with the untiled constant-mask loop, both the
+//! grader's kernels timed in the same run.
+//!
+//! Written with `grader new exercise ex12-convolution`, then filled in
+//! (docs/authoring.md).
+
+pub mod cpu;
+pub mod measured;
+
+use anyhow::{bail, Result};
+use kit::backend::{Arg, BackendError};
+use kit::timed::Windowed;
+use kit::{Check, Ctx, Exercise, LaunchConfig, Module, Part};
+use rand::Rng;
+
+/// Side of the square block and of a block's output tile, `TILE` in the `.cu` files.
+pub const TILE: u32 = 16;
+/// The largest mask radius, `MAX_MASK_RADIUS` in the `.cu` files: masks up to 7 x 7.
+pub const MAX_MASK_RADIUS: usize = 3;
+/// The `__constant__` array the grader writes the mask into (parts `constant` and `tiled`).
+pub const MASK_SYMBOL: &str = "F";
+/// Correctness cases as (width, height, r). One pixel (every tap but the
+/// centre a ghost cell); an image smaller than the mask; exactly one block;
+/// images wider than tall and taller than wide, no side a multiple of 16
+/// (except the one block); r = 0 (a 1 x 1 mask: a scaling); one row and one
+/// column; and large ones for a GPU.
+pub const CASES: [(usize, usize, usize); 11] = [
+    (1, 1, 3),
+    (3, 2, 3),
+    (16, 16, 1),
+    (76, 62, 2),
+    (62, 76, 3),
+    (45, 29, 0),
+    (300, 17, 1),
+    (17, 300, 3),
+    (33, 1, 2),
+    (1000, 999, 3),
+    (4099, 2053, 2),
+];
+/// Width of the timed image (its height fills 8x the L2 cache, in and out).
+pub const PERF_WIDTH: usize = 8192;
+/// The timed mask: the largest, 7 x 7.
+pub const PERF_RADIUS: usize = MAX_MASK_RADIUS;
+/// `constant::perf::faster-than-global-mask`: the kernel must be at least this
+/// fast relative to the same loop reading the mask from global memory
+/// (yardsticks/conv2d_global_mask.cu). A floor, by reasoning (the mask's 49
+/// floats stay in L1 either way on an H100, so the gap may be small): a
+/// correct constant-memory kernel is not slower; one whose warps read 16
+/// different mask elements at once is serialized 16 ways. To be calibrated:
+/// CALIBRATION.md.
+pub const MIN_CONSTANT_SPEEDUP: f64 = 0.8;
+/// `tiled::perf::faster-than-untiled`: the kernel must be at least this fast
+/// relative to the untiled constant-mask loop (yardsticks/conv2d_constant_mask.cu).
+/// A floor, by reasoning (L1 serves most of the untiled loop's 49 reads per
+/// output): a tile filled by whole warps is not slower; one filled by a single
+/// thread per block is several times slower. To be calibrated: CALIBRATION.md.
+pub const MIN_TILED_SPEEDUP: f64 = 0.8;
+/// Pixels checked after every timed launch, besides the four corners.
+const PERF_SPOTS: usize = 256;
+/// Length of the random block the timed image repeats (a prime, so that rows differ).
+const PERF_BLOCK: usize = 65_521;
+
+/// The three parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    Naive,
+    Constant,
+    Tiled,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 3] = [Variant::Naive, Variant::Constant, Variant::Tiled];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Naive => "naive",
+            Variant::Constant => "constant",
+            Variant::Tiled => "tiled",
+        }
+    }
+
+    pub fn file(self) -> &'static str {
+        match self {
+            Variant::Naive => "kernels/conv2d_naive.cu",
+            Variant::Constant => "kernels/conv2d_constant.cu",
+            Variant::Tiled => "kernels/conv2d_tiled.cu",
+        }
+    }
+
+    pub fn kernel(self) -> &'static str {
+        match self {
+            Variant::Naive => "conv2d_naive",
+            Variant::Constant => "conv2d_constant",
+            Variant::Tiled => "conv2d_tiled",
+        }
+    }
+
+    fn kernels(self) -> &'static [&'static str] {
+        match self {
+            Variant::Naive => &["conv2d_naive"],
+            Variant::Constant => &["conv2d_constant"],
+            Variant::Tiled => &["conv2d_tiled"],
+        }
+    }
+
+    fn part(self) -> Part {
+        let mut part = Part::new(self.name(), self.file(), self.kernels(), 10.0);
+        for (w, h, r) in CASES {
+            part = part.check(
+                Check::correctness(format!("{w}x{h}-r{r}"), move |ctx| correct(ctx, self, w, h, r))
+                    .heavy_if(w * h * cpu::side(r) * cpu::side(r) > kit::SIM_MAX_ELEMENTS),
+            );
+        }
+        match self {
+            Variant::Naive => part.check(Check::structure("coalesced", measured::coalesced_check)),
+            Variant::Constant => {
+                part.check(Check::structure("mask-in-constant", measured::mask_in_constant_check)).check(
+                    Check::performance("faster-than-global-mask", |ctx| faster_than_yardstick(ctx, Variant::Constant))
+                        // What a constant mask saves is the mask's global loads, read as broadcasts: both measured.
+                        .with_stand_in(|ctx| kit::measure::skip_unmeasurable(measured::mask_in_constant_stand_in(ctx))),
+                )
+            }
+            Variant::Tiled => part.check(Check::structure("halo-in-shared", measured::halo_in_shared_check)).check(
+                Check::performance("faster-than-untiled", |ctx| faster_than_yardstick(ctx, Variant::Tiled))
+                    // A tile pays when whole warps fill it (one loader per block is far slower): measured.
+                    .with_stand_in(|ctx| kit::measure::skip_unmeasurable(measured::warp_wide_fill_stand_in(ctx))),
+            ),
+        }
+    }
+
+    /// Puts the mask where the kernel reads it: nothing for `naive` (an
+    /// argument), the `__constant__` array `F` for the others (cudaMemcpyToSymbol).
+    pub fn prepare(self, module: &Module, mask: &[f32]) -> Result<()> {
+        if self == Variant::Naive {
+            return Ok(());
+        }
+        let file = self.file().trim_start_matches("kernels/");
+        module.set_constant(MASK_SYMBOL, &cpu::constant_mask(mask)).map_err(|e| {
+            match e.downcast_ref::<BackendError>() {
+                Some(BackendError::MissingSymbol(_)) => e.context(format!(
+                    "{file} has no `__constant__ float F[(2 * MAX_MASK_RADIUS + 1) * (2 * MAX_MASK_RADIUS + 1)];` at \
+                 file scope (keep the stub's declaration, and read the mask from it: a variable nothing reads may \
+                 be left out of the compiled module): the grader copies the mask into it before every launch, as \
+                 cudaMemcpyToSymbol does"
+                )),
+                _ => e.context(format!(
+                    "writing the {} mask values into `__constant__ float {MASK_SYMBOL}[{}]` (keep the stub's size)",
+                    mask.len(),
+                    cpu::MASK_CAPACITY
+                )),
+            }
+        })
+    }
+
+    /// Starts the kernel: `mask` is the device copy (an argument of `naive` only).
+    pub fn launch_on(
+        self,
+        module: &Module,
+        input: Arg,
+        mask: Arg,
+        out: Arg,
+        (w, h, r): (usize, usize, usize),
+    ) -> Result<()> {
+        let cfg = launch_config(w, h);
+        let (r, w, h) = ((r as i32).into(), (w as i32).into(), (h as i32).into());
+        match self {
+            Variant::Naive => module.launch_async(self.kernel(), cfg, &[input, mask, out, r, w, h]),
+            Variant::Constant | Variant::Tiled => module.launch_async(self.kernel(), cfg, &[input, out, r, w, h]),
+        }
+    }
+}
+
+pub fn exercise() -> Exercise {
+    Exercise {
+        id: "ex12",
+        slug: "convolution",
+        title: "2D convolution: naive, constant mask, tiled",
+        dir: "exercises/ex12-convolution",
+        parts: Variant::ALL.iter().map(|v| v.part()).collect(),
+    }
+}
+
+/// The launch of every part: blocks of 16 x 16 threads, `ceil(width / 16) x
+/// ceil(height / 16)` of them, x over the columns; no dynamic shared memory.
+pub fn launch_config(width: usize, height: usize) -> LaunchConfig {
+    let blocks = |pixels: usize| (pixels as u32).div_ceil(TILE);
+    LaunchConfig::grid2d((blocks(width), blocks(height)), (TILE, TILE))
+}
+
+/// Runs variant `v` once on `image` (width x height) with `mask` of radius `r`
+/// and returns `out`, poisoned before the launch.
+pub fn convolve_on(
+    module: &Module,
+    v: Variant,
+    image: &[f32],
+    mask: &[f32],
+    (w, h, r): (usize, usize, usize),
+) -> Result<Vec<f32>> {
+    let gpu = module.gpu();
+    let d_in = gpu.upload("in", image)?;
+    let d_mask = gpu.upload("mask", mask)?;
+    let d_out = gpu.poisoned::<f32>("out", w * h)?;
+    v.prepare(module, mask)?;
+    v.launch_on(module, d_in.arg(), d_mask.arg(), d_out.arg(), (w, h, r))?;
+    gpu.finish().map_err(|e| e.context(format!("running `{}` on a {w} x {h} image with r = {r}", v.kernel())))?;
+    d_out.read()
+}
+
+fn correct(ctx: &Ctx, v: Variant, w: usize, h: usize, r: usize) -> Result<String> {
+    let module = ctx.kernel_module(v.kernel())?;
+    // The same for every student of a batch: drawn and computed once per seed.
+    let inputs = ctx.shared("in+mask+out", || {
+        let mut rng = ctx.rng();
+        let image = cpu::image(&mut rng, w * h);
+        let mask = cpu::mask(&mut rng, r);
+        let expected = cpu::convolve(&image, &mask, r, w, h);
+        (image, mask, expected)
+    });
+    let (image, mask, expected) = (&inputs.0, &inputs.1, &inputs.2);
+    let got = convolve_on(module, v, image, mask, (w, h, r))?;
+    cpu::compare(image, mask, expected, &got, (r, w, h))?;
+    let cfg = launch_config(w, h);
+    Ok(format!("{} x {} blocks of 16 x 16, a {s} x {s} mask", cfg.grid.0, cfg.grid.1, s = cpu::side(r)))
+}
+
+/// Rows of the timed image: with `PERF_WIDTH` columns, input and output
+/// together 8x the L2 cache, so that DRAM, not the cache, is measured.
+pub fn perf_rows(gpu: &kit::Gpu) -> usize {
+    (kit::exercise::bandwidth_elements(gpu) / 2 / PERF_WIDTH).max(1)
+}
+
+/// Checks what timed launch `launch` wrote: the four corners and
+/// `PERF_SPOTS` seeded pixels, against the CPU's convolution of the window of
+/// the repeated `block` that the launch saw.
+pub fn check_launch(
+    block: &[f32],
+    mask: &[f32],
+    d_in: &Windowed<f32>,
+    d_out: &kit::DeviceBuffer<f32>,
+    launch: usize,
+    (w, h, r): (usize, usize, usize),
+    rng: &mut impl Rng,
+) -> Result<()> {
+    let pixels = w * h;
+    let at: Vec<usize> = [0, w - 1, pixels - w, pixels - 1]
+        .into_iter()
+        .chain((0..PERF_SPOTS).map(|_| rng.random_range(0..pixels)))
+        .collect();
+    let pixel = |y: usize, x: usize| block[d_in.at(launch, y * w + x) % block.len()];
+    for (&i, got) in at.iter().zip(d_out.read_elements(at.iter().copied())?) {
+        let expected = cpu::conv_at(pixel, mask, r, w, h, i / w, i % w);
+        if !cpu::close_enough(got, expected, r) {
+            let got = if kit::check::is_poison(&got) { "nothing (never written)".into() } else { got.to_string() };
+            bail!("out[{}][{}] ({w} x {h}, r = {r}): expected {}, got {got}", i / w, i % w, expected.0);
+        }
+    }
+    Ok(())
+}
+
+/// The timed checks: `constant` against the global-mask loop, `tiled` against
+/// the untiled constant-mask loop, on the same buffers, in the same run.
+fn faster_than_yardstick(ctx: &Ctx, v: Variant) -> Result<String> {
+    let module = ctx.kernel_module(v.kernel())?;
+    // Where nothing can be timed this says so (not graded) before anything large is allocated.
+    let copy_gbps = ctx.copy_bandwidth_gbps()?;
+    let gpu = module.gpu();
+    let (yardstick, min, baseline_name) = match v {
+        Variant::Constant => (
+            ("conv2d_global_mask", include_str!("../yardsticks/conv2d_global_mask.cu")),
+            MIN_CONSTANT_SPEEDUP,
+            "the same loop with the mask in global memory",
+        ),
+        Variant::Tiled => (
+            ("conv2d_constant_mask", include_str!("../yardsticks/conv2d_constant_mask.cu")),
+            MIN_TILED_SPEEDUP,
+            "the untiled loop with the mask in constant memory",
+        ),
+        Variant::Naive => bail!("part `naive` is not timed"),
+    };
+    let ys = ctx.yardstick(yardstick.0, yardstick.1)?;
+    let (w, h, r) = (PERF_WIDTH, perf_rows(gpu), PERF_RADIUS);
+    let pixels = w * h;
+    let mask = ctx.shared("perf-mask", || cpu::mask(&mut ctx.rng_for("perf-mask"), r));
+    // A random block repeated on the device, each launch convolving a window
+    // of it further on (kit::timed); every launch's output is checked at
+    // seeded pixels against the CPU's convolution of that launch's window.
+    let block = ctx.shared("perf-block", || cpu::image(&mut ctx.rng_for("perf-block"), PERF_BLOCK));
+    let d_in = Windowed::repeated(gpu, "in", &block, pixels)?;
+    let d_mask = gpu.upload("mask", &mask)?;
+    let d_out = gpu.poisoned::<f32>("out", pixels)?;
+    v.prepare(module, &mask)?;
+    let student = kit::timed::student(
+        gpu,
+        |_| d_out.poison(),
+        |launch| v.launch_on(module, d_in.arg(launch), d_mask.arg(), d_out.arg(), (w, h, r)),
+        |launch| {
+            check_launch(&block, &mask, &d_in, &d_out, launch, (w, h, r), &mut ctx.rng_for(&format!("launch {launch}")))
+        },
+    )?;
+    let cfg = launch_config(w, h);
+    let (ri, wi, hi) = ((r as i32).into(), (w as i32).into(), (h as i32).into());
+    let args = match v {
+        Variant::Constant => vec![d_in.arg(0), d_mask.arg(), d_out.arg(), ri, wi, hi],
+        _ => {
+            ys.set_constant(MASK_SYMBOL, &cpu::constant_mask(&mask))?;
+            vec![d_in.arg(0), d_out.arg(), ri, wi, hi]
+        }
+    };
+    let baseline = ctx.time_yardstick(&ys, yardstick.0, cfg, &args, || d_out.poison())?;
+    let line = kit::perf::require_speedup(
+        &format!("{} on a {w} x {h} image, {s} x {s} mask", v.kernel(), s = cpu::side(r)),
+        &student,
+        &baseline,
+        baseline_name,
+        min,
+    )?;
+    Ok(format!("{line} (the kit's float4 copy: {copy_gbps:.0} GB/s)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The timed checks' plumbing, on the simulator with a small image: the
+    /// references and the yardsticks on windows of a repeated block, each
+    /// launch's output checked against its own window; a launch checked
+    /// against another launch's window fails.
+    #[test]
+    fn timed_launches_are_checked_against_their_own_window() {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let compile = |path: &str, text: Option<&str>| {
+            let source = match text {
+                Some(t) => ptx_build::SourceFile::from_text(path, t),
+                None => ptx_build::SourceFile::from_text(
+                    path,
+                    std::fs::read_to_string(kit::trial::workspace_file(path)).unwrap(),
+                ),
+            };
+            compiler.compile(&source, &ptx_build::CompileOptions::default()).unwrap().text
+        };
+        let gpu = kit::Gpu::simulator();
+        let (w, h, r) = (40, 24, 3);
+        let mut rng = kit::inputs::rng_for(7, "timed");
+        let block = cpu::image(&mut rng, kit::timed::window_room::<f32>() + 101);
+        let mask = cpu::mask(&mut rng, r);
+        let d_in = Windowed::repeated(&gpu, "in", &block, w * h).unwrap();
+        let d_mask = gpu.upload("mask", &mask).unwrap();
+        let d_out = gpu.poisoned::<f32>("out", w * h).unwrap();
+        let spots = |launch| kit::inputs::rng_for(7, &format!("launch {launch}"));
+        for v in Variant::ALL {
+            let module = gpu.load(&compile(&format!("reference/ex12-convolution/{}", v.file()), None)).unwrap();
+            v.prepare(&module, &mask).unwrap();
+            for launch in [0, 3] {
+                d_out.poison().unwrap();
+                v.launch_on(&module, d_in.arg(launch), d_mask.arg(), d_out.arg(), (w, h, r)).unwrap();
+                gpu.finish().unwrap();
+                check_launch(&block, &mask, &d_in, &d_out, launch, (w, h, r), &mut spots(launch)).unwrap();
+                let err = check_launch(&block, &mask, &d_in, &d_out, launch + 1, (w, h, r), &mut spots(launch));
+                assert!(err.unwrap_err().to_string().contains("expected"), "{v:?}");
+            }
+        }
+        let ri = || -> [kit::backend::Arg; 3] { [(r as i32).into(), (w as i32).into(), (h as i32).into()] };
+        let global =
+            gpu.load(&compile("<grader>/g.cu", Some(include_str!("../yardsticks/conv2d_global_mask.cu")))).unwrap();
+        let constant =
+            gpu.load(&compile("<grader>/c.cu", Some(include_str!("../yardsticks/conv2d_constant_mask.cu")))).unwrap();
+        constant.set_constant(MASK_SYMBOL, &cpu::constant_mask(&mask)).unwrap();
+        let [a, b, c] = ri();
+        for (module, kernel, args) in [
+            (&global, "conv2d_global_mask", vec![d_in.arg(2), d_mask.arg(), d_out.arg(), a, b, c]),
+            (&constant, "conv2d_constant_mask", vec![d_in.arg(2), d_out.arg(), a, b, c]),
+        ] {
+            d_out.poison().unwrap();
+            module.launch(kernel, launch_config(w, h), &args).unwrap();
+            check_launch(&block, &mask, &d_in, &d_out, 2, (w, h, r), &mut spots(2)).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_launch_covers_every_pixel_with_whole_blocks() {
+        let cfg = launch_config(76, 62);
+        assert_eq!((cfg.grid, cfg.block, cfg.shared_bytes), ((5, 4, 1), (16, 16, 1), 0));
+        assert_eq!(launch_config(1, 1).grid, (1, 1, 1));
+        for (w, h, _) in CASES {
+            let cfg = launch_config(w, h);
+            let (gx, gy) = (cfg.grid.0 as usize, cfg.grid.1 as usize);
+            assert!(gx * 16 >= w && (gx - 1) * 16 < w && gy * 16 >= h && (gy - 1) * 16 < h, "{w}x{h}");
+        }
+    }
+
+    #[test]
+    fn cases_cover_the_edges() {
+        assert!(CASES.iter().any(|&(w, h, _)| w > h) && CASES.iter().any(|&(w, h, _)| w < h));
+        assert!(
+            CASES.iter().filter(|&&(w, h, _)| w == h).all(|&(w, _, _)| w == 1 || w == TILE as usize),
+            "square: 1 x 1 and one block only"
+        );
+        for r in 0..=MAX_MASK_RADIUS {
+            assert!(CASES.iter().any(|&(_, _, cr)| cr == r), "radius {r}");
+        }
+        assert!(CASES.iter().any(|&(w, h, r)| w < cpu::side(r) && h < cpu::side(r)), "an image smaller than the mask");
+        assert!(CASES.contains(&(1, 1, MAX_MASK_RADIUS)));
+        assert!(CASES.iter().filter(|&&(w, h, _)| w % 16 != 0 && h % 16 != 0).count() >= 8);
+        let heavy = |&&(w, h, r): &&(usize, usize, usize)| w * h * cpu::side(r) * cpu::side(r) > kit::SIM_MAX_ELEMENTS;
+        assert_eq!(CASES.iter().filter(heavy).count(), 2, "the simulator runs all but the two large ones");
+    }
+
+    #[test]
+    fn the_timed_image_outgrows_the_l2() {
+        let gpu = kit::Gpu::simulator();
+        let rows = perf_rows(&gpu);
+        assert!(2 * rows * PERF_WIDTH * 4 >= 8 * gpu.info().l2_cache_bytes as usize - 2 * PERF_WIDTH * 4);
+        assert!(rows * PERF_WIDTH < i32::MAX as usize);
+        assert!(PERF_BLOCK > kit::timed::window_room::<f32>());
+    }
+
+    #[test]
+    fn three_parts_with_every_kind_of_check() {
+        let ex = exercise();
+        assert_eq!((ex.id, ex.slug, ex.dir), ("ex12", "convolution", "exercises/ex12-convolution"));
+        let names = |p: usize| ex.parts[p].checks.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        assert!(names(0).contains(&"coalesced".to_string()) && names(0).contains(&"62x76-r3".to_string()));
+        assert!(names(1).contains(&"mask-in-constant".to_string()));
+        assert!(names(1).contains(&"faster-than-global-mask".to_string()));
+        assert!(
+            names(2).contains(&"halo-in-shared".to_string()) && names(2).contains(&"faster-than-untiled".to_string())
+        );
+    }
+}

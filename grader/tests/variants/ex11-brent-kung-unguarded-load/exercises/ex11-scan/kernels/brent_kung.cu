@@ -1,0 +1,27 @@
+// ex11 brent-kung, broken: the loads have no bounds check, so the last,
+// partial section reads past the end of X. Otherwise the reference.
+#define SECTION_SIZE 1024
+
+extern "C" __global__ void brent_kung_scan(const int *X, int *Y, int n) {
+    __shared__ int XY[SECTION_SIZE];
+    unsigned int start = 2 * blockIdx.x * blockDim.x;
+    unsigned int a = start + threadIdx.x, b = a + blockDim.x;
+    // Both loads coalesced: thread t reads elements t and t + 512.
+    XY[threadIdx.x] = X[a];
+    XY[threadIdx.x + blockDim.x] = X[b];
+    // Up-sweep (reduction tree): SECTION_SIZE - 1 additions.
+    for (unsigned int stride = 1; stride <= blockDim.x; stride *= 2) {
+        __syncthreads();
+        unsigned int index = (threadIdx.x + 1) * 2 * stride - 1;
+        if (index < SECTION_SIZE) XY[index] += XY[index - stride];
+    }
+    // Down-sweep (distribution tree): SECTION_SIZE - 1 - log2(SECTION_SIZE) more.
+    for (unsigned int stride = SECTION_SIZE / 4; stride > 0; stride /= 2) {
+        __syncthreads();
+        unsigned int index = (threadIdx.x + 1) * stride * 2 - 1;
+        if (index + stride < SECTION_SIZE) XY[index + stride] += XY[index];
+    }
+    __syncthreads();
+    if (a < n) Y[a] = XY[threadIdx.x];
+    if (b < n) Y[b] = XY[threadIdx.x + blockDim.x];
+}
