@@ -206,6 +206,7 @@ mod tests {
                     diagnostics: vec![],
                     message: None,
                     from_cache: false,
+                    missing: false,
                 },
                 tests: vec![
                     test("ex01::global::correct::n=100", CheckKind::Correctness, Status::Pass, 2.0),

@@ -23,7 +23,11 @@ pub fn markdown(r: &GradeReport) -> String {
     for e in &r.exercises {
         for p in &e.parts {
             let failure = if p.compile.status == CompileStatus::Error {
-                format!("did not compile: {}", p.compile.message.as_deref().unwrap_or(""))
+                if p.compile.missing {
+                    p.compile.message.clone().unwrap_or_default()
+                } else {
+                    format!("did not compile: {}", p.compile.message.as_deref().unwrap_or(""))
+                }
             } else {
                 match p.tests.iter().find(|t| t.status == Status::Fail) {
                     Some(t) => {
@@ -70,7 +74,13 @@ mod tests {
             sha256: None,
             score: 0.0,
             max_score: 0.0,
-            compile: CompileReport { status: CompileStatus::Ok, diagnostics: vec![], message: None, from_cache: false },
+            compile: CompileReport {
+                status: CompileStatus::Ok,
+                diagnostics: vec![],
+                message: None,
+                from_cache: false,
+                missing: false,
+            },
             tests,
             sanitizer: None,
         };

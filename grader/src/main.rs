@@ -232,12 +232,17 @@ enum Command {
     },
     /// Rewrite grader/data/baseline-profiles.json: the reference kernels' memory
     /// profiles on the simulator, which the HTML report draws students' figures against.
+    /// With exercises (`grader baseline-profiles ex10 ex11`), only their entries
+    /// are regraded and replaced; every other entry stays byte for byte.
     #[command(hide = true)]
     BaselineProfiles {
+        /// Only these exercises' entries (`ex10`, `ex10-histogram`, ...); none: all.
+        exercises: Vec<String>,
         #[arg(long)]
         root: Option<PathBuf>,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
+        /// Default: 1, or with exercises the seed the file was made with.
+        #[arg(long)]
+        seed: Option<u64>,
     },
     /// Write something new for the course: `grader new exercise ex09-slug` (docs/authoring.md).
     #[command(subcommand)]
@@ -664,21 +669,51 @@ fn run_command(command: Command) -> Result<ExitCode> {
             grader::html::write(&report, &extras, &path)?;
             println!("lab written to {} and {}", out.join("lab-coalescing.csv").display(), path.display());
         }
-        Command::BaselineProfiles { root, seed } => {
+        Command::BaselineProfiles { exercises, root, seed } => {
+            use grader::html::baseline::BaselineProfiles;
             let root = root.map_or_else(default_root, Ok)?;
+            let path = root.join("grader").join("data").join("baseline-profiles.json");
+            // With exercises: only theirs, into the file as it is.
+            let only = if exercises.is_empty() {
+                None
+            } else {
+                let ids: Vec<&'static str> = registry::select(&exercises)?.iter().map(|e| e.id).collect();
+                let old = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+                Some((ids, old))
+            };
+            let seed = match (seed, &only) {
+                (Some(seed), _) => seed,
+                (None, Some((_, old))) => serde_json::from_str::<BaselineProfiles>(old)?.seed,
+                (None, None) => 1,
+            };
+            let selection = only.as_ref().map_or_else(|| vec!["all"], |(ids, _)| ids.clone());
             let tmp = tempfile::tempdir()?;
             let json = tmp.path().join("reference.json");
             let status = std::process::Command::new(std::env::current_exe()?)
-                .args(["all", "--reference", "--backend", "sim", "--seed", &seed.to_string(), "--json"])
+                .args(&selection)
+                .args(["--reference", "--backend", "sim", "--seed", &seed.to_string(), "--json"])
                 .arg(&json)
                 .arg("--root")
                 .arg(&root)
                 .status()?;
             anyhow::ensure!(json.exists(), "grading the reference failed ({status})");
-            let profiles = grader::html::baseline::BaselineProfiles::from_report(&read_grades(&json)?);
-            let path = root.join("grader").join("data").join("baseline-profiles.json");
-            grader::atomic::write_json(&path, &profiles)?;
-            println!("{} tests' profiles written to {}", profiles.tests.len(), path.display());
+            let profiles = BaselineProfiles::from_report(&read_grades(&json)?);
+            match only {
+                None => {
+                    grader::atomic::write_json(&path, &profiles)?;
+                    println!("{} tests' profiles written to {}", profiles.tests.len(), path.display());
+                }
+                Some((ids, old)) => {
+                    let text = BaselineProfiles::splice(&old, &profiles, &ids)?;
+                    grader::atomic::write_if_changed(&path, text.as_bytes())?;
+                    println!(
+                        "{} tests' profiles of {} written to {} (the other exercises' entries kept as they were)",
+                        profiles.tests.len(),
+                        ids.join(", "),
+                        path.display()
+                    );
+                }
+            }
         }
         Command::ExportTemplate { dir, exercises, root } => {
             let exercises = registry::select(&exercises)?;

@@ -137,6 +137,24 @@ pub struct CompileReport {
     /// Set when compiling failed for a reason that is not a diagnostic (file missing, no compiler, ...).
     pub message: Option<String>,
     pub from_cache: bool,
+    /// The graded tree has no file for the part (`status` is `error`, nothing
+    /// was compiled, `message` says where it was looked for): its checks'
+    /// verdict is `missing-file`. Absent (false) in older reports.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub missing: bool,
+}
+
+impl CompileReport {
+    /// What the part's line says when it did not compile (or had no file).
+    pub fn failure_line(&self) -> String {
+        let why =
+            self.message.clone().unwrap_or_else(|| self.diagnostics.first().map(|d| d.to_string()).unwrap_or_default());
+        if self.missing {
+            why
+        } else {
+            format!("did not compile: {why}")
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -319,11 +337,7 @@ impl GradeReport {
             for p in &e.parts {
                 out += &format!("    {:<10} {:<50} {:>6.2} / {:<6.2}\n", p.name, p.file, p.score, p.max_score);
                 if p.compile.status == CompileStatus::Error {
-                    let why =
-                        p.compile.message.clone().unwrap_or_else(|| {
-                            p.compile.diagnostics.first().map(|d| d.to_string()).unwrap_or_default()
-                        });
-                    out += &format!("               did not compile: {why}\n");
+                    out += &format!("               {}\n", p.compile.failure_line());
                     continue;
                 }
                 if let Some(t) = p.tests.iter().find(|t| t.status == Status::Fail) {

@@ -28,6 +28,10 @@ pub enum Verdict {
     TooSlow,
     /// `compile-error`: the part did not compile, so the check could not run.
     CompileError,
+    /// `missing-file`: the graded tree has no file for the part (a student's
+    /// file not submitted or misnamed, a `--sources reference/slow` tree without
+    /// a variant of this part), so the check could not run.
+    MissingFile,
     /// `missing-kernel`: the PTX lacks a kernel (or symbol) the check launches.
     MissingKernel,
     /// `wrong-signature`: a kernel's parameters are not those the check passes.
@@ -83,6 +87,9 @@ impl Verdict {
         for cause in e.chain() {
             if cause.downcast_ref::<NotCompiled>().is_some() {
                 return Verdict::CompileError;
+            }
+            if cause.downcast_ref::<NoFile>().is_some() {
+                return Verdict::MissingFile;
             }
             if cause.downcast_ref::<OutOfBounds>().is_some() {
                 return Verdict::OutOfBoundsWrite;
@@ -140,8 +147,10 @@ impl Verdict {
     /// a wrong signature) stand.
     pub fn of_run(e: &anyhow::Error, kind: CheckKind, lost_before: bool) -> Verdict {
         let verdict = Verdict::of(e, kind);
-        let found_without_running =
-            matches!(verdict, Verdict::CompileError | Verdict::MissingKernel | Verdict::WrongSignature);
+        let found_without_running = matches!(
+            verdict,
+            Verdict::CompileError | Verdict::MissingFile | Verdict::MissingKernel | Verdict::WrongSignature
+        );
         if lost_before && !found_without_running {
             Verdict::GpuLost
         } else {
@@ -186,6 +195,7 @@ impl fmt::Display for Verdict {
             Verdict::Structure => "structure",
             Verdict::TooSlow => "too-slow",
             Verdict::CompileError => "compile-error",
+            Verdict::MissingFile => "missing-file",
             Verdict::MissingKernel => "missing-kernel",
             Verdict::WrongSignature => "wrong-signature",
             Verdict::InputModified => "input-modified",
@@ -219,6 +229,7 @@ impl From<&str> for Verdict {
             "structure" => Verdict::Structure,
             "too-slow" => Verdict::TooSlow,
             "compile-error" => Verdict::CompileError,
+            "missing-file" => Verdict::MissingFile,
             "missing-kernel" => Verdict::MissingKernel,
             "wrong-signature" => Verdict::WrongSignature,
             "input-modified" => Verdict::InputModified,
@@ -269,6 +280,12 @@ impl<'de> Deserialize<'de> for Verdict {
 #[error("{0}")]
 pub struct NotCompiled(pub String);
 
+/// A check of a part whose file is not in the graded tree: why it could not
+/// run. Its verdict is `missing-file`, not `compile-error`: nothing was compiled.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NoFile(pub String);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,6 +296,7 @@ mod tests {
         "structure",
         "too-slow",
         "compile-error",
+        "missing-file",
         "missing-kernel",
         "wrong-signature",
         "input-modified",
@@ -326,6 +344,8 @@ mod tests {
         assert_eq!(Verdict::of_run(&e, CheckKind::Performance, false), Verdict::TooSlow, "a live context: too slow");
         let compile = anyhow::Error::new(NotCompiled("did not compile".into()));
         assert_eq!(Verdict::of_run(&compile, CheckKind::Performance, true), Verdict::CompileError);
+        let no_file = anyhow::Error::new(NoFile("no file".into()));
+        assert_eq!(Verdict::of_run(&no_file, CheckKind::Performance, true), Verdict::MissingFile);
     }
 
     #[test]

@@ -99,7 +99,7 @@ fn without_a_gpu_stubs_fail_their_structure_checks() {
 }
 
 #[test]
-fn a_missing_file_is_a_compile_error_not_a_crash() {
+fn a_missing_file_is_named_not_a_compile_error_nor_a_crash() {
     if !support::nvrtc_available() {
         return;
     }
@@ -115,12 +115,108 @@ fn a_missing_file_is_a_compile_error_not_a_crash() {
         "--json",
         json.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(101), "structure checks of uncompiled files fail");
+    assert_eq!(out.status.code(), Some(101), "structure checks of missing files fail");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("did not compile"), "nothing was compiled:\n{stdout}");
     let report: GradeReport = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let part = &report.exercises[0].parts[0];
     assert_eq!(part.compile.status, CompileStatus::Error);
-    assert!(part.compile.message.as_deref().unwrap_or("").contains("pi_global.cu"), "{:?}", part.compile);
+    assert!(part.compile.missing);
+    let message = part.compile.message.as_deref().unwrap_or("");
+    assert!(message.contains("no file for this part in exercises") && message.contains("pi_global.cu"), "{message}");
+    assert!(message.contains("named exactly"), "a student is told what to check: {message}");
     assert!(part.sha256.is_none());
+    // Without a GPU only the structure checks run: each fails as missing-file.
+    let ran: Vec<_> = part.tests.iter().filter(|t| t.status != Status::Ignored).collect();
+    assert!(!ran.is_empty());
+    for t in ran {
+        assert_eq!(t.status, Status::Fail, "{}", t.name);
+        assert_eq!(t.verdict.as_deref(), Some("missing-file"), "{}", t.name);
+    }
+    assert!(stdout.contains("no file"), "the compile line says so:\n{stdout}");
+}
+
+/// `--sources reference/slow` grades the slow variants; ex01 has one only for
+/// `shared`. `global` has no file there: it says so (verdict `missing-file`),
+/// it is no compile error, and `shared` is graded as usual.
+#[test]
+fn a_sources_tree_without_a_part_says_no_file_not_did_not_compile() {
+    if !support::nvrtc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("slow.json");
+    let out = grader(&["ex01", "--sources", "reference/slow", "--backend", "none", "--json", json.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("no file for this part in reference/slow"), "{stdout}");
+    assert!(!stdout.contains("did not compile"), "{stdout}");
+    let report: GradeReport = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report.sources, "reference/slow");
+    let parts = &report.exercises[0].parts;
+    let global = parts.iter().find(|p| p.name == "global").unwrap();
+    assert!(global.compile.missing, "{:?}", global.compile);
+    assert!(global.compile.diagnostics.is_empty());
+    let ran: Vec<_> = global.tests.iter().filter(|t| t.status != Status::Ignored).collect();
+    assert!(!ran.is_empty() && ran.iter().all(|t| t.verdict.as_deref() == Some("missing-file")), "{ran:?}");
+    let shared = parts.iter().find(|p| p.name == "shared").unwrap();
+    assert_eq!(shared.compile.status, CompileStatus::Ok, "the slow shared variant compiles");
+    assert!(!shared.compile.missing);
+    assert!(shared.tests.iter().all(|t| t.verdict.as_deref() != Some("missing-file")));
+}
+
+/// `grader baseline-profiles ex09` in a scratch root: ex09's entries are
+/// regraded (a tampered figure and a stale test go), and every other byte of
+/// the file stays as it was.
+#[test]
+fn baseline_profiles_of_one_exercise_keep_every_other_entry_byte_for_byte() {
+    if !support::nvrtc_available() {
+        return;
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = tempfile::tempdir().unwrap();
+    for dir in ["exercises/ex09-picture/kernels", "reference/ex09-picture/kernels"] {
+        std::fs::create_dir_all(root.path().join(dir)).unwrap();
+        for f in std::fs::read_dir(workspace.join(dir)).unwrap() {
+            let f = f.unwrap();
+            std::fs::copy(f.path(), root.path().join(dir).join(f.file_name())).unwrap();
+        }
+    }
+    let shipped = std::fs::read_to_string(workspace.join("grader/data/baseline-profiles.json")).unwrap();
+    let lines: Vec<&str> = shipped.lines().collect();
+    let first = lines.iter().position(|l| l.starts_with("    \"ex09::")).expect("ex09's entries are shipped");
+    // Tamper with ex09's first figure and add a stale ex09 test: both must go.
+    let mut tampered: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let figure = (first..lines.len()).find(|&i| lines[i].contains("\"global_load_requests\": ")).unwrap();
+    tampered[figure] = "            \"global_load_requests\": 987654321,".into();
+    tampered.insert(first, "    \"ex09::gone::correct::x\": [],".into());
+    let data = root.path().join("grader/data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("baseline-profiles.json"), tampered.join("\n") + "\n").unwrap();
+
+    let out = grader(&["baseline-profiles", "ex09", "--root", root.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let written = std::fs::read_to_string(data.join("baseline-profiles.json")).unwrap();
+    assert!(!written.contains("987654321") && !written.contains("ex09::gone"), "ex09 regraded");
+    let value: serde_json::Value = serde_json::from_str(&written).unwrap();
+    let tests = value["tests"].as_object().unwrap();
+    assert!(tests.keys().any(|k| k.starts_with("ex09::picture::")), "ex09's entries are back");
+    // Outside ex09's entries, the lines are the shipped file's.
+    let outside = |text: &str| -> Vec<String> {
+        let mut in_ex09 = false;
+        text.lines()
+            .filter(|l| {
+                if l.starts_with("    \"") {
+                    in_ex09 = l.starts_with("    \"ex09::");
+                } else if !l.starts_with("     ") {
+                    in_ex09 = false;
+                }
+                !in_ex09
+            })
+            .map(|l| l.trim_end_matches(',').to_string())
+            .collect()
+    };
+    assert_eq!(outside(&written), outside(&shipped));
+    assert!(written.ends_with("}\n"));
 }
 
 /// `grader new exercise` in a scratch copy of the workspace: the exercise it

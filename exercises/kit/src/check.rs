@@ -1,5 +1,15 @@
 //! Comparisons that explain themselves: which element, what was expected, what
 //! came back, how many are wrong, and whether they were never written at all.
+//! Each fails with a message a student can act on, and records where the
+//! output is wrong for the report's map ([`record_matrix`] for a check with a
+//! comparison of its own).
+//!
+//! ```
+//! let expected = [3u32, 1, 4, 1];
+//! let got = [3u32, 1, 5, u32::MAX]; // u32::MAX: the poison, never written
+//! let e = kit::check::exact("bins", &expected, &got).unwrap_err().to_string();
+//! assert!(e.contains("2 of 4 element(s) wrong; first at index 2: expected 4, got 5"), "{e}");
+//! ```
 
 use std::fmt::Debug;
 
@@ -8,17 +18,38 @@ use bytemuck::Pod;
 
 use crate::gpu::POISON_BYTE;
 
-/// True when every byte of `x` still holds the poison pattern written before the launch.
+/// True when every byte of `x` still holds the poison pattern written before
+/// the launch: say "never written" rather than print a NaN.
+///
+/// ```
+/// assert!(kit::check::is_poison(&f32::from_bits(0xFFFF_FFFF)));
+/// assert!(!kit::check::is_poison(&1.5f32));
+/// ```
 pub fn is_poison<T: Pod>(x: &T) -> bool {
     bytemuck::bytes_of(x).iter().all(|&b| b == POISON_BYTE)
 }
 
-/// Exact comparison, for integer results.
+/// Exact comparison, for integer results (and floats where the arithmetic is
+/// exact): the first wrong element, expected, got, and how many were never written.
+///
+/// ```
+/// assert!(kit::check::exact("bins", &[1u32, 2], &[1, 2]).is_ok());
+/// let e = kit::check::exact("out", &[1i32, 2, 3], &[-1, -1, -1]).unwrap_err().to_string();
+/// assert!(e.contains("No element was written"), "{e}");
+/// ```
 pub fn exact<T: Pod + PartialEq + Debug>(what: &str, expected: &[T], actual: &[T]) -> Result<()> {
     compare(what, expected, actual, |e, a| e == a, |e| format!("{e:?}"))
 }
 
 /// Float results against an f64 reference: |actual - expected| <= rel * |expected| + abs.
+/// Choose the bound from the arithmetic (a sum of k floats: about k × 2⁻²⁴
+/// relative), and say why in the exercise.
+///
+/// ```
+/// let expected = [1.0f64, 2.0, 1e-3];
+/// kit::check::close("out", &expected, &[1.0f32, 2.000001, 1.0001e-3], 1e-5, 1e-6).unwrap();
+/// assert!(kit::check::close("out", &expected, &[1.0f32, 2.1, 1e-3], 1e-5, 0.0).is_err());
+/// ```
 pub fn close(what: &str, expected: &[f64], actual: &[f32], rel: f64, abs: f64) -> Result<()> {
     let ok = |e: &f64, a: &f32| {
         let a = *a as f64;
@@ -138,6 +169,14 @@ fn record(m: Mismatches) {
 
 /// Records where a `rows` x `cols` matrix is wrong, for checks with their own
 /// comparison (matrix products, transposes). Records nothing when `wrong` is empty.
+/// The report draws it as a heat map; the check still fails with its own message.
+///
+/// ```
+/// let (rows, cols) = (62, 76);
+/// let (expected, got) = (vec![0.0f32; rows * cols], vec![0.0f32; rows * cols]);
+/// let wrong = (0..rows * cols).filter(|&i| got[i] != expected[i]).map(|i| (i / cols, i % cols));
+/// kit::check::record_matrix("out", rows, cols, wrong);
+/// ```
 pub fn record_matrix(what: &str, rows: usize, cols: usize, wrong: impl Iterator<Item = (usize, usize)>) {
     let m = Mismatches::binned(what, "matrix", rows, cols, wrong);
     if m.wrong > 0 {
@@ -145,7 +184,13 @@ pub fn record_matrix(what: &str, rows: usize, cols: usize, wrong: impl Iterator<
     }
 }
 
-/// One integer result.
+/// One integer result (a count, a found index).
+///
+/// ```
+/// kit::check::scalar("hits", 42u64, 42).unwrap();
+/// let e = kit::check::scalar("hits", 42u64, u64::MAX).unwrap_err().to_string();
+/// assert!(e.contains("never written"), "{e}");
+/// ```
 pub fn scalar<T: Pod + PartialEq + Debug>(what: &str, expected: T, actual: T) -> Result<()> {
     if expected == actual {
         return Ok(());
@@ -156,7 +201,12 @@ pub fn scalar<T: Pod + PartialEq + Debug>(what: &str, expected: T, actual: T) ->
     bail!("`{what}`: expected {expected:?}, got {actual:?}")
 }
 
-/// Relative error of a float sum against its f64 reference.
+/// Relative error of a float sum against its f64 reference (the absolute
+/// error where the reference is 0).
+///
+/// ```
+/// assert!((kit::check::relative_error(100.0, 100.5) - 0.005).abs() < 1e-12);
+/// ```
 pub fn relative_error(expected: f64, actual: f64) -> f64 {
     if expected == 0.0 {
         actual.abs()
@@ -166,6 +216,11 @@ pub fn relative_error(expected: f64, actual: f64) -> f64 {
 }
 
 /// ||actual - expected||_F / ||expected||_F, the usual measure for a matrix product.
+///
+/// ```
+/// let e = kit::check::frobenius_relative(&[3.0, 4.0], &[3.0, 4.5]);
+/// assert!((e - 0.1).abs() < 1e-9);
+/// ```
 pub fn frobenius_relative(expected: &[f64], actual: &[f32]) -> f64 {
     let (mut num, mut den) = (0.0f64, 0.0f64);
     for (e, a) in expected.iter().zip(actual) {

@@ -2,7 +2,7 @@
 //! `CUDA_LAB_OUTPUT_DIGESTS=FILE`, every buffer a check reads back from the
 //! device is hashed (SHA-256) into the check's record ([`crate::record`]),
 //! and after the check the grader appends one line `check<TAB>buffer<TAB>sha256`
-//! per read to FILE ([`write`]). Grading the same seed on a GPU and on the simulator and
+//! per read to FILE ([`write()`]). Grading the same seed on a GPU and on the simulator and
 //! comparing the two files proves them bit-identical where the math is
 //! deterministic (`grader compare-digests A B`).
 

@@ -17,6 +17,25 @@ use crate::inspect::{self, KernelPtx};
 use crate::perf::{self, Timing};
 use crate::record::{Record, Recorder};
 
+/// One exercise: what an exercise crate's `exercise()` returns, and all the
+/// grader knows of it (registered by a line in grader/Cargo.toml, which
+/// `grader new exercise` writes). Each part is a `.cu` file with its checks.
+///
+/// ```no_run
+/// use kit::{Check, Exercise, Part};
+///
+/// pub fn exercise() -> Exercise {
+///     let part = Part::new("global", "kernels/histogram_global.cu", &["histogram_global"], 10.0)
+///         .check(Check::correctness("n=1000", |_ctx| Ok(String::new())));
+///     Exercise {
+///         id: "ex10",
+///         slug: "histogram",
+///         title: "Histogram of a byte stream",
+///         dir: "exercises/ex10-histogram",
+///         parts: vec![part],
+///     }
+/// }
+/// ```
 #[derive(Clone)]
 pub struct Exercise {
     /// "ex01": what students and course pages say.
@@ -41,7 +60,24 @@ impl Exercise {
     }
 }
 
-/// One `.cu` file the student writes, graded on its own.
+/// One `.cu` file the student writes, graded on its own: its stub is
+/// `exercises/<folder>/<file>`, its solution `reference/<folder>/<file>`. Its
+/// `points` are shared among its kinds of checks (60 % correctness, 15 %
+/// structure, 25 % performance, among the kinds present), and structure and
+/// performance count only once every correctness check of the part passes.
+///
+/// ```no_run
+/// use kit::{Check, Part};
+/// # fn correct(_: &kit::Ctx, _: usize) -> anyhow::Result<String> { Ok(String::new()) }
+/// # fn few_atomics(_: &kit::Ctx) -> anyhow::Result<String> { Ok(String::new()) }
+/// let mut part = Part::new("private", "kernels/histogram_private.cu", &["histogram_private"], 10.0);
+/// for n in [1, 255, 100_003, 50_000_017] {
+///     part = part.check(
+///         Check::correctness(format!("n={n}"), move |ctx| correct(ctx, n)).heavy_if(n > kit::SIM_MAX_ELEMENTS),
+///     );
+/// }
+/// let part = part.check(Check::structure("few-global-atomics", few_atomics));
+/// ```
 #[derive(Clone)]
 pub struct Part {
     pub name: &'static str,
@@ -54,9 +90,13 @@ pub struct Part {
 }
 
 impl Part {
+    /// A part called `name` (the `part` in test names and `--part`), graded on
+    /// `file` (relative to the exercise folder), which must define `kernels`,
+    /// worth `points`. Example: [`Part`].
     pub fn new(name: &'static str, file: &'static str, kernels: &'static [&'static str], points: f64) -> Self {
         Self { name, file, kernels, points, checks: Vec::new() }
     }
+    /// Adds a check (they run in this order, correctness first). Example: [`Part`].
     pub fn check(mut self, check: Check) -> Self {
         self.checks.push(check);
         self
@@ -88,6 +128,19 @@ pub type CheckFn = Arc<dyn Fn(&Ctx) -> Result<String> + Send + Sync>;
 
 /// One graded check. Returns a note on success (shown in the report), an error
 /// that explains itself on failure, or a [`Skip`] error when it cannot run here.
+/// Its test is `exNN::part::kind::name`. Build one with [`Check::correctness`],
+/// [`Check::structure`] or [`Check::performance`].
+///
+/// ```no_run
+/// use kit::Check;
+/// # fn correct(_: &kit::Ctx, _: usize) -> anyhow::Result<String> { Ok(String::new()) }
+/// # fn share_of_copy(_: &kit::Ctx) -> anyhow::Result<String> { Ok(String::new()) }
+/// # fn coalesced_stand_in(_: &kit::Ctx) -> anyhow::Result<String> { Ok(String::new()) }
+/// let n = 100_003;
+/// let c = Check::correctness(format!("n={n}"), move |ctx| correct(ctx, n)).heavy_if(n > kit::SIM_MAX_ELEMENTS);
+/// let p = Check::performance("share-of-copy", share_of_copy)
+///     .with_stand_in(|ctx| kit::measure::skip_unmeasurable(coalesced_stand_in(ctx)));
+/// ```
 #[derive(Clone)]
 pub struct Check {
     /// Unique within the part, e.g. "n=1000003"; the test is "ex01::shared::correct::n=1000003".
@@ -104,23 +157,86 @@ pub struct Check {
 }
 
 impl Check {
+    /// A check that the results are right: seeded inputs (`ctx.rng()`) of one
+    /// size or shape, poisoned outputs, a CPU reference, a message that names
+    /// the element (`kit::check`). Name it by its case (`n=1000003`, `76x62`).
+    ///
+    /// ```no_run
+    /// use kit::{args, Check, Ctx, LaunchConfig};
+    ///
+    /// fn correct(ctx: &Ctx, n: usize) -> anyhow::Result<String> {
+    ///     let module = ctx.kernel_module("scale")?;
+    ///     let gpu = module.gpu();
+    ///     let x = ctx.shared("x", || kit::inputs::uniform_f32(&mut ctx.rng(), n, -1.0, 1.0));
+    ///     let d_x = gpu.upload("x", &x)?;
+    ///     let d_y = gpu.poisoned::<f32>("y", n)?;
+    ///     let cfg = LaunchConfig::linear((n as u32).div_ceil(256), 256);
+    ///     module.launch("scale", cfg, &args![&d_x, &d_y, n as i32])?;
+    ///     let expected: Vec<f64> = x.iter().map(|&v| 2.0 * v as f64).collect();
+    ///     kit::check::close("y", &expected, &d_y.read()?, 0.0, 0.0)?;
+    ///     Ok(format!("{} blocks", cfg.grid.0))
+    /// }
+    /// let check = Check::correctness("n=1000", |ctx| correct(ctx, 1000));
+    /// ```
     pub fn correctness(name: impl Into<String>, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
         Self { name: name.into(), kind: CheckKind::Correctness, run: Arc::new(f), heavy: false, stand_in: None }
     }
+    /// A check of the technique, measured on the simulator ([`Ctx::measure`]):
+    /// what the kernel does to memory, never how its source is spelled. Wrap
+    /// it in [`crate::measure::unless_unmeasurable`] and require the measured
+    /// run's result to be right ([`crate::measure::require_right_result`]).
+    ///
+    /// ```no_run
+    /// use kit::{args, Check, Ctx, LaunchConfig};
+    /// use kit::measure::{require_right_result, unless_unmeasurable};
+    ///
+    /// fn coalesced(ctx: &Ctx) -> anyhow::Result<String> {
+    ///     unless_unmeasurable((|| -> anyhow::Result<String> {
+    ///         let m = ctx.measure("scale", |module| {
+    ///             let gpu = module.gpu();
+    ///             let x: Vec<f32> = (0..4096).map(|i| i as f32).collect();
+    ///             let (d_x, d_y) = (gpu.upload("x", &x)?, gpu.poisoned::<f32>("y", 4096)?);
+    ///             module.launch("scale", LaunchConfig::linear(16, 256), &args![&d_x, &d_y, 4096i32])?;
+    ///             let y = d_y.read()?;
+    ///             require_right_result(kit::require(y.iter().zip(&x).all(|(y, x)| *y == 2.0 * x), || {
+    ///                 "the measured run's output is wrong".into()
+    ///             }))
+    ///         })?;
+    ///         let sectors = m.load_sectors_per_request();
+    ///         kit::require(sectors <= 8.0, || format!("{sectors:.1} sectors per load request; 4 when coalesced"))?;
+    ///         Ok(format!("{sectors:.1} sectors per request"))
+    ///     })())
+    /// }
+    /// let check = Check::structure("coalesced", coalesced);
+    /// ```
     pub fn structure(name: impl Into<String>, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
         Self { name: name.into(), kind: CheckKind::Structure, run: Arc::new(f), heavy: false, stand_in: None }
     }
+    /// A check of speed: the student's kernel timed with
+    /// [`crate::timed::student`] against a yardstick timed in the same run
+    /// ([`Ctx::time_yardstick`]), compared with [`crate::perf::require_share`]
+    /// or [`crate::perf::require_speedup`]. The crate-level example
+    /// ([`crate`]) shows a whole one.
+    ///
+    /// ```no_run
+    /// # fn share_of_copy(_: &kit::Ctx) -> anyhow::Result<String> { Ok(String::new()) }
+    /// let check = kit::Check::performance("share-of-copy", share_of_copy);
+    /// ```
     pub fn performance(name: impl Into<String>, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
         Self { name: name.into(), kind: CheckKind::Performance, run: Arc::new(f), heavy: false, stand_in: None }
     }
     /// Marks a check too big for the simulator when `cond` holds: it then runs
     /// on a GPU only. Every part keeps smaller cases that the simulator runs.
+    /// Usually `.heavy_if(n > kit::SIM_MAX_ELEMENTS)`; example: [`Check`].
     pub fn heavy_if(mut self, cond: bool) -> Self {
         self.heavy = cond;
         self
     }
 
-    /// Gives a performance check a measured stand-in (see [`Check::stand_in`]).
+    /// Gives a performance check a measured stand-in (see [`Check::stand_in`]),
+    /// wrapped in [`crate::measure::skip_unmeasurable`]: a structure check of
+    /// the same lesson, used only where nothing can be timed and the course's
+    /// policy says so (`--perf-without-gpu simulate`). Example: [`Check`].
     pub fn with_stand_in(mut self, f: impl Fn(&Ctx) -> Result<String> + Send + Sync + 'static) -> Self {
         self.stand_in = Some(Arc::new(f));
         self
@@ -133,7 +249,8 @@ impl Check {
 }
 
 /// Inputs with more elements than this are left to a real GPU: the simulator
-/// runs some 10^8 thread-instructions a second, a GPU 10^4 times more.
+/// runs some 10^8 thread-instructions a second, a GPU 10^4 times more. Mark
+/// larger cases `.heavy_if(n > kit::SIM_MAX_ELEMENTS)` ([`Check::heavy_if`]).
 pub const SIM_MAX_ELEMENTS: usize = 2_000_000;
 
 /// Kept here too (it lives in [`crate::skip`]), where exercise code and the grader name it.
@@ -194,17 +311,35 @@ impl<'r> Ctx<'r> {
         self.recorder.take()
     }
 
-    /// This check's own seeded generator.
+    /// This check's own seeded generator: the same inputs for the same seed
+    /// and check, whatever else runs (filters, other checks, batches).
+    ///
+    /// ```no_run
+    /// # fn demo(ctx: &kit::Ctx) {
+    /// let data: Vec<u8> = kit::inputs::bytes(&mut ctx.rng(), 100_003);
+    /// # }
+    /// ```
     pub fn rng(&self) -> ChaCha8Rng {
         rng_for(self.env.seed, self.check_name)
     }
 
     /// A generator of this check's seed for one purpose (`what`), independent
     /// of [`Ctx::rng`]'s: e.g. the elements checked after timed launch `n`.
+    ///
+    /// ```no_run
+    /// use rand::Rng;
+    /// # fn demo(ctx: &kit::Ctx, launch: usize, n: usize) {
+    /// let mut rng = ctx.rng_for(&format!("launch {launch}"));
+    /// let sample: Vec<usize> = (0..256).map(|_| rng.random_range(0..n)).collect();
+    /// # }
+    /// ```
     pub fn rng_for(&self, what: &str) -> ChaCha8Rng {
         rng_for(self.env.seed, &format!("{}/{what}", self.check_name))
     }
 
+    /// The run's GPU (or simulator); a [`Skip`] where there is none
+    /// (`--backend none`). A check usually takes it from its module
+    /// ([`Ctx::kernel_module`], then [`Module::gpu`]).
     pub fn gpu(&self) -> Result<&'r Gpu> {
         self.env.gpu.as_ref().ok_or_else(|| Skip("no GPU in this run".into()).into())
     }
@@ -229,7 +364,18 @@ impl<'r> Ctx<'r> {
     }
 
     /// The student's module after checking that it defines `kernel`; explains a wrong
-    /// name or a missing `extern "C"` rather than failing with a driver error.
+    /// name or a missing `extern "C"` rather than failing with a driver error
+    /// (verdict `missing-kernel`). The module's [`Module::gpu`] is where to
+    /// allocate. Without a GPU (`--backend none`) it fails with a [`Skip`].
+    ///
+    /// ```no_run
+    /// # fn demo(ctx: &kit::Ctx) -> anyhow::Result<()> {
+    /// let module = ctx.kernel_module("histogram_private")?;
+    /// let gpu = module.gpu();
+    /// let bins = gpu.zeros::<u32>("bins", 256)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn kernel_module(&self, kernel: &str) -> Result<&'r Module> {
         self.kernel_ptx(kernel)?;
         self.module()
@@ -240,7 +386,18 @@ impl<'r> Ctx<'r> {
         Ok(inspect::kernel(&self.build.ptx, kernel).ok_or_else(|| MissingKernel::explain(&self.build.ptx, kernel))?)
     }
 
-    /// A kernel of the grader's own (a baseline pattern or the copy yardstick), compiled once per run.
+    /// A kernel of the grader's own (a baseline pattern or the copy yardstick),
+    /// compiled once per run: the exercise's `yardsticks/*.cu`, timed with
+    /// [`Ctx::time_yardstick`] against the student's kernel in the same run.
+    ///
+    /// ```no_run
+    /// # fn demo(ctx: &kit::Ctx) -> anyhow::Result<()> {
+    /// // in the exercise crate: include_str!("../yardsticks/copy_bytes.cu")
+    /// # const COPY_BYTES: &str = "";
+    /// let copy = ctx.yardstick("copy_bytes", COPY_BYTES)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn yardstick(&self, name: &'static str, source: &'static str) -> Result<Arc<Module>> {
         let gpu = self.gpu()?;
         let mut cache = self.env.yardsticks.lock().unwrap();
@@ -259,6 +416,16 @@ impl<'r> Ctx<'r> {
     /// Device-to-device copy bandwidth (bytes read + written per second, in GB/s),
     /// measured once per run on a buffer several times larger than the L2 cache
     /// (and, in a batch worker, re-measured like any yardstick: [`crate::shared`]).
+    /// Call it first in a performance check: where nothing can be timed (the
+    /// simulator) it fails with a [`Skip`] before anything large is allocated.
+    ///
+    /// ```no_run
+    /// # fn demo(ctx: &kit::Ctx) -> anyhow::Result<String> {
+    /// let copy_gbps = ctx.copy_bandwidth_gbps()?; // skips here where nothing can be timed
+    /// // ... allocate, time, compare ...
+    /// Ok(format!("(the kit's copy: {copy_gbps:.0} GB/s)"))
+    /// # }
+    /// ```
     pub fn copy_bandwidth_gbps(&self) -> Result<f64> {
         let measured = self.env.copy_gbps.get_or_init(|| {
             let timing = crate::shared::yardstick_timing(
@@ -291,6 +458,20 @@ impl<'r> Ctx<'r> {
     /// student: a batch worker times it once and reuses the timing (re-timing
     /// it every few uses, [`crate::shared`]), launching it once untimed
     /// otherwise so that what it writes is there as before.
+    ///
+    /// ```no_run
+    /// use kit::LaunchConfig;
+    /// # fn demo(ctx: &kit::Ctx, gpu: &kit::Gpu, input: &kit::timed::Windowed<u8>, out: &kit::DeviceBuffer<u8>) -> anyhow::Result<()> {
+    /// # const COPY_BYTES: &str = "";
+    /// let n = input.len();
+    /// let copy = ctx.yardstick("copy_bytes", COPY_BYTES)?;
+    /// let cfg = LaunchConfig::linear((n as u32).div_ceil(256), 256);
+    /// let args = [input.arg(0), out.arg(), (n as i32).into()];
+    /// let ideal = ctx.time_yardstick(&copy, "copy_bytes", cfg, &args, || out.poison())?;
+    /// let ideal_gbps = ideal.gb_per_s(2 * n);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn time_yardstick(
         &self,
         yardstick: &Module,
@@ -319,6 +500,18 @@ impl<'r> Ctx<'r> {
     /// A value that depends only on the seed and this check (its seeded inputs,
     /// their CPU reference), computed once per process and shared by every
     /// student a batch worker grades. `what` names it within the check.
+    ///
+    /// ```no_run
+    /// # fn demo(ctx: &kit::Ctx, n: usize) {
+    /// let inputs = ctx.shared("bytes+bins", || {
+    ///     let data = kit::inputs::bytes(&mut ctx.rng(), n);
+    ///     let mut bins = [0u32; 256];
+    ///     data.iter().for_each(|&b| bins[b as usize] += 1);
+    ///     (data, bins)
+    /// });
+    /// let (data, expected) = (&inputs.0, &inputs.1);
+    /// # }
+    /// ```
     pub fn shared<T: Send + Sync + 'static>(&self, what: &str, compute: impl FnOnce() -> T) -> std::sync::Arc<T> {
         crate::shared::value(self.env.seed, format!("{}/{what}", self.check_name), compute)
     }
@@ -375,6 +568,14 @@ impl MissingKernel {
 }
 
 /// Fails unless `cond`, with a message that explains what the check looks for.
+///
+/// ```
+/// let atomics_per_byte = 0.004;
+/// kit::require(atomics_per_byte <= 0.01, || {
+///     format!("{atomics_per_byte:.3} global atomics per byte: merge a per-block histogram once per bin")
+/// })
+/// .unwrap();
+/// ```
 pub fn require(cond: bool, explanation: impl FnOnce() -> String) -> Result<()> {
     if cond {
         Ok(())

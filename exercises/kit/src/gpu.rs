@@ -188,21 +188,47 @@ impl Gpu {
         Ok(Module { graders: true, ..self.load(ptx)? })
     }
 
-    /// A buffer of `len` elements, every byte set to the poison pattern.
+    /// A buffer of `len` elements, every byte set to the poison pattern
+    /// ([`POISON_BYTE`]): an output, so that an element the kernel never
+    /// writes shows as such ([`crate::check`] says "never written").
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &kit::Gpu, n: usize) -> anyhow::Result<()> {
+    /// let out = gpu.poisoned::<f32>("out", n)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn poisoned<T: Pod>(&self, name: &str, len: usize) -> Result<DeviceBuffer<T>> {
         let buf = self.alloc::<T>(name, len)?;
         buf.poison()?;
         Ok(buf)
     }
 
-    /// A buffer of `len` zeroed elements.
+    /// A buffer of `len` zeroed elements: what the README promises starts at
+    /// zero (a histogram's bins, a counter). Not an input: it is not watched.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &kit::Gpu) -> anyhow::Result<()> {
+    /// let bins = gpu.zeros::<u32>("bins", 256)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn zeros<T: Pod>(&self, name: &str, len: usize) -> Result<DeviceBuffer<T>> {
         let buf = self.alloc::<T>(name, len)?;
         self.backend().fill(buf.ptr(), 0, buf.bytes())?;
         Ok(buf)
     }
 
-    /// A buffer holding a copy of `data`.
+    /// A buffer holding a copy of `data`: an input. Inputs are watched (in
+    /// correctness and timed checks): a kernel that writes into one fails with
+    /// `input-modified`. `name` is what messages call it (use the README's).
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &kit::Gpu, data: &[u8]) -> anyhow::Result<()> {
+    /// let d_data = gpu.upload("data", data)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn upload<T: Pod>(&self, name: &str, data: &[T]) -> Result<DeviceBuffer<T>> {
         let buf = self.alloc::<T>(name, data.len())?;
         buf.write(data)?;
@@ -224,7 +250,15 @@ impl Gpu {
     /// A buffer of `len` elements holding `block` over and over (timing inputs,
     /// whose values do not change the time). The block is uploaded once and
     /// doubled on the device: a host vector of hundreds of MB would take longer
-    /// to build and upload than the timing itself.
+    /// to build and upload than the timing itself. For timed inputs use
+    /// [`crate::timed::Windowed::repeated`], which builds on it.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &kit::Gpu, block: &[u8]) -> anyhow::Result<()> {
+    /// let big = gpu.upload_repeated("data", block, 1 << 28)?; // element i is block[i % block.len()]
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn upload_repeated<T: Pod>(&self, name: &str, block: &[T], len: usize) -> Result<DeviceBuffer<T>> {
         anyhow::ensure!(!block.is_empty() || len == 0, "`{name}`: nothing to repeat");
         let buf = self.alloc::<T>(name, len)?;
@@ -429,6 +463,7 @@ pub struct Module {
 }
 
 impl Module {
+    /// The GPU the module is loaded on: where a check allocates its buffers.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
     }
@@ -448,13 +483,42 @@ impl Module {
         Ok(self.gpu.backend().kernel_resources(self.id, kernel)?)
     }
 
-    /// Launches `kernel` and waits for it; then checks every buffer's guard zones.
+    /// Launches `kernel` and waits for it; then checks every buffer's guard
+    /// zones and the watched inputs. The arguments are checked against the
+    /// kernel's declared parameters first (`wrong-signature`).
+    ///
+    /// ```no_run
+    /// use kit::{args, LaunchConfig};
+    /// # fn demo(module: &kit::Module, data: &kit::DeviceBuffer<u8>, bins: &kit::DeviceBuffer<u32>) -> anyhow::Result<()> {
+    /// let n = data.len();
+    /// let cfg = LaunchConfig::linear((n as u32).div_ceil(256), 256).with_shared(256 * 4);
+    /// module.launch("histogram_private", cfg, &args![data, bins, n as i32])?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn launch(&self, kernel: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
         self.launch_async(kernel, cfg, args)?;
         self.gpu.finish().with_context(|| format!("running `{kernel}` with {}", describe(&cfg)))
     }
 
-    /// Starts `kernel` without waiting (for timing loops). Call `Gpu::finish` after.
+    /// Starts `kernel` without waiting: the `launch` of
+    /// [`crate::timed::student`], which waits and checks itself. Elsewhere call
+    /// [`Gpu::finish`] after (or use [`Module::launch`]).
+    ///
+    /// ```no_run
+    /// use kit::LaunchConfig;
+    /// # fn demo(module: &kit::Module, gpu: &kit::Gpu, input: &kit::timed::Windowed<u8>, bins: &kit::DeviceBuffer<u32>) -> anyhow::Result<()> {
+    /// let n = input.len();
+    /// let cfg = LaunchConfig::linear(132 * 4, 256);
+    /// let timing = kit::timed::student(
+    ///     gpu,
+    ///     |_| bins.write(&[0; 256]),
+    ///     |launch| module.launch_async("histogram_coarse", cfg, &[input.arg(launch), bins.arg(), (n as i32).into()]),
+    ///     |_launch| Ok(()), // check what launch `launch` wrote
+    /// )?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn launch_async(&self, kernel: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
         let max = self.gpu.info().max_threads_per_block;
         if cfg.threads_per_block() > max {
@@ -473,10 +537,37 @@ impl Module {
             .with_context(|| format!("launching `{kernel}` with {}", describe(&cfg)))
     }
 
-    /// Writes a `__constant__` array (or scalar) declared in this module.
+    /// Writes `values` into the `__constant__` array (or scalar) `symbol`
+    /// declared at file scope in this module, as `cudaMemcpyToSymbol` does: from
+    /// its first element, so fewer values than the array holds are fine (a
+    /// 5 × 5 mask into `__constant__ float mask[49]`; the rest keeps what it
+    /// held, zeros after loading). The same on the simulator and on a GPU.
+    ///
+    /// Errors: a module without `symbol` fails with
+    /// [`BackendError::MissingSymbol`] (verdict `missing-kernel`: wrap it with
+    /// what to declare, as ex04's `search_v3` does), and more values than the
+    /// array holds with a message naming both sizes. Both name the symbol and
+    /// the number of values written.
+    ///
+    /// ```no_run
+    /// # fn demo(ctx: &kit::Ctx) -> anyhow::Result<()> {
+    /// // kernels/conv.cu: `__constant__ float mask[49];` (r up to 3), read as mask[(2r+1) * i + j]
+    /// let r = 2;
+    /// let mask: Vec<f32> = kit::inputs::uniform_f32(&mut ctx.rng(), (2 * r + 1) * (2 * r + 1), -1.0, 1.0);
+    /// let module = ctx.kernel_module("conv_constant")?;
+    /// module.set_constant("mask", &mask)?; // 25 of its 49 floats
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn set_constant<T: Pod>(&self, symbol: &str, values: &[T]) -> Result<()> {
-        self.gpu.backend().write_symbol(self.id, symbol, bytemuck::cast_slice(values))?;
-        Ok(())
+        let bytes: &[u8] = bytemuck::cast_slice(values);
+        self.gpu.backend().write_symbol(self.id, symbol, bytes).with_context(|| {
+            format!(
+                "writing {} value(s) ({} bytes) into `__constant__ {symbol}` (cudaMemcpyToSymbol)",
+                values.len(),
+                bytes.len()
+            )
+        })
     }
 }
 
@@ -578,6 +669,16 @@ impl<T: Pod> DeviceBuffer<T> {
         Arg::Ptr(self.ptr())
     }
 
+    /// Overwrites the whole buffer with `data` (as long as the buffer): reset an
+    /// output or counter between launches (a timed check's `prepare`). An
+    /// input written this way is what the kernel must then leave as it is.
+    ///
+    /// ```no_run
+    /// # fn demo(bins: &kit::DeviceBuffer<u32>) -> anyhow::Result<()> {
+    /// bins.write(&[0; 256])?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn write(&self, data: &[T]) -> Result<()> {
         if data.len() != self.len {
             bail!("`{}` holds {} elements, {} given", self.name, self.len, data.len());
@@ -597,12 +698,30 @@ impl<T: Pod> DeviceBuffer<T> {
         self.gpu.rewatch(self.ptr())
     }
 
-    /// Sets every byte to the poison pattern, so unwritten elements show.
+    /// Sets every byte to the poison pattern, so unwritten elements show: a
+    /// timed check's `prepare` for an output the kernel overwrites.
+    ///
+    /// ```no_run
+    /// # fn demo(out: &kit::DeviceBuffer<f32>) -> anyhow::Result<()> {
+    /// out.poison()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn poison(&self) -> Result<()> {
         self.gpu.backend().fill(self.ptr(), POISON_BYTE, self.bytes())?;
         self.gpu.rewatch(self.ptr())
     }
 
+    /// The whole buffer, copied to the host (and its digest recorded for
+    /// `grader compare-digests`). For a large timed output, read a sample
+    /// ([`DeviceBuffer::read_elements`]) instead.
+    ///
+    /// ```no_run
+    /// # fn demo(bins: &kit::DeviceBuffer<u32>, expected: &[u32]) -> anyhow::Result<()> {
+    /// kit::check::exact("bins", expected, &bins.read()?)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn read(&self) -> Result<Vec<T>> {
         let mut out = vec![T::zeroed(); self.len];
         self.gpu.backend().read(self.ptr(), bytemuck::cast_slice_mut(&mut out))?;
@@ -618,7 +737,14 @@ impl<T: Pod> DeviceBuffer<T> {
         Ok(at.map(|byte| byte / std::mem::size_of::<T>()))
     }
 
-    /// `len` elements from `start` on.
+    /// `len` elements from `start` on: one row, one section of a scan.
+    ///
+    /// ```no_run
+    /// # fn demo(out: &kit::DeviceBuffer<i32>) -> anyhow::Result<()> {
+    /// let last_section = out.read_range(out.len() - 1024, 1024)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn read_range(&self, start: usize, len: usize) -> Result<Vec<T>> {
         if start.checked_add(len).is_none_or(|end| end > self.len) {
             bail!("`{}` holds {} elements; {len} from element {start} do not exist", self.name, self.len);
@@ -632,6 +758,18 @@ impl<T: Pod> DeviceBuffer<T> {
     /// The elements at `indices`, each read alone: a sample of an output of
     /// hundreds of MB, checked after every timed launch, costs a few reads
     /// instead of the whole buffer.
+    ///
+    /// ```no_run
+    /// use rand::Rng;
+    /// # fn demo(ctx: &kit::Ctx, out: &kit::DeviceBuffer<f32>, launch: usize) -> anyhow::Result<()> {
+    /// let mut rng = ctx.rng_for(&format!("launch {launch}"));
+    /// let at: Vec<usize> = (0..256).map(|_| rng.random_range(0..out.len())).collect();
+    /// for (&i, got) in at.iter().zip(out.read_elements(at.iter().copied())?) {
+    ///     // compare `got` with what element i should hold
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn read_elements(&self, indices: impl IntoIterator<Item = usize>) -> Result<Vec<T>> {
         let size = std::mem::size_of::<T>();
         let indices: Vec<usize> = indices.into_iter().collect();
@@ -703,7 +841,17 @@ macro_rules! scalar_args {
 }
 scalar_args!(i32 => I32, u32 => U32, i64 => I64, u64 => U64, f32 => F32, f64 => F64);
 
-/// Builds a kernel argument list: `args![x, y, n as i32, hits]`.
+/// Builds a kernel argument list: `args![x, y, n as i32, hits]`, each a
+/// `&DeviceBuffer` (its pointer) or an `i32`, `u32`, `i64`, `u64`, `f32`, `f64`
+/// (the kernel's parameter types; checked at launch).
+///
+/// ```no_run
+/// # fn demo(module: &kit::Module, x: &kit::DeviceBuffer<f32>, y: &kit::DeviceBuffer<f32>) -> anyhow::Result<()> {
+/// let n = x.len();
+/// module.launch("scale", kit::LaunchConfig::linear(4, 256), &kit::args![x, y, 2.0f32, n as i32])?;
+/// # Ok(())
+/// # }
+/// ```
 #[macro_export]
 macro_rules! args {
     ($($a:expr),* $(,)?) => { [$($crate::backend::Arg::from($a)),*] };

@@ -1,11 +1,20 @@
 //! Seeded inputs. Every check draws from its own ChaCha stream, derived from the
 //! run's seed and the check's name, so a printed seed reproduces a failure on any
 //! machine and filtering checks does not change the inputs of the others.
+//! Draw from [`crate::Ctx::rng`] (or [`crate::Ctx::rng_for`]) in a check, and
+//! keep what a whole class shares in [`crate::Ctx::shared`].
 
 use rand::{Rng, SeedableRng};
 pub use rand_chacha::ChaCha8Rng;
 
-/// The generator for one check.
+/// The generator for one check (a check gets it from [`crate::Ctx::rng`]).
+///
+/// ```
+/// use rand::Rng;
+/// let mut rng = kit::inputs::rng_for(42, "ex10::global::correct::n=1000");
+/// let x: u32 = rng.random_range(0..10);
+/// assert!(x < 10);
+/// ```
 pub fn rng_for(seed: u64, check_name: &str) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed ^ fnv1a(check_name.as_bytes()))
 }
@@ -16,13 +25,74 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// `n` floats uniform in `[lo, hi)`.
+///
+/// ```
+/// let x = kit::inputs::uniform_f32(&mut kit::inputs::rng_for(1, "x"), 5, -1.0, 1.0);
+/// assert!(x.iter().all(|v| (-1.0..1.0).contains(v)));
+/// ```
 pub fn uniform_f32(rng: &mut impl Rng, n: usize, lo: f32, hi: f32) -> Vec<f32> {
     (0..n).map(|_| rng.random_range(lo..hi)).collect()
 }
 
-/// `n` integers uniform in `[lo, hi)`.
+/// `n` integers uniform in `[lo, hi)`: a scan's inputs, small enough that
+/// sums stay exact.
+///
+/// ```
+/// let x = kit::inputs::uniform_i32(&mut kit::inputs::rng_for(1, "x"), 5, -100, 100);
+/// assert!(x.iter().all(|v| (-100..100).contains(v)));
+/// ```
 pub fn uniform_i32(rng: &mut impl Rng, n: usize, lo: i32, hi: i32) -> Vec<i32> {
     (0..n).map(|_| rng.random_range(lo..hi)).collect()
+}
+
+/// `n` bytes, each of the 256 values equally likely: a byte stream to
+/// histogram, a text to search.
+///
+/// ```
+/// let data = kit::inputs::bytes(&mut kit::inputs::rng_for(1, "ex10::global::correct::n=1000"), 1000);
+/// assert_eq!(data.len(), 1000);
+/// ```
+pub fn bytes(rng: &mut impl Rng, n: usize) -> Vec<u8> {
+    let mut out = vec![0u8; n];
+    rng.fill(out.as_mut_slice());
+    out
+}
+
+/// `n` bytes drawn from `weights`: byte `b` with probability `weights[b]` /
+/// their sum (missing weights are 0). Skewed inputs make many threads hit the
+/// same few values (a histogram's contention); a weight of 1 for every value
+/// is [`bytes`]' distribution.
+///
+/// ```
+/// let mut rng = kit::inputs::rng_for(1, "ex10::private::correct::skewed");
+/// // Half the bytes are 'a', the rest spread over 'b'..='d'.
+/// let mut weights = [0.0; 256];
+/// weights[b'a' as usize] = 3.0;
+/// for b in b'b'..=b'd' {
+///     weights[b as usize] = 1.0;
+/// }
+/// let text = kit::inputs::bytes_weighted(&mut rng, 1000, &weights);
+/// assert!(text.iter().all(|c| (b'a'..=b'd').contains(c)));
+/// ```
+pub fn bytes_weighted(rng: &mut impl Rng, n: usize, weights: &[f64]) -> Vec<u8> {
+    assert!(weights.len() <= 256, "{} weights for 256 byte values", weights.len());
+    assert!(weights.iter().all(|w| w.is_finite() && *w >= 0.0), "weights must be finite and not negative");
+    let total: f64 = weights.iter().sum();
+    assert!(total > 0.0, "at least one weight must be positive");
+    // The cumulative weights; a uniform draw in [0, total) finds its byte.
+    let mut cumulative = Vec::with_capacity(weights.len());
+    let mut sum = 0.0;
+    for w in weights {
+        sum += w;
+        cumulative.push(sum);
+    }
+    let last = weights.iter().rposition(|&w| w > 0.0).expect("a positive weight");
+    (0..n)
+        .map(|_| {
+            let x = rng.random_range(0.0..total);
+            cumulative.partition_point(|&c| c <= x).min(last) as u8
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -37,6 +107,33 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert!(a.iter().all(|v| (0.0..1.0).contains(v)));
+    }
+
+    #[test]
+    fn bytes_are_seeded_and_cover_every_value() {
+        let a = bytes(&mut rng_for(7, "ex10::x"), 100_000);
+        assert_eq!(a, bytes(&mut rng_for(7, "ex10::x"), 100_000));
+        assert_ne!(a, bytes(&mut rng_for(7, "ex10::y"), 100_000));
+        assert!(bytes(&mut rng_for(7, "ex10::x"), 0).is_empty());
+        let mut counts = [0u32; 256];
+        for &b in &a {
+            counts[b as usize] += 1;
+        }
+        // 390.6 expected per value; 6 standard deviations (~20) either side.
+        assert!(counts.iter().all(|&c| (270..=510).contains(&c)), "{counts:?}");
+    }
+
+    #[test]
+    fn weighted_bytes_follow_their_weights() {
+        let mut weights = [0.0; 256];
+        weights[0] = 1.0;
+        weights[255] = 3.0;
+        let a = bytes_weighted(&mut rng_for(3, "w"), 40_000, &weights);
+        let high = a.iter().filter(|&&b| b == 255).count();
+        assert!(a.iter().all(|&b| b == 0 || b == 255));
+        assert!((29_000..=31_000).contains(&high), "{high}");
+        // One value only; trailing zero weights never drawn.
+        assert!(bytes_weighted(&mut rng_for(3, "w"), 1000, &[0.0, 2.0, 0.0]).iter().all(|&b| b == 1));
     }
 
     #[test]

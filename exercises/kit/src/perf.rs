@@ -53,6 +53,7 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// The median sample, in milliseconds: what every comparison uses.
     pub fn median_ms(&self) -> f64 {
         let mut s = self.samples_ms.clone();
         s.sort_by(f64::total_cmp);
@@ -232,6 +233,23 @@ fn provenance(value: f64, chosen: &crate::calibration::Chosen) -> String {
 /// Passes when `faster` beats `baseline` by at least `min_speedup` (the
 /// compiled threshold; a calibration of this GPU overrides it); the message
 /// says by how much either way, so a student sees how far off they are.
+/// Both timings come from the same run: the student's from
+/// [`crate::timed::student`], the baseline's from [`crate::Ctx::time_yardstick`].
+///
+/// ```no_run
+/// # fn demo(student: &kit::perf::Timing, naive: &kit::perf::Timing) -> anyhow::Result<String> {
+/// /// Calibrated on the H100 and the H200: CALIBRATION.md.
+/// const MIN_SPEEDUP_OVER_GLOBAL: f64 = 3.0;
+/// let line = kit::perf::require_speedup(
+///     "histogram_private on 256 MiB",
+///     student,
+///     naive,
+///     "one global atomic per byte",
+///     MIN_SPEEDUP_OVER_GLOBAL,
+/// )?;
+/// # Ok(line)
+/// # }
+/// ```
 pub fn require_speedup(
     what: &str,
     faster: &Timing,
@@ -267,7 +285,24 @@ pub fn require_speedup(
 }
 
 /// Passes when `achieved` is at least `min_share` of `reference` (two
-/// throughputs; `min_share` as for [`require_speedup`]).
+/// throughputs; `min_share` as for [`require_speedup`]): a bandwidth-bound
+/// kernel against a copy of the same bytes.
+///
+/// ```no_run
+/// # fn demo(student: &kit::perf::Timing, copy: &kit::perf::Timing, n: usize) -> anyhow::Result<String> {
+/// /// Calibrated on the H100 and the H200: CALIBRATION.md.
+/// const MIN_SHARE_OF_COPY: f64 = 0.6;
+/// let bytes = n; // bytes the kernel must move at least
+/// let line = kit::perf::require_share(
+///     "histogram_coarse",
+///     student.gb_per_s(bytes),
+///     "a copy reading the same bytes",
+///     copy.gb_per_s(bytes),
+///     MIN_SHARE_OF_COPY,
+/// )?;
+/// # Ok(line)
+/// # }
+/// ```
 pub fn require_share(
     what: &str,
     achieved_gbps: f64,

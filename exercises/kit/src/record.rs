@@ -138,7 +138,7 @@ impl Recorder {
     }
 }
 
-/// Whether a check's recorder is installed on this thread (else [`with`] does
+/// Whether a check's recorder is installed on this thread (else `with` does
 /// nothing): whether this thread runs a graded check, not one beside them
 /// (whose time on shared values is then not the check's, [`crate::shared::value`]).
 pub fn recording() -> bool {

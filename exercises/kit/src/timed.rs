@@ -37,6 +37,33 @@ use crate::perf::{self, Timing};
 /// starts the kernel once on launch `n`'s inputs (a [`Windowed`] input's
 /// [`Windowed::arg`]), and `check(n)` checks what launch `n` wrote (not timed).
 /// The first failed check ends the timing with a [`WrongWhenTimed`].
+///
+/// A histogram timed on a random byte stream, every launch's bins checked in
+/// full (256 of them: small), each launch seeing another window of the input:
+///
+/// ```no_run
+/// use kit::timed::Windowed;
+/// use kit::LaunchConfig;
+/// # fn demo(ctx: &kit::Ctx) -> anyhow::Result<()> {
+/// let module = ctx.kernel_module("histogram_private")?;
+/// let gpu = module.gpu();
+/// let n = 1 << 28;
+/// let block = ctx.shared("block", || kit::inputs::bytes(&mut ctx.rng(), 1 << 20));
+/// let input = Windowed::repeated(gpu, "data", &block, n)?;
+/// let bins = gpu.zeros::<u32>("bins", 256)?;
+/// let cfg = LaunchConfig::linear((n as u32).div_ceil(256), 256);
+/// # fn window_histogram(_: &[u8], _: usize, _: usize) -> Vec<u32> { vec![0; 256] }
+/// let timing = kit::timed::student(
+///     gpu,
+///     |_| bins.write(&[0; 256]),
+///     |launch| module.launch_async("histogram_private", cfg, &[input.arg(launch), bins.arg(), (n as i32).into()]),
+///     // The bins of launch `launch`'s window: see the crate-level example's `window_histogram`.
+///     |launch| kit::check::exact("bins", &window_histogram(&block, input.at(launch, 0), n), &bins.read()?),
+/// )?;
+/// let student_gbps = timing.gb_per_s(n);
+/// # Ok(())
+/// # }
+/// ```
 pub fn student(
     gpu: &Gpu,
     mut prepare: impl FnMut(usize) -> Result<()>,
@@ -121,14 +148,24 @@ pub const fn window_room<T>() -> usize {
 /// An input that launch `n` sees from element `n * window_step` on: the
 /// kernel gets `len` elements, each launch different ones. `source(i)` is what
 /// the buffer holds at element `i`, so that checks compute what launch `n`
-/// should have produced from [`Windowed::at`].
+/// should have produced from [`Windowed::at`]. Example: [`student`].
 pub struct Windowed<T: Pod> {
     buffer: DeviceBuffer<T>,
     len: usize,
 }
 
 impl<T: Pod> Windowed<T> {
-    /// Uploads `data`, which must hold `len + window_room::<T>()` elements.
+    /// Uploads `data`, which must hold `len + window_room::<T>()` elements:
+    /// for inputs whose values matter everywhere (a scan's carries).
+    ///
+    /// ```no_run
+    /// # fn demo(ctx: &kit::Ctx, gpu: &kit::Gpu) -> anyhow::Result<()> {
+    /// let n = 1 << 20;
+    /// let data = kit::inputs::uniform_i32(&mut ctx.rng(), n + kit::timed::window_room::<i32>(), -100, 100);
+    /// let input = kit::timed::Windowed::upload(gpu, "in", &data, n)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn upload(gpu: &Gpu, name: &str, data: &[T], len: usize) -> Result<Self> {
         anyhow::ensure!(data.len() >= len + window_room::<T>(), "`{name}`: too short for the timing's windows");
         Ok(Self { buffer: gpu.upload(name, data)?, len })
@@ -138,6 +175,15 @@ impl<T: Pod> Windowed<T> {
     /// [`Gpu::upload_repeated`]): element `i` is `block[i % block.len()]`.
     /// Windows differ as long as the block is longer than a step times the
     /// number of launches, which [`Windowed::repeated`] requires.
+    ///
+    /// ```no_run
+    /// # fn demo(ctx: &kit::Ctx, gpu: &kit::Gpu) -> anyhow::Result<()> {
+    /// let block = ctx.shared("block", || kit::inputs::uniform_f32(&mut ctx.rng(), 65_521, -1.0, 1.0));
+    /// let input = kit::timed::Windowed::repeated(gpu, "in", &block, 1 << 26)?;
+    /// // launch n reads input.arg(n); its element i is block[input.at(n, i) % block.len()]
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn repeated(gpu: &Gpu, name: &str, block: &[T], len: usize) -> Result<Self> {
         anyhow::ensure!(
             block.len() > window_room::<T>(),
@@ -147,11 +193,14 @@ impl<T: Pod> Windowed<T> {
     }
 
     /// The kernel argument for launch `n`: the window's first element.
+    /// Example: [`student`].
     pub fn arg(&self, n: usize) -> Arg {
         Arg::Ptr(self.buffer.ptr() + (n * WINDOW_STEP_BYTES) as u64)
     }
 
-    /// The buffer element that launch `n` sees as its element `i`.
+    /// The buffer element that launch `n` sees as its element `i`: for a
+    /// [`Windowed::repeated`] block, launch `n`'s element `i` is
+    /// `block[input.at(n, i) % block.len()]`. Example: [`student`].
     pub fn at(&self, n: usize, i: usize) -> usize {
         n * window_step::<T>() + i
     }

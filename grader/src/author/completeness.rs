@@ -1,7 +1,9 @@
 //! What every exercise folder must hold, checked against the registry: an
 //! `exercises/ex*` folder the grader does not link is never graded, and one
 //! without its README, hints, calibration notes, reference or slow variant
-//! cannot be taught, hinted or calibrated. A test runs [`problems`] on the
+//! cannot be taught, hinted or calibrated; and the README's table of exercises
+//! must name each one's real parts (the generated row names the template's
+//! part, which the teacher then replaces). A test runs [`problems`] on the
 //! workspace (below), so a missing piece fails `cargo test`.
 
 use std::path::Path;
@@ -64,6 +66,59 @@ pub fn problems(root: &Path, registered: &[Exercise]) -> Vec<String> {
             }
         }
         found.extend(hint_problems(&dir.join("hints.toml"), e));
+    }
+    found.extend(readme_problems(&root.join("README.md"), registered));
+    found
+}
+
+/// The row of the README's table of exercises for `e`: `| exNN | title | `a`, `b` |`,
+/// its parts in the order `grader list` shows them.
+pub fn readme_row(e: &Exercise, title: &str) -> String {
+    format!("| {} | {} | {} |", e.id, title.replace('|', "\\|"), readme_parts(e.parts.iter().map(|p| p.name)))
+}
+
+/// The parts column: each part in backticks, comma-separated.
+pub fn readme_parts<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
+    parts.into_iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// A row of the README's table of exercises (`| exNN | ... |`): its id, title
+/// and parts cells, or `None` for any other line.
+pub fn readme_table_row(line: &str) -> Option<(&str, &str, &str)> {
+    let inner = line.trim().strip_prefix('|')?.strip_suffix('|')?;
+    let (id, rest) = inner.split_once('|')?;
+    let id = id.trim();
+    let digits = id.strip_prefix("ex")?;
+    if digits.len() != 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (title, parts) = rest.rsplit_once('|')?;
+    Some((id, title.trim(), parts.trim()))
+}
+
+/// Every registered exercise has one row in the README's table, naming its real
+/// parts. Without a README (a scratch copy) there is nothing to check.
+fn readme_problems(path: &Path, registered: &[Exercise]) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    let rows: Vec<(&str, &str, &str)> = text.lines().filter_map(readme_table_row).collect();
+    let mut found = Vec::new();
+    for e in registered {
+        let want = readme_parts(e.parts.iter().map(|p| p.name));
+        let mine: Vec<_> = rows.iter().filter(|(id, _, _)| *id == e.id).collect();
+        match mine.as_slice() {
+            [] => found.push(format!(
+                "{}: README.md's table of exercises has no row for it: add `{}`",
+                e.id,
+                readme_row(e, e.title)
+            )),
+            [(_, title, parts)] if *parts != want => found.push(format!(
+                "{}: README.md's row names the parts {parts}, but its parts are {want}: write `{}`",
+                e.id,
+                readme_row(e, title)
+            )),
+            [_] => {}
+            _ => found.push(format!("{}: README.md's table of exercises has {} rows for it", e.id, mine.len())),
+        }
     }
     found
 }
@@ -184,5 +239,37 @@ mod tests {
         // kit is not an exercise.
         std::fs::create_dir_all(tmp.path().join("exercises/kit")).unwrap();
         assert_eq!(exercise_folders(tmp.path()), ["ex05-stencil", "ex10-new"]);
+    }
+
+    #[test]
+    fn the_readme_row_must_name_the_real_parts() {
+        let ex03 = crate::registry::select(&["ex03".into()]).unwrap();
+        let tmp = scratch("ex03-matmul");
+        let readme = tmp.path().join("README.md");
+        let table = "| id | exercise | parts |\n| --- | --- | --- |\n";
+        let problems_with = |row: &str| {
+            std::fs::write(&readme, format!("Intro.\n\n{table}| ex01 | pi | `global` |\n{row}\nMore.\n")).unwrap();
+            problems(tmp.path(), &ex03)
+        };
+        assert_eq!(problems_with("| ex03 | matrix product | `naive`, `tiled`, `rect` |"), Vec::<String>::new());
+        // The generator's row, the template's part left in it.
+        let found = problems_with("| ex03 | matrix product | `matmul` |");
+        assert!(
+            found.len() == 1
+                && found[0].contains("names the parts `matmul`")
+                && found[0].contains("write `| ex03 | matrix product | `naive`, `tiled`, `rect` |`"),
+            "{found:?}"
+        );
+        let found = problems_with("| ex03 | matrix product | `naive`, `rect`, `tiled` |");
+        assert!(found.len() == 1 && found[0].contains("its parts are `naive`, `tiled`, `rect`"), "in order: {found:?}");
+        let found = problems_with("");
+        assert!(found.len() == 1 && found[0].contains("has no row for it"), "{found:?}");
+        let found = problems_with("| ex03 | a | `naive`, `tiled`, `rect` |\n| ex03 | b | `naive`, `tiled`, `rect` |");
+        assert!(found.len() == 1 && found[0].contains("2 rows"), "{found:?}");
+        // A title with a `|` in it is one cell.
+        let row = readme_row(&ex03[0], "a | b");
+        assert_eq!(readme_table_row(&row), Some(("ex03", "a \\| b", "`naive`, `tiled`, `rect`")));
+        assert_eq!(readme_table_row("| id | exercise | parts |"), None);
+        assert_eq!(readme_table_row("| ex1 | x | y |"), None);
     }
 }

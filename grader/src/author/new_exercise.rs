@@ -173,13 +173,22 @@ fn register(root: &Path, names: &Names) -> Result<()> {
 }
 
 /// Adds `| exNN | title | `part` |` after the last exercise row of the
-/// README's table, if it has one. Returns whether it did.
+/// README's table, if it has one: the generated exercise's one part. When the
+/// teacher renames or adds parts, the completeness test
+/// (`cargo test -p grader --lib author`) fails until the row names them, and
+/// says the row to write. Returns whether it did.
 fn add_readme_row(path: &Path, names: &Names) -> Result<bool> {
     let Ok(text) = std::fs::read_to_string(path) else { return Ok(false) };
     let lines: Vec<&str> = text.lines().collect();
-    let is_row = |l: &&str| l.starts_with("| ex") && l[4..].starts_with(|c: char| c.is_ascii_digit());
-    let Some(last) = lines.iter().rposition(is_row) else { return Ok(false) };
-    let row = format!("| {} | {} | `{}` |", names.id, names.title, names.kernel);
+    let Some(last) = lines.iter().rposition(|l| completeness::readme_table_row(l).is_some()) else {
+        return Ok(false);
+    };
+    let row = format!(
+        "| {} | {} | {} |",
+        names.id,
+        names.title.replace('|', "\\|"),
+        completeness::readme_parts([names.kernel.as_str()])
+    );
     let mut out: Vec<&str> = lines[..=last].to_vec();
     out.push(&row);
     out.extend_from_slice(&lines[last + 1..]);
@@ -199,12 +208,16 @@ pub fn next_steps(names: &Names, created: &Created) -> String {
     }
     s += &format!(
         "\nNext (docs/authoring.md):\n  \
-         cargo run -p grader -- {id} --reference --backend sim   # full marks of what the simulator grades\n  \
-         cargo run -p grader -- {id} --backend sim               # the stub: 0\n  \
-         cargo test -p {folder}                                   # the exercise's own tests\n\
-         then replace the task (src/lib.rs, kernels/, reference/), write its hints and README, add its variants \
-         to grader/tests/variants, regenerate the report's baselines (`grader baseline-profiles`) and calibrate the \
-         thresholds on a GPU (CALIBRATION.md).\n",
+         cargo run -p grader -- {id} --reference --backend sim --perf-without-gpu simulate   # full marks\n  \
+         cargo run -p grader -- {id} --backend sim                                           # the stub: 0\n  \
+         cargo test -p {folder}                                                              # its own tests\n  \
+         cargo test -p grader --lib author                                                   # complete, registered\n\
+         then replace the task (src/lib.rs, kernels/, reference/), write its hints and README (and its parts in \
+         README.md's table of exercises: the completeness test checks them), add its variants to \
+         grader/tests/variants, regenerate its report baselines (`cargo run -p grader -- baseline-profiles {id}`: \
+         only its entries) and calibrate the thresholds on a GPU (CALIBRATION.md). Before pushing, as CI does: \
+         `cargo fmt --all -- --check` and `cargo clippy -p {folder} --all-targets -- -D warnings`. The kit's API: \
+         `cargo doc -p cuda-lab-kit --no-deps --open`.\n",
         id = names.id,
         folder = names.folder
     );
@@ -277,6 +290,18 @@ mod tests {
         );
         let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
         assert!(readme.contains("| ex01 | pi | `global` |\n| ex42 | Scale a vector | `scale` |\n\nMore."), "{readme}");
+        let next = next_steps(&n, &created);
+        for step in [
+            "cargo run -p grader -- ex42 --reference --backend sim --perf-without-gpu simulate",
+            "cargo run -p grader -- ex42 --backend sim",
+            "cargo test -p ex42-scale",
+            "cargo test -p grader --lib author",
+            "baseline-profiles ex42",
+            "cargo fmt --all -- --check",
+            "-D warnings",
+        ] {
+            assert!(next.contains(step), "the next steps say `{step}`:\n{next}");
+        }
         let lib = std::fs::read_to_string(root.join("exercises/ex42-scale/src/lib.rs")).unwrap();
         assert!(lib.contains("id: \"ex42\"") && lib.contains("\"kernels/scale.cu\""));
         // Once more: refused, nothing changed.

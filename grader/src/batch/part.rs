@@ -239,6 +239,7 @@ impl PartJob<'_> {
                     diagnostics: Vec::new(),
                     message: Some(format!("no compile result: {verdict}")),
                     from_cache: false,
+                    missing: false,
                 },
                 tests,
                 sanitizer: None,
@@ -285,7 +286,7 @@ impl Outcome {
             Outcome::Timeout
         } else if verdicts().any(|v| v.crashed()) {
             Outcome::Crashed
-        } else if part.compile.status == CompileStatus::Error && part.sha256.is_none() {
+        } else if part.compile.missing || (part.compile.status == CompileStatus::Error && part.sha256.is_none()) {
             Outcome::Missing
         } else if part.compile.status == CompileStatus::Error {
             Outcome::CompileError

@@ -761,6 +761,7 @@ mod tests {
                     diagnostics: vec![],
                     message: None,
                     from_cache: false,
+                    missing: false,
                 },
                 tests: vec![t],
                 sanitizer: None,

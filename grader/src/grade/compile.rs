@@ -57,13 +57,19 @@ impl BuiltPart {
         match (&self.build, self.report.diagnostics.len()) {
             (Ok(_), 0) => format!("ok{}", if self.report.from_cache { " (cached)" } else { "" }),
             (Ok(_), w) => format!("ok, {w} warning(s)"),
+            (Err(_), _) if self.report.missing => "no file".into(),
             (Err(_), _) => "FAILED".into(),
         }
     }
 }
 
+/// Compiles `rel`, the part's file in the tree `sources` (`exercises`,
+/// `reference`, `reference/slow`, ...) under `root`. A tree without the file is
+/// no compile error: the part's report says `missing` and where the file was
+/// looked for, and its checks' verdict is `missing-file`.
 pub(super) fn compile_part(
     root: &Path,
+    sources: &str,
     rel: &str,
     compiler: Result<&Compiler, &String>,
     options: &CompileOptions,
@@ -76,11 +82,17 @@ pub(super) fn compile_part(
             diagnostics,
             message: Some(message.clone()),
             from_cache: false,
+            missing: false,
         },
         build: Err(message),
     };
     let source = match SourceFile::read(&root.join(rel), rel) {
         Ok(s) => s,
+        Err(BuildError::NotFound { .. }) => {
+            let mut built = failed(None, Vec::new(), no_file_message(sources, rel));
+            built.report.missing = true;
+            return built;
+        }
         Err(e) => return failed(None, Vec::new(), e.to_string()),
     };
     let sha = Some(source.sha256_hex());
@@ -116,6 +128,7 @@ pub(super) fn compile_part(
                 diagnostics: ptx.diagnostics.clone(),
                 message: None,
                 from_cache: ptx.from_cache,
+                missing: false,
             },
             build: Ok(Arc::new(PartBuild::new(ptx.text))),
         },
@@ -126,6 +139,17 @@ pub(super) fn compile_part(
             _ => failed(sha, Vec::new(), e.to_string()),
         },
     }
+}
+
+/// What a part without a file in the graded tree says, for a student's tree and
+/// for a tree of variants alike.
+pub(super) fn no_file_message(sources: &str, rel: &str) -> String {
+    let advice = if sources == "exercises" {
+        "the part's file is not there: check that it exists and is named exactly as the exercise says"
+    } else {
+        "this tree holds no variant of this part: its checks could not run"
+    };
+    format!("no file for this part in {sources}: `{rel}` does not exist ({advice})")
 }
 
 /// Seconds one student file may take to compile (default 60). A few lines of

@@ -65,6 +65,7 @@ pub(super) fn without_compiler(
                     diagnostics: Vec::new(),
                     message,
                     from_cache: false,
+                    missing: false,
                 },
                 tests,
                 sanitizer: None,

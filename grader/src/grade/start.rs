@@ -73,7 +73,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     for ex in exercises {
         for part in &ex.parts {
             let rel = format!("{}/{}/{}", opts.sources, ex.folder_name(), part.file);
-            let built = compile_part(&opts.root, &rel, compiler.as_ref(), &options);
+            let built = compile_part(&opts.root, &opts.sources, &rel, compiler.as_ref(), &options);
             println!("  {:<55} {}", rel, built.line());
             print_diagnostics(&opts.root.join(&rel), &built.report.diagnostics);
             parts.push(built);

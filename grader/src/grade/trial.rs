@@ -15,7 +15,7 @@ use super::compile::BuiltPart;
 use super::profile::{collect_profiles, discard_profiles};
 use crate::not_graded_here;
 use crate::report::{Status, TestReport};
-use crate::verdict::{NotCompiled, Verdict};
+use crate::verdict::{NoFile, NotCompiled, Verdict};
 
 /// A part's checks in the order they run: its correctness checks first (in
 /// their order), so that a structure or performance check's line can already
@@ -40,6 +40,7 @@ pub(super) fn make_trial(
 ) -> Trial {
     let build = built.build.clone();
     let rel = built.rel.clone();
+    let missing = built.report.missing;
     Trial::ignorable_test(name.clone(), move || {
         let start = Instant::now();
         let cpu_before = kit::stats::get(kit::stats::Counter::CpuReference);
@@ -47,6 +48,7 @@ pub(super) fn make_trial(
         let mut lost_before: Option<String> = None;
         // What the check records lives in its context, taken from there after it ran.
         let (outcome, recorded): (Result<String>, kit::record::Record) = match &build {
+            Err(why) if missing => (Err(anyhow::anyhow!(NoFile(format!("not run: {why}")))), Default::default()),
             Err(why) => (
                 Err(anyhow::anyhow!(NotCompiled(format!("not run: {rel} did not compile ({why})")))),
                 Default::default(),

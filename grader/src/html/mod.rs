@@ -149,8 +149,12 @@ fn part_section(id: &str, title: &str, p: &PartReport, r: &GradeReport, x: &Extr
         p.max_score
     );
     if p.compile.status == CompileStatus::Error {
-        let why = p.compile.message.clone().unwrap_or_default();
-        let _ = writeln!(h, "<pre class=\"fail\">did not compile: {}</pre>", esc(&why));
+        let why = if p.compile.missing {
+            p.compile.message.clone().unwrap_or_default()
+        } else {
+            format!("did not compile: {}", p.compile.message.as_deref().unwrap_or_default())
+        };
+        let _ = writeln!(h, "<pre class=\"fail\">{}</pre>", esc(&why));
         for d in &p.compile.diagnostics {
             let _ = writeln!(h, "<pre class=\"diag\">{}</pre>", esc(&d.to_string()));
         }
@@ -366,6 +370,7 @@ mod tests {
                 diagnostics: Vec::new(),
                 message: None,
                 from_cache: false,
+                missing: false,
             },
             tests: vec![correct, held],
             sanitizer: None,

@@ -83,6 +83,15 @@ pub fn next_hint(root: &Path, e: &Exercise, part: Option<&str>) -> Result<String
     let Some(failing) = candidates.first() else {
         return Ok(format!("Nothing fails in {} at the last run: no hint needed.\n", e.id));
     };
+    if failing.part.compile.missing {
+        // No hint about a kernel that is not there: where the file should be.
+        return Ok(format!(
+            "{} {}: {}\n",
+            e.id,
+            failing.part.name,
+            failing.part.compile.message.as_deref().unwrap_or("no file for this part")
+        ));
+    }
     let Some(test) = failing.first_failure() else {
         return Ok(format!(
             "{} {} did not compile: the compiler's message points at the line.\n{}\n",

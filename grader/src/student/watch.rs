@@ -231,6 +231,9 @@ pub fn screen(r: &GradeReport, ex: &Exercise, secs: f64, root: &Path) -> String 
     let mut s = format!("{} {} — graded in {secs:.1} s (seed {})\n\n", ex.id, ex.title, r.seed);
     let parts = r.exercises.iter().flat_map(|e| &e.parts);
     let first_failure = parts.clone().find_map(|p| {
+        if p.compile.missing {
+            return Some(p.compile.message.clone().unwrap_or_default());
+        }
         if p.compile.status == CompileStatus::Error {
             let diag = p.compile.diagnostics.first().map(|d| d.to_string());
             return Some(format!(

@@ -406,11 +406,9 @@ impl Backend for CudaBackend {
         let cname = CString::new(name).map_err(|_| BackendError::MissingSymbol(name.into()))?;
         let (ptr, size) =
             unsafe { result::module::get_global(m, cname) }.map_err(|_| BackendError::MissingSymbol(name.into()))?;
-        if size != bytes.len() {
-            return Err(BackendError::Other(format!(
-                "`{name}` holds {size} bytes but {} were given (check its declared type and length)",
-                bytes.len()
-            )));
+        // A prefix is fine (a 5 x 5 mask in a 7 x 7 array): the rest keeps what it held.
+        if bytes.len() > size {
+            return Err(super::symbol_too_small(name, size, bytes.len()));
         }
         unsafe { result::memcpy_htod_sync(ptr, bytes) }.map_err(|e| classify(&mut state, e))?;
         settle(&mut state)

@@ -102,6 +102,15 @@ pub struct DeviceInfo {
     pub peak_memory_gbps: Option<u32>,
 }
 
+/// What every backend says when `write_symbol` is given more bytes than the
+/// variable holds (a prefix is written as asked; more is refused).
+pub(crate) fn symbol_too_small(name: &str, size: usize, given: usize) -> BackendError {
+    BackendError::Other(format!(
+        "`{name}` holds {size} bytes, fewer than the {given} bytes given: is it declared with the type and \
+         length the exercise says?"
+    ))
+}
+
 /// Errors a backend reports, classified so that a verdict can name the cause.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BackendError {

@@ -391,8 +391,16 @@ impl Backend for SimBackend {
         self.sim().fill(dst, byte, len).map_err(classify)
     }
 
+    /// Writes the first `bytes.len()` bytes of the variable (the rest keeps what
+    /// it held), as the CUDA backend does; more than it holds is refused with
+    /// the same message there.
     fn write_symbol(&self, module: ModuleId, name: &str, bytes: &[u8]) -> BResult<()> {
-        self.sim().write_symbol(ptx_sim::ModuleId(module.0), name, bytes).map_err(classify)
+        let mut sim = self.sim();
+        let (_, size) = sim.symbol(ptx_sim::ModuleId(module.0), name).map_err(classify)?;
+        if bytes.len() as u64 > size {
+            return Err(super::symbol_too_small(name, size as usize, bytes.len()));
+        }
+        sim.write_symbol(ptx_sim::ModuleId(module.0), name, bytes).map_err(classify)
     }
 
     /// Runs the kernel to completion (the simulator is synchronous).
