@@ -350,17 +350,18 @@ fn fold(t: &mut TestReport, outcome: &Outcome, summary: &mut PartSanitizer) {
                     "{message}\nfound by the simulator's sanitizer pass; the GPU gave the right numbers by luck, \
                      and another run or another GPU may not"
                 ));
-            } else if t.status == Status::Fail && t.verdict.as_deref().map(Verdict::from) == Some(Verdict::Wrong) {
+            } else if t.status == Status::Fail && sanitizer_names_it_better(t.verdict.as_deref(), verdict) {
                 // The proved bug is why the numbers were wrong, and it is the
                 // verdict whether or not a GPU's run happens to show it: the
                 // same as on the simulator, and from one run to the next.
                 let gpu_saw = t.message.take().unwrap_or_default();
                 let first = gpu_saw.lines().next().unwrap_or("");
+                let showed =
+                    if t.verdict.as_deref() == Some("wrong") { "this bug gave wrong numbers" } else { "it showed as" };
                 t.verdict = Some(verdict.to_string());
                 t.found_by = Some("sanitizer".into());
-                t.message = Some(format!(
-                    "{message}\nfound by the simulator's sanitizer pass; on the GPU this bug gave wrong numbers: {first}"
-                ));
+                t.message =
+                    Some(format!("{message}\nfound by the simulator's sanitizer pass; on the GPU {showed}: {first}"));
             } else if t.status == Status::Fail {
                 append(t, &format!("the simulator's sanitizer pass also found: {verdict}: {message}"));
             }
@@ -371,6 +372,18 @@ fn fold(t: &mut TestReport, outcome: &Outcome, summary: &mut PartSanitizer) {
         Outcome::NotReplayed => {
             not_checked(t, "not replayed: on the GPU a kernel of this part never ended, as its verdict says", summary)
         }
+    }
+}
+
+/// Whether the sanitizer's finding is the verdict instead of the GPU's: wrong
+/// numbers are what its bug did; and a write into a guard zone by a kernel
+/// that read out of bounds first (`out[i] += x` past the end) is, on the
+/// simulator, which stops at the first bad access, an out-of-bounds read.
+fn sanitizer_names_it_better(gpu: Option<&str>, found: &Verdict) -> bool {
+    match gpu.map(Verdict::from) {
+        Some(Verdict::Wrong) => true,
+        Some(Verdict::OutOfBoundsWrite) => *found == Verdict::OutOfBoundsRead,
+        _ => false,
     }
 }
 
@@ -481,6 +494,10 @@ mod tests {
         TestReport::new("ex01::shared::correct::n=100".into(), CheckKind::Correctness, Status::Pass)
     }
 
+    fn failed(verdict: &str, message: &str) -> TestReport {
+        TestReport { status: Status::Fail, verdict: Some(verdict.into()), message: Some(message.into()), ..passed() }
+    }
+
     #[test]
     fn a_finding_fails_a_test_the_gpu_passed() {
         let mut t = passed();
@@ -496,12 +513,6 @@ mod tests {
 
     #[test]
     fn a_proved_bug_is_the_verdict_of_wrong_numbers_but_not_of_a_crash() {
-        let failed = |verdict: &str, message: &str| TestReport {
-            status: Status::Fail,
-            verdict: Some(verdict.into()),
-            message: Some(message.into()),
-            ..passed()
-        };
         let race = classify(Verdict::Race, "data race on shared memory: shared_load.cu:21".into());
         let mut t = failed("wrong", "`out`: 1 of 256 element(s) wrong; first at index 159");
         fold(&mut t, &race, &mut PartSanitizer::default());
@@ -516,6 +527,20 @@ mod tests {
         fold(&mut t, &race, &mut PartSanitizer::default());
         assert_eq!(t.verdict.as_deref(), Some("crashed: illegal address"), "a crash stays the verdict");
         assert!(t.message.unwrap().contains("also found: race"));
+    }
+
+    #[test]
+    fn a_guard_zone_write_after_an_out_of_bounds_read_is_the_read_as_on_the_simulator() {
+        let read = classify(Verdict::OutOfBoundsRead, "out-of-bounds read of `out`: scan_any.cu:40".into());
+        let mut t = failed("out-of-bounds-write", "`out`: written past its end (guard zone)");
+        fold(&mut t, &read, &mut PartSanitizer::default());
+        assert_eq!((t.verdict.as_deref(), t.found_by.as_deref()), (Some("out-of-bounds-read"), Some("sanitizer")));
+        assert!(t.message.unwrap().contains("written past its end"));
+        // a race found beside a write past the end leaves the write
+        let race = classify(Verdict::Race, "data race".into());
+        let mut t = failed("out-of-bounds-write", "`out`: written past its end (guard zone)");
+        fold(&mut t, &race, &mut PartSanitizer::default());
+        assert_eq!(t.verdict.as_deref(), Some("out-of-bounds-write"));
     }
 
     #[test]
