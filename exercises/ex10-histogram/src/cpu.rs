@@ -105,7 +105,8 @@ pub fn compare(input: &str, n: usize, expected: &[u32], got: &[u32]) -> Result<(
     if counted == 0 {
         bail!(
             "{head}: no byte was counted (the bins are zero before the launch, and stayed so). Did the kernel run \
-             its TODO yet? Every byte data[i] adds 1 to bins[data[i]]"
+             its TODO yet? Every byte data[i] adds 1 to bins[data[i]]. If it counts into a block's private bins, \
+             the block merged them before its threads had counted: `__syncthreads()` between counting and merging"
         );
     }
     if counted < n64 {
