@@ -46,11 +46,16 @@ pub const SIZES: [usize; 7] = [1, 31, 1024, 1025, 2055, 100_000, 3_000_017];
 pub const ANY_SIZES: [usize; 8] = [1, 31, 1024, 1025, 2055, 100_000, 1_049_607, 5_000_011];
 /// brent-kung's timed check: the section scan must move the ints it reads and
 /// writes at this share of the bandwidth of a copy of the same ints, timed in
-/// the same run. Provisional, chosen by reasoning: see CALIBRATION.md.
+/// the same run. The compiled value, chosen by reasoning; calibrated per model
+/// (calibration/*.toml: 0.326 on an H100, 0.296 on an H200). It catches a
+/// serial section scan; Kogge-Stone is faster than Brent-Kung here, so work
+/// efficiency is graded by the measured `work-efficient`. See CALIBRATION.md.
 pub const MIN_SHARE_BRENT_KUNG: f64 = 0.3;
 /// any-n's timed check: the whole sequence of launches, against a copy of the
 /// same ints. The scan moves about 4 ints per element to the copy's 2, so an
-/// ideal one reaches about 50%. Provisional: see CALIBRATION.md.
+/// ideal one reaches about 50%. The compiled value, chosen by reasoning;
+/// calibrated per model (calibration/*.toml: 0.257 on an H100, 0.241 on an
+/// H200). See CALIBRATION.md.
 pub const MIN_SHARE_ANY_N: f64 = 0.2;
 /// Elements checked after every timed launch, besides the first and last of
 /// the first two sections and the last element.
