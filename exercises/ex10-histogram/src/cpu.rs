@@ -18,8 +18,9 @@ pub enum Bytes {
     /// with one byte in sixteen uniform: a few bins take most of the bytes, so
     /// threads contend for them, and every bin still shows up in large inputs.
     Text,
-    /// One value over and over (0xff, the value a signed `char` turns into -1):
-    /// every thread on one bin, the worst contention.
+    /// One seeded value, at least the one given, over and over: every thread on
+    /// one bin, the worst contention. From 0x80 up, a signed `char` turns it
+    /// negative.
     Same(u8),
 }
 
@@ -28,7 +29,8 @@ impl Bytes {
         match self {
             Bytes::Uniform => "uniform random bytes".into(),
             Bytes::Text => "text-like bytes".into(),
-            Bytes::Same(b) => format!("every byte 0x{b:02x}"),
+            Bytes::Same(0) => "copies of one byte".into(),
+            Bytes::Same(lowest) => format!("copies of one byte (0x{lowest:02x} or above)"),
         }
     }
 }
@@ -43,7 +45,7 @@ const PUNCTUATION: &[u8] = b".,;:'\"!?-()\n";
 pub fn bytes(rng: &mut impl Rng, n: usize, kind: Bytes) -> Vec<u8> {
     match kind {
         Bytes::Uniform => (0..n).map(|_| rng.random::<u8>()).collect(),
-        Bytes::Same(b) => vec![b; n],
+        Bytes::Same(lowest) => vec![rng.random_range(lowest..=u8::MAX); n],
         Bytes::Text => (0..n).map(|_| text_byte(rng)).collect(),
     }
 }
