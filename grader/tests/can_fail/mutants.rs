@@ -34,16 +34,13 @@ pub struct Signature {
 }
 
 impl Signature {
-    /// The one output: the pointer that is not `const`.
+    /// The output: the first pointer that is not `const`. A kernel with more
+    /// (ex11's `scan_sections(in, out, sums, n)`: each section's total for
+    /// the next level) is mutated in its first; the checks read that one.
     pub fn output(&self) -> usize {
         let outs: Vec<usize> =
             (0..self.params.len()).filter(|&i| self.params[i].pointer && !self.params[i].constant).collect();
-        assert_eq!(
-            outs.len(),
-            1,
-            "{}: expected exactly one non-const pointer (the output), found {outs:?}",
-            self.kernel
-        );
+        assert!(!outs.is_empty(), "{}: expected a non-const pointer (the output)", self.kernel);
         outs[0]
     }
     pub fn inputs(&self) -> Vec<usize> {
