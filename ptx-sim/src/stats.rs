@@ -107,6 +107,10 @@ pub struct Stats {
     pub global_load_sectors: u64,
     pub global_store_requests: u64,
     pub global_store_sectors: u64,
+    /// Thread-level global loads: the active lanes of every load that reached
+    /// global memory, generic loads (`ld` without a space, which clang emits
+    /// for `c ? tile[i] : in[i]`) included.
+    pub global_load_lanes: u64,
     /// Bytes the threads asked for (useful bytes; compare with sectors × 32).
     pub global_load_bytes: u64,
     pub global_store_bytes: u64,
@@ -172,6 +176,7 @@ impl Stats {
         self.global_load_sectors += o.global_load_sectors;
         self.global_store_requests += o.global_store_requests;
         self.global_store_sectors += o.global_store_sectors;
+        self.global_load_lanes += o.global_load_lanes;
         self.global_load_bytes += o.global_load_bytes;
         self.global_store_bytes += o.global_store_bytes;
         self.shared_load_requests += o.shared_load_requests;

@@ -374,6 +374,7 @@ impl Exec<'_> {
             } else {
                 t.global_load_requests += 1;
                 t.global_load_sectors += sectors;
+                t.global_load_lanes += ng;
                 t.global_load_bytes += ng * len as u64;
             }
         }
