@@ -31,7 +31,7 @@ use kit::inspect::WrongSignature;
 use kit::{Check, CheckKind, Ctx, Exercise, Gpu, Part, PartBuild, RunEnv, Skip};
 use mutants::{Kind, Signature};
 use ptx_build::{Compiler, SourceFile};
-use recorder::{Launch, Recorder, WallClockDevice};
+use recorder::{CountingDevice, Launch, Recorder};
 
 /// The seed the mutants are graded with.
 const GRADE_SEED: u64 = 2;
@@ -373,8 +373,8 @@ extern "C" __global__ void dot(const float *a, const float *b, int n, float *par
 "#;
 
 /// A timing check's output is checked on the very launches that are timed:
-/// ex02's timing, run on the simulator dressed as a GPU that times by the wall
-/// clock, fails a kernel that computes only on its first launch, and does not
+/// ex02's timing, run on the simulator dressed as a GPU that times by the work
+/// it counts, fails a kernel that computes only on its first launch, and does not
 /// fail the reference for its output.
 #[test]
 fn a_kernel_right_only_on_its_first_launch_fails_the_timing() {
@@ -387,7 +387,7 @@ fn a_kernel_right_only_on_its_first_launch_fails_the_timing() {
     let grade = |name: &str, source: &str| {
         let ptx = compile(&compiler, name, source);
         // 4 MiB of "device memory": 64 Ki elements per input.
-        let env = env(GRADE_SEED, Gpu::new(Box::new(WallClockDevice::new(4 << 20)), Duration::MAX), &compiler);
+        let env = env(GRADE_SEED, Gpu::new(Box::new(CountingDevice::new(4 << 20)), Duration::MAX), &compiler);
         run_check(ex, part, check, &ptx, &env).map_err(|e| format!("{e:#}"))
     };
     let cheat = grade("<test>/first_launch_only.cu", FIRST_LAUNCH_ONLY).expect_err("the cheat passes the timing");
