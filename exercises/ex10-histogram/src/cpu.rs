@@ -40,8 +40,10 @@ impl Bytes {
 const TEXT: &[u8] = b"etaoinshrdlcumwfgypbvkjxqz";
 const PUNCTUATION: &[u8] = b".,;:'\"!?-()\n";
 
-/// `n` bytes drawn as `kind` says. A kit candidate (`kit::inputs::bytes`): the
-/// kit has no byte inputs yet.
+/// `n` bytes drawn as `kind` says. Written before `kit::inputs::bytes` and
+/// `bytes_weighted` existed; they draw other streams from the same seed, so
+/// moving to them would change every input the GPUs were calibrated and
+/// checked with: left for the next calibration.
 pub fn bytes(rng: &mut impl Rng, n: usize, kind: Bytes) -> Vec<u8> {
     match kind {
         Bytes::Uniform => (0..n).map(|_| rng.random::<u8>()).collect(),
