@@ -264,11 +264,40 @@ pub struct RunEnv {
     options: CompileOptions,
     yardsticks: Mutex<HashMap<&'static str, Arc<Module>>>,
     copy_gbps: OnceLock<Result<f64, String>>,
+    /// The key of every timed input ([`crate::timed::Fresh`]): drawn from the
+    /// operating system's entropy for each run, never from `seed`, so no
+    /// kernel (nor anyone who read the README or the batch's seed) can know
+    /// the inputs it will be timed on.
+    secret: u64,
+    /// Timed inputs made so far in this run: each gets a key of its own.
+    fresh_inputs: std::sync::atomic::AtomicU64,
 }
 
 impl RunEnv {
     pub fn new(seed: u64, gpu: Option<Gpu>, compiler: Option<Compiler>, options: CompileOptions) -> Self {
-        Self { seed, gpu, compiler, options, yardsticks: Mutex::default(), copy_gbps: OnceLock::new() }
+        Self {
+            seed,
+            gpu,
+            compiler,
+            options,
+            yardsticks: Mutex::default(),
+            copy_gbps: OnceLock::new(),
+            secret: rand::random(),
+            fresh_inputs: Default::default(),
+        }
+    }
+
+    /// A key for one timed input, never the same twice in a run: the run's
+    /// secret, the check and the input's name, hashed with a counter.
+    pub(crate) fn fresh_key(&self, check: &str, input: &str) -> [u32; 2] {
+        use sha2::Digest;
+        let count = self.fresh_inputs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut h = sha2::Sha256::new();
+        for part in [&self.secret.to_le_bytes()[..], &count.to_le_bytes(), check.as_bytes(), b"/", input.as_bytes()] {
+            h.update(part);
+        }
+        let d = h.finalize();
+        [u32::from_le_bytes([d[0], d[1], d[2], d[3]]), u32::from_le_bytes([d[4], d[5], d[6], d[7]])]
     }
 }
 

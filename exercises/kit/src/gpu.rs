@@ -607,7 +607,7 @@ fn first_change_from_host(b: &dyn Backend, ptr: DevPtr, host: &[u8]) -> Result<O
 }
 
 /// One element's bytes as its type prints it: `0.53125`, `65 ('A')`, `-3`.
-fn show(element_type: &str, bytes: &[u8]) -> String {
+pub(crate) fn show(element_type: &str, bytes: &[u8]) -> String {
     fn le<const N: usize>(bytes: &[u8]) -> [u8; N] {
         let mut a = [0u8; N];
         a.copy_from_slice(&bytes[..N]);

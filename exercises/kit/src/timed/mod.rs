@@ -25,6 +25,10 @@
 //! Yardsticks are the grader's own kernels, timed by
 //! [`crate::perf::measure_trusted`] with the same loop and the same reset.
 
+mod fresh;
+
+pub use fresh::{byte_table, Fresh, Values};
+
 use anyhow::Result;
 use bytemuck::Pod;
 
@@ -80,6 +84,31 @@ pub fn student(
         return Err(ReplaysResults { again_ms: again, median_ms: median }.into());
     }
     Ok(timing)
+}
+
+/// Every element of `got` (what the student's launch wrote) against
+/// `expected` (what the grader's own kernel computed from the same inputs),
+/// compared on the device: a timed output of hundreds of MB is checked in
+/// full without reading it back. `place(i)` says where element `i` is
+/// (" (row 3, column 7)", or empty). Exact: timed inputs are chosen so that
+/// every correct kernel gives the same bits ([`Values::Dyadic`]).
+///
+/// ```no_run
+/// # fn demo(expected: &kit::DeviceBuffer<u32>, bins: &kit::DeviceBuffer<u32>) -> anyhow::Result<()> {
+/// kit::timed::same_as_expected("bins", expected, bins, |_| String::new())?;
+/// # Ok(())
+/// # }
+/// ```
+pub fn same_as_expected<T: Pod + std::fmt::Debug>(
+    what: &str,
+    expected: &DeviceBuffer<T>,
+    got: &DeviceBuffer<T>,
+    place: impl Fn(usize) -> String,
+) -> Result<()> {
+    let Some(i) = got.first_difference(expected)? else { return Ok(()) };
+    let (want, have) = (expected.read_range(i, 1)?[0], got.read_range(i, 1)?[0]);
+    let have = if crate::check::is_poison(&have) { "nothing (never written)".to_string() } else { format!("{have:?}") };
+    anyhow::bail!("`{what}`[{i}]{}: expected {want:?}, got {have} (the first wrong element of {})", place(i), got.len())
 }
 
 /// A launch on inputs seen before that runs faster than this share of the
