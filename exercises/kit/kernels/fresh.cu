@@ -10,8 +10,8 @@
 // of the first element that differs: a kernel that wrote into its input.
 //
 // One thread makes one Philox block of four words: element 4w + j of a 32-bit
-// input is word j of block w; a byte input takes the four bytes of word j from
-// one word, each through a table of 256 bytes (a distribution, say text).
+// input is word j of block w; a byte input takes each byte through a table of
+// 4096 (a distribution, say text) from 12 random bits.
 
 struct Words { unsigned x, y, z, w; };
 
@@ -81,8 +81,9 @@ extern "C" __global__ void fresh_words(unsigned *out, unsigned long long n, unsi
     }
 }
 
-// Bytes drawn through `table` (256 entries: each byte value as often as the
-// distribution wants it), sixteen per thread from one Philox block.
+// Bytes drawn through `table` (4096 entries: each byte value as often as the
+// distribution wants it, in 4096ths), sixteen per thread from two Philox
+// blocks: byte j takes the low 12 bits of half-word j.
 extern "C" __global__ void fresh_bytes(unsigned char *out, unsigned long long n, unsigned k0, unsigned k1,
                                        unsigned launch, unsigned stream, const unsigned char *table, int check,
                                        unsigned long long *first)
@@ -90,13 +91,12 @@ extern "C" __global__ void fresh_bytes(unsigned char *out, unsigned long long n,
     unsigned long long blocks = (n + 15) / 16;
     for (unsigned long long b = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; b < blocks;
          b += (unsigned long long)gridDim.x * blockDim.x) {
-        Words r = philox(b, launch, stream, k0, k1);
-        unsigned w[4] = {r.x, r.y, r.z, r.w};
-        for (int j = 0; j < 4; ++j) {
-            unsigned u = w[j];
-            w[j] = table[u & 0xFF] | (unsigned)table[(u >> 8) & 0xFF] << 8 | (unsigned)table[(u >> 16) & 0xFF] << 16 |
-                   (unsigned)table[u >> 24] << 24;
-        }
+        Words r0 = philox(2 * b, launch, stream, k0, k1), r1 = philox(2 * b + 1, launch, stream, k0, k1);
+        unsigned h[8] = {r0.x, r0.y, r0.z, r0.w, r1.x, r1.y, r1.z, r1.w};
+        unsigned w[4];
+        for (int j = 0; j < 4; ++j)
+            w[j] = table[h[2 * j] & 0xFFF] | (unsigned)table[(h[2 * j] >> 16) & 0xFFF] << 8 |
+                   (unsigned)table[h[2 * j + 1] & 0xFFF] << 16 | (unsigned)table[(h[2 * j + 1] >> 16) & 0xFFF] << 24;
         if (16 * b + 15 < n) {
             uint4 v = make_uint4(w[0], w[1], w[2], w[3]);
             uint4 *at = (uint4 *)(out + 16 * b);
@@ -104,8 +104,8 @@ extern "C" __global__ void fresh_bytes(unsigned char *out, unsigned long long n,
                 *at = v;
                 continue;
             }
-            uint4 h = *at;
-            if (h.x != v.x || h.y != v.y || h.z != v.z || h.w != v.w) {
+            uint4 got = *at;
+            if (got.x != v.x || got.y != v.y || got.z != v.z || got.w != v.w) {
                 for (int j = 0; j < 16; ++j)
                     if (out[16 * b + j] != (unsigned char)(w[j / 4] >> (8 * (j % 4)))) {
                         lower(first, 16 * b + j);

@@ -87,7 +87,7 @@ fn a_kernel_that_writes_into_a_fresh_input_is_caught_and_the_input_restored() {
         assert_eq!(modified.uploaded, was.to_string());
         assert_eq!(modified.found, (was + 1.0).to_string());
         x.intact(5).expect("restored for the next launch");
-        let bytes = Fresh::bytes(ctx, "data", 999, &[7; 256]).unwrap();
+        let bytes = Fresh::bytes(ctx, "data", 999, &[7; kit::timed::BYTE_TABLE]).unwrap();
         bytes.fill(0).unwrap();
         bytes.buffer().write_at(998, &[8]).unwrap();
         let err = bytes.intact(0).unwrap_err().to_string();

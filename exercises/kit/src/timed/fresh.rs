@@ -31,9 +31,10 @@ pub enum Values {
     Dyadic { lo: i32, hi: i32, shift: u32 },
     /// Floats uniform in `[lo, hi)`, 24 random bits each.
     Uniform { lo: f32, hi: f32 },
-    /// Bytes drawn through a table of 256 (a byte value as many times as its
-    /// share of the distribution in 256ths: text, DNA letters).
-    Bytes(Box<[u8; 256]>),
+    /// Bytes drawn through a table of [`BYTE_TABLE`] entries (a byte value as
+    /// many times as its share of the distribution: text, DNA letters);
+    /// [`byte_table`] makes one.
+    Bytes(Vec<u8>),
 }
 
 /// An input regenerated before every timed launch, from the run's secret
@@ -57,6 +58,10 @@ pub struct Fresh<T: Pod> {
     table: Option<DeviceBuffer<u8>>,
     first: DeviceBuffer<u64>,
 }
+
+/// Entries of a byte table: 12 random bits a byte, so that a distribution
+/// can give each of the 256 values 1/4096 (text's stray bytes).
+pub const BYTE_TABLE: usize = 4096;
 
 /// The generator's source, compiled once per run as one of the grader's kernels.
 const SOURCE: &str = include_str!("../../kernels/fresh.cu");
@@ -86,9 +91,11 @@ impl Fresh<f32> {
 }
 
 impl Fresh<u8> {
-    /// `len` bytes per launch, each `table[r]` for a random `r` in 0..256.
-    pub fn bytes(ctx: &Ctx, name: &str, len: usize, table: &[u8; 256]) -> Result<Self> {
-        Self::new(ctx, name, len, Values::Bytes(Box::new(*table)))
+    /// `len` bytes per launch, each `table[r]` for a random `r` in
+    /// 0..[`BYTE_TABLE`] (see [`byte_table`]).
+    pub fn bytes(ctx: &Ctx, name: &str, len: usize, table: &[u8]) -> Result<Self> {
+        ensure!(table.len() == BYTE_TABLE, "`{name}`: a byte table has {BYTE_TABLE} entries, not {}", table.len());
+        Self::new(ctx, name, len, Values::Bytes(table.to_vec()))
     }
 }
 
@@ -172,8 +179,10 @@ impl<T: Pod> Fresh<T> {
             Values::Bytes(table) => {
                 for (j, b) in bytes.iter_mut().enumerate() {
                     let i = start + j;
-                    let words = philox(i as u64 / 16, launch as u32, 0, self.key);
-                    *b = table[((words[i % 16 / 4] >> (8 * (i % 4))) & 0xFF) as usize];
+                    // Half-word i % 16 of the two Philox blocks of group i / 16, as fresh.cu takes them.
+                    let half = i % 16;
+                    let word = philox(2 * (i as u64 / 16) + half as u64 / 8, launch as u32, 0, self.key)[half % 8 / 2];
+                    *b = table[((word >> (16 * (half % 2))) & 0xFFF) as usize];
                 }
             }
             values => {
@@ -196,6 +205,7 @@ impl<T: Pod> Fresh<T> {
         let [k0, k1] = self.key;
         let (kernel, per_thread, mut args) = match &self.values {
             Values::Bytes(_) => {
+                // Two Philox blocks make sixteen bytes.
                 let table = self.table.as_ref().expect("a byte input has its table");
                 let args =
                     vec![self.arg(), n.into(), k0.into(), k1.into(), (launch as u32).into(), 0u32.into(), table.arg()];
@@ -272,28 +282,29 @@ fn zeros_with<T: Pod>(gpu: &Gpu, name: &str, data: &[T]) -> Result<DeviceBuffer<
     Ok(buf)
 }
 
-/// A table of 256 bytes drawn from `weights` (byte value, weight): each value
-/// gets its share of the 256 entries, at least one where its weight is not 0.
+/// A table of [`BYTE_TABLE`] bytes drawn from `weights` (byte value,
+/// weight): each value gets its share of the entries, at least one where its
+/// weight is not 0.
 ///
 /// ```
 /// let dna = kit::timed::byte_table(&[(b'A', 1.0), (b'C', 1.0), (b'G', 1.0), (b'T', 1.0)]).unwrap();
-/// assert_eq!(dna.iter().filter(|&&b| b == b'G').count(), 64);
+/// assert_eq!(dna.iter().filter(|&&b| b == b'G').count(), 1024);
 /// ```
-pub fn byte_table(weights: &[(u8, f64)]) -> Result<[u8; 256]> {
+pub fn byte_table(weights: &[(u8, f64)]) -> Result<Vec<u8>> {
     let total: f64 = weights.iter().map(|w| w.1).sum();
     if weights.is_empty() || total <= 0.0 || weights.iter().any(|w| w.1 < 0.0) {
         bail!("a byte table needs weights that are not negative and do not sum to 0");
     }
-    let mut table = Vec::with_capacity(256);
+    let mut table = Vec::with_capacity(BYTE_TABLE);
     let mut acc = 0.0;
     for &(byte, w) in weights.iter().filter(|w| w.1 > 0.0) {
         acc += w;
-        let until = ((acc / total * 256.0).round() as usize).clamp(table.len() + 1, 256);
+        let until = ((acc / total * BYTE_TABLE as f64).round() as usize).clamp(table.len() + 1, BYTE_TABLE);
         table.resize(until, byte);
     }
     let last = table.last().copied().unwrap_or(0);
-    table.resize(256, last);
-    Ok(table.try_into().expect("256 entries"))
+    table.resize(BYTE_TABLE, last);
+    Ok(table)
 }
 
 #[cfg(test)]
@@ -327,7 +338,7 @@ mod tests {
     fn byte_tables_keep_every_value_with_a_weight() {
         let t = byte_table(&[(b'e', 100.0), (b'z', 0.01), (b' ', 50.0)]).unwrap();
         assert!(t.contains(&b'z'), "a rare byte still appears");
-        assert!(t.iter().filter(|&&b| b == b'e').count() > 150);
+        assert!(t.iter().filter(|&&b| b == b'e').count() > 2600);
         assert!(byte_table(&[]).is_err() && byte_table(&[(1, 0.0)]).is_err());
     }
 }

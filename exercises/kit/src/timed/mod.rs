@@ -27,7 +27,7 @@
 
 mod fresh;
 
-pub use fresh::{byte_table, Fresh, Values};
+pub use fresh::{byte_table, Fresh, Values, BYTE_TABLE};
 
 use anyhow::Result;
 use bytemuck::Pod;
