@@ -63,6 +63,21 @@ fn text_byte(rng: &mut impl Rng) -> u8 {
     }
 }
 
+/// The text-like distribution of [`bytes`] as a table for the timed inputs
+/// (kit::timed::Fresh::bytes): every byte value in its share of 4096 entries.
+pub fn text_table() -> Vec<u8> {
+    let letters = TEXT.len() as f64;
+    let mut weights: Vec<(u8, f64)> = (0..=255u8).map(|b| (b, 4.0 / 64.0 / 256.0)).collect();
+    weights.push((b' ', 10.0 / 64.0));
+    weights.extend(PUNCTUATION.iter().map(|&p| (p, 3.0 / 64.0 / PUNCTUATION.len() as f64)));
+    weights.extend(TEXT.iter().map(|&t| (t.to_ascii_uppercase(), 3.0 / 64.0 / letters)));
+    // The smaller of two draws: letter k with probability (2(n - k) - 1) / n².
+    weights.extend(
+        TEXT.iter().enumerate().map(|(k, &t)| (t, 44.0 / 64.0 * (2.0 * (letters - k as f64) - 1.0) / letters.powi(2))),
+    );
+    kit::timed::byte_table(&weights).expect("weights of text")
+}
+
 /// The CPU histogram: how many bytes of each value.
 pub fn histogram(data: &[u8]) -> Vec<u32> {
     let mut bins = vec![0u32; BINS];
@@ -70,24 +85,6 @@ pub fn histogram(data: &[u8]) -> Vec<u32> {
         bins[b as usize] += 1;
     }
     bins
-}
-
-/// The histogram of `len` bytes of `block` repeated, starting at `start`
-/// (kit::timed::Windowed: a launch's window): whole periods are the block's
-/// histogram times their number, and only the partial ends are counted, so a
-/// launch's expected bins cost one pass over at most the block.
-pub fn periodic_window_histogram(block: &[u8], block_bins: &[u32], start: usize, len: usize) -> Vec<u32> {
-    let period = block.len();
-    // Bins of the first `end` bytes of the repetition, in u64 (a window may be 2^32 bytes).
-    let upto = |end: usize| -> Vec<u64> {
-        let mut bins: Vec<u64> = block_bins.iter().map(|&c| c as u64 * (end / period) as u64).collect();
-        for &b in &block[..end % period] {
-            bins[b as usize] += 1;
-        }
-        bins
-    };
-    let (lo, hi) = (upto(start), upto(start + len));
-    hi.iter().zip(&lo).map(|(h, l)| (h - l) as u32).collect()
 }
 
 /// Compares the kernel's bins with the CPU's, all 256 exactly, and says what
@@ -169,13 +166,21 @@ mod tests {
     }
 
     #[test]
-    fn a_window_of_a_repeated_block_is_counted_by_periods() {
-        let block = bytes(&mut rng_for(2, "w"), 1000, Bytes::Text);
-        let block_bins = histogram(&block);
-        for (start, len) in [(0, 0), (0, 1000), (256, 5000), (999, 1), (512, 12_345), (3000, 700)] {
-            let long: Vec<u8> = (0..len).map(|j| block[(start + j) % block.len()]).collect();
-            assert_eq!(periodic_window_histogram(&block, &block_bins, start, len), histogram(&long), "{start} {len}");
+    fn the_timed_table_draws_bytes_as_the_text_like_inputs_do() {
+        let table = text_table();
+        let from_table = histogram(&table);
+        let drawn = histogram(&bytes(&mut rng_for(2, "w"), 1 << 20, Bytes::Text));
+        for b in 0..BINS {
+            // Shares of 4096 against counts in 2^20: within a few entries.
+            let share = drawn[b] as f64 / 256.0;
+            assert!(
+                (from_table[b] as f64 - share).abs() <= 2.0 + 0.05 * share,
+                "byte {b}: {} vs {share:.1}",
+                from_table[b]
+            );
         }
+        assert!(from_table.iter().all(|&c| c > 0), "every byte value can come up");
+        assert!(from_table[b' ' as usize] > 600);
     }
 
     #[test]

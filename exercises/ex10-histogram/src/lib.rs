@@ -23,7 +23,7 @@ pub mod measured;
 
 use anyhow::Result;
 use cpu::Bytes;
-use kit::timed::Windowed;
+use kit::timed::Fresh;
 use kit::{args, Check, Ctx, Exercise, LaunchConfig, Part, SIM_MAX_ELEMENTS};
 
 /// Threads per block, fixed by the grader's launch.
@@ -51,9 +51,6 @@ pub const COARSE_TEST_BLOCKS: u32 = 7;
 /// Blocks per multiprocessor of the coarse part's timed grid: 8 blocks of 256
 /// threads fill an SM of 2048 threads, once.
 pub const COARSE_BLOCKS_PER_SM: u32 = 8;
-/// Bytes of the random block the timed input repeats (a prime: windows of
-/// successive launches start at different places of it).
-pub const PERF_BLOCK: usize = 999_983;
 /// `private` must be this much faster than one global atomic per byte
 /// (yardsticks/histogram_patterns.cu, `global_pattern`) on text-like bytes.
 /// The compiled value, chosen by reasoning; the GPUs grade with the threshold
@@ -189,20 +186,10 @@ pub fn perf_bytes(gpu: &kit::Gpu) -> usize {
     (kit::exercise::bandwidth_elements(gpu) * 4).min(u32::MAX as usize & !1023)
 }
 
-/// The timed input, the same for every student of a batch: text-like bytes,
-/// whose few frequent values make contention on their bins the cost, and
-/// their histogram.
-fn perf_block(ctx: &Ctx) -> std::sync::Arc<(Vec<u8>, Vec<u32>)> {
-    ctx.shared("perf-block", || {
-        let block = cpu::bytes(&mut ctx.rng(), PERF_BLOCK, Bytes::Text);
-        let bins = cpu::histogram(&block);
-        (block, bins)
-    })
-}
-
 /// Times `kernel` of the student's module with `cfg` on `n` timed bytes, every
-/// launch on a window of the repeated block, its bins zeroed before and all
-/// 256 checked after; then `yardstick` of the grader's patterns the same way.
+/// launch on text-like bytes of its own (kit::timed::Fresh), its bins zeroed
+/// before and all 256 checked after against the grader's coarse kernel on the
+/// same bytes; then `yardstick` of the grader's patterns the same way.
 fn time_both(
     ctx: &Ctx,
     kernel: &str,
@@ -213,35 +200,41 @@ fn time_both(
     let gpu = module.gpu();
     let patterns = ctx.yardstick(PATTERNS, include_str!("../yardsticks/histogram_patterns.cu"))?;
     let n = perf_bytes(gpu);
-    let block = perf_block(ctx);
-    let (block, block_bins) = (&block.0, &block.1);
-    let data = Windowed::repeated(gpu, "data", block, n)?;
+    let data = Fresh::bytes(ctx, "data", n, &cpu::text_table())?;
     let bins = gpu.zeros::<u32>("bins", cpu::BINS)?;
+    let expected = gpu.zeros::<u32>("expected bins", cpu::BINS)?;
     let zero = || bins.write(&[0u32; cpu::BINS]);
-    let a = |launch| [data.arg(launch), (n as u32).into(), bins.arg()];
+    let a = [data.arg(), (n as u32).into(), bins.arg()];
     let student = kit::timed::student(
         gpu,
-        |_| zero(),
-        |launch| module.launch_async(kernel, cfg, &a(launch)),
-        |launch| check_launch(block, block_bins, &data, &bins, launch),
+        |launch| {
+            data.fill(launch)?;
+            zero()
+        },
+        |_| module.launch_async(kernel, cfg, &a),
+        |launch| check_launch(&patterns, &data, &bins, &expected, launch),
     )?;
-    let pattern = ctx.time_yardstick(&patterns, yardstick, cfg, &a(0), zero)?;
+    data.fill(0)?;
+    let pattern = ctx.time_yardstick(&patterns, yardstick, cfg, &a, zero)?;
     Ok((student, pattern, n))
 }
 
-/// What every timed launch is checked with: all 256 bins that launch `launch`
-/// wrote against the CPU's histogram of its own window of the repeated
-/// `block` (whose histogram is `block_bins`).
+/// What every timed launch is checked with: `data` as launch `launch` got
+/// it, then all 256 bins against the grader's coarse kernel's count of the
+/// same bytes (into `expected`).
 pub fn check_launch(
-    block: &[u8],
-    block_bins: &[u32],
-    data: &Windowed<u8>,
+    patterns: &kit::Module,
+    data: &Fresh<u8>,
     bins: &kit::DeviceBuffer<u32>,
+    expected: &kit::DeviceBuffer<u32>,
     launch: usize,
 ) -> Result<()> {
+    data.intact(launch)?;
     let n = data.len();
-    let expected = cpu::periodic_window_histogram(block, block_bins, data.at(launch, 0), n);
-    cpu::compare(&format!("timed text-like bytes (launch {launch})"), n, &expected, &bins.read()?)
+    expected.write(&[0u32; cpu::BINS])?;
+    let blocks = patterns.gpu().info().multiprocessors * COARSE_BLOCKS_PER_SM;
+    patterns.launch("coarse_pattern", coarse_config(n, blocks), &args![data.arg(), n as u32, expected])?;
+    cpu::compare(&format!("timed text-like bytes (launch {launch})"), n, &expected.read()?, &bins.read()?)
 }
 
 fn private_speedup(ctx: &Ctx) -> Result<String> {
@@ -304,16 +297,15 @@ mod tests {
         let gpu = kit::Gpu::simulator();
         let n = perf_bytes(&gpu);
         assert!(n >= 8 * gpu.info().l2_cache_bytes as usize - 4096 && n < u32::MAX as usize);
-        assert!(PERF_BLOCK > kit::timed::window_room::<u8>(), "windows differ");
         assert_eq!(coarse_perf_config(&gpu, n).grid.0, COARSE_BLOCKS_PER_SM);
     }
 
     /// The timing itself needs a GPU; its launches and their checks run here:
-    /// the references and the grader's kernels on windows of a repeated
-    /// block, each launch's bins right for its own window and wrong for
-    /// another's.
+    /// the references and the grader's kernels on fresh bytes, each launch's
+    /// bins right for its own bytes and wrong for another launch's, and a
+    /// kernel that writes into its bytes caught.
     #[test]
-    fn timed_launches_are_checked_against_their_own_window() {
+    fn timed_launches_are_checked_in_full_against_the_graders_kernel() {
         let Some(compiler) = kit::trial::compiler() else { return };
         let compile = |path: &str, text: String| {
             let source = ptx_build::SourceFile::from_text(path, text);
@@ -323,31 +315,51 @@ mod tests {
             let path = format!("reference/ex10-histogram/kernels/{file}");
             compile(&path, std::fs::read_to_string(kit::trial::workspace_file(&path)).unwrap())
         };
-        let patterns =
+        let patterns_ptx =
             compile("<grader>/histogram_patterns.cu", include_str!("../yardsticks/histogram_patterns.cu").into());
-        let gpu = kit::Gpu::simulator();
-        let block = cpu::bytes(&mut kit::inputs::rng_for(3, "timed"), 9001, Bytes::Text);
-        let block_bins = cpu::histogram(&block);
-        let n = 12_345;
-        let data = Windowed::repeated(&gpu, "data", &block, n).unwrap();
-        let bins = gpu.zeros::<u32>("bins", cpu::BINS).unwrap();
-        for (ptx, kernel, cfg) in [
-            (&patterns, "global_pattern", launch_config(n)),
-            (&patterns, "coarse_pattern", coarse_config(n, 3)),
-            (&reference("histogram_private.cu"), PRIVATE, launch_config(n)),
-            (&reference("histogram_coarse.cu"), COARSE, coarse_config(n, 3)),
-        ] {
-            let module = gpu.load(ptx).unwrap();
-            for launch in [0, 1, 5, kit::perf::MAX_LAUNCHES - 1] {
-                bins.write(&[0; cpu::BINS]).unwrap();
-                module.launch(kernel, cfg, &args![data.arg(launch), n as u32, &bins]).unwrap();
-                check_launch(&block, &block_bins, &data, &bins, launch)
-                    .unwrap_or_else(|e| panic!("{kernel}, launch {launch}: {e:#}"));
-                let other = if launch == 0 { 1 } else { 0 };
-                let err = check_launch(&block, &block_bins, &data, &bins, other).unwrap_err().to_string();
-                assert!(err.contains(&format!("(launch {other})")), "{kernel}: {err}");
+        let env = kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler.clone()), Default::default());
+        let build = kit::PartBuild::new(String::new());
+        let ctx = Ctx::new("ex10::private::perf::faster-than-global-atomics", &env, &build);
+        ctx.run(|ctx| {
+            let gpu = ctx.gpu().unwrap();
+            let patterns = ctx.yardstick(PATTERNS, include_str!("../yardsticks/histogram_patterns.cu")).unwrap();
+            let n = 12_345;
+            let data = Fresh::bytes(ctx, "data", n, &cpu::text_table()).unwrap();
+            let bins = gpu.zeros::<u32>("bins", cpu::BINS).unwrap();
+            let expected = gpu.zeros::<u32>("expected bins", cpu::BINS).unwrap();
+            for (ptx, kernel, cfg) in [
+                (&patterns_ptx, "global_pattern", launch_config(n)),
+                (&reference("histogram_private.cu"), PRIVATE, launch_config(n)),
+                (&reference("histogram_coarse.cu"), COARSE, coarse_config(n, 3)),
+            ] {
+                let module = gpu.load(ptx).unwrap();
+                for launch in [0, 1, 5] {
+                    data.fill(launch).unwrap();
+                    bins.write(&[0; cpu::BINS]).unwrap();
+                    module.launch(kernel, cfg, &args![data.arg(), n as u32, &bins]).unwrap();
+                    check_launch(&patterns, &data, &bins, &expected, launch)
+                        .unwrap_or_else(|e| panic!("{kernel}, launch {launch}: {e:#}"));
+                    // The same bins against the next launch's bytes.
+                    data.fill(launch + 1).unwrap();
+                    let err = check_launch(&patterns, &data, &bins, &expected, launch + 1).unwrap_err().to_string();
+                    assert!(err.contains(&format!("(launch {})", launch + 1)), "{kernel}: {err}");
+                }
             }
-        }
+            // A kernel that counts right but writes into its bytes.
+            let writes = compile(
+                "w.cu",
+                "extern \"C\" __global__ void w(unsigned char *d, unsigned n, unsigned *bins) {
+                     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+                     if (i < n) { atomicAdd(&bins[d[i]], 1u); d[i] = 0; } }"
+                    .into(),
+            );
+            let module = gpu.load(&writes).unwrap();
+            data.fill(2).unwrap();
+            bins.write(&[0; cpu::BINS]).unwrap();
+            module.launch("w", launch_config(n), &args![data.arg(), n as u32, &bins]).unwrap();
+            let err = check_launch(&patterns, &data, &bins, &expected, 2).unwrap_err();
+            assert!(err.downcast_ref::<kit::gpu::InputModified>().is_some(), "{err:#}");
+        });
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //!   whatever the width of its reads).
 //!
 //! The text-like input repeats bins inside every block, so that one atomic per
-//! byte shows as many per bin. Deterministic: the same on every backend.
+//! byte shows as many per bin. Deterministic for a seed: the same on every backend.
 
 use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
@@ -21,12 +21,14 @@ use kit::{args, Ctx};
 use crate::cpu::{self, Bytes};
 use crate::{coarse_config, launch_config, COARSE, GLOBAL};
 
-/// Bytes of the measured input of `global` and `private`: 32 blocks of 256.
-pub const MEASURE_N: usize = 8192;
-/// Bytes of `coarse`'s measured input and its grid: 2 blocks of 256 threads,
-/// 64 bytes per thread, so that a contiguous chunk per thread puts every lane
-/// of a warp in a sector of its own, even read 16 bytes (`int4`) at a time.
-pub const COARSE_MEASURE_N: usize = 32_768;
+/// Bytes of the measured input of `global` and `private`: about 32 blocks of
+/// 256, the exact length drawn from the seed.
+pub const MEASURE_N: std::ops::RangeInclusive<usize> = 6_000..=10_000;
+/// Bytes of `coarse`'s measured input, drawn from the seed, on a grid of 2
+/// blocks of 256 threads: at least 36 bytes per thread, so that a contiguous
+/// chunk per thread puts every lane of a warp in a sector of its own, even
+/// read 16 bytes (`int4`) at a time.
+pub const COARSE_MEASURE_N: std::ops::RangeInclusive<usize> = 18_500..=40_000;
 pub const COARSE_MEASURE_BLOCKS: u32 = 2;
 /// The most global atomics one block may make to one bin: its private count, added once.
 pub const MAX_ATOMICS_PER_BLOCK_BIN: u64 = 1;
@@ -41,35 +43,34 @@ pub const MAX_ATOMICS_PER_BLOCK_BIN: u64 = 1;
 /// See CALIBRATION.md.
 pub const MAX_SECTORS_PER_LANE: f64 = 0.75;
 
-/// The measured input: the same text-like bytes for everyone.
-pub fn measured_bytes(n: usize) -> Vec<u8> {
-    cpu::bytes(&mut kit::inputs::rng_for(0, "measure"), n, Bytes::Text)
+/// The measured input: text-like bytes drawn from `rng`.
+pub fn measured_bytes(rng: &mut impl rand::Rng, n: usize) -> Vec<u8> {
+    cpu::bytes(rng, n, Bytes::Text)
 }
 
-/// Runs `kernel` once on its measured input (and checks its bins).
-pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Measurement> {
-    let (n, cfg) = if kernel == COARSE {
-        (COARSE_MEASURE_N, coarse_config(COARSE_MEASURE_N, COARSE_MEASURE_BLOCKS))
-    } else {
-        (MEASURE_N, launch_config(MEASURE_N))
-    };
-    ctx.measure(kernel, |module| {
+/// A kernel's measurement and the bytes it counted.
+pub struct Measured {
+    pub m: Measurement,
+    pub n: usize,
+}
+
+/// Runs `kernel` once on its measured input (and checks its bins): a length
+/// drawn from the seed in [`MEASURE_N`] (or [`COARSE_MEASURE_N`]).
+pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Measured> {
+    let mut rng = ctx.rng_for("measured shape");
+    let range = if kernel == COARSE { COARSE_MEASURE_N } else { MEASURE_N };
+    let n = rand::Rng::random_range(&mut rng, range);
+    let cfg = if kernel == COARSE { coarse_config(n, COARSE_MEASURE_BLOCKS) } else { launch_config(n) };
+    let data = measured_bytes(&mut rng, n);
+    let m = ctx.measure(kernel, |module| {
         let gpu = module.gpu();
-        let data = measured_bytes(n);
         let input = gpu.upload("data", &data)?;
         let bins = gpu.zeros::<u32>("bins", cpu::BINS)?;
         module.launch(kernel, cfg, &args![&input, n as u32, &bins])?;
         let got = bins.read()?;
         kit::measure::require_right_result(cpu::compare("text-like bytes", n, &cpu::histogram(&data), &got))
-    })
-}
-
-fn bytes_of(kernel: &str) -> usize {
-    if kernel == COARSE {
-        COARSE_MEASURE_N
-    } else {
-        MEASURE_N
-    }
+    })?;
+    Ok(Measured { m, n })
 }
 
 /// Sectors touched per lane's global load (see [`MAX_SECTORS_PER_LANE`]).
@@ -89,9 +90,9 @@ fn widest_spread_load(m: &Measurement) -> Option<&kit::measure::InstrStats> {
     m.rows(|k| k == AccessKind::GlobalLoad).max_by(|a, b| per_lane(a).total_cmp(&per_lane(b)))
 }
 
-/// What the report shows of a measurement.
-pub fn figures(m: &Measurement) -> String {
-    let n = bytes_of(&m.kernel) as f64;
+/// What the report shows of a measurement of `n` bytes.
+pub fn figures(m: &Measurement, n: usize) -> String {
+    let n = n as f64;
     format!(
         "per byte: {:.3} global atomics, {:.3} shared atomics; at most {} global atomic(s) by one block on one bin; \
          {:.2} lanes contending per atomic; byte reads: {:.1} sectors per request, {:.3} per lane, {:.0}% of each \
@@ -113,8 +114,9 @@ fn worst_atomic(m: &Measurement, kind: AccessKind) -> String {
 }
 
 /// `global`: exactly one global atomic per byte.
-pub fn one_per_byte(m: &Measurement) -> Result<String> {
-    let n = MEASURE_N as u64;
+pub fn one_per_byte(Measured { m, n }: &Measured) -> Result<String> {
+    let figures = |m: &Measurement| figures(m, *n);
+    let n = *n as u64;
     let atomics = m.stats.global_atomics;
     if atomics > n {
         bail!(
@@ -143,10 +145,11 @@ pub fn one_atomic_per_byte(ctx: &Ctx) -> Result<String> {
 }
 
 /// `private`, `coarse`: each block adds to each global bin at most once.
-pub fn merged_once(m: &Measurement) -> Result<String> {
+pub fn merged_once(Measured { m, n }: &Measured) -> Result<String> {
+    let figures = |m: &Measurement| figures(m, *n);
     let most = m.max_global_atomics_per_block_address();
     if most > MAX_ATOMICS_PER_BLOCK_BIN {
-        let every_byte = m.stats.global_atomics >= bytes_of(&m.kernel) as u64;
+        let every_byte = m.stats.global_atomics >= *n as u64;
         bail!(
             "{}: one block made {most} global atomics on one bin (at most {MAX_ATOMICS_PER_BLOCK_BIN}: the block's \
              count of that bin, added once){}. {} Count the block's bytes in `__shared__ unsigned int` bins \
@@ -177,10 +180,11 @@ pub fn merged_once_stand_in(ctx: &Ctx, kernel: &str) -> Result<String> {
 }
 
 /// `coarse`: the byte reads interleaved across the grid.
-pub fn interleaved(m: &Measurement) -> Result<String> {
+pub fn interleaved(Measured { m, n }: &Measured) -> Result<String> {
+    let figures = |m: &Measurement| figures(m, *n);
     let per_lane = sectors_per_lane(m);
     if per_lane > MAX_SECTORS_PER_LANE {
-        let per_thread = COARSE_MEASURE_N / (COARSE_MEASURE_BLOCKS as usize * crate::THREADS as usize);
+        let per_thread = n / (COARSE_MEASURE_BLOCKS as usize * crate::THREADS as usize);
         bail!(
             "{COARSE}: the reads of `data` touch {per_lane:.2} 32-byte sectors per lane (interleaved reads: 1/32 \
              for bytes, at most 1/2 for int4; at most {MAX_SECTORS_PER_LANE}), {:.1} sectors per request, {:.0}% \
@@ -228,8 +232,8 @@ mod tests {
             include_str!("../yardsticks/histogram_patterns.cu"),
         );
         let ptx = compiler.compile(&source, &ptx_build::CompileOptions::default()).unwrap().text;
-        let n = super::MEASURE_N + 7;
-        let data = super::measured_bytes(n);
+        let n = super::MEASURE_N.end() + 7;
+        let data = super::measured_bytes(&mut kit::inputs::rng_for(1, "t"), n);
         let run = |kernel: &str, cfg: kit::LaunchConfig| {
             kit::measure::measure_ptx(&ptx, kernel, |module| {
                 let gpu = module.gpu();
@@ -245,7 +249,7 @@ mod tests {
         assert!(global.max_global_atomics_per_block_address() > 16);
         let coarse = run("coarse_pattern", crate::coarse_config(n, 3));
         assert_eq!(coarse.max_global_atomics_per_block_address(), 1);
-        assert!(super::sectors_per_lane(&coarse) < 0.1, "{}", super::figures(&coarse));
+        assert!(super::sectors_per_lane(&coarse) < 0.1, "{}", super::figures(&coarse, n));
     }
 
     #[test]

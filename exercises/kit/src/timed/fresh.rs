@@ -213,7 +213,7 @@ impl<T: Pod> Fresh<T> {
             }
             values => {
                 let (kind, lo, span, scale, lo_f, width_f) = match *values {
-                    Values::Ints { lo, hi } => (0, lo, span(lo, hi), 1.0, 0.0, 0.0),
+                    Values::Ints { lo, hi } => (0i32, lo, span(lo, hi), 1.0, 0.0, 0.0),
                     Values::Dyadic { lo, hi, shift } => (1, lo, span(lo, hi), (-(shift as f32)).exp2(), 0.0, 0.0),
                     Values::Uniform { lo, hi } => (2, 0, 0, 1.0, lo, hi - lo),
                     Values::Bytes(_) => unreachable!(),
@@ -225,7 +225,7 @@ impl<T: Pod> Fresh<T> {
                     k1.into(),
                     (launch as u32).into(),
                     0u32.into(),
-                    (kind as i32).into(),
+                    kind.into(),
                     lo.into(),
                     span.into(),
                     scale.into(),
