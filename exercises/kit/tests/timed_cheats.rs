@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use kit::backend::sim::SimBackend;
 use kit::backend::{Arg, BResult, Backend, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
-use kit::timed::{ReplaysResults, Windowed, WrongWhenTimed};
-use kit::{Gpu, Module};
+use kit::timed::{Fresh, ReplaysResults, WrongWhenTimed};
+use kit::{Ctx, Gpu, Module, PartBuild, RunEnv};
 
 /// The simulator as a GPU that times: a launch "takes" one millisecond per
 /// thousand warp branches it executed (the simulator's profile). The wall
@@ -105,16 +105,41 @@ extern "C" __global__ void work_once(const unsigned *in, unsigned *out, int n) {
     if (i == n - 1) atomicExch(&calls, 1);
 }
 
-// Keeps every result, keyed by the input's address, and copies it out when
-// the same input comes back.
+// Keeps every result, keyed by the input's first elements, and copies it
+// out when the same input comes back.
 __device__ unsigned kept[4096];
 __device__ unsigned long long key;
 extern "C" __global__ void replay(const unsigned *in, unsigned *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    if (atomicAdd(&key, 0ull) == (unsigned long long)in) { out[i] = kept[i]; return; }
+    unsigned long long k = ((unsigned long long)in[0] << 32) ^ in[1];
+    if (atomicAdd(&key, 0ull) == k) { out[i] = kept[i]; return; }
     out[i] = kept[i] = hash(in[i]);
-    if (i == n - 1) atomicExch(&key, (unsigned long long)in);
+    if (i == n - 1) atomicExch(&key, k);
+}
+
+// Overlapping inputs: launch k's input was launch k - 1's moved on by 64
+// elements (the old windows), so it shifts its last output and computes only
+// the 64 new elements. Each launch now gets inputs of its own.
+__device__ unsigned kept_even[4096], kept_odd[4096];
+__device__ int launches;
+extern "C" __global__ void slide(const unsigned *in, unsigned *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int k = atomicAdd(&launches, 0);
+    const unsigned *last = k % 2 ? kept_even : kept_odd;
+    unsigned *next = k % 2 ? kept_odd : kept_even;
+    unsigned v = k > 0 && i < n - 64 ? last[i + 64] : hash(in[i]);
+    out[i] = next[i] = v;
+    if (i == n - 1) atomicAdd(&launches, 1);
+}
+
+// Structure in the input: one period computed, the rest copied (the old
+// inputs repeated a block).
+extern "C" __global__ void one_period(const unsigned *in, unsigned *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = i < 256 ? hash(in[i]) : hash(in[i % 256]);
 }
 
 // Writes into its input once it has read it.
@@ -151,8 +176,8 @@ fn module(gpu: &Gpu) -> Option<Module> {
 }
 
 /// Times `kernel` as a performance check does: outputs zeroed before every
-/// launch (the README's promise), a window of the input per launch, every
-/// launch's output checked against the CPU.
+/// launch (the README's promise), fresh inputs per launch, every launch's
+/// output checked in full against the CPU.
 fn time(kernel: &str) -> Option<anyhow::Result<kit::perf::Timing>> {
     time_beside(kernel, Neighbour::default())
 }
@@ -160,23 +185,26 @@ fn time(kernel: &str) -> Option<anyhow::Result<kit::perf::Timing>> {
 fn time_beside(kernel: &str, neighbour: Neighbour) -> Option<anyhow::Result<kit::perf::Timing>> {
     let gpu = Gpu::new(Box::new(Stopwatch(SimBackend::new(), neighbour)), Duration::from_secs(60));
     let module = module(&gpu)?;
-    let block: Vec<u32> = (0..4099u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
-    let input = Windowed::repeated(&gpu, "in", &block, N).unwrap();
+    let env = RunEnv::new(1, Some(gpu.clone()), ptx_build::Compiler::nvrtc().ok(), Default::default());
+    let build = PartBuild::new(String::new());
+    let ctx = Ctx::new("kit::timed_cheats::perf::time", &env, &build);
+    let input = ctx.run(|ctx| Fresh::ints(ctx, "in", N, i32::MIN, i32::MAX)).unwrap();
     let out = gpu.zeros::<u32>("out", N).unwrap();
     let cfg = LaunchConfig::linear(N.div_ceil(256) as u32, 256);
     Some(kit::timed::student(
         &gpu,
-        |_| out.write(&vec![0; N]),
-        |launch| module.launch_async(kernel, cfg, &[input.arg(launch), out.arg(), (N as i32).into()]),
         |launch| {
+            input.fill(launch)?;
+            out.write(&vec![0; N])
+        },
+        |_| module.launch_async(kernel, cfg, &[input.arg(), out.arg(), (N as i32).into()]),
+        |launch| {
+            input.intact(launch)?;
             let got = out.read()?;
-            match (0..N).find(|&i| got[i] != hash(block[input.at(launch, i) % block.len()])) {
+            let want: Vec<u32> = input.host_values(launch, 0, N).into_iter().map(|v| hash(v as u32)).collect();
+            match (0..N).find(|&i| got[i] != want[i]) {
                 None => Ok(()),
-                Some(i) => anyhow::bail!(
-                    "out[{i}]: expected {}, got {}",
-                    hash(block[input.at(launch, i) % block.len()]),
-                    got[i]
-                ),
+                Some(i) => anyhow::bail!("out[{i}]: expected {}, got {}", want[i], got[i]),
             }
         },
     ))
@@ -208,6 +236,15 @@ fn a_kernel_that_replays_kept_results_is_caught_by_the_repeated_launch() {
     let Some(e) = failure_of("replay") else { return };
     let replays = e.downcast_ref::<ReplaysResults>().unwrap_or_else(|| panic!("{e:#}"));
     assert!(replays.again_ms < replays.median_ms / 2.0, "{replays:?}");
+}
+
+#[test]
+fn kernels_that_lean_on_overlapping_or_periodic_inputs_are_wrong_when_timed() {
+    for (kernel, launch) in [("slide", 2), ("one_period", 1)] {
+        let Some(e) = failure_of(kernel) else { return };
+        let wrong = e.downcast_ref::<WrongWhenTimed>().unwrap_or_else(|| panic!("{kernel}: {e:#}"));
+        assert_eq!(wrong.number, launch, "{kernel}: {e:#}");
+    }
 }
 
 #[test]
