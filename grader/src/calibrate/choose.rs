@@ -274,6 +274,9 @@ mod tests {
                 fastest_slow: None,
                 margin_correct: None,
                 margin_slow: None,
+                reference: None,
+                full_credit: None,
+                no_credit: None,
                 variants: Default::default(),
             },
         );

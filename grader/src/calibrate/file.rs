@@ -79,6 +79,16 @@ pub struct CheckCalibration {
     /// threshold / fastest slow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub margin_slow: Option<f64>,
+    /// The reference's own figure (the median of its seeds): the bar and the
+    /// partial credit are measured against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<f64>,
+    /// `scaled` credit: every point at or above this figure...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_credit: Option<f64>,
+    /// ...and none at or under this one (the fastest slow kernel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_credit: Option<f64>,
     /// Every variant's figure per seed.
     #[serde(default)]
     pub variants: BTreeMap<String, VariantFigures>,
@@ -199,6 +209,9 @@ mod tests {
                 fastest_slow: None,
                 margin_correct: Some(3.25),
                 margin_slow: None,
+                reference: None,
+                full_credit: None,
+                no_credit: None,
                 variants,
             },
         );

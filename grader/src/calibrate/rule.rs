@@ -1,117 +1,248 @@
 //! The one rule that places a performance threshold (docs/grading-accuracy.md,
-//! "Where a threshold sits"): in the measured gap between the slowest correct
-//! kernel and the fastest slow one, at their geometric middle, only where each
-//! side clears it by [`MIN_MARGIN`]. Pure, so that the rule is tested alone.
+//! "Where a threshold sits"). A bar sits near what correct kernels reach on
+//! the GPU that grades, measured against the reference there:
+//!
+//! - at [`REFERENCE_SHARE`] of the reference's own figure, lowered only as far
+//!   as the slowest correct kernel needs to clear it by [`MIN_MARGIN`], and
+//!   never under [`MIN_REFERENCE_SHARE`] of the reference;
+//! - never under what the check's name promises: a check named
+//!   `faster-than-X` passes only kernels at least as fast as X ([`promise`]);
+//! - graded by the clock on that GPU only where every correct kernel clears
+//!   the bar by [`MIN_MARGIN`] and every slow one falls under it by as much;
+//!   elsewhere the check is not graded here and its measured stand-in grades
+//!   the lesson.
+//!
+//! The slow family no longer pulls the bar down: it only decides whether the
+//! clock can tell correct from slow kernels on that GPU. Pure, so that the
+//! rule is tested alone.
 
+/// The bar, as a share of the reference's own figure on the GPU that grades.
+pub const REFERENCE_SHARE: f64 = 0.7;
+/// The lowest a bar may sit; a correct kernel slower than this (with its
+/// margin) is not correct for the lesson, or the clock cannot grade the check.
+pub const MIN_REFERENCE_SHARE: f64 = 0.6;
 /// Each side must clear the threshold by at least this factor (5 %).
 pub const MIN_MARGIN: f64 = 1.05;
-/// Without a slow variant: the threshold is the slowest correct figure divided by this.
-pub const NO_SLOW_DIVISOR: f64 = 1.25;
+/// Partial credit (`scaled`): full points at or above this share of the
+/// reference's figure (Stanford CS149's renderer: within 1.2x the
+/// reference's time).
+pub const FULL_CREDIT_SHARE: f64 = 1.0 / 1.2;
+/// Partial credit comes in these steps of the points: coarse enough that an
+/// H100 and an H200 grade a class the same (docs/grading-accuracy.md).
+pub const CREDIT_STEP: f64 = 0.25;
 
 /// The rule in one sentence, written into every calibration file.
-pub const RULE: &str =
-    "threshold = sqrt(slowest correct x fastest slow) (min over correct variants and seeds, max over \
-                        slow ones); graded only where slowest correct / threshold >= 1.05 and threshold / fastest \
-                        slow >= 1.05, else not graded here (the measured stand-in grades the lesson); without a slow \
-                        variant, threshold = slowest correct / 1.25";
+pub const RULE: &str = "threshold = min(0.7 x reference, slowest correct / 1.05), at least 1.0 for a check named \
+                        faster-than-X; graded only where it is >= 0.6 x reference, every correct kernel clears it by \
+                        5 % and every slow one falls under it by 5 %, else not graded here (the measured stand-in \
+                        grades the lesson). Scaled credit: full at >= reference / 1.2, none at or under the fastest \
+                        slow kernel, between them figure / reference in steps of 0.25";
+
+/// The least figure a check's name promises: 1.0 (as fast as X) for a
+/// speedup named `faster-than-X`, nothing for a share of a yardstick.
+///
+/// ```
+/// use grader::calibrate::rule::promise;
+/// assert_eq!(promise("ex03::rect::perf::faster-than-naive"), Some(1.0));
+/// assert_eq!(promise("ex05::stencil::perf::share-of-copy"), None);
+/// ```
+pub fn promise(check: &str) -> Option<f64> {
+    check.rsplit("::").next().filter(|name| name.starts_with("faster-than-")).map(|_| 1.0)
+}
+
+/// What one check's family measured on one GPU (ratios where higher is
+/// faster: a speedup or a share of a yardstick's bandwidth).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Family {
+    /// The reference's own figure (the median of its seeds).
+    pub reference: f64,
+    /// The least figure of any correct kernel, the reference included.
+    pub slowest_correct: f64,
+    /// The greatest figure of any slow kernel.
+    pub fastest_slow: Option<f64>,
+    /// The least figure the check's name promises ([`promise`]).
+    pub promise: Option<f64>,
+}
 
 /// Where one check's threshold sits on one GPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Placement {
     pub threshold: f64,
-    /// False: the gap is too narrow (or upside down) on this GPU; the check is
-    /// not graded here.
+    /// False: the clock cannot grade the check on this GPU.
     pub graded: bool,
     /// slowest correct / threshold.
     pub margin_correct: f64,
     /// threshold / fastest slow, where there is a slow variant.
     pub margin_slow: Option<f64>,
+    /// The figure at and above which a kernel gets every point (`scaled`).
+    pub full_credit: f64,
+    /// The figure at and under which it gets none (`scaled`): the fastest
+    /// slow kernel, or the threshold where there is none.
+    pub no_credit: f64,
     /// In words, for the file and the reports.
     pub why: String,
 }
 
-/// Places the threshold of a check whose correct kernels measured at least
-/// `slowest_correct` and whose slow ones at most `fastest_slow` (ratios where
-/// higher is faster: a speedup or a share of a yardstick's bandwidth).
-pub fn place(slowest_correct: f64, fastest_slow: Option<f64>) -> Placement {
+/// Places the threshold of a check from its family's figures (see the module).
+pub fn place(f: Family) -> Placement {
     let usable = |x: f64| x.is_finite() && x > 0.0;
-    if !usable(slowest_correct) || fastest_slow.is_some_and(|s| !usable(s)) {
+    if !usable(f.reference) || !usable(f.slowest_correct) || f.fastest_slow.is_some_and(|s| !usable(s)) {
         return Placement {
             threshold: f64::NAN,
             graded: false,
             margin_correct: f64::NAN,
             margin_slow: None,
-            why: format!("no usable figures (slowest correct {slowest_correct}, fastest slow {fastest_slow:?})"),
+            full_credit: f64::NAN,
+            no_credit: f64::NAN,
+            why: format!("no usable figures ({f:?})"),
         };
     }
-    let Some(slow) = fastest_slow else {
-        let threshold = slowest_correct / NO_SLOW_DIVISOR;
-        return Placement {
-            threshold,
-            graded: true,
-            margin_correct: NO_SLOW_DIVISOR,
-            margin_slow: None,
-            why: format!("no slow variant: slowest correct {slowest_correct:.3} / {NO_SLOW_DIVISOR}"),
-        };
+    let r = f.reference;
+    let threshold = (REFERENCE_SHARE * r)
+        .min(f.slowest_correct / MIN_MARGIN)
+        .max(f.promise.unwrap_or(0.0))
+        .max(MIN_REFERENCE_SHARE * r);
+    let margin_correct = f.slowest_correct / threshold;
+    let margin_slow = f.fastest_slow.map(|s| threshold / s);
+    // Compared in ratios with a hair of slack, so that rounding cannot decide.
+    let clears = |margin: f64| margin >= MIN_MARGIN * (1.0 - 1e-12);
+    let reasons: Vec<String> = [
+        (!clears(margin_correct)).then(|| {
+            format!(
+                "the slowest correct kernel ({:.3}) does not clear {threshold:.3} by {:.0} %",
+                f.slowest_correct,
+                (MIN_MARGIN - 1.0) * 100.0
+            )
+        }),
+        margin_slow.filter(|&m| !clears(m)).map(|_| {
+            format!(
+                "the fastest slow kernel ({:.3}) is not {:.0} % under {threshold:.3}",
+                f.fastest_slow.unwrap_or_default(),
+                (MIN_MARGIN - 1.0) * 100.0
+            )
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let graded = reasons.is_empty();
+    let bar = match f.promise {
+        Some(p) if threshold <= p => format!("{p:.2} (the check's name promises as fast as its baseline)"),
+        _ => format!("{:.2} of the reference's {r:.3}", threshold / r),
     };
-    let threshold = (slowest_correct * slow).sqrt();
-    let (margin_correct, margin_slow) = (slowest_correct / threshold, threshold / slow);
-    // Both margins are sqrt(gap): compare the gap itself, so rounding cannot decide.
-    let graded = slowest_correct / slow >= MIN_MARGIN * MIN_MARGIN;
     let why = if graded {
         format!(
-            "geometric middle of slowest correct {slowest_correct:.3} and fastest slow {slow:.3}: {:.0} % margin each side",
-            (margin_correct - 1.0) * 100.0
+            "threshold {threshold:.3} = {bar}; slowest correct {:.3} ({:.0} % over){}",
+            f.slowest_correct,
+            (margin_correct - 1.0) * 100.0,
+            f.fastest_slow
+                .map(|s| format!(", fastest slow {s:.3} ({:.0} % under)", (threshold / s - 1.0) * 100.0))
+                .unwrap_or_default()
         )
     } else {
-        format!(
-            "not graded here: slowest correct {slowest_correct:.3} and fastest slow {slow:.3} are less than {:.0} % \
-             apart on each side of any threshold",
-            (MIN_MARGIN - 1.0) * 100.0
-        )
+        format!("not graded here: {} (a bar at {bar})", reasons.join("; "))
     };
-    Placement { threshold, graded, margin_correct, margin_slow: Some(margin_slow), why }
+    Placement {
+        threshold,
+        graded,
+        margin_correct,
+        margin_slow,
+        full_credit: r * FULL_CREDIT_SHARE,
+        no_credit: f.fastest_slow.unwrap_or(threshold).min(threshold),
+        why,
+    }
+}
+
+/// The share of a timed check's points a kernel at `figure` gets under
+/// `scaled`: 1 at or above `full_credit`, 0 at or under `no_credit`,
+/// between them `figure / reference` rounded down to a [`CREDIT_STEP`]
+/// (CS149's `T_ref / T`), and never 0 above `no_credit` nor 1 under `full_credit`.
+///
+/// ```
+/// use grader::calibrate::rule::scaled_credit;
+/// // The reference at 1.0: half its speed gets half the points.
+/// assert_eq!(scaled_credit(0.5, 1.0, 1.0 / 1.2, 0.3), 0.5);
+/// assert_eq!(scaled_credit(0.9, 1.0, 1.0 / 1.2, 0.3), 1.0);
+/// assert_eq!(scaled_credit(0.3, 1.0, 1.0 / 1.2, 0.3), 0.0);
+/// ```
+pub fn scaled_credit(figure: f64, reference: f64, full_credit: f64, no_credit: f64) -> f64 {
+    if !figure.is_finite() || figure <= no_credit {
+        return 0.0;
+    }
+    if figure >= full_credit {
+        return 1.0;
+    }
+    let steps = (figure / reference / CREDIT_STEP).floor() * CREDIT_STEP;
+    steps.clamp(CREDIT_STEP, 1.0 - CREDIT_STEP)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn family(reference: f64, slowest_correct: f64, fastest_slow: Option<f64>, check: &str) -> Family {
+        Family { reference, slowest_correct, fastest_slow, promise: promise(check) }
+    }
+
     #[test]
-    fn the_threshold_sits_at_the_geometric_middle_of_a_wide_gap() {
-        // ex05 on the H100: correct stencils 0.602 at worst, the serial loader 0.061.
-        let p = place(0.602, Some(0.061));
-        assert!((p.threshold - (0.602f64 * 0.061).sqrt()).abs() < 1e-12);
+    fn the_bar_sits_at_seven_tenths_of_the_reference_whatever_the_slow_family() {
+        // ex02 on the H100: reference 0.980 of a copy; the old rule put the bar at 0.14.
+        let p = place(family(0.980, 0.977, Some(0.018), "ex02::dot::perf::share-of-copy-bandwidth"));
+        assert!((p.threshold - 0.686).abs() < 1e-9, "{p:?}");
         assert!(p.graded, "{p:?}");
-        assert!((p.margin_correct - p.margin_slow.unwrap()).abs() < 1e-12, "the same margin each side");
-        assert!(p.margin_correct >= MIN_MARGIN);
+        // A slow family near the bar does not move it; it only decides whether the clock can grade.
+        let near = place(family(0.980, 0.977, Some(0.67), "ex02::dot::perf::share-of-copy-bandwidth"));
+        assert_eq!(near.threshold, p.threshold);
+        assert!(!near.graded && near.why.contains("fastest slow"), "{}", near.why);
     }
 
     #[test]
-    fn a_gap_narrower_than_the_margins_is_not_graded_here() {
-        // 1.10 apart: 4.9 % each side.
-        let p = place(1.10, Some(1.0));
-        assert!(!p.graded, "{p:?}");
-        assert!(p.why.starts_with("not graded here"), "{}", p.why);
-        // Exactly 1.05 each side is enough.
-        assert!(place(1.1025, Some(1.0)).graded);
-        // Upside down: a slow variant faster than a correct one (ex03 tiled on the H100: 1.300 vs 1.178).
-        assert!(!place(1.178, Some(1.300)).graded);
+    fn a_check_named_faster_than_x_never_passes_a_kernel_slower_than_x() {
+        // ex03 rect on the H100: reference 1.342x naive, 0.7 of it is 0.94: the bar rises to 1.0.
+        let p = place(family(1.342, 1.053, Some(0.51), "ex03::rect::perf::faster-than-naive"));
+        assert_eq!(p.threshold, 1.0);
+        assert!(p.graded, "{p:?}");
+        assert!(p.why.contains("promises"), "{}", p.why);
+        // A correct kernel at 0.98x naive cannot pass it: the check is not graded until it is re-roled.
+        let q = place(family(1.342, 0.980, Some(0.51), "ex03::rect::perf::faster-than-naive"));
+        assert!(!q.graded && q.why.contains("slowest correct"), "{}", q.why);
+        // ex12 constant: the mask in global memory is as fast (1.027): the clock cannot grade it.
+        assert!(!place(family(1.027, 1.027, Some(0.45), "ex12::constant::perf::faster-than-global-mask")).graded);
     }
 
     #[test]
-    fn without_a_slow_variant_the_threshold_is_a_quarter_under_the_slowest_correct() {
-        let p = place(2.5, None);
-        assert_eq!(p.threshold, 2.0);
-        assert!(p.graded);
-        assert_eq!(p.margin_slow, None);
-        assert!(p.why.contains("no slow variant"));
+    fn the_bar_comes_down_for_a_slow_correct_kernel_but_not_under_six_tenths() {
+        // The slowest correct at 0.70 of the reference: the bar drops to 0.70 / 1.05.
+        let p = place(family(1.0, 0.70, Some(0.4), "exNN::p::perf::share-of-copy"));
+        assert!((p.threshold - 0.70 / 1.05).abs() < 1e-12 && p.graded, "{p:?}");
+        // At 0.6 it would have to go under 0.6: not graded.
+        let q = place(family(1.0, 0.6, Some(0.4), "exNN::p::perf::share-of-copy"));
+        assert!(!q.graded && (q.threshold - 0.6).abs() < 1e-12, "{q:?}");
+    }
+
+    #[test]
+    fn without_a_slow_variant_the_correct_kernels_alone_decide() {
+        let p = place(family(2.0, 1.9, None, "exNN::p::perf::share-of-x"));
+        assert_eq!((p.threshold, p.graded, p.margin_slow), (1.4, true, None));
+        assert_eq!(p.no_credit, 1.4);
     }
 
     #[test]
     fn figures_that_are_not_ratios_place_nothing() {
-        assert!(!place(f64::NAN, Some(1.0)).graded);
-        assert!(!place(1.0, Some(0.0)).graded);
-        assert!(!place(-1.0, None).graded);
+        assert!(!place(family(f64::NAN, 1.0, Some(1.0), "x")).graded);
+        assert!(!place(family(1.0, 1.0, Some(0.0), "x")).graded);
+        assert!(!place(family(1.0, -1.0, None, "x")).graded);
+    }
+
+    #[test]
+    fn scaled_credit_steps_between_the_slow_family_and_the_reference() {
+        let (r, full, none) = (1.0, FULL_CREDIT_SHARE, 0.3);
+        assert_eq!(scaled_credit(r, r, full, none), 1.0);
+        assert_eq!(scaled_credit(0.84, r, full, none), 1.0, "within 1.2x the reference's time");
+        assert_eq!(scaled_credit(0.82, r, full, none), 0.75);
+        assert_eq!(scaled_credit(0.5, r, full, none), 0.5, "half the speed: part of the points");
+        assert_eq!(scaled_credit(0.34, r, full, none), 0.25, "over the slow family: never nothing");
+        assert_eq!(scaled_credit(0.3, r, full, none), 0.0);
+        assert_eq!(scaled_credit(f64::NAN, r, full, none), 0.0);
     }
 }

@@ -111,9 +111,19 @@ impl CheckFigures {
         (of(Role::Correct).reduce(f64::min), of(Role::Slow).reduce(f64::max))
     }
 
-    /// The rule over these figures.
-    pub fn calibration(&self) -> CheckCalibration {
+    /// The reference's figure: the median of its seeds.
+    pub fn reference(&self) -> Option<f64> {
+        let (_, figures) = self.variants.get("reference")?;
+        let mut v: Vec<f64> = figures.iter().map(|p| p.1).collect();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        (n > 0).then(|| if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+    }
+
+    /// The rule over these figures of check `name` (whose name may promise a bar).
+    pub fn calibration(&self, name: &str) -> CheckCalibration {
         let (correct, slow) = self.bounds();
+        let reference = self.reference();
         let variants = self
             .variants
             .iter()
@@ -126,10 +136,17 @@ impl CheckFigures {
                 (name.clone(), figures)
             })
             .collect();
-        let placed = correct.map(|c| rule::place(c, slow));
+        let placed = correct.zip(reference).map(|(c, r)| {
+            rule::place(rule::Family {
+                reference: r,
+                slowest_correct: c,
+                fastest_slow: slow,
+                promise: rule::promise(name),
+            })
+        });
         let mut why = match &placed {
             Some(p) => p.why.clone(),
-            None => "not graded here: no correct kernel recorded a figure on this GPU".into(),
+            None => "not graded here: the reference recorded no figure on this GPU".into(),
         };
         if !self.problems.is_empty() {
             why += &format!(" (missing: {})", self.problems.join("; "));
@@ -144,6 +161,9 @@ impl CheckFigures {
             fastest_slow: slow,
             margin_correct: placed.as_ref().map(|p| p.margin_correct).filter(|m| m.is_finite()),
             margin_slow: placed.as_ref().and_then(|p| p.margin_slow),
+            reference,
+            full_credit: placed.as_ref().map(|p| p.full_credit).filter(|m| m.is_finite()),
+            no_credit: placed.as_ref().map(|p| p.no_credit).filter(|m| m.is_finite()),
             variants,
         }
     }
@@ -168,7 +188,7 @@ pub fn calibration_file(mut gpu: GpuModel, collected: &Collected, how: Provenanc
         grader_version: env!("CARGO_PKG_VERSION").into(),
         seeds: how.seeds,
         rule: rule::RULE.into(),
-        checks: collected.checks.iter().map(|(k, f)| (k.clone(), f.calibration())).collect(),
+        checks: collected.checks.iter().map(|(k, f)| (k.clone(), f.calibration(k))).collect(),
     }
 }
 
@@ -392,14 +412,16 @@ mod tests {
         assert_eq!(file.gpu.copy_gbps, Some(4000.0));
         let c = &file.checks[CHECK];
         assert!(c.graded);
-        assert!((c.threshold - (0.34f64 * 0.05).sqrt()).abs() < 1e-12);
+        assert_eq!(c.reference, Some(0.402), "the reference's median");
+        assert!((c.threshold - 0.7 * 0.402).abs() < 1e-12, "{}", c.threshold);
+        assert!(c.full_credit.unwrap() > c.threshold && c.no_credit == Some(0.05));
         assert_eq!(c.compiled_threshold, Some(0.45));
         assert_eq!(c.variants["slow-a"].figures, vec![0.05; 3]);
         assert_eq!(c.variants["reference"].seeds, vec![1, 2, 3]);
         assert!(c.why.contains("missing"), "{}", c.why);
-        // No slow variant: a quarter under the slowest correct.
+        // No slow variant: the correct kernels alone decide.
         let o = &file.checks[OTHER];
-        assert_eq!((o.threshold, o.graded, o.kind.as_str()), (8.0 / 1.25, true, "speedup"));
+        assert!((o.threshold - 5.6).abs() < 1e-12 && o.graded && o.kind == "speedup", "{o:?}");
     }
 
     #[test]
@@ -421,7 +443,7 @@ mod tests {
     #[test]
     fn a_check_no_correct_kernel_measured_is_not_graded() {
         let f = CheckFigures { compiled: Some(2.0), ..Default::default() };
-        let c = f.calibration();
+        let c = f.calibration("ex05::stencil::perf::share-of-copy");
         assert!(!c.graded);
         assert_eq!(c.threshold, 2.0);
         assert!(c.why.starts_with("not graded here"));
