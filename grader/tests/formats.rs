@@ -77,9 +77,11 @@ fn classroom_outputs_are_base64_runner_results_per_exercise() {
         check_classroom_runner(&result);
         // Without a GPU the GPU checks could not run: not graded here, which fails nothing.
         assert_eq!(result["status"], "pass", "{result}");
-        let not_graded = result["tests"].as_array().unwrap().iter().filter(|t| {
-            t["message"].as_str().unwrap().starts_with("not graded here") && t["status"] == "pass"
-        });
+        let not_graded = result["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["message"].as_str().unwrap().starts_with("not graded here") && t["status"] == "pass");
         assert!(not_graded.count() > 0, "{result}");
     }
     // The same results are printed, keyed by runner id.
@@ -356,7 +358,8 @@ fn prairielearn_run_gives_a_reference_full_marks_without_a_gpu() {
         .unwrap();
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let path = grade.path().join("results/results.json");
-    let results: grader::formats::prairielearn::Results = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let results: grader::formats::prairielearn::Results =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o644, "any user of the grader host reads it");

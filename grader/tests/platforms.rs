@@ -122,7 +122,11 @@ fn imported(grade: &Grade) -> Vec<(&'static str, f64)> {
         if matches!(grade.maximum, Maximum::FullGiven | Maximum::FullWithheld) {
             // The problem's points are `grader list`'s, whatever the machine.
             let listed: f64 = grade.report.exercises.iter().find(|x| x.id == e.id).map_or(0.0, |x| {
-                x.parts.iter().flat_map(|p| &p.tests).map(|t| t.max_score + t.not_graded.as_ref().map_or(0.0, |n| n.points)).sum()
+                x.parts
+                    .iter()
+                    .flat_map(|p| &p.tests)
+                    .map(|t| t.max_score + t.not_graded.as_ref().map_or(0.0, |n| n.points))
+                    .sum()
             });
             assert!((problem_max - listed).abs() < 0.005, "{}: {problem_max} of {listed}", e.id);
         }
@@ -172,8 +176,8 @@ fn imported(grade: &Grade) -> Vec<(&'static str, f64)> {
     let n = records[0].len();
     let possible: f64 = records[0][n - 1].parse().unwrap();
     let total: f64 = records[1][n - 1].parse().unwrap();
-    for i in 5..n {
-        let (p, s): (f64, f64) = (records[0][i].parse().unwrap(), records[1][i].parse().unwrap());
+    for (p, s) in records[0].iter().zip(records[1].iter()).skip(5) {
+        let (p, s): (f64, f64) = (p.parse().unwrap(), s.parse().unwrap());
         assert!(s <= p, "Canvas: {s} of {p} points possible");
     }
     out.push(("canvas", total / possible));
@@ -192,7 +196,11 @@ fn imported(grade: &Grade) -> Vec<(&'static str, f64)> {
 
 fn assert_all(grade: &Grade, want: f64, what: &str) {
     for (platform, fraction) in imported(grade) {
-        assert!((fraction - want).abs() < 1e-9, "{what}, maximum {}: {platform} imports {fraction}", grade.maximum.name());
+        assert!(
+            (fraction - want).abs() < 1e-9,
+            "{what}, maximum {}: {platform} imports {fraction}",
+            grade.maximum.name()
+        );
     }
 }
 

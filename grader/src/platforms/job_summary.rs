@@ -25,7 +25,8 @@ pub fn markdown(grade: &Grade) -> String {
     for (e, shown) in r.exercises.iter().zip(&grade.exercises) {
         for p in &e.parts {
             let tests = shown.tests.iter().filter(|t| t.part == p.name);
-            let (points, max) = tests.fold((super::Cents::ZERO, super::Cents::ZERO), |(s, m), t| (s + t.points, m + t.max));
+            let (points, max) =
+                tests.fold((super::Cents::ZERO, super::Cents::ZERO), |(s, m), t| (s + t.points, m + t.max));
             let failure = if p.compile.status == CompileStatus::Error {
                 if p.compile.missing {
                     p.compile.message.clone().unwrap_or_default()

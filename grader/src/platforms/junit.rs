@@ -146,7 +146,8 @@ fn write_case(w: &mut Writer<Vec<u8>>, t: &Test) -> std::io::Result<()> {
             if child == "skipped" {
                 e.write_empty()?;
             } else {
-                e.with_attribute(("type", xml_text(&t.verdict()).as_str())).write_text_content(BytesText::new(&text))?;
+                e.with_attribute(("type", xml_text(&t.verdict()).as_str()))
+                    .write_text_content(BytesText::new(&text))?;
             }
         }
         let out = xml_text(&format!("{} points: {}{at}", points(t), t.outcome.label()));

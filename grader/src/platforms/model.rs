@@ -261,7 +261,8 @@ impl<'r> Grade<'r> {
     pub fn summary(&self) -> String {
         let mut out = self.report.summary();
         if self.points.points() != self.report.score || self.max.points() != self.report.max_score {
-            out += &format!("  on this platform ([platforms] maximum = {}): {}\n", self.maximum.name(), self.headline());
+            out +=
+                &format!("  on this platform ([platforms] maximum = {}): {}\n", self.maximum.name(), self.headline());
         }
         out
     }
@@ -284,8 +285,7 @@ fn raw_test<'r>(exercise: &'r str, p: &'r PartReport, t: &'r TestReport, maximum
     };
     let message = message(p, t, full);
     let at = source_line(&message).or_else(|| compile_line(p));
-    let test =
-        Test { exercise, part: &p.name, report: t, outcome, points: Cents::ZERO, max: Cents::ZERO, message, at };
+    let test = Test { exercise, part: &p.name, report: t, outcome, points: Cents::ZERO, max: Cents::ZERO, message, at };
     Raw { test, points, max }
 }
 

@@ -108,11 +108,8 @@ fn cells(grade: &Grade, name: &str) -> String {
     let hint = if semantic[t.exercise][name].get("hint").is_some() { " and a `hint`" } else { "" };
     let xml = junit::xml(grade).expect("written");
     let root = junit::schema::parse(&xml).expect("read");
-    let case = root
-        .all("testsuite")
-        .flat_map(|s| s.all("testcase"))
-        .find(|c| c.attributes["name"] == name)
-        .expect("there");
+    let case =
+        root.all("testsuite").flat_map(|s| s.all("testcase")).find(|c| c.attributes["name"] == name).expect("there");
     let junit = match case.children.iter().find(|c| c.name != "system-out") {
         None => "no child".to_string(),
         Some(c) if c.attributes.contains_key("type") => format!("`<{} type=\"VERDICT\">`", c.name),

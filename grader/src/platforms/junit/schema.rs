@@ -216,9 +216,18 @@ mod tests {
         assert_eq!(validate(&parse(ok).unwrap()), Vec::<String>::new());
         let bad = [
             (r#"<testsuites skipped="1"/>"#, "attribute `skipped`"),
-            (r#"<testsuites><testsuite name="a" tests="1"><testcase name="t" file="a.cu" line="3"/></testsuite></testsuites>"#, "attribute `file`"),
-            (r#"<testsuites><testsuite name="a" tests="1"><testcase name="t"><properties><property name="p" value="1"/></properties></testcase></testsuite></testsuites>"#, "<properties> inside <testcase>"),
-            (r#"<testsuites><testsuite name="a" tests="1"><testcase name="t"><system-out/><failure/></testcase></testsuite></testsuites>"#, "<failure> inside <testcase>"),
+            (
+                r#"<testsuites><testsuite name="a" tests="1"><testcase name="t" file="a.cu" line="3"/></testsuite></testsuites>"#,
+                "attribute `file`",
+            ),
+            (
+                r#"<testsuites><testsuite name="a" tests="1"><testcase name="t"><properties><property name="p" value="1"/></properties></testcase></testsuite></testsuites>"#,
+                "<properties> inside <testcase>",
+            ),
+            (
+                r#"<testsuites><testsuite name="a" tests="1"><testcase name="t"><system-out/><failure/></testcase></testsuite></testsuites>"#,
+                "<failure> inside <testcase>",
+            ),
             (r#"<testsuites><testsuite name="a"/></testsuites>"#, "needs the attribute `tests`"),
             (r#"<testsuites><testsuite name="a" tests="1" time="1.2345"/></testsuites>"#, "SUREFIRE_TIME"),
         ];

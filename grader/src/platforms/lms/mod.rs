@@ -367,7 +367,7 @@ mod tests {
         let out = csv(&book, &[here(1720, 1720), here(860, 1000)], Lms::Canvas, None).unwrap();
         let t = text(&out);
         assert!(t.contains("\nPoints Possible,,,,,17.20,5.79,22.99\nlab1-ana,,,lab1-ana,,17.20,5.79,22.99\n"), "{t}");
-        assert!(t.ends_with(",14.79\n"), "the student whose maximum differed is scaled: {t}");
+        assert!(t.ends_with(",14.79,5.79,20.58\n"), "the student whose maximum differed is scaled: {t}");
         assert_eq!(out.rescaled, ["lab1-bo"]);
     }
 
