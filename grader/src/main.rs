@@ -82,6 +82,11 @@ struct Cli {
     #[arg(long)]
     results: Option<PathBuf>,
 
+    /// Which maximum the platforms' files receive (default: cuda-lab.toml
+    /// `[platforms] maximum`, else graded-here; docs/platforms.md).
+    #[arg(long, value_enum)]
+    maximum: Option<grader::platforms::Maximum>,
+
     /// Do not write target/grades/report.html (batch grading's children skip it).
     #[arg(long)]
     no_report: bool,
@@ -195,6 +200,13 @@ enum Command {
         /// Also write the HTML report with pictures here (e.g. for a CI artifact).
         #[arg(long)]
         html: Option<PathBuf>,
+        /// As for the grading run.
+        #[arg(long, value_enum)]
+        maximum: Option<grader::platforms::Maximum>,
+        /// Where cuda-lab.toml is read from (default: the current folder when
+        /// it holds the exercises, else the workspace).
+        #[arg(long)]
+        root: Option<PathBuf>,
     },
     /// Every exercise and part with its last result (also what `grader` alone shows).
     Status {
@@ -450,13 +462,19 @@ struct LmsArgs {
     /// identifier columns (Classroom's grades CSV works as it is).
     #[arg(long, value_name = "FILE", requires = "lms_csv")]
     roster: Option<PathBuf>,
+    /// Which maximum the CSV's scores are out of (default: cuda-lab.toml
+    /// `[platforms] maximum`, else graded-here).
+    #[arg(long, value_enum, requires = "lms_csv")]
+    maximum: Option<grader::platforms::Maximum>,
 }
 
 impl LmsArgs {
     /// Writes the CSV from the gradebook in `dir`, when asked for.
     fn write(&self, dir: &Path) -> Result<()> {
         if let Some(file) = &self.lms_csv {
-            let written = grader::lms::write(dir, file, self.lms, self.roster.as_deref())?;
+            let root = default_root()?;
+            let maximum = grader::platforms::config::maximum(&root, self.maximum)?;
+            let written = grader::lms::write(dir, file, self.lms, self.roster.as_deref(), maximum)?;
             println!("{}", written.describe(file, self.lms));
         }
         Ok(())
@@ -537,6 +555,9 @@ fn real_main() -> Result<ExitCode> {
         let (_, conclusion) = grade::run(&exercises, &opts)?;
         return Ok(conclusion.exit_code());
     }
+    let maximum = grader::platforms::config::maximum(&root, cli.maximum)?;
+    // CodeRunner reads the whole of stdout as its JSON: everything else goes to stderr.
+    let stdout = (cli.format == Format::CodeRunner).then(json_only_stdout).transpose()?;
     let (report, conclusion) = grade::run(&exercises, &opts)?;
     print!("{}", report.summary());
     let json = cli.json.unwrap_or_else(|| {
@@ -557,7 +578,13 @@ fn real_main() -> Result<ExitCode> {
     kit::backend::traced::phase("reports written");
     println!("  seed {seed}: `--seed {seed}` reruns with the same inputs");
     let results = cli.results.unwrap_or_else(|| root.join("target").join("grades").join(cli.format.default_file()));
-    write_format(&report, cli.format, cli.github_output, &results, Printed::Summary)?;
+    let grade = grader::platforms::Grade::of(&report, maximum);
+    if let Some(stdout) = stdout {
+        use std::io::Write as _;
+        std::io::stdout().flush()?;
+        restore_stdout(stdout)?;
+    }
+    write_format(&grade, cli.format, cli.github_output, &results, Printed::Summary)?;
     if grade::nothing_compiled(&report) {
         return Ok(ExitCode::from(grade::EXIT_NO_COMPILER));
     }
@@ -614,14 +641,17 @@ fn run_command(command: Command) -> Result<ExitCode> {
             grader::class_report::after_batch(&out);
             lms.write(&out)?;
         }
-        Command::Report { json, format, github_output, results, html } => {
+        Command::Report { json, format, github_output, results, html, maximum, root } => {
             let report = read_grades(&json)?;
+            let root = root.map_or_else(default_root, Ok)?;
+            let maximum = grader::platforms::config::maximum(&root, maximum)?;
+            let grade = grader::platforms::Grade::of(&report, maximum);
             // First: Autolab's autoresult must stay the last line printed.
             if let Some(path) = html {
                 write_html(&report, &PathBuf::from(&report.source_root), &path);
             }
             let results = results.unwrap_or_else(|| PathBuf::from(format.default_file()));
-            write_format(&report, format, github_output, &results, Printed::Nothing)?;
+            write_format(&grade, format, github_output, &results, Printed::Nothing)?;
         }
         Command::Status { root } => {
             let root = root.map_or_else(default_root, Ok)?;
@@ -1000,27 +1030,27 @@ enum Printed {
 }
 
 fn write_format(
-    report: &GradeReport,
+    grade: &grader::platforms::Grade,
     format: Format,
     github_output: Option<PathBuf>,
     results: &std::path::Path,
     printed: Printed,
 ) -> Result<()> {
-    use grader::formats::{autolab, coderunner, junit, prairielearn};
+    use grader::platforms::{autolab, coderunner, junit, prairielearn};
     match format {
         Format::Human => {}
         Format::Classroom => {
-            println!("{}", serde_json::to_string_pretty(&classroom::runner_results(report))?);
+            println!("{}", serde_json::to_string_pretty(&classroom::results(grade))?);
             if let Some(path) = github_output.or_else(|| std::env::var_os("GITHUB_OUTPUT").map(PathBuf::from)) {
-                classroom::append_github_output(&path, report)?;
+                classroom::append_github_output(&path, grade)?;
             }
         }
         Format::Gradescope => {
-            gradescope::write(report, results)?;
+            gradescope::write(grade, results)?;
             println!("Gradescope results written to {}", results.display());
         }
         Format::Summary => {
-            let md = grader::job_summary::markdown(report);
+            let md = grader::job_summary::markdown(grade);
             match std::env::var_os("GITHUB_STEP_SUMMARY").map(PathBuf::from) {
                 Some(path) => {
                     use std::io::Write as _;
@@ -1032,17 +1062,41 @@ fn write_format(
             }
         }
         Format::PrairieLearn => {
-            prairielearn::write(report, results)?;
+            prairielearn::write(grade, results)?;
             println!("PrairieLearn results written to {}", results.display());
         }
         Format::Junit => {
-            junit::write(report, results)?;
+            junit::write(grade, results)?;
             println!("JUnit XML written to {}", results.display());
         }
-        Format::CodeRunner => println!("{}", coderunner::json(report)?),
+        Format::CodeRunner => println!("{}", coderunner::json(grade)?),
         // The autoresult must be the output's last line: nothing is printed after it.
-        Format::Autolab if printed == Printed::Summary => print!("{}", autolab::lines(report)?),
-        Format::Autolab => print!("{}", autolab::feedback(report)?),
+        Format::Autolab if printed == Printed::Summary => {
+            print!("{}{}", autolab::problems(grade), autolab::lines(grade)?)
+        }
+        Format::Autolab => print!("{}", autolab::feedback(grade)?),
+    }
+    Ok(())
+}
+
+/// Points file descriptor 1 at stderr until [`restore_stdout`], so that the
+/// test harness's lines, the report and any child's output go there; returns
+/// the real stdout.
+fn json_only_stdout() -> Result<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsFd, AsRawFd};
+    let saved = std::io::stdout().as_fd().try_clone_to_owned().context("keeping stdout")?;
+    // SAFETY: dup2 on two open descriptors; Rust's stdout keeps using fd 1.
+    if unsafe { libc::dup2(std::io::stderr().as_raw_fd(), 1) } < 0 {
+        anyhow::bail!("sending stdout to stderr: {}", std::io::Error::last_os_error());
+    }
+    Ok(saved)
+}
+
+fn restore_stdout(saved: std::os::fd::OwnedFd) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: dup2 on two open descriptors.
+    if unsafe { libc::dup2(saved.as_raw_fd(), 1) } < 0 {
+        anyhow::bail!("restoring stdout: {}", std::io::Error::last_os_error());
     }
     Ok(())
 }

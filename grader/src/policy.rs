@@ -53,6 +53,10 @@ struct CourseConfig {
     #[serde(default)]
     #[allow(dead_code)]
     class_report: Option<toml::Value>,
+    /// `[platforms]`: read by crate::platforms::config.
+    #[serde(default)]
+    #[allow(dead_code)]
+    platforms: Option<toml::Value>,
 }
 
 /// `[perf-without-gpu]`: the policy per audience.

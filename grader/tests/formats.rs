@@ -60,7 +60,10 @@ fn classroom_outputs_are_base64_runner_results_per_exercise() {
     let dir = tempfile::tempdir().unwrap();
     let outputs = dir.path().join("github_output");
     std::fs::write(&outputs, "earlier=kept\n").unwrap();
-    let out = graded(dir.path(), &["--format", "classroom", "--github-output", outputs.to_str().unwrap()]);
+    let out = graded(
+        dir.path(),
+        &["--format", "classroom", "--github-output", outputs.to_str().unwrap(), "--maximum", "full-given"],
+    );
 
     let text = std::fs::read_to_string(&outputs).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -72,8 +75,14 @@ fn classroom_outputs_are_base64_runner_results_per_exercise() {
         let json = base64::engine::general_purpose::STANDARD.decode(b64).unwrap();
         let result: Value = serde_json::from_slice(&json).unwrap();
         check_classroom_runner(&result);
-        // Without a GPU the GPU checks could not run: an error, not a pass.
-        assert_eq!(result["status"], "error");
+        // Without a GPU the GPU checks could not run: not graded here, which fails nothing.
+        assert_eq!(result["status"], "pass", "{result}");
+        let not_graded = result["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["message"].as_str().unwrap().starts_with("not graded here") && t["status"] == "pass");
+        assert!(not_graded.count() > 0, "{result}");
     }
     // The same results are printed, keyed by runner id.
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -179,7 +188,7 @@ fn prairielearn_results_have_the_documented_keys() {
     assert_eq!(results["gradable"], true);
     let score = results["score"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&score), "score {score} is a fraction");
-    assert!((score - fraction_of(&report)).abs() < 1e-9);
+    assert!((score - fraction_of(&report)).abs() < 1e-3);
     assert!(results["message"].is_string() && results["output"].is_string());
     let tests = results["tests"].as_array().unwrap();
     assert_eq!(tests.len(), tests_of(&report).len(), "every test once");
@@ -205,7 +214,7 @@ fn coderunner_prints_one_json_object_with_a_result_table() {
     // CodeRunner reads the whole output as the object: nothing else may be printed.
     let outcome: Value = serde_json::from_str(stdout.trim_end()).unwrap();
     let fraction = outcome["fraction"].as_f64().unwrap();
-    assert!((0.0..=1.0).contains(&fraction) && (fraction - fraction_of(&report)).abs() < 1e-9);
+    assert!((0.0..=1.0).contains(&fraction) && (fraction - fraction_of(&report)).abs() < 1e-3);
     assert!(outcome["prologuehtml"].is_string() && outcome["epiloguehtml"].is_string());
     assert!(outcome["epiloguehtml"].as_str().unwrap().starts_with("<pre>"));
     let rows = outcome["testresults"].as_array().unwrap();
@@ -221,7 +230,9 @@ fn coderunner_prints_one_json_object_with_a_result_table() {
     assert_eq!(failed[0], 0);
     assert_eq!(failed[4], "exercises/ex01-pi/kernels/pi_shared.cu:8");
     // Left out by the policy: no cross for what costs nothing.
-    let left_out = rows.iter().find(|r| r[3] == "not graded here").unwrap();
+    let left_out =
+        rows.iter().find(|r| r[5].as_str().unwrap().starts_with("not graded here (needs real timing)")).unwrap();
+    assert_eq!(left_out[3], "not graded here");
     assert_eq!(left_out[0], 1);
 }
 
@@ -256,59 +267,10 @@ fn autolab_output_ends_with_the_autoresult() {
     assert!(last["scores"]["ex01"].is_number() && last["scoreboard"].is_array());
 }
 
-/// An XML element: name, attributes, children and text.
-#[derive(Debug, Default)]
-struct Element {
-    name: String,
-    attributes: std::collections::BTreeMap<String, String>,
-    children: Vec<Element>,
-    text: String,
-}
+use grader::platforms::junit::schema::{self, Element};
 
-impl Element {
-    fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> + 'a {
-        self.children.iter().filter(move |c| c.name == name)
-    }
-    fn count(&self, attribute: &str) -> usize {
-        self.attributes[attribute].parse().unwrap()
-    }
-}
-
-fn parse_xml(text: &str) -> Element {
-    use quick_xml::events::Event;
-    let element = |e: &quick_xml::events::BytesStart| Element {
-        name: e.name().as_ref().to_string(),
-        attributes: e
-            .attributes()
-            .map(|a| {
-                let a = a.unwrap();
-                let value = a.normalized_value(quick_xml::XmlVersion::Explicit1_0).unwrap().into_owned();
-                (a.key.as_ref().to_string(), value)
-            })
-            .collect(),
-        ..Default::default()
-    };
-    let mut reader = quick_xml::Reader::from_str(text);
-    let mut stack = vec![Element::default()];
-    loop {
-        match reader.read_event().unwrap() {
-            Event::Start(e) => stack.push(element(&e)),
-            Event::Empty(e) => stack.last_mut().unwrap().children.push(element(&e)),
-            Event::End(_) => {
-                let done = stack.pop().unwrap();
-                stack.last_mut().unwrap().children.push(done);
-            }
-            Event::Text(t) => stack.last_mut().unwrap().text += &t.xml10_content(),
-            Event::GeneralRef(r) => {
-                let name = r.as_ref().to_string();
-                stack.last_mut().unwrap().text += quick_xml::escape::resolve_predefined_entity(&name).unwrap();
-            }
-            Event::Eof => break,
-            _ => {}
-        }
-    }
-    assert_eq!(stack.len(), 1, "every element closed");
-    stack.pop().unwrap().children.pop().expect("a root element")
+fn count(e: &Element, attribute: &str) -> usize {
+    e.attributes[attribute].parse().unwrap()
 }
 
 #[test]
@@ -319,7 +281,8 @@ fn junit_xml_has_suites_of_testcases_with_failures() {
     report_as(&json, "junit", Some(&path));
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
-    let root = parse_xml(&text);
+    let root = schema::parse(&text).unwrap();
+    assert_eq!(schema::validate(&root), Vec::<String>::new(), "Jenkins xunit-plugin's junit-10.xsd accepts it");
     assert_eq!(root.name, "testsuites");
     let suites: Vec<&Element> = root.all("testsuite").collect();
     let names: Vec<&str> = suites.iter().map(|s| s.attributes["name"].as_str()).collect();
@@ -327,41 +290,46 @@ fn junit_xml_has_suites_of_testcases_with_failures() {
     let mut total = 0;
     for suite in &suites {
         let cases: Vec<&Element> = suite.all("testcase").collect();
-        assert_eq!(suite.count("tests"), cases.len());
+        assert_eq!(count(suite, "tests"), cases.len());
         let with = |child: &str| cases.iter().filter(|c| c.all(child).count() == 1).count();
-        assert_eq!(suite.count("failures"), with("failure"));
-        assert_eq!(suite.count("errors"), with("error"));
-        assert_eq!(suite.count("skipped"), with("skipped"));
+        assert_eq!(count(suite, "failures"), with("failure"));
+        assert_eq!(count(suite, "errors"), with("error"));
+        assert_eq!(count(suite, "skipped"), with("skipped"));
+        let properties: Vec<&Element> = suite.all("properties").flat_map(|p| p.all("property")).collect();
         for case in &cases {
             assert!(!case.attributes["name"].is_empty() && case.attributes["classname"].contains('.'));
             assert!(case.attributes["time"].parse::<f64>().is_ok());
-            let points: Vec<&str> =
-                case.all("properties").flat_map(|p| p.all("property")).map(|p| p.attributes["name"].as_str()).collect();
-            assert_eq!(points, ["points", "max_points"]);
-            assert_eq!(case.all("system-out").count(), 1);
+            // Its points: a property of the suite, and the first words of its output.
+            let name = format!("points {}", case.attributes["name"]);
+            let points = properties.iter().find(|p| p.attributes["name"] == name).unwrap();
+            let out = &case.all("system-out").next().unwrap().text;
+            assert!(out.starts_with(&format!("{} points", points.attributes["value"])), "{out}");
         }
         total += cases.len();
     }
     assert_eq!(total, tests_of(&report).len(), "every test once");
-    assert_eq!(root.count("tests"), total);
+    assert_eq!(count(&root, "tests"), total);
     let failures: Vec<&Element> =
         suites.iter().flat_map(|s| s.all("testcase")).filter(|c| c.all("failure").count() == 1).collect();
     let failed = tests_of(&report).iter().filter(|t| matches!(t.status, Status::Fail | Status::NotCounted)).count();
     assert_eq!(failures.len(), failed);
-    let race = failures.iter().find(|c| c.attributes.contains_key("file")).unwrap();
-    assert_eq!(race.attributes["file"], "exercises/ex01-pi/kernels/pi_shared.cu");
-    assert_eq!(race.attributes["line"], "8");
-    let failure = race.all("failure").next().unwrap();
-    assert_eq!(failure.attributes["type"], "race");
-    assert_eq!(failure.attributes["message"], format!("race: {AT_LINE} with no __syncthreads() between"));
+    let race = failures.iter().map(|c| c.all("failure").next().unwrap()).find(|f| f.attributes["type"] == "race");
+    let failure = race.unwrap();
+    assert_eq!(
+        failure.attributes["message"],
+        format!("race: {AT_LINE} with no __syncthreads() between (at exercises/ex01-pi/kernels/pi_shared.cu:8)")
+    );
     assert!(failure.text.ends_with("second line <&>"), "{:?}", failure.text);
-    // Without a GPU the GPU checks could not run: errors, which cost their points.
-    assert!(root.count("errors") > 0 && root.count("skipped") >= 1);
+    // Without a GPU the GPU checks could not run here: skipped.
+    let skipped: usize = suites.iter().map(|s| count(s, "skipped")).sum();
+    assert!(skipped >= 1);
 
     // A grading run writes the same document.
     let again = dir.path().join("run.xml");
     graded(dir.path(), &["--format", "junit", "--results", again.to_str().unwrap(), "--perf-without-gpu", "fail"]);
-    assert_eq!(parse_xml(&std::fs::read_to_string(&again).unwrap()).all("testsuite").count(), 2);
+    let again = schema::parse(&std::fs::read_to_string(&again).unwrap()).unwrap();
+    assert_eq!(again.all("testsuite").count(), 2);
+    assert_eq!(schema::validate(&again), Vec::<String>::new());
 }
 
 /// `docs/prairielearn/run` as PrairieLearn runs it, on a reference
@@ -389,8 +357,12 @@ fn prairielearn_run_gives_a_reference_full_marks_without_a_gpu() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let path = grade.path().join("results/results.json");
     let results: grader::formats::prairielearn::Results =
-        serde_json::from_slice(&std::fs::read(grade.path().join("results/results.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644, "any user of the grader host reads it");
     assert!(results.gradable);
     assert!((results.score - 1.0).abs() < 1e-9, "{}: {:#?}", results.message, results.tests);
     assert!(results.tests.iter().all(|t| t.points == t.max_points), "{:#?}", results.tests);

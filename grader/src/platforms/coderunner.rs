@@ -4,12 +4,13 @@
 //! for 1 and a cross for 0), and `prologuehtml` / `epiloguehtml` (shown above
 //! and below the table), as CodeRunner's documentation on combinator-template
 //! grading describes them. docs/platforms.md shows the question template.
+//! A grading run with `--format coderunner` prints the object alone on
+//! stdout (the report goes to stderr: main.rs).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::{cases, fraction, round2, truncate};
-use crate::report::GradeReport;
+use super::{truncate, Grade};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Outcome {
@@ -26,35 +27,26 @@ pub const HEADER: [&str; 6] = ["iscorrect", "Test", "Points", "Status", "Where",
 /// A table cell is rendered in a `<pre>`; a page of text is plenty.
 const MAX_CELL_CHARS: usize = 2000;
 
-pub fn outcome(report: &GradeReport) -> Outcome {
+pub fn outcome(grade: &Grade) -> Outcome {
     let mut rows: Vec<Vec<Value>> = vec![HEADER.iter().map(|h| json!(h)).collect()];
-    for c in cases(report) {
+    for t in grade.tests() {
         rows.push(vec![
-            // A check the policy left out of the maximum costs nothing: no cross.
-            json!(u8::from(c.outcome.is_ok())),
-            json!(c.test.name),
-            json!(format!("{} / {}", round2(c.test.score), round2(c.test.max_score))),
-            json!(c.outcome.label()),
-            json!(c.at.as_ref().map(ToString::to_string).unwrap_or_default()),
-            json!(truncate(&c.message, MAX_CELL_CHARS)),
+            // A check that cost nothing gets no cross.
+            json!(u8::from(t.is_ok())),
+            json!(t.name()),
+            json!(format!("{} / {}", t.points, t.max)),
+            json!(t.outcome.label()),
+            json!(t.at.as_ref().map(ToString::to_string).unwrap_or_default()),
+            json!(truncate(&t.message, MAX_CELL_CHARS)),
         ]);
     }
-    let pct = 100.0 * fraction(report);
+    let pct = 100.0 * grade.fraction();
     Outcome {
-        fraction: fraction(report),
+        fraction: grade.fraction(),
         testresults: rows,
-        prologuehtml: format!(
-            "<p><strong>{} / {} points ({pct:.0}%)</strong></p>",
-            round2(report.score),
-            round2(report.max_score)
-        ),
-        epiloguehtml: epilogue(report),
+        prologuehtml: format!("<p><strong>{} ({pct:.0}%)</strong></p>", escape(&grade.headline())),
+        epiloguehtml: format!("<pre>{}</pre>", escape(grade.summary().trim_matches('\n'))),
     }
-}
-
-/// The score table with its notes (policy, no GPU), as the grader prints it.
-fn epilogue(report: &GradeReport) -> String {
-    format!("<pre>{}</pre>", escape(report.summary().trim_matches('\n')))
 }
 
 /// Text inside HTML.
@@ -63,6 +55,6 @@ fn escape(text: &str) -> String {
 }
 
 /// The one line CodeRunner reads (the whole of stdout must be this object).
-pub fn json(report: &GradeReport) -> anyhow::Result<String> {
-    Ok(serde_json::to_string(&outcome(report))?)
+pub fn json(grade: &Grade) -> anyhow::Result<String> {
+    Ok(serde_json::to_string(&outcome(grade))?)
 }

@@ -4,11 +4,13 @@
 
 use std::fmt::Write as _;
 
-use crate::report::{CompileStatus, GradeReport, Status};
+use super::Grade;
+use crate::report::{CompileStatus, Status};
 
-pub fn markdown(r: &GradeReport) -> String {
-    let pct = if r.max_score > 0.0 { 100.0 * r.score / r.max_score } else { 0.0 };
-    let mut s = format!("## cuda-lab: {:.2} / {:.2} ({pct:.0}%)\n\n", r.score, r.max_score);
+pub fn markdown(grade: &Grade) -> String {
+    let r = grade.report;
+    let pct = 100.0 * grade.fraction();
+    let mut s = format!("## cuda-lab: {} / {} ({pct:.0}%)\n\n", grade.points, grade.max);
     let _ = writeln!(
         s,
         "{} passed, {} failed, {} ignored, {} not run · seed `{}` · {}\n",
@@ -20,8 +22,11 @@ pub fn markdown(r: &GradeReport) -> String {
         r.environment.gpu.as_deref().unwrap_or(&r.environment.backend)
     );
     s += "| exercise | part | score | first failure |\n| --- | --- | ---: | --- |\n";
-    for e in &r.exercises {
+    for (e, shown) in r.exercises.iter().zip(&grade.exercises) {
         for p in &e.parts {
+            let tests = shown.tests.iter().filter(|t| t.part == p.name);
+            let (points, max) =
+                tests.fold((super::Cents::ZERO, super::Cents::ZERO), |(s, m), t| (s + t.points, m + t.max));
             let failure = if p.compile.status == CompileStatus::Error {
                 if p.compile.missing {
                     p.compile.message.clone().unwrap_or_default()
@@ -37,7 +42,7 @@ pub fn markdown(r: &GradeReport) -> String {
                     None => "not run".into(),
                 }
             };
-            let _ = writeln!(s, "| {} | {} | {:.2} / {:.2} | {} |", e.id, p.name, p.score, p.max_score, cell(&failure));
+            let _ = writeln!(s, "| {} | {} | {points} / {max} | {} |", e.id, p.name, cell(&failure));
         }
     }
     if let Some(note) = &r.environment.note {
@@ -60,7 +65,7 @@ fn cell(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{CompileReport, Environment, ExerciseReport, PartReport, TestReport};
+    use crate::report::{CompileReport, Environment, ExerciseReport, GradeReport, PartReport, TestReport};
     use kit::CheckKind;
 
     #[test]
@@ -93,7 +98,7 @@ mod tests {
             parts: vec![part("global", vec![passing]), part("shared", vec![failing])],
         });
         r.total_up();
-        let md = markdown(&r);
+        let md = markdown(&Grade::of(&r, crate::platforms::Maximum::GradedHere));
         assert!(md.contains("| ex01 | global | 0.00 / 0.00 | ✓ |"), "{md}");
         assert!(md.contains("`ex01::shared::correct::n=100`: `hits`: expected 3 \\| got 4 |"), "{md}");
         assert!(!md.contains("more"), "only the first line of the message: {md}");
