@@ -92,6 +92,38 @@ fn classroom_outputs_are_base64_runner_results_per_exercise() {
     assert_eq!(printed["ex02"]["max_score"], 10.0);
 }
 
+/// Without a GPU, Classroom gets the grade of record every platform gets
+/// (the course's maximum, `graded-here` by default): the reference is full marks.
+#[test]
+fn classroom_without_a_gpu_scores_the_reference_full_marks() {
+    if !support::nvrtc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = dir.path().join("github_output");
+    let out = grader(&[
+        "ex02",
+        "--reference",
+        "--backend",
+        "sim",
+        "--seed",
+        "3",
+        "--no-report",
+        "--format",
+        "classroom",
+        "--github-output",
+        outputs.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&outputs).unwrap();
+    let (_, b64) = text.trim().split_once('=').unwrap();
+    let result: Value = serde_json::from_slice(&base64::engine::general_purpose::STANDARD.decode(b64).unwrap()).unwrap();
+    assert_eq!(result["status"], "pass", "{result}");
+    let sum: f64 = result["tests"].as_array().unwrap().iter().map(|t| t["score"].as_f64().unwrap()).sum();
+    let max = result["max_score"].as_f64().unwrap();
+    assert!(max > 0.0 && (sum - max).abs() < 1e-9, "{sum} of {max}: {result}");
+}
+
 #[test]
 fn gradescope_results_have_the_published_fields() {
     let dir = tempfile::tempdir().unwrap();
