@@ -38,8 +38,9 @@ pub enum Audience {
     /// A grade of record made without a GPU (`--format gradescope` and the
     /// other platforms' formats, or a batch, as Gradescope's script runs): `simulate`.
     Gradescope,
-    /// GitHub Classroom (`--format classroom`): its workflow grades on a GPU,
-    /// and its maximum must be the assignment's full points: `fail`.
+    /// GitHub Classroom (`--format classroom`): a grade of record like
+    /// Gradescope's (`simulate` by default) whose maximum follows the course's
+    /// `[platforms] maximum`, as every platform's does.
     Classroom,
 }
 
@@ -78,10 +79,6 @@ pub fn resolve(root: &Path, flag: Option<PerfWithoutGpu>, audience: Audience) ->
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => CourseConfig::default(),
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
-    if audience == Audience::Classroom {
-        let set_by = "GitHub Classroom (it grades on a GPU; every check stays in the maximum)".into();
-        return Ok(Policy { perf_without_gpu: PerfWithoutGpu::Fail, set_by, applied: false });
-    }
     let (key, set, default) = match audience {
         Audience::OwnRun => ("own-runs", config.perf_without_gpu.own_runs, PerfWithoutGpu::Exclude),
         Audience::Gradescope | Audience::Classroom => {

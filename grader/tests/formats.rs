@@ -117,7 +117,8 @@ fn classroom_without_a_gpu_scores_the_reference_full_marks() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(&outputs).unwrap();
     let (_, b64) = text.trim().split_once('=').unwrap();
-    let result: Value = serde_json::from_slice(&base64::engine::general_purpose::STANDARD.decode(b64).unwrap()).unwrap();
+    let result: Value =
+        serde_json::from_slice(&base64::engine::general_purpose::STANDARD.decode(b64).unwrap()).unwrap();
     assert_eq!(result["status"], "pass", "{result}");
     let sum: f64 = result["tests"].as_array().unwrap().iter().map(|t| t["score"].as_f64().unwrap()).sum();
     let max = result["max_score"].as_f64().unwrap();
