@@ -94,15 +94,6 @@ pub fn product(s: Shape, m: &[f32], n: &[f32]) -> Reference {
     Reference { expected, abs }
 }
 
-/// One element (row, col) of the product and of |M| |N|: for checking a sample
-/// of a product too large to recompute on the CPU.
-pub fn element(s: Shape, m: &[f32], n: &[f32], row: usize, col: usize) -> (f64, f64) {
-    (0..s.k).fold((0.0, 0.0), |(e, ab), p| {
-        let t = m[row * s.k + p] as f64 * n[p * s.n + col] as f64;
-        (e + t, ab + t.abs())
-    })
-}
-
 /// Compares `got` with the reference. `at(i)` is the (row, col) in P of the
 /// i-th compared element (all of P in order, or a sample). Returns a short note
 /// with the Frobenius error, or an error that says what is wrong and where.
@@ -270,17 +261,6 @@ mod tests {
         let r = product(s(2, 2, 2), &[1., -2., 3., 4.], &[5., 6., -7., 8.]);
         assert_eq!(r.expected, vec![19.0, -10.0, -13.0, 50.0]);
         assert_eq!(r.abs, vec![19.0, 22.0, 43.0, 50.0]);
-        assert_eq!(element(s(2, 2, 2), &[1., -2., 3., 4.], &[5., 6., -7., 8.], 1, 0), (-13.0, 43.0));
-    }
-
-    #[test]
-    fn element_agrees_with_product() {
-        let sh = s(9, 31, 5);
-        let (m, n) = random(sh, "element");
-        let r = product(sh, &m, &n);
-        for (row, col) in [(0, 0), (8, 4), (3, 2)] {
-            assert_eq!(element(sh, &m, &n, row, col), (r.expected[row * 5 + col], r.abs[row * 5 + col]));
-        }
     }
 
     #[test]

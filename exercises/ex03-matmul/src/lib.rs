@@ -6,11 +6,11 @@
 pub mod cpu;
 pub mod measured;
 pub mod structure;
+pub mod timed;
 
 use anyhow::{Context as _, Result};
 use kit::backend::Arg;
-use kit::timed::Windowed;
-use kit::{Check, Ctx, DeviceBuffer, Exercise, Gpu, LaunchConfig, Part};
+use kit::{Check, Ctx, DeviceBuffer, Exercise, Gpu, LaunchConfig, Part, Skip};
 use rand::Rng;
 
 /// Tile width, and the block is TILE x TILE threads for every part (as in the notes).
@@ -45,9 +45,6 @@ pub const RECT_SHAPES: [Shape; 11] = [
 pub const PERF_WIDTH: usize = 4096;
 /// ... and `rect` on this shape, with no dimension a multiple of TILE.
 pub const PERF_RECT: Shape = Shape::new(2047, 3001, 2501);
-/// Elements of P checked against the CPU after timing (the full product is too
-/// costly to recompute there): corners plus random positions.
-pub const PERF_SAMPLES: usize = 256;
 /// `tiled` must reach this multiple of the naive kernel's speed at PERF_WIDTH: a floor,
 /// not the proof of tiling. On the H100 correct tiled kernels span 1.18x-1.55x with
 /// style alone, and a half-tiled one (N still read from global memory) reaches 1.30x:
@@ -224,68 +221,35 @@ fn run_case(ctx: &Ctx, kernel: Kernel, s: Shape) -> Result<String> {
     cpu::verify(s, &r.expected, &r.abs, &got, |i| (i / s.n, i % s.n))
 }
 
-/// Times the student's kernel and the grader's naive one on the same inputs.
-/// Correctness was proven by the correctness checks (performance counts only
-/// when all of them pass); every timed launch's result is still compared with
-/// the CPU on PERF_SAMPLES elements drawn for that launch, so a kernel cannot
-/// be fast by skipping work at large sizes or replaying an earlier product.
+/// Times the student's kernel and the grader's naive one on the same kind of
+/// inputs. Correctness was proven by the correctness checks (performance
+/// counts only when all of them pass); every timed launch still multiplies
+/// inputs no kernel can predict and has its whole product checked
+/// ([`timed::TimedProduct`]), so a kernel cannot be fast by skipping work at
+/// large sizes or replaying an earlier product.
 fn speedup(ctx: &Ctx, kernel: Kernel, s: Shape, yardstick: Kernel, min: f64) -> Result<String> {
-    // Drawn once per process (first, so that it can be built ahead of the GPU),
-    // repeated on the device for every student; each launch multiplies a
-    // window of it further on (kit::timed).
-    let block = ctx.shared("perf-block", || perf_block(&mut ctx.rng()));
     let module = ctx.kernel_module(kernel.name)?;
-    let naive = ctx.yardstick("matmul_naive", include_str!("../yardsticks/matmul_naive.cu"))?;
     let gpu = module.gpu();
-    let m = Windowed::repeated(gpu, "M", &block, s.m * s.k)?;
-    let n = Windowed::repeated(gpu, "N", &block, s.k * s.n)?;
-    let p = gpu.poisoned::<f32>("P", s.m * s.n)?;
-    let cfg = launch_config(s);
+    // Where nothing can be timed, say so before allocating hundreds of MB.
+    if !gpu.capabilities().times_kernels {
+        return Err(
+            Skip(format!("timing needs a real GPU; the {} backend cannot time kernels", gpu.info().backend)).into()
+        );
+    }
+    let naive = ctx.yardstick("matmul_naive", include_str!("../yardsticks/matmul_naive.cu"))?;
+    let t = timed::TimedProduct::new(ctx, s, yardstick)?;
     let timed = kit::timed::student(
         gpu,
-        |_| p.poison(),
-        |launch| module.launch_async(kernel.name, cfg, &kernel.args_of(s, m.arg(launch), n.arg(launch), p.arg())),
-        |launch| {
-            let at = sample_positions(&mut ctx.rng_for(&format!("launch {launch}")), s, PERF_SAMPLES);
-            let got = p.read_elements(at.iter().map(|&(r, c)| r * s.n + c))?;
-            let (om, on) = (m.at(launch, 0), n.at(launch, 0));
-            let (expected, abs): (Vec<f64>, Vec<f64>) =
-                at.iter().map(|&(r, c)| element_of_repeated(s, &block, om, on, r, c)).unzip();
-            cpu::verify(s, &expected, &abs, &got, |i| at[i])
-                .map(|_| ())
-                .with_context(|| format!("{} at {}", kernel.name, kernel.case_name(s)))
-        },
+        |launch| t.prepare(launch),
+        |_| t.launch(module, kernel),
+        |launch| t.check(launch).with_context(|| format!("{} at {}", kernel.name, kernel.case_name(s))),
     )?;
-    let naive_args = yardstick.args_of(s, m.arg(0), n.arg(0), p.arg());
-    let base = ctx.time_yardstick(&naive, yardstick.name, cfg, &naive_args, || p.poison())?;
+    t.m.fill(0)?;
+    t.n.fill(0)?;
+    let naive_args = yardstick.args_of(s, t.m.arg(), t.n.arg(), t.p.arg());
+    let base = ctx.time_yardstick(&naive, yardstick.name, launch_config(s), &naive_args, || t.p.poison())?;
     let line = kit::perf::require_speedup(kernel.name, &timed, &base, "the naive kernel", min)?;
     Ok(format!("{line}, at {}", kernel.case_name(s)))
-}
-
-/// The block the timed inputs repeat: random values of a prime length (values
-/// do not change the timing; drawing 33 M numbers would take seconds in a
-/// debug build, and a prime keeps rows from lining up with it).
-fn perf_block(rng: &mut impl Rng) -> Vec<f32> {
-    kit::inputs::uniform_f32(rng, 65_521, -1.0, 1.0)
-}
-
-/// Element (row, col) of P, and its |M| |N| bound, for M and N read from
-/// `block` repeated, starting at elements `om` and `on` of the repetition.
-fn element_of_repeated(s: Shape, block: &[f32], om: usize, on: usize, row: usize, col: usize) -> (f64, f64) {
-    let at = |i: usize| block[i % block.len()] as f64;
-    (0..s.k).fold((0.0, 0.0), |(e, ab), p| {
-        let t = at(om + row * s.k + p) * at(on + p * s.n + col);
-        (e + t, ab + t.abs())
-    })
-}
-
-/// The four corners of P, then random positions.
-pub fn sample_positions(rng: &mut impl Rng, s: Shape, count: usize) -> Vec<(usize, usize)> {
-    let mut at = vec![(0, 0), (0, s.n - 1), (s.m - 1, 0), (s.m - 1, s.n - 1)];
-    while at.len() < count {
-        at.push((rng.random_range(0..s.m), rng.random_range(0..s.n)));
-    }
-    at
 }
 
 #[cfg(test)]
@@ -358,22 +322,6 @@ mod tests {
         assert_eq!((m.len(), n.len()), (15, 35));
         assert!(m.iter().chain(&n).all(|v| (-1.0..1.0).contains(v)));
         assert_eq!(matrices(&mut rng_for(9, "x"), s), (m, n));
-        let block = perf_block(&mut rng_for(9, "p"));
-        let s = Shape::new(3, 4, 5);
-        let (m, n): (Vec<f32>, Vec<f32>) = (
-            (0..12).map(|i| block[7 + i]).collect(),
-            (0..20).map(|i| block[65_519 + i - if i >= 2 { 65_521 } else { 0 }]).collect(),
-        );
-        assert_eq!(element_of_repeated(s, &block, 7, 65_519, 2, 4), cpu::element(s, &m, &n, 2, 4));
-    }
-
-    #[test]
-    fn samples_include_the_corners_and_stay_inside() {
-        let s = PERF_RECT;
-        let at = sample_positions(&mut rng_for(1, "s"), s, PERF_SAMPLES);
-        assert_eq!(at.len(), PERF_SAMPLES);
-        assert!(at.contains(&(s.m - 1, s.n - 1)) && at.contains(&(0, s.n - 1)));
-        assert!(at.iter().all(|&(r, c)| r < s.m && c < s.n));
     }
 
     #[test]

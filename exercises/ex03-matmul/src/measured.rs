@@ -1,5 +1,5 @@
 //! ex03's tiling judged by what it does to global memory (kit::measure): the
-//! kernel multiplies small fixed matrices on a private simulator and the check
+//! kernel multiplies small seeded matrices on a private simulator and the check
 //! counts global loads per multiply-add, the notes' compute-to-global-memory-
 //! access ratio turned over. The naive kernel loads 2 floats per multiply-add;
 //! 16 x 16 tiles bring that to 2/16. Tiles declared but not read from (the
@@ -8,13 +8,18 @@
 use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, Measurement};
 use kit::{Ctx, Module};
+use rand::Rng;
 
 use crate::{launch_config, matrices, Buffers, Form, Kernel, Shape, TILE};
 
-/// The measured product of `tiled`: 4 x 4 blocks, 4 phases.
-pub const MEASURE_SQUARE: Shape = Shape::square(64);
-/// The measured product of `rect`: nothing a multiple of 16, 5 phases, the last 6 deep.
-pub const MEASURE_RECT: Shape = Shape::new(50, 70, 45);
+/// The measured products of `tiled`, one drawn from the seed per check (so
+/// that no kernel can single it out, and none a correctness size): whole
+/// tiles, 2 to 7 blocks a side and as many phases.
+pub const MEASURE_SQUARES: [usize; 3] = [32, 96, 112];
+/// The measured products of `rect`, one drawn from the seed per check:
+/// nothing a multiple of 16, 4 to 6 phases, the last one 2 to 13 deep.
+pub const MEASURE_RECTS: [Shape; 4] =
+    [Shape::new(45, 75, 53), Shape::new(57, 61, 39), Shape::new(39, 83, 50), Shape::new(53, 66, 41)];
 /// Global loads per multiply-add a tiled kernel stays at or under: the naive
 /// kernel needs 2, 16 x 16 tiles 0.125 (a little more with partial tiles).
 /// See CALIBRATION.md ("Measured structure").
@@ -25,18 +30,27 @@ pub const MAX_SHARED_PASSES: f64 = 2.0;
 /// least: 8 with 16-deep tiles (two barriers per phase); 0.5 with 1-deep ones.
 pub const MIN_MADS_PER_BARRIER: f64 = 2.0;
 
-pub fn shape(kernel: Kernel) -> Shape {
+/// The shape this check measures `kernel` on: drawn from the seed.
+pub fn shape(ctx: &Ctx, kernel: Kernel) -> Shape {
+    let mut rng = ctx.rng_for("measured shape");
     if kernel.form == Form::Rect {
-        MEASURE_RECT
+        MEASURE_RECTS[rng.random_range(0..MEASURE_RECTS.len())]
     } else {
-        MEASURE_SQUARE
+        Shape::square(MEASURE_SQUARES[rng.random_range(0..MEASURE_SQUARES.len())])
     }
 }
 
-pub fn measure(ctx: &Ctx, kernel: Kernel) -> Result<Measurement> {
-    let s = shape(kernel);
-    ctx.measure(kernel.name, |module: &Module| {
-        let (m, n) = matrices(&mut kit::inputs::rng_for(0, "measure"), s);
+/// `kernel` run once on the simulator on the check's shape and seeded inputs.
+pub fn measure(ctx: &Ctx, kernel: Kernel) -> Result<(Measurement, Shape)> {
+    ctx.kernel_ptx(kernel.name)?; // explains a missing or misspelled kernel
+    let s = shape(ctx, kernel);
+    Ok((measure_ptx(&ctx.build.ptx, kernel, s, &mut ctx.rng())?, s))
+}
+
+/// `kernel` of `ptx` run once on the simulator on `s`, its product checked.
+pub fn measure_ptx(ptx: &str, kernel: Kernel, s: Shape, rng: &mut impl Rng) -> Result<Measurement> {
+    let (m, n) = matrices(rng, s);
+    kit::measure::measure_ptx(ptx, kernel.name, |module: &Module| {
         let bufs = Buffers::new(module.gpu(), s, &m, &n)?;
         module.launch(kernel.name, launch_config(s), &kernel.args(s, &bufs))?;
         let r = crate::cpu::product(s, &m, &n);
@@ -93,7 +107,7 @@ pub fn tiled_traffic(m: &Measurement, s: Shape) -> Result<String> {
 
 /// The structure check `shared-tiles`.
 pub fn shared_tiles(ctx: &Ctx, kernel: Kernel) -> Result<String> {
-    let result = measure(ctx, kernel).and_then(|m| tiled_traffic(&m, shape(kernel)));
+    let result = measure(ctx, kernel).and_then(|(m, s)| tiled_traffic(&m, s));
     if let Err(e) = &result {
         // The PTX says it better when there is no shared memory at all.
         crate::structure::shared_tiles(&ctx.kernel_ptx(kernel.name)?).map_err(|p| p.context(format!("{e:#}")))?;
@@ -104,9 +118,13 @@ pub fn shared_tiles(ctx: &Ctx, kernel: Kernel) -> Result<String> {
 /// Stand-in for `perf::faster-than-naive`: tiled traffic, conflict-free tiles,
 /// and enough work between barriers.
 pub fn tiled_and_cheap(ctx: &Ctx, kernel: Kernel) -> Result<String> {
-    let s = shape(kernel);
-    let m = measure(ctx, kernel)?;
-    tiled_traffic(&m, s)?;
+    let (m, s) = measure(ctx, kernel)?;
+    cheap(&m, s)
+}
+
+/// [`tiled_traffic`], conflict-free tiles, and enough work between barriers.
+pub fn cheap(m: &Measurement, s: Shape) -> Result<String> {
+    tiled_traffic(m, s)?;
     let passes = m.shared_passes_per_request();
     if passes > MAX_SHARED_PASSES {
         bail!(
@@ -117,7 +135,7 @@ pub fn tiled_and_cheap(ctx: &Ctx, kernel: Kernel) -> Result<String> {
             worst_at(m.worst_shared())
         );
     }
-    let mads = mads_per_barrier(&m, s);
+    let mads = mads_per_barrier(m, s);
     if mads < MIN_MADS_PER_BARRIER {
         bail!(
             "{}: {mads:.1} multiply-adds per thread between barriers (16-deep tiles: 8): the phases are so thin \
@@ -125,14 +143,69 @@ pub fn tiled_and_cheap(ctx: &Ctx, kernel: Kernel) -> Result<String> {
             m.kernel
         );
     }
-    Ok(figures(&m, s))
+    Ok(figures(m, s))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::{RECT, TILED};
     use kit::trial::{fails, passes, Run};
 
     const MINE: &str = "exercises/ex03-matmul/calibration";
+    const CHEAT: &str = "grader/tests/cheats/ex03-tiled-only-where-measured/exercises/ex03-matmul/kernels";
+
+    /// Every shape a seed can draw gives each kernel the same verdicts: the
+    /// reference and style variants pass; tiles one deep or read down their
+    /// columns fail only the stand-in; tiles not read from, and tiles only at
+    /// the shape measured before shapes were drawn, fail both.
+    #[test]
+    fn every_measured_shape_gives_the_same_verdicts() {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let compile = |file: &str| {
+            let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
+            compiler.compile(&source, &Default::default()).unwrap().text
+        };
+        let cases = [
+            (TILED, "reference/ex03-matmul/kernels/matmul_tiled.cu".to_string(), true, true),
+            (TILED, format!("{MINE}/matmul_tiled_padded_walk.cu"), true, true),
+            (RECT, "reference/ex03-matmul/kernels/matmul_rect.cu".to_string(), true, true),
+            (TILED, "reference/slow/ex03-matmul/kernels/matmul_tiled.cu".to_string(), true, false),
+            (RECT, "reference/slow/ex03-matmul/kernels/matmul_rect.cu".to_string(), true, false),
+            (TILED, "reference/slow/ex03-matmul/extra/matmul_tiled_half.cu".to_string(), false, false),
+            (TILED, format!("{MINE}/matmul_tiled_unused.cu"), false, false),
+            (TILED, format!("{CHEAT}/matmul_tiled.cu"), false, false),
+        ];
+        for (kernel, file, tiled, stand_in) in cases {
+            let ptx = compile(&file);
+            let shapes = match kernel.form {
+                Form::Rect => MEASURE_RECTS.to_vec(),
+                Form::Square => MEASURE_SQUARES.map(Shape::square).to_vec(),
+            };
+            for s in shapes {
+                let m = measure_ptx(&ptx, kernel, s, &mut kit::inputs::rng_for(7, "shapes")).unwrap();
+                eprintln!("{file} at {s:?}: {}", figures(&m, s));
+                assert_eq!(tiled_traffic(&m, s).is_ok(), tiled, "{file} at {s:?}: {}", figures(&m, s));
+                assert_eq!(cheap(&m, s).is_ok(), stand_in, "{file} at {s:?}: {}", figures(&m, s));
+            }
+        }
+        // The shape the cheat singles out, measured before shapes were drawn.
+        let m = measure_ptx(&compile(&format!("{CHEAT}/matmul_tiled.cu")), TILED, Shape::square(64), &mut rand::rng())
+            .unwrap();
+        assert!(cheap(&m, Shape::square(64)).is_ok(), "{}", figures(&m, Shape::square(64)));
+    }
+
+    #[test]
+    fn no_measured_shape_is_a_tested_or_timed_one() {
+        for w in MEASURE_SQUARES {
+            assert!(w % TILE as usize == 0 && !crate::TILED_WIDTHS.contains(&w) && w != 64);
+        }
+        for s in MEASURE_RECTS {
+            let t = TILE as usize;
+            assert!(s.m % t != 0 && s.k % t != 0 && s.n % t != 0 && !crate::RECT_SHAPES.contains(&s), "{s:?}");
+            assert!(s != Shape::new(50, 70, 45));
+        }
+    }
 
     #[test]
     fn tiling_is_measured_as_global_loads_per_multiply_add() {
@@ -159,5 +232,10 @@ mod tests {
             }
             fails(&ex, "tiled", "faster-than-naive", Run::StandIn, file);
         }
+        let cheat = format!("{CHEAT}/matmul_tiled.cu");
+        if let Some(msg) = fails(&ex, "tiled", "shared-tiles", Run::Check, &cheat) {
+            assert!(msg.contains("2.000 global loads per multiply-add"), "{msg}");
+        }
+        fails(&ex, "tiled", "faster-than-naive", Run::StandIn, &cheat);
     }
 }

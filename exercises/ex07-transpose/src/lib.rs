@@ -8,8 +8,8 @@ pub mod measured;
 use anyhow::Result;
 use kit::measure::skip_unmeasurable;
 use kit::perf::{require_share, require_speedup};
-use kit::timed::Windowed;
-use kit::{args, Check, Ctx, Exercise, Gpu, LaunchConfig, Part, Skip};
+use kit::timed::{same_as_expected, Fresh};
+use kit::{args, Arg, Check, Ctx, DeviceBuffer, Exercise, Gpu, LaunchConfig, Part, Skip};
 
 use cpu::Encoding;
 
@@ -161,22 +161,16 @@ fn timed_against(ctx: &Ctx, kernel: &str, yardstick: &Yardstick, need: Need) -> 
     require_real_gpu(gpu)?;
     let base = ctx.yardstick(yardstick.kernel, yardstick.source)?;
     let side = perf_side(gpu.info().l2_cache_bytes);
-    // Values do not change the time of a copy: a block of distinct values
-    // repeated on the device (uploading 256 MiB would cost more than the
-    // timing), so that the timed output can be checked, each launch reading a
-    // window of it further on (kit::timed).
-    let block: Vec<f32> = (0..PERF_BLOCK).map(|i| i as f32).collect();
-    let input = Windowed::repeated(gpu, "in", &block, side * side)?;
-    let out = gpu.poisoned::<f32>("out", side * side)?;
+    let t = TimedTranspose::new(ctx, side, side)?;
     let cfg = launch_config(side, side);
-    let a = |launch| [out.arg(), input.arg(launch), (side as i32).into(), (side as i32).into()];
     let student = kit::timed::student(
         gpu,
-        |_| out.poison(),
-        |launch| module.launch_async(kernel, cfg, &a(launch)),
-        |launch| spot_check_timed(ctx, launch, &out, side, |i| block[input.at(launch, i) % block.len()]),
+        |launch| t.prepare(launch),
+        |_| module.launch_async(kernel, cfg, &t.args()),
+        |launch| t.check(launch),
     )?;
-    let theirs = ctx.time_yardstick(&base, yardstick.kernel, cfg, &a(0), || out.poison())?;
+    t.input.fill(0)?;
+    let theirs = ctx.time_yardstick(&base, yardstick.kernel, cfg, &t.args(), || t.out.poison())?;
     let what = format!("{kernel} on {side} x {side} floats");
     match need {
         Need::Speedup(min) => require_speedup(&what, &student, &theirs, yardstick.what, min),
@@ -187,32 +181,60 @@ fn timed_against(ctx: &Ctx, kernel: &str, yardstick: &Yardstick, need: Need) -> 
     }
 }
 
-/// Values of the block the timed input repeats (a prime, so that rows do not line up with it).
-const PERF_BLOCK: usize = 65_521;
-/// Elements of the timed output checked (the corners, then seeded positions).
-const PERF_SPOTS: usize = 64;
+/// A timed transpose: `in` (`height` rows of `width`) drawn afresh for every
+/// launch on the device under the run's secret key (kit::timed::Fresh), and
+/// the whole of `out` compared, on the device, with what the grader's naive
+/// transpose makes of the same `in`. Values do not change the time of a
+/// transpose, and any value moves bit for bit.
+pub struct TimedTranspose {
+    width: usize,
+    height: usize,
+    pub input: Fresh<f32>,
+    /// Poisoned before every launch.
+    pub out: DeviceBuffer<f32>,
+    expected: DeviceBuffer<f32>,
+    naive: std::sync::Arc<kit::Module>,
+}
 
-/// A timed launch must transpose too: `out[c][r] == in[r][c]` at the corners
-/// and at positions drawn for that launch, read one element at a time (the
-/// output is 256 MiB). `input(i)` is element `i` of the launch's input.
-fn spot_check_timed(
-    ctx: &Ctx,
-    launch: usize,
-    out: &kit::DeviceBuffer<f32>,
-    side: usize,
-    input: impl Fn(usize) -> f32,
-) -> Result<()> {
-    use rand::Rng;
-    let mut rng = ctx.rng_for(&format!("launch {launch}"));
-    let mut at = vec![(0, 0), (0, side - 1), (side - 1, 0), (side - 1, side - 1)];
-    while at.len() < PERF_SPOTS {
-        at.push((rng.random_range(0..side), rng.random_range(0..side)));
+impl TimedTranspose {
+    pub fn new(ctx: &Ctx, width: usize, height: usize) -> Result<Self> {
+        let gpu = ctx.gpu()?;
+        Ok(Self {
+            width,
+            height,
+            input: Fresh::uniform(ctx, "in", width * height, -1.0, 1.0)?,
+            out: gpu.poisoned("out", width * height)?,
+            expected: gpu.poisoned("out (the grader's naive transpose)", width * height)?,
+            naive: ctx.yardstick(NAIVE.kernel, NAIVE.source)?,
+        })
     }
-    let got = out.read_elements(at.iter().map(|&(r, c)| c * side + r))?;
-    for (&(r, c), got) in at.iter().zip(got) {
-        kit::check::exact(&format!("out[{c}][{r}] ({side} x {side})"), &[input(r * side + c)], &[got])?;
+
+    /// `(out, in, width, height)`, for the student's kernel and the yardsticks alike.
+    pub fn args(&self) -> [Arg; 4] {
+        self.args_into(&self.out)
     }
-    Ok(())
+
+    fn args_into(&self, out: &DeviceBuffer<f32>) -> [Arg; 4] {
+        [out.arg(), self.input.arg(), (self.width as i32).into(), (self.height as i32).into()]
+    }
+
+    /// Launch `launch`'s `in`, and `out` poisoned.
+    pub fn prepare(&self, launch: usize) -> Result<()> {
+        self.input.fill(launch)?;
+        self.out.poison()
+    }
+
+    /// `in` as launch `launch` got it, and every element of `out` its transpose.
+    pub fn check(&self, launch: usize) -> Result<()> {
+        self.input.intact(launch)?;
+        self.expected.poison()?;
+        self.naive.launch(NAIVE.kernel, launch_config(self.width, self.height), &self.args_into(&self.expected))?;
+        // `out` has `width` rows of `height`: out[c][r] = in[r][c].
+        let h = self.height;
+        same_as_expected("out", &self.expected, &self.out, |i| {
+            format!(" (row {}, column {} of `out`: in[{}][{}])", i / h, i % h, i % h, i / h)
+        })
+    }
 }
 
 /// Skips before allocating 512 MiB where nothing can be timed (the simulator).
@@ -294,6 +316,67 @@ mod tests {
             let side = perf_side(l2);
             assert!(side % TILE_DIM as usize == 0 && (side * side * 4) as u64 >= 4 * l2);
             assert!(side * side < i32::MAX as usize, "indices fit the kernels' int");
+        }
+    }
+
+    /// The timing needs a GPU; its launches and their checks run here: the
+    /// references and the grader's naive transpose pass on several launches;
+    /// another launch's output, an output written from the index alone (what
+    /// a kernel could do when the timed input was the numbers 0..65520
+    /// repeated), one element wrong or never written, and a write into `in`
+    /// are each caught, the element named.
+    #[test]
+    fn timed_launches_are_checked_in_full() {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let (w, h) = (96, 40);
+        let naive = (NAIVE.source.to_string(), NAIVE.kernel);
+        let reference = |name: &'static str| {
+            let path = kit::trial::workspace_file(&format!("reference/ex07-transpose/kernels/{name}.cu"));
+            (std::fs::read_to_string(path).unwrap(), name)
+        };
+        for (source, kernel) in
+            [naive, reference("transpose_naive"), reference("transpose_coalesced"), reference("transpose_padded")]
+        {
+            let source = ptx_build::SourceFile::from_text(format!("{kernel}.cu"), source);
+            let ptx = compiler.compile(&source, &Default::default()).unwrap().text;
+            let env = kit::RunEnv::new(1, Some(Gpu::simulator()), Some(compiler.clone()), Default::default());
+            let build = kit::PartBuild::new(ptx);
+            let ctx = Ctx::new("ex07::part::perf::check", &env, &build);
+            ctx.run(|ctx| {
+                let module = ctx.kernel_module(kernel).unwrap();
+                let t = TimedTranspose::new(ctx, w, h).unwrap();
+                let run = |launch| {
+                    t.prepare(launch).unwrap();
+                    module.launch(kernel, launch_config(w, h), &t.args()).unwrap();
+                };
+                for launch in [0, 1, 6] {
+                    run(launch);
+                    t.check(launch).unwrap_or_else(|e| panic!("{kernel}, launch {launch}: {e:#}"));
+                }
+                let right = t.out.read().unwrap();
+                let fails = |launch, out: &[f32]| {
+                    t.out.write(out).unwrap();
+                    format!("{:#}", t.check(launch).unwrap_err())
+                };
+                // out[c][r] = in[r][c]: element (c, r) of `out`.
+                let (r, c) = (h - 3, 5);
+                let mut one = right.clone();
+                one[c * h + r] = 0.25;
+                let err = fails(6, &one);
+                assert!(err.contains(&format!("(row {c}, column {r} of `out`: in[{r}][{c}])")), "{kernel}: {err}");
+                one[c * h + r] = f32::from_bits(u32::MAX);
+                assert!(fails(6, &one).contains("got nothing (never written)"), "{kernel}");
+                let from_index: Vec<f32> = (0..w * h).map(|i| ((i % h) * w + i / h) as f32).collect();
+                assert!(fails(6, &from_index).contains("`out`[0]"), "{kernel}");
+                t.prepare(7).unwrap();
+                assert!(fails(7, &right).contains("the first wrong element of"), "{kernel}");
+                run(8);
+                t.input.buffer().write_at(w + 1, &[2.0]).unwrap();
+                let err = t.check(8).unwrap_err();
+                let modified = err.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
+                assert_eq!((modified.buffer.as_str(), modified.index), ("in", w + 1));
+                t.check(8).expect("`in` restored, `out` right");
+            });
         }
     }
 

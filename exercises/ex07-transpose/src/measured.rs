@@ -1,5 +1,5 @@
 //! ex07's techniques judged by what they do to memory (kit::measure): the
-//! kernel transposes a small fixed matrix on a private simulator, and the checks
+//! kernel transposes a small seeded matrix on a private simulator, and the checks
 //! read its global sectors per request (coalescing) and shared passes per
 //! request (bank conflicts). A swizzled tile is as conflict-free as a padded one;
 //! a padded tile indexed with a pitch of 32 is not.
@@ -7,14 +7,15 @@
 use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
 use kit::{args, Ctx};
+use rand::Rng;
 
 use crate::{launch_config, TILE_DIM};
 
-/// The measured input: `in` has MEASURE_HEIGHT rows of MEASURE_WIDTH floats.
-/// Whole tiles (so that ideal figures are exact), and not square (so that a
-/// stride taken from the wrong side shows).
-pub const MEASURE_WIDTH: usize = 96;
-pub const MEASURE_HEIGHT: usize = 64;
+/// The measured inputs as (width, height): `in` has `height` rows of
+/// `width` floats; one drawn from the seed per check, so that no kernel can
+/// single it out. Whole tiles (so that ideal figures are exact), not square
+/// (so that a stride taken from the wrong side shows), none a correctness size.
+pub const MEASURE_SHAPES: [(usize, usize); 4] = [(64, 96), (128, 64), (96, 128), (128, 96)];
 /// Sectors per global request a coalesced kernel stays at or under. A warp
 /// moving 32 consecutive floats touches 4; a column walk touches 32. Calibrated
 /// in CALIBRATION.md ("Measured structure").
@@ -23,12 +24,31 @@ pub const MAX_SECTORS_PER_REQUEST: f64 = 8.0;
 /// 1 without conflicts; the unpadded tile's column reads take 32. See CALIBRATION.md.
 pub const MAX_SHARED_PASSES: f64 = 2.0;
 
-/// Runs `kernel` once on the measured input.
-pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Measurement> {
-    let (w, h) = (MEASURE_WIDTH, MEASURE_HEIGHT);
-    ctx.measure(kernel, |module| {
+/// The measured shape of this check, drawn from the seed.
+pub fn shape(ctx: &Ctx) -> (usize, usize) {
+    MEASURE_SHAPES[ctx.rng_for("measured shape").random_range(0..MEASURE_SHAPES.len())]
+}
+
+/// A measurement and the (width, height) it was made on.
+pub struct Measured {
+    pub m: Measurement,
+    pub width: usize,
+    pub height: usize,
+}
+
+/// Runs `kernel` once on the check's measured shape and seeded input.
+pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Measured> {
+    ctx.kernel_ptx(kernel)?; // explains a missing or misspelled kernel
+    let (width, height) = shape(ctx);
+    let m = measure_ptx(&ctx.build.ptx, kernel, width, height, &mut ctx.rng())?;
+    Ok(Measured { m, width, height })
+}
+
+/// Runs `kernel` of `ptx` once on a `width` x `height` input, its output checked.
+pub fn measure_ptx(ptx: &str, kernel: &str, w: usize, h: usize, rng: &mut impl Rng) -> Result<Measurement> {
+    let enc = crate::cpu::Encoding::random(rng);
+    kit::measure::measure_ptx(ptx, kernel, |module| {
         let gpu = module.gpu();
-        let enc = crate::cpu::Encoding::random(&mut kit::inputs::rng_for(0, "measure"));
         let input = gpu.upload("in", &enc.matrix(w, h))?;
         let out = gpu.poisoned::<f32>("out", w * h)?;
         module.launch(kernel, launch_config(w, h), &args![&out, &input, w as i32, h as i32])?;
@@ -47,7 +67,8 @@ pub fn figures(m: &Measurement) -> String {
 }
 
 /// Loads and stores coalesced: whole warps read and write along rows.
-pub fn coalesced(m: &Measurement) -> Result<String> {
+pub fn coalesced(measured: &Measured) -> Result<String> {
+    let m = &measured.m;
     let loads = m.load_sectors_per_request();
     if loads > MAX_SECTORS_PER_REQUEST {
         bail!(
@@ -55,7 +76,7 @@ pub fn coalesced(m: &Measurement) -> Result<String> {
              apart. Read `in` with threadIdx.x walking along a row: in[(y + j) * width + x] with x from threadIdx.x",
             m.kernel,
             worst_at(m.worst_global(AccessKind::GlobalLoad)),
-            MEASURE_WIDTH * 4
+            measured.width * 4
         );
     }
     let stores = m.store_sectors_per_request();
@@ -66,7 +87,7 @@ pub fn coalesced(m: &Measurement) -> Result<String> {
              swap the block indices, not the thread indices, and read the tile transposed",
             m.kernel,
             worst_at(m.worst_global(AccessKind::GlobalStore)),
-            MEASURE_HEIGHT * 4
+            measured.height * 4
         );
     }
     Ok(figures(m))
@@ -112,30 +133,87 @@ pub fn shared_tile(ctx: &Ctx, kernel: &str) -> Result<String> {
 
 /// The structure check `padded-tile`: no bank conflicts in the tile.
 pub fn padded_tile(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(measure(ctx, "transpose_padded").and_then(|m| conflict_free(&m)))
+    unless_unmeasurable(measure(ctx, "transpose_padded").and_then(|m| conflict_free(&m.m)))
 }
 
 /// Stand-in for `padded::perf::faster-than-unpadded-tile`: [`padded_tile`], but
 /// a kernel the simulator cannot run is not graded rather than passed.
 pub fn padded_tile_strict(ctx: &Ctx) -> Result<String> {
-    conflict_free(&measure(ctx, "transpose_padded")?)
+    conflict_free(&measure(ctx, "transpose_padded")?.m)
 }
 
 /// Stand-in for `padded::perf::share-of-copy`: coalesced and conflict-free, as the copy is.
 pub fn copy_like(ctx: &Ctx) -> Result<String> {
     let m = measure(ctx, "transpose_padded")?;
     coalesced(&m)?;
-    conflict_free(&m)
+    conflict_free(&m.m)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use kit::trial::{fails, passes, Run};
 
     const REF: &str = "reference/ex07-transpose/kernels";
     const SLOW: &str = "reference/slow/ex07-transpose/kernels";
     const PLANTED: &str = "grader/tests/planted/ex07-transpose/kernels";
     const MINE: &str = "exercises/ex07-transpose/calibration";
+    const CHEAT: &str = "grader/tests/cheats/ex07-coalesced-only-where-measured/exercises/ex07-transpose/kernels";
+
+    /// Every shape a seed can draw gives each kernel the same verdicts:
+    /// (coalesced, conflict-free where `padded` asks). The cheat that is coalesced only at the
+    /// shape measured before shapes were drawn fails at every one of them.
+    #[test]
+    fn every_measured_shape_gives_the_same_verdicts() {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let compile = |file: &str| {
+            let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
+            compiler.compile(&source, &Default::default()).unwrap().text
+        };
+        let cases = [
+            (format!("{REF}/transpose_coalesced.cu"), "transpose_coalesced", true, false),
+            (format!("{MINE}/transpose_coalesced_restrict.cu"), "transpose_coalesced", true, false),
+            (format!("{REF}/transpose_padded.cu"), "transpose_padded", true, true),
+            (format!("{MINE}/transpose_padded_swizzle.cu"), "transpose_padded", true, true),
+            (format!("{SLOW}/transpose_coalesced.cu"), "transpose_coalesced", false, false),
+            (format!("{PLANTED}/transpose_coalesced.cu"), "transpose_coalesced", false, false),
+            (format!("{MINE}/transpose_coalesced_unused_tile.cu"), "transpose_coalesced", false, false),
+            (format!("{SLOW}/transpose_padded.cu"), "transpose_padded", true, false),
+            (format!("{PLANTED}/transpose_padded.cu"), "transpose_padded", true, false),
+            (format!("{CHEAT}/transpose_coalesced.cu"), "transpose_coalesced", false, false),
+        ];
+        for (file, kernel, rows, banks) in cases {
+            let ptx = compile(&file);
+            for (width, height) in MEASURE_SHAPES {
+                let m = measure_ptx(&ptx, kernel, width, height, &mut kit::inputs::rng_for(7, "shapes")).unwrap();
+                eprintln!("{file} at {width} x {height}: {}", figures(&m));
+                let measured = Measured { m, width, height };
+                assert_eq!(coalesced(&measured).is_ok(), rows, "{file} at {width} x {height}");
+                // Bank conflicts are graded in `padded` only.
+                if kernel == "transpose_padded" {
+                    assert_eq!(conflict_free(&measured.m).is_ok(), banks, "{file} at {width} x {height}");
+                }
+            }
+        }
+        let m = measure_ptx(
+            &compile(&format!("{CHEAT}/transpose_coalesced.cu")),
+            "transpose_coalesced",
+            96,
+            64,
+            &mut rand::rng(),
+        )
+        .unwrap();
+        assert!(coalesced(&Measured { m, width: 96, height: 64 }).is_ok(), "the cheat's own shape");
+    }
+
+    #[test]
+    fn no_measured_shape_is_square_a_tested_size_or_the_one_measured_before() {
+        for (w, h) in MEASURE_SHAPES {
+            let t = TILE_DIM as usize;
+            assert!(w % t == 0 && h % t == 0 && w != h && (w, h) != (96, 64), "{w}x{h}");
+            assert!(!crate::SIZES.contains(&(w, h)), "{w}x{h}");
+        }
+    }
 
     fn ex() -> kit::Exercise {
         crate::exercise()
@@ -159,6 +237,11 @@ mod tests {
             }
             fails(&ex, "coalesced", "faster-than-naive", Run::StandIn, &file);
         }
+        let cheat = format!("{CHEAT}/transpose_coalesced.cu");
+        if let Some(msg) = fails(&ex, "coalesced", "shared-tile", Run::Check, &cheat) {
+            assert!(msg.contains("stores: 32.0 sectors per request (ideal 4)"), "{msg}");
+        }
+        fails(&ex, "coalesced", "faster-than-naive", Run::StandIn, &cheat);
     }
 
     #[test]

@@ -18,9 +18,8 @@ pub mod cpu;
 pub mod measured;
 
 use anyhow::Result;
-use kit::timed::Windowed;
-use kit::{args, Check, Ctx, Exercise, LaunchConfig, Part};
-use rand::Rng;
+use kit::timed::{same_as_expected, Fresh};
+use kit::{args, Arg, Check, Ctx, DeviceBuffer, Exercise, LaunchConfig, Part};
 
 /// Side of the square block, the notes' `dim3 dimBlock(16, 16, 1)`.
 pub const BLOCK: u32 = 16;
@@ -36,8 +35,6 @@ pub const SIZES: [(usize, usize); 8] =
 pub const MIN_SHARE_OF_LINEAR: f64 = 0.78;
 /// Width of the timed image (its height fills 8x the L2 cache).
 pub const PERF_WIDTH: usize = 8192;
-/// Pixels checked after every timed launch, besides the four corners.
-const PERF_SPOTS: usize = 256;
 pub const KERNEL: &str = "PictureKernel";
 const YARDSTICK: &str = "scale_linear";
 /// Threads per block of the 1D yardstick.
@@ -103,37 +100,16 @@ fn share_of_linear(ctx: &Ctx) -> Result<String> {
     let linear = ctx.yardstick(YARDSTICK, include_str!("../yardsticks/scale_linear.cu"))?;
     let (n, m) = (PERF_WIDTH, perf_rows(gpu));
     let pixels = n * m;
-    // A random block repeated on the device (drawing 50 M values would take
-    // longer than the timing), each launch scaling a window of it further on
-    // (kit::timed); every launch's output is checked at seeded pixels.
-    let block = ctx.shared("perf-block", || kit::inputs::uniform_f32(&mut ctx.rng(), 65_521, -1.0, 1.0));
-    let d_in = Windowed::repeated(gpu, "d_Pin", &block, pixels)?;
-    let d_out = gpu.poisoned::<f32>("d_Pout", pixels)?;
-    let a = |launch| [d_in.arg(launch), d_out.arg(), (n as i32).into(), (m as i32).into()];
+    let t = TimedPicture::new(ctx, n, m)?;
     let student = kit::timed::student(
         gpu,
-        |_| d_out.poison(),
-        |launch| module.launch_async(KERNEL, launch_config(n, m), &a(launch)),
-        |launch| {
-            let mut rng = ctx.rng_for(&format!("launch {launch}"));
-            let at: Vec<usize> = [0, n - 1, pixels - n, pixels - 1]
-                .into_iter()
-                .chain((0..PERF_SPOTS).map(|_| rng.random_range(0..pixels)))
-                .collect();
-            for (&i, got) in at.iter().zip(d_out.read_elements(at.iter().copied())?) {
-                let expected = cpu::FACTOR * block[d_in.at(launch, i) % block.len()] as f64;
-                if got as f64 != expected {
-                    let got =
-                        if kit::check::is_poison(&got) { "nothing (never written)".into() } else { got.to_string() };
-                    anyhow::bail!("d_Pout[{}][{}] ({n} x {m}): expected {expected}, got {got}", i / n, i % n);
-                }
-            }
-            Ok(())
-        },
+        |launch| t.prepare(launch),
+        |_| module.launch_async(KERNEL, launch_config(n, m), &t.args()),
+        |launch| t.check(launch),
     )?;
-    let cfg = LaunchConfig::linear(pixels.div_ceil(LINEAR_THREADS as usize) as u32, LINEAR_THREADS);
-    let linear_args = [d_in.arg(0), d_out.arg(), (pixels as i32).into()];
-    let ideal = ctx.time_yardstick(&linear, YARDSTICK, cfg, &linear_args, || d_out.poison())?;
+    t.d_in.fill(0)?;
+    let ideal =
+        ctx.time_yardstick(&linear, YARDSTICK, linear_config(pixels), &t.linear_args(&t.d_out), || t.d_out.poison())?;
     let bytes = 2 * pixels * 4;
     let line = kit::perf::require_share(
         &format!("{KERNEL} on a {n} x {m} image"),
@@ -143,6 +119,66 @@ fn share_of_linear(ctx: &Ctx) -> Result<String> {
         MIN_SHARE_OF_LINEAR,
     )?;
     Ok(format!("{line} (the kit's float4 copy: {copy_gbps:.0} GB/s)"))
+}
+
+/// The 1D yardstick's launch: blocks of LINEAR_THREADS, one pixel per thread.
+fn linear_config(pixels: usize) -> LaunchConfig {
+    LaunchConfig::linear(pixels.div_ceil(LINEAR_THREADS as usize) as u32, LINEAR_THREADS)
+}
+
+/// A timed image: `d_Pin` (n columns, m rows) drawn afresh for every launch
+/// on the device under the run's secret key (kit::timed::Fresh), in [0, 256)
+/// as the README says, and the whole of `d_Pout` compared, on the device,
+/// with what the grader's 1D kernel makes of the same pixels (2 x a float is
+/// exact: every correct kernel writes the same bits).
+pub struct TimedPicture {
+    n: usize,
+    m: usize,
+    pub d_in: Fresh<f32>,
+    /// Poisoned before every launch.
+    pub d_out: DeviceBuffer<f32>,
+    expected: DeviceBuffer<f32>,
+    linear: std::sync::Arc<kit::Module>,
+}
+
+impl TimedPicture {
+    pub fn new(ctx: &Ctx, n: usize, m: usize) -> Result<Self> {
+        let gpu = ctx.gpu()?;
+        Ok(Self {
+            n,
+            m,
+            d_in: Fresh::uniform(ctx, "d_Pin", n * m, 0.0, 256.0)?,
+            d_out: gpu.poisoned("d_Pout", n * m)?,
+            expected: gpu.poisoned("d_Pout (the grader's 1D kernel)", n * m)?,
+            linear: ctx.yardstick(YARDSTICK, include_str!("../yardsticks/scale_linear.cu"))?,
+        })
+    }
+
+    /// `(d_Pin, d_Pout, n, m)`: the student's kernel's arguments.
+    pub fn args(&self) -> [Arg; 4] {
+        [self.d_in.arg(), self.d_out.arg(), (self.n as i32).into(), (self.m as i32).into()]
+    }
+
+    /// `(d_Pin, out, pixels)`: the 1D yardstick's, writing into `out`.
+    fn linear_args(&self, out: &DeviceBuffer<f32>) -> [Arg; 3] {
+        [self.d_in.arg(), out.arg(), ((self.n * self.m) as i32).into()]
+    }
+
+    /// Launch `launch`'s image, and `d_Pout` poisoned.
+    pub fn prepare(&self, launch: usize) -> Result<()> {
+        self.d_in.fill(launch)?;
+        self.d_out.poison()
+    }
+
+    /// `d_Pin` as launch `launch` got it, and every pixel of `d_Pout` twice it.
+    pub fn check(&self, launch: usize) -> Result<()> {
+        self.d_in.intact(launch)?;
+        self.expected.poison()?;
+        let cfg = linear_config(self.n * self.m);
+        self.linear.launch(YARDSTICK, cfg, &self.linear_args(&self.expected))?;
+        let n = self.n;
+        same_as_expected("d_Pout", &self.expected, &self.d_out, |i| format!(" (row {}, column {})", i / n, i % n))
+    }
 }
 
 #[cfg(test)]
@@ -179,6 +215,60 @@ mod tests {
         let rows = perf_rows(&gpu);
         assert!(2 * rows * PERF_WIDTH * 4 >= 8 * gpu.info().l2_cache_bytes as usize - 2 * PERF_WIDTH * 4);
         assert!(rows * PERF_WIDTH < i32::MAX as usize);
+    }
+
+    /// The timing needs a GPU; its launches and their checks run here: the
+    /// reference and the 1D yardstick pass on several launches; another
+    /// launch's output, one pixel wrong or never written, and a write into
+    /// `d_Pin` are each caught, the pixel named.
+    #[test]
+    fn timed_launches_are_checked_in_full() {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let (n, m) = (83, 37);
+        let path = "reference/ex09-picture/kernels/picture.cu";
+        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(path), path).unwrap();
+        let ptx = compiler.compile(&source, &Default::default()).unwrap().text;
+        let env = kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler.clone()), Default::default());
+        let build = kit::PartBuild::new(ptx);
+        let ctx = Ctx::new("ex09::picture::perf::share-of-linear", &env, &build);
+        ctx.run(|ctx| {
+            let module = ctx.kernel_module(KERNEL).unwrap();
+            let t = TimedPicture::new(ctx, n, m).unwrap();
+            let linear = ctx.yardstick(YARDSTICK, include_str!("../yardsticks/scale_linear.cu")).unwrap();
+            for launch in [0, 1, 9] {
+                t.prepare(launch).unwrap();
+                module.launch(KERNEL, launch_config(n, m), &t.args()).unwrap();
+                t.check(launch).unwrap_or_else(|e| panic!("launch {launch}: {e:#}"));
+                t.d_out.poison().unwrap();
+                linear.launch(YARDSTICK, linear_config(n * m), &t.linear_args(&t.d_out)).unwrap();
+                t.check(launch).unwrap_or_else(|e| panic!("{YARDSTICK}, launch {launch}: {e:#}"));
+            }
+            let right = t.d_out.read().unwrap();
+            let input = t.d_in.buffer().read().unwrap();
+            assert!(
+                input.iter().all(|v| (0.0..256.0).contains(v)) && right.iter().zip(&input).all(|(o, i)| *o == 2.0 * i)
+            );
+            let fails = |launch, out: &[f32]| {
+                t.d_out.write(out).unwrap();
+                format!("{:#}", t.check(launch).unwrap_err())
+            };
+            let (row, col) = (m - 1, 4);
+            let mut one = right.clone();
+            one[row * n + col] += 0.5;
+            let err = fails(9, &one);
+            assert!(err.contains(&format!("`d_Pout`[{}] (row {row}, column {col})", row * n + col)), "{err}");
+            one[row * n + col] = f32::from_bits(u32::MAX);
+            assert!(fails(9, &one).contains("got nothing (never written)"));
+            t.prepare(10).unwrap();
+            assert!(fails(10, &right).contains("`d_Pout`[0] (row 0, column 0)"));
+            t.prepare(11).unwrap();
+            module.launch(KERNEL, launch_config(n, m), &t.args()).unwrap();
+            t.d_in.buffer().write_at(n, &[1.0]).unwrap();
+            let err = t.check(11).unwrap_err();
+            let modified = err.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
+            assert_eq!((modified.buffer.as_str(), modified.index), ("d_Pin", n));
+            t.check(11).expect("`d_Pin` restored, `d_Pout` right");
+        });
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! ex09's memory lesson judged by what the kernel does to memory
-//! (kit::measure): it scales a small fixed image on a private simulator, and
+//! (kit::measure): it scales a small seeded image on a private simulator, and
 //! the checks read the 32-byte sectors per warp-level global request.
 //!
 //! A warp of a 16 x 16 block is two rows of 16 threads. With the column taken
@@ -7,28 +7,42 @@
 //! per request. With the column taken from `threadIdx.y` (and the row from
 //! `threadIdx.x`), the same warp reads 2 floats in each of 16 rows: 16 sectors,
 //! most of every sector wasted. Both are correct; only the first is coalesced.
-//! Deterministic: the same figures on every backend.
+//! The figures are the same on every backend and at every shape drawn.
 
 use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
 use kit::{args, Ctx};
+use rand::Rng;
 
 use crate::{cpu, launch_config, KERNEL};
 
-/// The measured image: whole blocks (so that the ideal figures are exact) and
-/// not square (so that a pitch taken from the wrong side shows).
-pub const MEASURE_N: usize = 128;
-pub const MEASURE_M: usize = 96;
+/// The measured images as (n, m), one drawn from the seed per check, so that
+/// no kernel can single it out: whole blocks (so that the ideal figures are
+/// exact), not square (so that a pitch taken from the wrong side shows), none
+/// a correctness size.
+pub const MEASURE_SHAPES: [(usize, usize); 4] = [(112, 80), (144, 96), (96, 112), (160, 64)];
 /// Sectors per global request a coalesced mapping stays at or under (4 with
 /// the column from `threadIdx.x`; 16 with the column from `threadIdx.y`).
 /// See CALIBRATION.md.
 pub const MAX_SECTORS_PER_REQUEST: f64 = 8.0;
 
+/// The measured shape of this check, drawn from the seed.
+pub fn shape(ctx: &Ctx) -> (usize, usize) {
+    MEASURE_SHAPES[ctx.rng_for("measured shape").random_range(0..MEASURE_SHAPES.len())]
+}
+
+/// Runs the kernel once on the check's measured shape and seeded image.
 pub fn measure(ctx: &Ctx) -> Result<Measurement> {
-    let (n, m) = (MEASURE_N, MEASURE_M);
-    ctx.measure(KERNEL, |module| {
+    ctx.kernel_ptx(KERNEL)?; // explains a missing or misspelled kernel
+    let (n, m) = shape(ctx);
+    measure_ptx(&ctx.build.ptx, n, m, &mut ctx.rng())
+}
+
+/// Runs `PictureKernel` of `ptx` once on an `n` x `m` image, its output checked.
+pub fn measure_ptx(ptx: &str, n: usize, m: usize, rng: &mut impl Rng) -> Result<Measurement> {
+    let image = cpu::image(rng, n * m);
+    kit::measure::measure_ptx(ptx, KERNEL, |module| {
         let gpu = module.gpu();
-        let image = cpu::image(&mut kit::inputs::rng_for(0, "measure"), n * m);
         let input = gpu.upload("d_Pin", &image)?;
         let out = gpu.poisoned::<f32>("d_Pout", n * m)?;
         module.launch(KERNEL, launch_config(n, m), &args![&input, &out, n as i32, m as i32])?;
@@ -88,7 +102,7 @@ mod tests {
         let source =
             ptx_build::SourceFile::from_text("<grader>/scale_linear.cu", include_str!("../yardsticks/scale_linear.cu"));
         let ptx = compiler.compile(&source, &ptx_build::CompileOptions::default()).unwrap().text;
-        let pixels = super::MEASURE_N * super::MEASURE_M + 7;
+        let pixels = 128 * 96 + 7;
         let image = crate::cpu::image(&mut kit::inputs::rng_for(0, "yardstick"), pixels);
         let m = kit::measure::measure_ptx(&ptx, "scale_linear", |module| {
             let gpu = module.gpu();
@@ -103,6 +117,35 @@ mod tests {
     }
 
     const MINE: &str = "exercises/ex09-picture/calibration";
+
+    /// Every shape a seed can draw gives each kernel the same verdict.
+    #[test]
+    fn every_measured_shape_gives_the_same_verdicts() {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        for (file, coalesced) in [
+            ("reference/ex09-picture/kernels/picture.cu".to_string(), true),
+            (format!("{MINE}/picture_flat_index.cu"), true),
+            (format!("{MINE}/picture_grid_stride.cu"), true),
+            ("reference/slow/ex09-picture/kernels/picture.cu".to_string(), false),
+            (format!("{MINE}/picture_linear_block.cu"), false),
+        ] {
+            let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(&file), &file).unwrap();
+            let ptx = compiler.compile(&source, &Default::default()).unwrap().text;
+            for (n, m) in super::MEASURE_SHAPES {
+                let measured = super::measure_ptx(&ptx, n, m, &mut kit::inputs::rng_for(7, "shapes")).unwrap();
+                eprintln!("{file} at {n} x {m}: {}", super::figures(&measured));
+                assert_eq!(super::coalesced(&measured).is_ok(), coalesced, "{file} at {n} x {m}");
+            }
+        }
+    }
+
+    #[test]
+    fn no_measured_shape_is_square_a_tested_size_or_the_one_measured_before() {
+        for (n, m) in super::MEASURE_SHAPES {
+            assert!(n % 16 == 0 && m % 16 == 0 && n != m && (n, m) != (128, 96), "{n}x{m}");
+            assert!(!crate::SIZES.contains(&(n, m)), "{n}x{m}");
+        }
+    }
 
     #[test]
     fn coalescing_is_measured_not_spelled() {
