@@ -54,10 +54,6 @@ pub static FAMILIES: [Family; 10] = [
     Family { name: "n=3000017", make: millions, heavy: true },
 ];
 
-/// Letters of the random block the timed string repeats (ex04's timing:
-/// `kit::timed::Windowed::repeated`, each launch a window further on).
-pub const TIMING_BLOCK: usize = 1 << 20;
-
 /// `n` uniform random letters (2 bits of randomness each, 32 letters per draw).
 pub fn random_dna(rng: &mut impl Rng, n: usize) -> Vec<u8> {
     let mut dna = Vec::with_capacity(n + 32);
@@ -517,15 +513,6 @@ mod tests {
         assert!(m.contains(&0) && m.contains(&last) && m.len() > 100);
         assert!(across_boundaries(MILLIONS_LETTERS, 97).iter().all(|p| m.contains(p)));
         assert_eq!(matches(&cases[1]), vec![last]);
-    }
-
-    #[test]
-    fn the_timing_block_is_uniform_letters() {
-        let block = random_dna(&mut rng_for(5, "perf"), TIMING_BLOCK);
-        assert_eq!(block.len(), TIMING_BLOCK);
-        assert!(block.iter().all(|b| LETTERS.contains(b)));
-        let counts = LETTERS.map(|l| block.iter().filter(|&&b| b == l).count());
-        assert!(counts.iter().all(|&c| c.abs_diff(TIMING_BLOCK / 4) < TIMING_BLOCK / 100), "{counts:?}");
     }
 
     #[test]

@@ -12,9 +12,11 @@ pub mod cpu;
 pub mod inputs;
 pub mod measured;
 
+use std::sync::Arc;
+
 use anyhow::{bail, Result};
 use kit::backend::{Arg, BackendError};
-use kit::timed::Windowed;
+use kit::timed::Fresh;
 use kit::{check, require, Check, Ctx, DeviceBuffer, Exercise, LaunchConfig, Module, Part, Skip};
 
 use inputs::{Case, Family, Seq, FAMILIES};
@@ -259,49 +261,85 @@ pub fn symbol_space<'a>(ptx: &'a str, name: &str) -> Option<&'a str> {
     })
 }
 
-/// Times the part's kernel against the grader's v1 pattern on the same string,
-/// after checking that both give the same answer.
+/// A fresh string of uniform letters for every timed launch: the letters of
+/// the correctness strings ([`inputs::random_dna`]), drawn on the device.
+pub fn dna_table() -> Vec<u8> {
+    kit::timed::byte_table(&inputs::LETTERS.map(|l| (l, 1.0))).expect("four letters of weight 1")
+}
+
+/// The buffers of one timing: launch `n` searches the string
+/// [`Fresh::fill`] draws for it (from the run's secret key), and the grader's
+/// v1 pattern computes what every start position of it must hold.
+struct TimedSearch {
+    letters: usize,
+    dna: Fresh<u8>,
+    seq: DeviceBuffer<u8>,
+    found: DeviceBuffer<u8>,
+    /// The v1 pattern's answer for the launch being checked.
+    expected: DeviceBuffer<u8>,
+    pattern: Arc<Module>,
+}
+
+impl TimedSearch {
+    fn new(ctx: &Ctx, letters: usize, table: &[u8], seq: &Seq) -> Result<Self> {
+        let gpu = ctx.gpu()?;
+        let positions = cpu::positions(letters);
+        Ok(Self {
+            letters,
+            dna: Fresh::bytes(ctx, "dna", letters, table)?,
+            seq: gpu.upload("seq", seq)?,
+            found: gpu.poisoned::<u8>("found", positions)?,
+            expected: gpu.poisoned::<u8>("found (v1 pattern)", positions)?,
+            pattern: ctx.yardstick("search_v1_pattern", include_str!("../yardsticks/search_v1_pattern.cu"))?,
+        })
+    }
+
+    /// The v1 pattern's arguments, writing into `found`.
+    fn pattern_args(&self, found: &DeviceBuffer<u8>) -> [Arg; 4] {
+        [self.dna.arg(), (self.letters as i32).into(), self.seq.arg(), found.arg()]
+    }
+
+    /// Launch `launch`'s string, and `found` poisoned (not timed).
+    fn prepare(&self, launch: usize) -> Result<()> {
+        self.dna.fill(launch)?;
+        self.found.poison()
+    }
+
+    fn launch(&self, v: Variant, module: &Module) -> Result<()> {
+        v.launch_on(module, self.dna.arg(), self.letters, self.seq.arg(), self.found.arg())
+    }
+
+    /// The string is still launch `launch`'s, and every start position of
+    /// `found` holds what the v1 pattern finds in it, compared on the device.
+    fn check(&self, launch: usize) -> Result<()> {
+        self.dna.intact(launch)?;
+        self.expected.poison()?;
+        self.pattern.launch("search_v1_pattern", launch_config(self.letters), &self.pattern_args(&self.expected))?;
+        let n = self.letters;
+        kit::timed::same_as_expected("found", &self.expected, &self.found, |_| format!(" (n = {n})"))
+    }
+}
+
+/// Times the part's kernel against the grader's v1 pattern, both on fresh
+/// random strings, and checks every start position of every timed launch.
 fn not_slower_than_v1(ctx: &Ctx, v: Variant, min_ratio: f64) -> Result<String> {
     if let Some(g) = ctx.gpu().ok().filter(|g| !g.capabilities().times_kernels) {
         return Err(Skip(format!("timing needs a real GPU, not the {} backend", g.info().backend)).into());
     }
-    // Built once per process (first, so that it can be built ahead of the GPU),
-    // repeated on the device for every student; each launch searches a window
-    // of it further on (kit::timed).
-    let timed = ctx.shared("seq+dna-block", || {
-        let mut rng = ctx.rng();
-        let seq = inputs::random_seq(&mut rng);
-        (seq, inputs::random_dna(&mut rng, inputs::TIMING_BLOCK))
-    });
+    // One sequence for the run, a new string for every launch: about one
+    // match per 4^8 = 65536 positions, ~1000 per launch.
+    let seq_host = inputs::random_seq(&mut ctx.rng());
     let module = ctx.kernel_module(v.kernel())?;
     let gpu = module.gpu();
-    let yardstick = ctx.yardstick("search_v1_pattern", include_str!("../yardsticks/search_v1_pattern.cu"))?;
-    let seq_host = &timed.0;
-    let dna = Windowed::repeated(gpu, "dna", &timed.1, PERF_LETTERS)?;
-    let seq = gpu.upload("seq", seq_host)?;
-    let positions = cpu::positions(PERF_LETTERS);
-    let expected = gpu.poisoned::<u8>("found (v1 pattern)", positions)?;
-    let found = gpu.poisoned::<u8>("found", positions)?;
-
+    let timed = TimedSearch::new(ctx, PERF_LETTERS, &dna_table(), &seq_host)?;
     let cfg = launch_config(PERF_LETTERS);
-    let base_args = |launch| [dna.arg(launch), (PERF_LETTERS as i32).into(), seq.arg(), expected.arg()];
-    let base = ctx.time_yardstick(&yardstick, "search_v1_pattern", cfg, &base_args(0), || expected.poison())?;
-    v.prepare(module, seq_host)?;
-    // Every launch is compared in full, on the device, with what the v1
-    // pattern finds in the same window.
-    let mine = kit::timed::student(
-        gpu,
-        |_| found.poison(),
-        |launch| v.launch_on(module, dna.arg(launch), PERF_LETTERS, seq.arg(), found.arg()),
-        |launch| {
-            expected.poison()?;
-            yardstick.launch("search_v1_pattern", cfg, &base_args(launch))?;
-            let Some(p) = found.first_difference(&expected)? else { return Ok(()) };
-            let (want, got) = (expected.read_elements([p])?[0], found.read_elements([p])?[0]);
-            let got = if check::is_poison(&got) { "nothing (never written)".to_string() } else { got.to_string() };
-            bail!("found[{p}] (n = {PERF_LETTERS}): expected {want}, got {got}")
-        },
-    )?;
+    timed.dna.fill(0)?;
+    let base =
+        ctx.time_yardstick(&timed.pattern, "search_v1_pattern", cfg, &timed.pattern_args(&timed.expected), || {
+            timed.expected.poison()
+        })?;
+    v.prepare(module, &seq_host)?;
+    let mine = kit::timed::student(gpu, |n| timed.prepare(n), |_| timed.launch(v, module), |n| timed.check(n))?;
     kit::perf::require_speedup(v.kernel(), &mine, &base, "the v1 pattern (global memory only)", min_ratio)
 }
 
@@ -341,6 +379,99 @@ mod tests {
         assert!(!names[0].1.iter().any(|c| c.starts_with("perf::")));
         assert!(names[2].1.contains(&"structure::sequence-in-constant".to_string()));
         assert!(names[1].1.contains(&"perf::not-slower-than-v1".to_string()));
+    }
+
+    /// `file` compiled, and a run on the simulator.
+    fn sim_env(file: &str) -> Option<(kit::RunEnv, kit::PartBuild)> {
+        let compiler = kit::trial::compiler()?;
+        let options = ptx_build::CompileOptions::default();
+        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
+        let ptx = compiler.compile(&source, &options).unwrap().text;
+        Some((kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler), options), kit::PartBuild::new(ptx)))
+    }
+
+    /// Runs `f` in the context of `file`'s timed check on the simulator.
+    fn on_sim(file: &str, f: impl FnOnce(&Ctx)) {
+        let Some((env, build)) = sim_env(file) else { return };
+        Ctx::new("ex04::v2::perf::not-slower-than-v1", &env, &build).run(f);
+    }
+
+    /// Prepares, launches and checks launch `n`, as kit::timed::student does.
+    fn timed_launch(t: &TimedSearch, v: Variant, module: &Module, n: usize) -> Result<()> {
+        t.prepare(n)?;
+        t.launch(v, module)?;
+        module.gpu().finish()?;
+        t.check(n)
+    }
+
+    #[test]
+    fn timed_launches_are_checked_in_full_against_the_v1_pattern() {
+        // Mostly A and a sequence of eight: a match at about a third of the
+        // positions, so that two launches' answers differ in many places.
+        let table = kit::timed::byte_table(&[(b'A', 7.0), (b'C', 1.0)]).unwrap();
+        let seq = *b"AAAAAAAA";
+        for (v, file) in [
+            (Variant::V2, "reference/ex04-dna/kernels/search_v2.cu"),
+            (Variant::V3, "reference/ex04-dna/kernels/search_v3.cu"),
+        ] {
+            on_sim(file, |ctx| {
+                let letters = 3 * THREADS + 100;
+                let t = TimedSearch::new(ctx, letters, &table, &seq).unwrap();
+                let module = ctx.kernel_module(v.kernel()).unwrap();
+                v.prepare(module, &seq).unwrap();
+                for n in 0..3 {
+                    timed_launch(&t, v, module, n).unwrap_or_else(|e| panic!("{file}, launch {n}: {e:#}"));
+                    let found = t.found.read().unwrap();
+                    let ones = found.iter().filter(|&&f| f == 1).count();
+                    assert!(ones > letters / 5 && ones < letters / 2, "{ones} matches");
+                }
+                // Launch 0's answer, checked as launch 1's: its string is not launch 1's.
+                t.prepare(0).unwrap();
+                t.launch(v, module).unwrap();
+                module.gpu().finish().unwrap();
+                t.dna.fill(1).unwrap();
+                let e = format!("{:#}", t.check(1).unwrap_err());
+                assert!(e.contains("`found`[") && e.contains(&format!("(n = {letters}): expected")), "{e}");
+                // A kernel that wrote into its string.
+                t.prepare(2).unwrap();
+                t.launch(v, module).unwrap();
+                module.gpu().finish().unwrap();
+                let letter = t.dna.host_values(2, 700, 1)[0];
+                t.dna.buffer().write_at(700, &[if letter == b'A' { b'T' } else { b'A' }]).unwrap();
+                let e = t.check(2).unwrap_err();
+                let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
+                assert_eq!((modified.buffer.as_str(), modified.index), ("dna", 700));
+                // Unwritten positions are named as such.
+                t.prepare(0).unwrap();
+                let e = format!("{:#}", t.check(0).unwrap_err());
+                assert!(e.contains("`found`[0]") && e.contains("nothing (never written)"), "{e}");
+            });
+        }
+    }
+
+    /// The cheat case (grader/tests/cheats) acts only at the timed size: on the
+    /// simulator it passes every other check of its part, and the stand-in.
+    #[test]
+    fn the_cheat_passes_every_check_but_the_timing_on_the_simulator() {
+        let file = "grader/tests/cheats/ex04-dna-shifts-last-found/exercises/ex04-dna/kernels/search_v2.cu";
+        let Some((env, build)) = sim_env(file) else { return };
+        let ex = exercise();
+        let part = ex.parts.iter().find(|p| p.name == "v2").unwrap();
+        for check in part.checks.iter().filter(|c| !c.heavy) {
+            let name = ex.test_name(part, check);
+            let run =
+                check.stand_in.as_ref().filter(|_| check.kind == kit::CheckKind::Performance).unwrap_or(&check.run);
+            let note = Ctx::new(&name, &env, &build).run(|ctx| run(ctx)).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            eprintln!("pass {name}: {note}");
+        }
+    }
+
+    #[test]
+    fn the_timed_string_has_the_letters_of_the_correctness_strings() {
+        let table = dna_table();
+        for letter in inputs::LETTERS {
+            assert_eq!(table.iter().filter(|&&b| b == letter).count(), table.len() / 4);
+        }
     }
 
     #[test]

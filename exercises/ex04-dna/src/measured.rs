@@ -1,5 +1,5 @@
 //! ex04's memory spaces judged by what the kernel does (kit::measure): it
-//! searches a small fixed string on a private simulator and the checks count
+//! searches a small seeded string on a private simulator and the checks count
 //! global loads and shared loads per start position, and constant-cache passes
 //! per constant load. v1 reads 2 x SEQ_LEN letters per position from global
 //! memory; a staged window brings the string's share to about 1 per position;
@@ -8,14 +8,18 @@
 //! Known limit: the loads of `dna` and of `seq` (both global in v2) are not told
 //! apart, so a v2 that stages `seq` instead of the window can pass.
 
+use std::ops::RangeInclusive;
+
 use anyhow::{bail, Result};
-use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind};
 use kit::Ctx;
+use rand::Rng;
 
 use crate::{cpu, inputs, Variant, SEQ_LEN, THREADS};
 
-/// Letters of the measured string: 16 blocks of positions.
-pub const MEASURE_LETTERS: usize = 16 * THREADS + SEQ_LEN - 1;
+/// Blocks of start positions of the measured string, drawn from the seed
+/// (CALIBRATION.md's figures are for 16): every figure is per position.
+pub const MEASURE_BLOCKS: RangeInclusive<usize> = 12..=20;
 /// Global loads per position a staged window stays at or under: the window
 /// (~1) plus `seq` read from global memory (SEQ_LEN) in v2; v1 reads 2 x SEQ_LEN.
 pub const MAX_STAGED_LOADS: f64 = SEQ_LEN as f64 + 2.0;
@@ -29,33 +33,53 @@ pub const MAX_CONST_PASSES: f64 = 1.5;
 /// Active lanes per global load at or above which whole warps load together.
 pub const MIN_LANES_PER_LOAD: f64 = 16.0;
 
-pub fn measure(ctx: &Ctx, v: Variant) -> Result<Measurement> {
-    let mut rng = kit::inputs::rng_for(0, "measure");
+/// A kernel's memory behaviour on the measured string, and its start positions.
+pub struct Measured {
+    pub m: kit::measure::Measurement,
+    pub positions: usize,
+}
+
+impl std::ops::Deref for Measured {
+    type Target = kit::measure::Measurement;
+    fn deref(&self) -> &Self::Target {
+        &self.m
+    }
+}
+
+/// Runs the part's kernel once on a seeded string of whole blocks of
+/// positions (their number drawn from [`MEASURE_BLOCKS`]) with a seeded sequence.
+pub fn measure(ctx: &Ctx, v: Variant) -> Result<Measured> {
+    let blocks = ctx.rng_for("measured shape").random_range(MEASURE_BLOCKS);
+    let letters = blocks * THREADS + SEQ_LEN - 1;
+    let mut rng = ctx.rng();
     let seq = inputs::random_seq(&mut rng);
-    let dna = inputs::random_dna(&mut rng, MEASURE_LETTERS);
-    ctx.measure(v.kernel(), |module| {
+    let dna = inputs::random_dna(&mut rng, letters);
+    let m = ctx.measure(v.kernel(), |module| {
         let gpu = module.gpu();
         let d_dna = gpu.upload("dna", &dna)?;
         let d_seq = gpu.upload("seq", &seq)?;
-        let found = gpu.poisoned::<u8>("found", cpu::positions(MEASURE_LETTERS))?;
+        let found = gpu.poisoned::<u8>("found", cpu::positions(letters))?;
         v.prepare(module, &seq)?;
         v.launch_async(module, &d_dna, &d_seq, &found)?;
         gpu.finish()?;
         kit::measure::require_right_result(kit::check::exact("found", &cpu::found(&dna, &seq), &found.read()?))
-    })
+    })?;
+    Ok(Measured { m, positions: cpu::positions(letters) })
 }
 
-fn per_position(count: u64) -> f64 {
-    count as f64 / cpu::positions(MEASURE_LETTERS) as f64
+impl Measured {
+    fn per_position(&self, count: u64) -> f64 {
+        count as f64 / self.positions as f64
+    }
 }
 
-fn figures(m: &Measurement) -> String {
+fn figures(m: &Measured) -> String {
     format!(
         "per start position: {:.2} global loads, {:.2} shared loads, {:.2} constant loads ({:.2} constant-cache \
          passes per load); {:.1} active lanes per global load",
-        per_position(m.thread_global_loads()),
-        per_position(m.thread_shared_loads()),
-        per_position(m.thread_const_loads()),
+        m.per_position(m.thread_global_loads()),
+        m.per_position(m.thread_shared_loads()),
+        m.per_position(m.thread_const_loads()),
         m.const_passes_per_request(),
         m.global_lanes_per_load()
     )
@@ -79,9 +103,9 @@ pub fn global_only(ctx: &Ctx) -> Result<String> {
 }
 
 /// v2 and v3: the comparisons read a window staged in shared memory.
-pub fn window(m: &Measurement) -> Result<String> {
-    let global = per_position(m.thread_global_loads());
-    let shared = per_position(m.thread_shared_loads());
+pub fn window(m: &Measured) -> Result<String> {
+    let global = m.per_position(m.thread_global_loads());
+    let shared = m.per_position(m.thread_shared_loads());
     if global > MAX_STAGED_LOADS || shared < MIN_SHARED_LOADS {
         bail!(
             "{}: {global:.2} global and {shared:.2} shared loads per start position (staged: about 1 + the \
@@ -101,13 +125,13 @@ pub fn shared_window(ctx: &Ctx, v: Variant) -> Result<String> {
 }
 
 /// v3: `seq` read from constant memory, not global.
-pub fn constant(m: &Measurement) -> Result<String> {
-    let global = per_position(m.thread_global_loads());
+pub fn constant(m: &Measured) -> Result<String> {
+    let global = m.per_position(m.thread_global_loads());
     if m.stats.const_load_requests == 0 || global > MAX_V3_GLOBAL_LOADS {
         bail!(
             "search_v3: {global:.2} global loads and {:.2} constant loads per start position: the sequence is not \
              read from constant memory. Compare the window with seq[k], the `__constant__` array the host fills",
-            per_position(m.thread_const_loads())
+            m.per_position(m.thread_const_loads())
         );
     }
     Ok(figures(m))

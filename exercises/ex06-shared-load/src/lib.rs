@@ -9,10 +9,11 @@
 pub mod cpu;
 pub mod measured;
 
+use std::sync::Arc;
+
 use anyhow::{anyhow, Result};
-use kit::timed::{window_room, window_step, Windowed};
-use kit::{args, check, require, Check, Ctx, Exercise, LaunchConfig, Part};
-use rand::Rng;
+use kit::timed::Fresh;
+use kit::{args, check, require, Arg, Check, Ctx, DeviceBuffer, Exercise, LaunchConfig, Module, Part};
 
 /// Elements of each vector (the seed's `#define SIZE 256`), and threads per block.
 pub const SIZE: usize = 256;
@@ -23,7 +24,7 @@ pub const THREADS: u32 = SIZE as u32;
 pub const SHARED_BYTES: u32 = (2 * SIZE * std::mem::size_of::<u8>()) as u32;
 /// Independent blocks (pairs) for the random cases: one, a few, many. (The
 /// CPU reference costs SIZE^2 products per block; the timed run's 32768 blocks,
-/// many waves on any GPU, are spot-checked too.)
+/// many waves on any GPU, are checked on the device against the grader's kernel.)
 pub const BLOCKS: [u32; 3] = [1, 3, 263];
 /// Blocks for the case where in2 is in1 rotated by a planted lag.
 pub const ROTATED_BLOCKS: u32 = 64;
@@ -38,8 +39,6 @@ pub const PERF_BLOCKS: u32 = 1 << 15;
 /// per thread 0.67x; reading from global (0.95x) is a structure failure, not a timing
 /// one. See CALIBRATION.md.
 pub const MIN_SPEEDUP_VS_GLOBAL: f64 = 0.9;
-/// Blocks whose outputs are checked after the timed run (spread over the grid).
-const SPOT_BLOCKS: u32 = 16;
 const KERNEL: &str = "compute";
 
 pub fn exercise() -> Exercise {
@@ -165,33 +164,80 @@ fn within_launch_bytes(k: &kit::inspect::KernelPtx, executed: impl Fn(usize) -> 
     })
 }
 
+/// Random bytes for the timing, every value 0..=255 as likely: the
+/// distribution of [`cpu::random_pairs`], drawn on the device.
+pub fn byte_table() -> Vec<u8> {
+    let uniform: Vec<(u8, f64)> = (0..=255).map(|b| (b, 1.0)).collect();
+    kit::timed::byte_table(&uniform).expect("256 bytes of weight 1")
+}
+
+/// The buffers of one timing: launch `l` correlates the pairs
+/// [`Fresh::fill`] draws for it (from the run's secret key), and the grader's
+/// global-memory kernel computes what every output must be.
+struct TimedCorrelation {
+    blocks: u32,
+    in1: Fresh<u8>,
+    in2: Fresh<u8>,
+    out: DeviceBuffer<u32>,
+    /// The grader's correlation of the launch being checked.
+    expected: DeviceBuffer<u32>,
+    global: Arc<Module>,
+}
+
+impl TimedCorrelation {
+    fn new(ctx: &Ctx, blocks: u32) -> Result<Self> {
+        let gpu = ctx.gpu()?;
+        let (n, table) = (blocks as usize * SIZE, byte_table());
+        Ok(Self {
+            blocks,
+            in1: Fresh::bytes(ctx, "in1", n, &table)?,
+            in2: Fresh::bytes(ctx, "in2", n, &table)?,
+            out: gpu.poisoned::<u32>("out", n)?,
+            expected: gpu.poisoned::<u32>("out (compute_global)", n)?,
+            global: ctx.yardstick("compute_global", include_str!("../yardsticks/compute_global.cu"))?,
+        })
+    }
+
+    /// The kernel's arguments, writing into `out`.
+    fn args(&self, out: &DeviceBuffer<u32>) -> [Arg; 3] {
+        [out.arg(), self.in1.arg(), self.in2.arg()]
+    }
+
+    /// Launch `launch`'s pairs, and `out` poisoned (not timed).
+    fn prepare(&self, launch: usize) -> Result<()> {
+        self.in1.fill(launch)?;
+        self.in2.fill(launch)?;
+        self.out.poison()
+    }
+
+    /// Both vectors are still launch `launch`'s, and every output is the
+    /// grader's correlation of them, compared on the device.
+    fn check(&self, launch: usize) -> Result<()> {
+        self.in1.intact(launch)?;
+        self.in2.intact(launch)?;
+        self.expected.poison()?;
+        self.global.launch("compute_global", launch_config(self.blocks), &self.args(&self.expected))?;
+        kit::timed::same_as_expected("out", &self.expected, &self.out, |i| {
+            format!(" (block {}, lag {})", i / SIZE, i % SIZE)
+        })
+    }
+}
+
 fn faster_than_global_reads(ctx: &Ctx) -> Result<String> {
-    // Drawn once per process (first, so that it can be built ahead of the
-    // GPU), uploaded fresh for every student, with room for every launch's
-    // window (kit::timed): a window starts a whole number of blocks further on.
-    let inputs = ctx.shared("in1+in2", || cpu::random_pairs(&mut ctx.rng(), PERF_BLOCKS + ROOM_BLOCKS));
     let module = ctx.kernel_module(KERNEL)?;
     let gpu = module.gpu();
-    let global = ctx.yardstick("compute_global", include_str!("../yardsticks/compute_global.cu"))?;
-    let (in1, in2) = (&inputs.0, &inputs.1);
-    let n = PERF_BLOCKS as usize * SIZE;
-    let (d1, d2) = (Windowed::upload(gpu, "in1", in1, n)?, Windowed::upload(gpu, "in2", in2, n)?);
-    let out = gpu.poisoned::<u32>("out", n)?;
+    let timed = TimedCorrelation::new(ctx, PERF_BLOCKS)?;
     let cfg = launch_config(PERF_BLOCKS);
-    let a = |launch| [out.arg(), d1.arg(launch), d2.arg(launch)];
-
     let mine = kit::timed::student(
         gpu,
-        |_| out.poison(),
-        |launch| module.launch_async(KERNEL, cfg, &a(launch)),
-        |launch| {
-            let mut rng = ctx.rng_for(&format!("launch {launch}"));
-            let blocks = spot_blocks(PERF_BLOCKS).into_iter().chain((0..4).map(|_| rng.random_range(0..PERF_BLOCKS)));
-            let start = d1.at(launch, 0);
-            spot_check(&in1[start..], &in2[start..], blocks, |b| out.read_range(b as usize * SIZE, SIZE))
-        },
+        |launch| timed.prepare(launch),
+        |_| module.launch_async(KERNEL, cfg, &timed.args(&timed.out)),
+        |launch| timed.check(launch),
     )?;
-    let yardstick = ctx.time_yardstick(&global, "compute_global", cfg, &a(0), || out.poison())?;
+    timed.in1.fill(0)?;
+    timed.in2.fill(0)?;
+    let yardstick =
+        ctx.time_yardstick(&timed.global, "compute_global", cfg, &timed.args(&timed.out), || timed.out.poison())?;
     kit::perf::require_speedup(
         KERNEL,
         &mine,
@@ -199,34 +245,6 @@ fn faster_than_global_reads(ctx: &Ctx) -> Result<String> {
         "reading in1 and in2 from global memory on every use",
         MIN_SPEEDUP_VS_GLOBAL,
     )
-}
-
-/// Checks the outputs of `blocks` (read by `read`) against the CPU, for the
-/// inputs `in1` and `in2` of the launch.
-fn spot_check(
-    in1: &[u8],
-    in2: &[u8],
-    blocks: impl IntoIterator<Item = u32>,
-    read: impl Fn(u32) -> Result<Vec<u32>>,
-) -> Result<()> {
-    for b in blocks {
-        let at = b as usize * SIZE;
-        let expected = cpu::correlate_block(&in1[at..at + SIZE], &in2[at..at + SIZE]);
-        check::exact(&format!("out of block {b}"), &expected, &read(b)?)?;
-    }
-    Ok(())
-}
-
-/// Blocks of input past the timed ones: room for every launch's window.
-const ROOM_BLOCKS: u32 = (window_room::<u8>() / SIZE) as u32;
-const _: () = assert!(window_step::<u8>() % SIZE == 0, "a window starts at a block boundary");
-
-/// The blocks checked after the timed run: the first, the last, and evenly spaced ones.
-pub fn spot_blocks(blocks: u32) -> Vec<u32> {
-    let mut picked: Vec<u32> = (0..SPOT_BLOCKS).map(|i| i * blocks / SPOT_BLOCKS).collect();
-    picked.push(blocks - 1);
-    picked.dedup();
-    picked
 }
 
 #[cfg(test)]
@@ -247,26 +265,87 @@ mod tests {
         const { assert!(PERF_BLOCKS > 132 * 8 * 10, "the timed run needs many waves of blocks on an H100") };
     }
 
-    #[test]
-    fn spot_blocks_cover_both_ends() {
-        let picked = spot_blocks(PERF_BLOCKS);
-        assert_eq!(picked.first(), Some(&0));
-        assert_eq!(picked.last(), Some(&(PERF_BLOCKS - 1)));
-        assert_eq!(picked.len(), SPOT_BLOCKS as usize + 1);
-        assert_eq!(spot_blocks(1), vec![0]);
+    /// `file` compiled, and a run on the simulator.
+    fn sim_env(file: &str) -> Option<(kit::RunEnv, kit::PartBuild)> {
+        let compiler = kit::trial::compiler()?;
+        let options = ptx_build::CompileOptions::default();
+        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
+        let ptx = compiler.compile(&source, &options).unwrap().text;
+        Some((kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler), options), kit::PartBuild::new(ptx)))
+    }
+
+    /// Runs `f` in the context of `file`'s timed check on the simulator.
+    fn on_sim(file: &str, f: impl FnOnce(&Ctx, &Module)) {
+        let Some((env, build)) = sim_env(file) else { return };
+        Ctx::new("ex06::load::perf::faster-than-global-reads", &env, &build)
+            .run(|ctx| f(ctx, ctx.kernel_module(KERNEL).unwrap()));
+    }
+
+    fn launch(t: &TimedCorrelation, module: &Module) {
+        module.launch(KERNEL, launch_config(t.blocks), &t.args(&t.out)).unwrap();
     }
 
     #[test]
-    fn spot_check_names_the_wrong_block() {
-        let (in1, in2) = cpu::random_pairs(&mut kit::inputs::rng_for(5, "spot"), 20);
-        let mut out = cpu::correlate(&in1, &in2);
-        fn read(out: &[u32]) -> impl Fn(u32) -> Result<Vec<u32>> + '_ {
-            move |b| Ok(out[b as usize * SIZE..][..SIZE].to_vec())
+    fn timed_launches_are_checked_in_full_against_the_global_kernel() {
+        on_sim("reference/ex06-shared-load/kernels/shared_load.cu", |ctx, module| {
+            let t = TimedCorrelation::new(ctx, 5).unwrap();
+            let n = 5 * SIZE;
+            for l in 0..3 {
+                t.prepare(l).unwrap();
+                launch(&t, module);
+                t.check(l).unwrap_or_else(|e| panic!("launch {l}: {e:#}"));
+                let (a, b) = (t.in1.host_values(l, 0, n), t.in2.host_values(l, 0, n));
+                assert!(a.iter().any(|&x| x >= 128), "bytes above 127 catch a signed `char`");
+                assert_eq!(t.out.read().unwrap(), cpu::correlate(&a, &b), "launch {l}");
+            }
+            // Launch 0's output, checked as launch 1's.
+            t.prepare(0).unwrap();
+            launch(&t, module);
+            t.in1.fill(1).unwrap();
+            t.in2.fill(1).unwrap();
+            let e = format!("{:#}", t.check(1).unwrap_err());
+            assert!(e.contains("`out`[0] (block 0, lag 0): expected"), "{e}");
+            // A kernel that wrote into its second vector.
+            t.prepare(2).unwrap();
+            launch(&t, module);
+            let was = t.in2.host_values(2, 777, 1)[0];
+            t.in2.buffer().write_at(777, &[was ^ 1]).unwrap();
+            let e = t.check(2).unwrap_err();
+            let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
+            assert_eq!((modified.buffer.as_str(), modified.index), ("in2", 777));
+            // One output of the last block never written.
+            t.prepare(1).unwrap();
+            launch(&t, module);
+            t.out.write_at(4 * SIZE + 3, &[u32::MAX]).unwrap();
+            let e = format!("{:#}", t.check(1).unwrap_err());
+            assert!(e.contains("(block 4, lag 3)") && e.contains("nothing (never written)"), "{e}");
+        });
+    }
+
+    #[test]
+    fn timed_bytes_are_uniform() {
+        let table = byte_table();
+        assert!((0..=255u8).all(|b| table.iter().filter(|&&x| x == b).count() == table.len() / 256));
+    }
+
+    /// The cheat cases (grader/tests/cheats) act only at the timed size: on the
+    /// simulator they pass every other check of the part, and the stand-in.
+    #[test]
+    fn the_cheats_pass_every_check_but_the_timing_on_the_simulator() {
+        for file in ["grader/tests/cheats/ex06-copies-next-block/exercises/ex06-shared-load/kernels/shared_load.cu"] {
+            let Some((env, build)) = sim_env(file) else { return };
+            let ex = exercise();
+            let part = &ex.parts[0];
+            for check in part.checks.iter().filter(|c| !c.heavy) {
+                let name = ex.test_name(part, check);
+                let run =
+                    check.stand_in.as_ref().filter(|_| check.kind == kit::CheckKind::Performance).unwrap_or(&check.run);
+                let note = Ctx::new(&name, &env, &build)
+                    .run(|ctx| run(ctx))
+                    .unwrap_or_else(|e| panic!("{file}, {name}: {e:#}"));
+                eprintln!("pass {name}: {note}");
+            }
         }
-        assert!(spot_check(&in1, &in2, spot_blocks(20), read(&out)).is_ok());
-        out[19 * SIZE + 3] = u32::MAX;
-        let err = spot_check(&in1, &in2, spot_blocks(20), read(&out)).unwrap_err().to_string();
-        assert!(err.contains("block 19") && err.contains("never written"), "{err}");
     }
 
     /// A module shaped like NVRTC's output for this file.

