@@ -2,13 +2,16 @@
 //! without recomputing it.
 //!
 //! Every launch gets M and N of its own, drawn on the device under the run's
-//! secret key ([`kit::timed::Fresh`]): multiples of 1/16 in [-1, 1], so that
-//! every product is a multiple of 2^-8, every sum of up to 4096 of them is
-//! exact in float, and every correct kernel, in whatever order it adds, gives
-//! the same bits. The naive product takes 26 ms a launch at 4096 on an H100,
-//! and a timing makes a dozen launches: instead, Freivalds' check
+//! secret key ([`kit::timed::Fresh`]): M holds multiples of 2^-12 in
+//! (-1, 1), N holds -1, 0 and 1, so that every product is a multiple of
+//! 2^-12, every sum of up to 4096 of them is exact in float, and every
+//! correct kernel, in whatever order it adds, gives the same bits. M's 12
+//! significant bits are more than half precision (11), bfloat16 (8) or tf32
+//! (11) keep, so a kernel that multiplies in a narrower format at the timed
+//! size gets a wrong product. The naive product takes 26 ms a launch at 4096
+//! on an H100, and a timing makes a dozen launches: instead, Freivalds' check
 //! (yardsticks/matmul_check.cu) compares C r with A (B r) for a random r, in
-//! integers mod 2^64 (A = 16 M, B = 16 N, C = 256 P), in O(mk + kn + mn).
+//! integers mod 2^64 (A = 4096 M, B = N, C = 4096 P), in O(mk + kn + mn).
 //! Only when that fails does the naive kernel compute the expected product,
 //! to name the first wrong element.
 
@@ -20,17 +23,19 @@ use kit::{Ctx, DeviceBuffer, LaunchConfig, Module};
 
 use crate::{launch_config, Kernel, Shape};
 
-/// Timed inputs are `k * 2^-VALUE_SHIFT` with `k` in `-VALUE_MAX..=VALUE_MAX`: [-1, 1].
-pub const VALUE_SHIFT: u32 = 4;
-pub const VALUE_MAX: i32 = 16;
-/// The longest inner dimension the argument holds for: |P| <= k, so an
-/// error of C = 256 P is an integer below 2^22 in magnitude, which a random
-/// r hides mod 2^64 with probability at most 2^-42; and every sum is exact.
+/// M's elements are `k * 2^-M_SHIFT` with `k` in `-M_MAX..=M_MAX`: (-1, 1), 12 significant bits.
+pub const M_SHIFT: u32 = 12;
+pub const M_MAX: i32 = (1 << M_SHIFT) - 1;
+/// N's elements are -1, 0 or 1.
+pub const N_MAX: i32 = 1;
+/// The longest inner dimension the argument holds for: |P| < k, so every
+/// sum is a multiple of 2^-12 under 2^12 (exact in float), and an error of
+/// C = 4096 P is an integer below 2^25 in magnitude, which a random r hides
+/// mod 2^64 with probability at most 2^-39.
 pub const MAX_K: usize = 4096;
 /// Threads per block of the check's `row_dot` (its THREADS).
 const ROW_THREADS: u32 = 256;
 
-const _: () = assert!(VALUE_MAX == 1 << VALUE_SHIFT, "inputs in [-1, 1]: |P| <= k");
 const _: () = assert!(crate::PERF_WIDTH <= MAX_K && crate::PERF_RECT.k <= MAX_K);
 
 /// One timed product's buffers, and the grader's kernels that check it.
@@ -57,11 +62,10 @@ impl TimedProduct {
     pub fn new(ctx: &Ctx, s: Shape, yardstick: Kernel) -> Result<Self> {
         anyhow::ensure!(s.k <= MAX_K, "k = {} is beyond the check's {MAX_K}", s.k);
         let gpu = ctx.gpu()?;
-        let values = |name, len| Fresh::dyadic(ctx, name, len, -VALUE_MAX, VALUE_MAX, VALUE_SHIFT);
         Ok(Self {
             s,
-            m: values("M", s.m * s.k)?,
-            n: values("N", s.k * s.n)?,
+            m: Fresh::dyadic(ctx, "M", s.m * s.k, -M_MAX, M_MAX, M_SHIFT)?,
+            n: Fresh::dyadic(ctx, "N", s.k * s.n, -N_MAX, N_MAX, 0)?,
             p: gpu.poisoned("P", s.m * s.n)?,
             r: Fresh::ints(ctx, "r (Freivalds)", 2 * s.n, i32::MIN, i32::MAX)?,
             br: gpu.zeros("B r", s.k)?,
@@ -107,7 +111,7 @@ impl TimedProduct {
     }
 
     /// Whether C r == A (B r) mod 2^64, row by row, with every element of P a
-    /// multiple of 2^-8 no larger than k.
+    /// multiple of 2^-12 no larger than k.
     fn freivalds(&self, launch: usize) -> Result<bool> {
         let s = self.s;
         self.r.fill(launch)?;
@@ -117,10 +121,10 @@ impl TimedProduct {
             let args = [x, (cols as i32).into(), scale.into(), limit.into(), v, out.arg(), self.bad.arg()];
             self.check.launch("row_dot", cfg, &args)
         };
-        let (b, c) = ((1 << VALUE_SHIFT) as f32, (1 << (2 * VALUE_SHIFT)) as f32);
-        row_dot(self.n.arg(), s.k, s.n, b, VALUE_MAX as f32, self.r.arg(), &self.br)?;
-        row_dot(self.m.arg(), s.m, s.k, b, VALUE_MAX as f32, self.br.arg(), &self.abr)?;
-        row_dot(self.p.arg(), s.m, s.n, c, c * s.k as f32, self.r.arg(), &self.cr)?;
+        let a = (1 << M_SHIFT) as f32;
+        row_dot(self.n.arg(), s.k, s.n, 1.0, N_MAX as f32, self.r.arg(), &self.br)?;
+        row_dot(self.m.arg(), s.m, s.k, a, M_MAX as f32, self.br.arg(), &self.abr)?;
+        row_dot(self.p.arg(), s.m, s.n, a, a * s.k as f32, self.r.arg(), &self.cr)?;
         Ok(self.bad.read()?[0] == 0 && self.abr.read()? == self.cr.read()?)
     }
 }
@@ -169,8 +173,9 @@ mod tests {
                     t.check(launch).unwrap_or_else(|e| panic!("{}, launch {launch}: {e:#}", kernel.name));
                 }
                 let right = t.p.read().unwrap();
-                assert!(right.iter().all(|v| (v * 256.0).fract() == 0.0 && v.abs() <= s.k as f32));
+                assert!(right.iter().all(|v| (v * 4096.0).fract() == 0.0 && v.abs() <= s.k as f32));
                 assert!(right.iter().filter(|v| v.abs() >= 1.0).count() > right.len() / 4, "not all tiny");
+                assert!(right.iter().any(|v| (v * 2048.0).fract() != 0.0), "M's last bit is used");
                 let fails = |launch, change: &dyn Fn(&mut Vec<f32>)| {
                     let mut p = right.clone();
                     change(&mut p);
@@ -181,9 +186,9 @@ mod tests {
                 let at = row * s.n + col;
                 let place = format!("`P`[{at}] (row {row}, column {col})");
                 let changes: [(&str, Change); 5] = [
-                    ("a step off", |p, i| p[i] += 1.0 / 256.0),
+                    ("a step off", |p, i| p[i] += 1.0 / 4096.0),
                     // Away from 0: what truncating to an integer would take back.
-                    ("no multiple of a step", |p, i| p[i] += p[i].signum() / 1024.0),
+                    ("no multiple of a step", |p, i| p[i] += p[i].signum() / 16384.0),
                     ("far too large", |p, i| p[i] += (1 << 24) as f32),
                     ("never written", |p, i| p[i] = f32::from_bits(u32::MAX)),
                     ("two that cancel", |p, i| {

@@ -1,14 +1,14 @@
 // The grader's check of a timed product P = M x N, without recomputing it
-// (Freivalds): the timed inputs are multiples of 1/16 in [-1, 1], so
-// A = 16 M, B = 16 N and C = 256 P are integer matrices, and P is right
+// (Freivalds): M holds multiples of 2^-12 in (-1, 1) and N holds -1, 0, 1, so
+// A = 4096 M, B = N and C = 4096 P are integer matrices, and P is right
 // exactly when C = A B. For a random vector r the grader compares C r with
 // A (B r), in 64-bit integers that wrap (mod 2^64): three passes of
 // `row_dot`, O(mk + kn + mn) instead of the product's O(mkn).
 //
 // An element that is wrong changes its row's sum, unless its error times
-// r_j vanishes mod 2^64: the errors are integers below 2^22 in magnitude
-// (|P| <= k <= 4096 when right; larger is caught below), so for a uniform
-// r that happens with probability at most 2^-42 per row.
+// r_j vanishes mod 2^64: the errors are integers below 2^25 in magnitude
+// (|P| < k <= 4096 when right; larger is caught below), so for a uniform
+// r that happens with probability at most 2^-39 per row.
 
 // One block of THREADS per row: out[row] = sum over j of (X[row][j] * scale) * v[j] mod 2^64.
 // An element of X times `scale` that is not an integer of magnitude at most
