@@ -8,7 +8,8 @@
 //! - never under what the check's name promises: a check named
 //!   `faster-than-X` passes only kernels at least as fast as X ([`promise`]);
 //! - graded by the clock on that GPU only where every correct kernel clears
-//!   the bar by [`MIN_MARGIN`] and every slow one falls under it by as much;
+//!   the bar by [`MIN_MARGIN`] and every slow one falls under it by as much
+//!   (or, for a bar the name sets, under the promise at all);
 //!   elsewhere the check is not graded here and its measured stand-in grades
 //!   the lesson.
 //!
@@ -34,7 +35,7 @@ pub const CREDIT_STEP: f64 = 0.25;
 /// The rule in one sentence, written into every calibration file.
 pub const RULE: &str = "threshold = min(0.7 x reference, slowest correct / 1.05), at least 1.0 for a check named \
                         faster-than-X; graded only where it is >= 0.6 x reference, every correct kernel clears it by \
-                        5 % and every slow one falls under it by 5 %, else not graded here (the measured stand-in \
+                        5 % and every slow one falls under it by 5 % (or under the name's promise), else not graded here (the measured stand-in \
                         grades the lesson). Scaled credit: full at >= reference / 1.2, none at or under the fastest \
                         slow kernel, between them figure / reference in steps of 0.25";
 
@@ -114,13 +115,17 @@ pub fn place(f: Family) -> Placement {
                 (MIN_MARGIN - 1.0) * 100.0
             )
         }),
-        margin_slow.filter(|&m| !clears(m)).map(|_| {
-            format!(
-                "the fastest slow kernel ({:.3}) is not {:.0} % under {threshold:.3}",
-                f.fastest_slow.unwrap_or_default(),
-                (MIN_MARGIN - 1.0) * 100.0
-            )
-        }),
+        // A slow kernel under what the name promises fails by the promise itself
+        // (ex03 rect's rolled tile at 0.98x naive): no margin is asked of it.
+        margin_slow
+            .filter(|&m| !clears(m) && !f.fastest_slow.zip(f.promise).is_some_and(|(s, p)| s < p && threshold <= p))
+            .map(|_| {
+                format!(
+                    "the fastest slow kernel ({:.3}) is not {:.0} % under {threshold:.3}",
+                    f.fastest_slow.unwrap_or_default(),
+                    (MIN_MARGIN - 1.0) * 100.0
+                )
+            }),
     ]
     .into_iter()
     .flatten()
@@ -206,6 +211,10 @@ mod tests {
         // A correct kernel at 0.98x naive cannot pass it: the check is not graded until it is re-roled.
         let q = place(family(1.342, 0.980, Some(0.51), "ex03::rect::perf::faster-than-naive"));
         assert!(!q.graded && q.why.contains("slowest correct"), "{}", q.why);
+        // Re-roled slow, it fails by the promise: no 5 % margin asked.
+        assert!(place(family(1.342, 1.053, Some(0.98), "ex03::rect::perf::faster-than-naive")).graded);
+        // Where the bar is the reference's share, a slow kernel near it still needs the margin.
+        assert!(!place(family(2.0, 1.9, Some(1.38), "exNN::p::perf::faster-than-x")).graded);
         // ex12 constant: the mask in global memory is as fast (1.027): the clock cannot grade it.
         assert!(!place(family(1.027, 1.027, Some(0.45), "ex12::constant::perf::faster-than-global-mask")).graded);
     }
