@@ -114,7 +114,7 @@ impl Variant {
         };
         let timed = |part: Part, min: f64| {
             part.check(
-                Check::performance("not-slower-than-v1", move |ctx| not_slower_than_v1(ctx, self, min))
+                Check::performance("share-of-v1", move |ctx| share_of_v1(ctx, self, min))
                     // What makes a staged search slower than v1: a window copied by few threads, a sequence
                     // read from constant memory at different addresses per warp. Both measured.
                     .with_stand_in(move |ctx| kit::measure::skip_unmeasurable(measured::stand_in(ctx, self))),
@@ -322,7 +322,7 @@ impl TimedSearch {
 
 /// Times the part's kernel against the grader's v1 pattern, both on fresh
 /// random strings, and checks every start position of every timed launch.
-fn not_slower_than_v1(ctx: &Ctx, v: Variant, min_ratio: f64) -> Result<String> {
+fn share_of_v1(ctx: &Ctx, v: Variant, min_ratio: f64) -> Result<String> {
     if let Some(g) = ctx.gpu().ok().filter(|g| !g.capabilities().times_kernels) {
         return Err(Skip(format!("timing needs a real GPU, not the {} backend", g.info().backend)).into());
     }
@@ -378,7 +378,7 @@ mod tests {
         assert!(names[0].1.contains(&"structure::global-only".to_string()));
         assert!(!names[0].1.iter().any(|c| c.starts_with("perf::")));
         assert!(names[2].1.contains(&"structure::sequence-in-constant".to_string()));
-        assert!(names[1].1.contains(&"perf::not-slower-than-v1".to_string()));
+        assert!(names[1].1.contains(&"perf::share-of-v1".to_string()));
     }
 
     /// `file` compiled, and a run on the simulator.
@@ -393,7 +393,7 @@ mod tests {
     /// Runs `f` in the context of `file`'s timed check on the simulator.
     fn on_sim(file: &str, f: impl FnOnce(&Ctx)) {
         let Some((env, build)) = sim_env(file) else { return };
-        Ctx::new("ex04::v2::perf::not-slower-than-v1", &env, &build).run(f);
+        Ctx::new("ex04::v2::perf::share-of-v1", &env, &build).run(f);
     }
 
     /// Prepares, launches and checks launch `n`, as kit::timed::student does.

@@ -137,7 +137,7 @@ pub fn constant(m: &Measured) -> Result<String> {
     Ok(figures(m))
 }
 
-/// Stand-in for v2's and v3's `not-slower-than-v1`: whole warps load (no
+/// Stand-in for v2's and v3's `share-of-v1`: whole warps load (no
 /// thread copies the window alone), and for v3 constant reads are broadcasts.
 pub fn stand_in(ctx: &Ctx, v: Variant) -> Result<String> {
     let m = measure(ctx, v)?;
@@ -176,7 +176,7 @@ mod tests {
             ("v3", "exercises/ex04-dna/calibration/search_v3_unrolled.cu"),
         ] {
             passes(&ex, part, "shared-window", Run::Check, file);
-            passes(&ex, part, "not-slower-than-v1", Run::StandIn, file);
+            passes(&ex, part, "share-of-v1", Run::StandIn, file);
         }
         passes(&ex, "v3", "sequence-in-constant", Run::Check, "reference/ex04-dna/kernels/search_v3.cu");
         for (part, file) in [
@@ -184,10 +184,10 @@ mod tests {
             ("v3", "reference/slow/ex04-dna/kernels/search_v3.cu"),
         ] {
             passes(&ex, part, "shared-window", Run::Check, file);
-            fails(&ex, part, "not-slower-than-v1", Run::StandIn, file);
+            fails(&ex, part, "share-of-v1", Run::StandIn, file);
         }
         let unused = "exercises/ex04-dna/calibration/search_v2_unused_window.cu";
         fails(&ex, "v2", "shared-window", Run::Check, unused);
-        fails(&ex, "v2", "not-slower-than-v1", Run::StandIn, unused);
+        fails(&ex, "v2", "share-of-v1", Run::StandIn, unused);
     }
 }

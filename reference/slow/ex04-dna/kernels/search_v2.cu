@@ -1,7 +1,7 @@
 // Calibration variant for ex04 `v2`: correct, stages the window in shared
 // memory behind a barrier (so it passes the structure checks), but thread 0
 // copies all THREADS + SEQ_LEN - 1 letters alone while the other 255 threads
-// wait. It must fail `v2::perf::not-slower-than-v1`.
+// wait. It must fail `v2::perf::share-of-v1`.
 #define THREADS 256
 #define SEQ_LEN 8
 

@@ -4,7 +4,7 @@
 // letter, so the 32 threads of a warp read 8 different addresses of `seq` at
 // once. Constant memory serves one address per access and serializes the rest
 // (the seed: fast "when all threads access the same address simultaneously").
-// It must fail `v3::perf::not-slower-than-v1`.
+// It must fail `v3::perf::share-of-v1`.
 #define THREADS 256
 #define SEQ_LEN 8
 
