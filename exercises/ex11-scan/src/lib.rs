@@ -21,11 +21,10 @@
 pub mod cpu;
 pub mod measured;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use kit::perf::Timing;
-use kit::timed::Windowed;
+use kit::timed::Fresh;
 use kit::{args, Arg, Check, Ctx, DeviceBuffer, Exercise, Gpu, LaunchConfig, Module, Part};
-use rand::Rng;
 
 use cpu::Scan;
 
@@ -57,15 +56,14 @@ pub const MIN_SHARE_BRENT_KUNG: f64 = 0.3;
 /// calibrated per model (calibration/*.toml: 0.257 on an H100, 0.241 on an
 /// H200). See CALIBRATION.md.
 pub const MIN_SHARE_ANY_N: f64 = 0.2;
-/// Elements checked after every timed launch, besides the first and last of
-/// the first two sections and the last element.
-const PERF_SPOTS: usize = 256;
 
 pub const KOGGE_STONE: &str = "kogge_stone_scan";
 pub const BRENT_KUNG: &str = "brent_kung_scan";
 pub const SCAN_SECTIONS: &str = "scan_sections";
 pub const ADD_SUMS: &str = "add_sums";
 const YARDSTICK: &str = "copy_ints";
+/// The grader's check of a timed output (yardsticks/scan_check.cu).
+const SCAN_CHECK: &str = "scan_check";
 /// Threads per block of the copy yardstick.
 const COPY_THREADS: u32 = 256;
 
@@ -270,42 +268,90 @@ pub fn perf_n(gpu: &Gpu) -> usize {
     kit::exercise::bandwidth_elements(gpu) / 2
 }
 
-/// The timed input: a random block repeated on the device (drawing 50 M values
-/// would take longer than the timing), with its exact prefix sums.
-fn perf_block(ctx: &Ctx) -> std::sync::Arc<(Vec<i32>, Vec<i128>)> {
-    ctx.shared("perf-block+prefix", || {
-        let block = cpu::values(&mut ctx.rng(), 65_521);
-        let prefix = kit::timed::prefix_sums(block.iter().map(|&v| v as i128));
-        (block, prefix)
-    })
+/// The timed input: fresh values in `1..=MAX_VALUE` for every launch, as the
+/// correctness checks draw them, generated on the device from the run's secret key.
+fn timed_input(ctx: &Ctx, name: &str, n: usize) -> Result<Fresh<i32>> {
+    Fresh::ints(ctx, name, n, 1, cpu::MAX_VALUE)
 }
 
-/// Indices checked after timed launch `launch`: both ends of the first two
-/// sections, the last element, and seeded ones.
-fn spots(ctx: &Ctx, launch: usize, n: usize) -> Vec<usize> {
-    let mut rng = ctx.rng_for(&format!("launch {launch}"));
-    [0, SECTION - 1, SECTION, 2 * SECTION - 1, n - 1]
-        .into_iter()
-        .chain((0..PERF_SPOTS).map(|_| rng.random_range(0..n)))
-        .collect()
+/// The grader's check of a timed scan's whole output (yardsticks/scan_check.cu):
+/// each element against its neighbour and its input, on the device, so that
+/// 50 M ints are checked without scanning them again or reading them back.
+pub struct ScanCheck {
+    module: std::sync::Arc<Module>,
+    first: DeviceBuffer<u64>,
 }
 
-/// Checks the spots of a timed launch's output: `expected(i)` from the window's prefix sums.
-fn check_spots(
-    what: &str,
-    out: &DeviceBuffer<i32>,
-    at: &[usize],
-    n: usize,
-    expected: impl Fn(usize) -> i32,
-) -> Result<()> {
-    for (&i, got) in at.iter().zip(out.read_elements(at.iter().copied())?) {
-        let e = expected(i);
-        if got != e {
-            let got = if kit::check::is_poison(&got) { "nothing (never written)".into() } else { got.to_string() };
-            anyhow::bail!("{what}[{i}] (n = {n}, section {}): expected {e}, got {got}", i / SECTION);
-        }
+impl ScanCheck {
+    pub fn new(ctx: &Ctx) -> Result<Self> {
+        let module = ctx.yardstick(SCAN_CHECK, include_str!("../yardsticks/scan_check.cu"))?;
+        let first = module.gpu().zeros::<u64>("scan_check.first", 1)?;
+        Ok(Self { module, first })
     }
-    Ok(())
+
+    /// Whether `out` (called `what`) is the scan of `input` (each section on its
+    /// own, or the whole array), and `sums`, where given, the total of each
+    /// section of `input`. Fails naming the first wrong element (or sum), what
+    /// it should be and what it is.
+    pub fn check(
+        &self,
+        what: &str,
+        input: &Fresh<i32>,
+        out: &DeviceBuffer<i32>,
+        sums: Option<&DeviceBuffer<i32>>,
+        scan: Scan,
+    ) -> Result<()> {
+        let n = input.len();
+        let restart = if scan == Scan::Sections { SECTION } else { n };
+        let (sums_arg, sum_count) = sums.map_or((out.arg(), 0), |s| (s.arg(), s.len()));
+        self.first.write(&[u64::MAX])?;
+        let cfg = LaunchConfig::linear(u32::try_from(n.div_ceil(256)).expect("the grid fits"), 256);
+        let args = [
+            input.arg(),
+            out.arg(),
+            (n as u32).into(),
+            (restart as u32).into(),
+            sums_arg,
+            (sum_count as u32).into(),
+            self.first.arg(),
+        ];
+        self.module.launch(SCAN_CHECK, cfg, &args)?;
+        let first = self.first.read()?[0];
+        if first == u64::MAX {
+            return Ok(());
+        }
+        let show =
+            |v: i32| if kit::check::is_poison(&v) { "nothing (never written)".to_string() } else { v.to_string() };
+        let at = |buf: &DeviceBuffer<i32>, i: usize| -> Result<i32> { Ok(buf.read_range(i, 1)?[0]) };
+        let i = first as usize;
+        if i < n {
+            // Every element before i is right: the expected value follows from them.
+            let (x, name) = (at(input.buffer(), i)?, input.buffer().name());
+            let (section, j) = (i / SECTION, i % SECTION);
+            let expected = if i % restart == 0 {
+                format!("{x} (a scan starts there: {what}[{i}] = {name}[{i}])")
+            } else {
+                let before = at(out, i - 1)?;
+                format!("{} ({what}[{}] = {before} plus {name}[{i}] = {x})", before.wrapping_add(x), i - 1)
+            };
+            bail!(
+                "{what}[{i}] (n = {n}, section {section}, element {j}): expected {expected}, got {}",
+                show(at(out, i)?)
+            );
+        }
+        // Every element is right: the totals follow from them.
+        let b = i - n;
+        let end = ((b + 1) * SECTION).min(n);
+        let before = if b > 0 { at(out, b * SECTION - 1)? } else { 0 };
+        let total = at(out, end - 1)?.wrapping_sub(before);
+        let got = at(sums.expect("a wrong sum was checked"), b)?;
+        bail!(
+            "`sums[{b}]` after scan_sections (n = {n}): expected the total of section {b}, {total}, got {}. \
+             scan_sections must write each section's total (the last element of its inclusive scan, counting the \
+             elements past n as 0) to sums[blockIdx.x]",
+            show(got)
+        )
+    }
 }
 
 /// Times the copy yardstick on the same input and output as the student's scan.
@@ -315,8 +361,9 @@ fn copy_share(ctx: &Ctx, what: &str, student: &Timed, n: usize, min_share: f64) 
     let copy_gbps = ctx.copy_bandwidth_gbps()?;
     let copy = ctx.yardstick(YARDSTICK, include_str!("../yardsticks/copy_ints.cu"))?;
     let cfg = LaunchConfig::linear(n.div_ceil(COPY_THREADS as usize) as u32, COPY_THREADS);
+    d_in.fill(0)?;
     let ideal =
-        ctx.time_yardstick(&copy, YARDSTICK, cfg, &[d_in.arg(0), d_out.arg(), (n as i32).into()], || d_out.poison())?;
+        ctx.time_yardstick(&copy, YARDSTICK, cfg, &[d_in.arg(), d_out.arg(), (n as i32).into()], || d_out.poison())?;
     let bytes = 2 * n * 4;
     let line = kit::perf::require_share(
         what,
@@ -351,56 +398,51 @@ pub fn timed_student(
 /// What a timed check leaves for the yardstick: the student's timing and the buffers it ran on.
 pub struct Timed {
     pub timing: Timing,
-    pub input: Windowed<i32>,
+    pub input: Fresh<i32>,
     pub output: DeviceBuffer<i32>,
     /// Levels of scan_sections (any-n), 1 for a section scan.
     pub depth: usize,
 }
 
-/// brent-kung's timed launches on `n` elements, every launch's output checked at [`spots`].
+/// brent-kung's timed launches on `n` elements: fresh inputs every launch,
+/// every launch's whole output checked on the device ([`ScanCheck`]).
 pub fn brent_kung_timed(ctx: &Ctx, module: &Module, n: usize, time: Timer) -> Result<Timed> {
     let gpu = module.gpu();
-    let block = perf_block(ctx);
-    let (values, prefix) = (&block.0, &block.1);
-    let d_in = Windowed::repeated(gpu, "X", values, n)?;
+    let d_in = timed_input(ctx, "X", n)?;
     let d_out = gpu.poisoned::<i32>("Y", n)?;
+    let checker = ScanCheck::new(ctx)?;
     let cfg = section_config(n, BK_THREADS);
     let timing = time(
         gpu,
-        &mut |_| d_out.poison(),
-        &mut |launch| module.launch_async(BRENT_KUNG, cfg, &[d_in.arg(launch), d_out.arg(), (n as i32).into()]),
+        &mut |launch| d_in.fill(launch).and_then(|_| d_out.poison()),
+        &mut |_| module.launch_async(BRENT_KUNG, cfg, &[d_in.arg(), d_out.arg(), (n as i32).into()]),
         &mut |launch| {
-            let start = d_in.at(launch, 0);
-            check_spots("Y", &d_out, &spots(ctx, launch, n), n, |i| {
-                let first = i / SECTION * SECTION;
-                kit::timed::periodic_window_sum(prefix, start + first, i - first + 1) as i32
-            })
+            d_in.intact(launch)?;
+            checker.check("Y", &d_in, &d_out, None, Scan::Sections)
         },
     )?;
     Ok(Timed { timing, input: d_in, output: d_out, depth: 1 })
 }
 
 /// any-n's timed launches on `n` elements: one timed launch is the whole
-/// sequence (every level's scan_sections and add_sums, queued in order).
+/// sequence (every level's scan_sections and add_sums, queued in order);
+/// after it the whole output and the first level's section sums are checked.
 pub fn any_n_timed(ctx: &Ctx, module: &Module, n: usize, time: Timer) -> Result<Timed> {
     let gpu = module.gpu();
-    let block = perf_block(ctx);
-    let (values, prefix) = (&block.0, &block.1);
-    let d_in = Windowed::repeated(gpu, "in", values, n)?;
+    let d_in = timed_input(ctx, "in", n)?;
     let d_out = gpu.poisoned::<i32>("out", n)?;
     let hierarchy = Hierarchy::new(gpu, n)?;
+    let checker = ScanCheck::new(ctx)?;
+    // The first level's sums, which the rest of the sequence builds on.
+    let sums = hierarchy.section_sums();
     let timing = time(
         gpu,
-        &mut |_| d_out.poison().and_then(|_| hierarchy.poison()),
+        &mut |launch| d_in.fill(launch).and_then(|_| d_out.poison()).and_then(|_| hierarchy.poison()),
+        &mut |_| hierarchy.run(d_in.arg(), d_out.arg(), n, &mut |kernel, cfg, a| module.launch_async(kernel, cfg, a)),
         &mut |launch| {
-            hierarchy.run(d_in.arg(launch), d_out.arg(), n, &mut |kernel, cfg, a| module.launch_async(kernel, cfg, a))
-        },
-        &mut |launch| {
-            let start = d_in.at(launch, 0);
-            // Exact sums, wrapped to an int as the GPU's are (50 M x 50 > 2^31).
-            check_spots("out", &d_out, &spots(ctx, launch, n), n, |i| {
-                kit::timed::periodic_window_sum(prefix, start, i + 1) as i32
-            })
+            d_in.intact(launch)?;
+            // The sums wrap at this size (50 M x 50 > 2^31): scan_check compares them wrapped.
+            checker.check("out", &d_in, &d_out, Some(sums), Scan::Whole)
         },
     )?;
     Ok(Timed { timing, input: d_in, output: d_out, depth: hierarchy.depth() })
@@ -482,62 +524,180 @@ mod tests {
         let gpu = kit::Gpu::simulator();
         let n = perf_n(&gpu);
         assert!(2 * n * 4 >= 8 * gpu.info().l2_cache_bytes as usize - 8192);
-        assert!(n + kit::timed::window_room::<i32>() < i32::MAX as usize);
+        // scan_check takes n as an unsigned int and names a wrong sum n + b.
+        assert!(n + sections(n) < i32::MAX as usize);
     }
 
     /// The timed checks' launches on the simulator (which cannot time):
-    /// prepared and checked as on a GPU, three of them.
-    fn three_launches(
+    /// prepared and checked as on a GPU, three of them and the last once more
+    /// (the replay canary), a failure naming its launch as the kit does.
+    fn launches_with_canary(
         _: &Gpu,
         prepare: &mut dyn FnMut(usize) -> Result<()>,
         launch: &mut dyn FnMut(usize) -> Result<()>,
         check: &mut dyn FnMut(usize) -> Result<()>,
     ) -> Result<Timing> {
-        for n in 0..3 {
+        for n in [0, 1, 2, 2] {
             prepare(n)?;
             launch(n)?;
-            check(n)?;
+            check(n).map_err(|e| e.context(format!("launch {}", n + 1)))?;
         }
         Ok(Timing::default())
+    }
+
+    /// `f` with a simulator context whose student module is `file` compiled
+    /// (its text `edit`ed first); `None` without NVRTC.
+    fn on_sim<R>(file: &str, edit: impl Fn(String) -> String, f: impl FnOnce(&Ctx, &Module) -> R) -> Option<R> {
+        let compiler = kit::trial::compiler()?;
+        let options = ptx_build::CompileOptions::default();
+        let text = std::fs::read_to_string(kit::trial::workspace_file(file)).unwrap();
+        let source = ptx_build::SourceFile::from_text(file, edit(text));
+        let ptx = compiler.compile(&source, &options).unwrap().text;
+        let env = kit::RunEnv::new(1, Some(Gpu::simulator()), Some(compiler), options);
+        let build = kit::PartBuild::new(ptx);
+        let ctx = Ctx::new("ex11::test::perf::share-of-copy", &env, &build);
+        Some(ctx.run(|ctx| f(ctx, ctx.module().unwrap())))
     }
 
     fn timed_on_sim(
         file: &str,
         timed: fn(&Ctx, &Module, usize, Timer) -> Result<Timed>,
         n: usize,
-    ) -> Option<Result<Timed>> {
-        let compiler = kit::trial::compiler()?;
-        let options = ptx_build::CompileOptions::default();
-        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
-        let ptx = compiler.compile(&source, &options).unwrap().text;
-        let env = kit::RunEnv::new(1, Some(Gpu::simulator()), Some(compiler), options);
-        let build = kit::PartBuild::new(ptx);
-        let ctx = Ctx::new("ex11::test::perf::share-of-copy", &env, &build);
-        let module = ctx.module().unwrap();
-        Some(timed(&ctx, module, n, three_launches))
+    ) -> Option<Result<usize>> {
+        on_sim(file, |t| t, |ctx, module| timed(ctx, module, n, launches_with_canary).map(|t| t.depth))
     }
+
+    const VARIANTS: &str = "grader/tests/variants";
 
     #[test]
     fn the_timed_launches_check_every_output() {
-        const VARIANTS: &str = "grader/tests/variants";
         let n = 5 * SECTION + 17;
         if let Some(r) = timed_on_sim("reference/ex11-scan/kernels/brent_kung.cu", brent_kung_timed, n) {
-            r.unwrap();
+            assert_eq!(r.unwrap(), 1);
         }
         let wrong = format!("{VARIANTS}/ex11-brent-kung-upsweep-off-by-one/exercises/ex11-scan/kernels/brent_kung.cu");
         if let Some(r) = timed_on_sim(&wrong, brent_kung_timed, n) {
-            let e = format!("{:#}", r.err().expect("the off-by-one fails"));
-            assert!(e.contains(&format!("Y[{}] (n = {n}, section 0): expected", SECTION - 1)), "{e}");
+            let e = format!("{:#}", r.expect_err("the off-by-one fails"));
+            let at = format!("Y[{s}] (n = {n}, section 0, element {s}): expected", s = SECTION - 1);
+            assert!(e.starts_with("launch 1: ") && e.contains(&at), "{e}");
         }
         // Two levels: 69 sections, their sums scanned in one more.
         if let Some(r) = timed_on_sim("reference/ex11-scan/kernels/scan_any.cu", any_n_timed, 70_001) {
-            assert_eq!(r.unwrap().depth, 2);
+            assert_eq!(r.unwrap(), 2);
         }
         let wrong = format!("{VARIANTS}/ex11-any-n-add-sums-off-by-one/exercises/ex11-scan/kernels/scan_any.cu");
         if let Some(r) = timed_on_sim(&wrong, any_n_timed, 70_001) {
-            let e = format!("{:#}", r.err().expect("the wrong offset fails"));
-            assert!(e.contains("out[0] (n = 70001, section 0): expected"), "{e}");
+            let e = format!("{:#}", r.expect_err("the wrong offset fails"));
+            assert!(e.contains("out[0] (n = 70001, section 0, element 0): expected"), "{e}");
         }
+    }
+
+    /// The check of a timed launch: the reference's output of each launch
+    /// passes, the same output against the next launch's inputs fails, as do
+    /// a wrong section sum, a section scan where the whole array's was asked
+    /// for, and a write into the input.
+    #[test]
+    fn a_timed_output_is_checked_against_its_own_launchs_inputs() {
+        let n = 3 * SECTION + 5;
+        on_sim(
+            "reference/ex11-scan/kernels/scan_any.cu",
+            |t| t,
+            |ctx, module| {
+                let d_in = timed_input(ctx, "in", n).unwrap();
+                let d_out = module.gpu().poisoned::<i32>("out", n).unwrap();
+                let hierarchy = Hierarchy::new(module.gpu(), n).unwrap();
+                let sums = hierarchy.section_sums();
+                let checker = ScanCheck::new(ctx).unwrap();
+                let check = |scan| checker.check("out", &d_in, &d_out, Some(sums), scan);
+                for launch in [0, 1, 4] {
+                    d_in.fill(launch).unwrap();
+                    d_out.poison().unwrap();
+                    hierarchy.poison().unwrap();
+                    run_any(module, &hierarchy, d_in.buffer(), &d_out).unwrap();
+                    d_in.intact(launch).unwrap();
+                    check(Scan::Whole).unwrap();
+                    // The CPU agrees with what passed.
+                    assert_eq!(d_out.read().unwrap(), cpu::inclusive_scan(&d_in.host_values(launch, 0, n)));
+                    let e = check(Scan::Sections).unwrap_err().to_string();
+                    assert!(e.starts_with(&format!("out[{SECTION}] (n = {n}, section 1, element 0): expected")), "{e}");
+                    assert!(e.contains("a scan starts there"), "{e}");
+                    d_in.fill(launch + 1).unwrap();
+                    let e = check(Scan::Whole).unwrap_err().to_string();
+                    assert!(e.contains(&format!("(n = {n}, section ")) && e.contains(": expected"), "{e}");
+                }
+                d_in.fill(4).unwrap();
+                run_any(module, &hierarchy, d_in.buffer(), &d_out).unwrap();
+                check(Scan::Whole).unwrap();
+                let total = sums.read_range(2, 1).unwrap()[0];
+                sums.write_at(2, &[total + 1]).unwrap();
+                let e = check(Scan::Whole).unwrap_err().to_string();
+                assert!(
+                    e.contains(&format!(
+                        "`sums[2]` after scan_sections (n = {n}): expected the total of section 2, {total}, got {}",
+                        total + 1
+                    )),
+                    "{e}"
+                );
+                let x = d_in.host_values(4, 7, 1)[0];
+                d_in.buffer().write_at(7, &[x + 1]).unwrap();
+                let e = d_in.intact(4).unwrap_err();
+                let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
+                assert_eq!((modified.buffer.as_str(), modified.index), ("in", 7));
+            },
+        );
+    }
+
+    /// The cheat case ex11-brent-kung-derives-from-last-window, at a size the
+    /// simulator runs: right on every launch of the old timing (windows 64
+    /// ints apart over one buffer, the last launch repeated), wrong from the
+    /// second launch of fresh inputs on.
+    #[test]
+    fn a_scan_derived_from_the_last_window_is_wrong_when_timed() {
+        let file =
+            "grader/tests/cheats/ex11-brent-kung-derives-from-last-window/exercises/ex11-scan/kernels/brent_kung.cu";
+        let small = |t: String| {
+            assert!(t.contains("#define TIMED_MIN (4 << 20)") && t.contains("#define KEPT_MAX (1 << 26)"));
+            t.replace("#define TIMED_MIN (4 << 20)", "#define TIMED_MIN 4096")
+                .replace("#define KEPT_MAX (1 << 26)", "#define KEPT_MAX (1 << 16)")
+        };
+        let n = 5 * SECTION + 300;
+        on_sim(file, small, |ctx, module| {
+            let gpu = module.gpu();
+            let mut rng = kit::inputs::rng_for(3, "old windows");
+            let data = cpu::values(&mut rng, n + kit::timed::window_room::<i32>());
+            let old = kit::timed::Windowed::upload(gpu, "X", &data, n).unwrap();
+            let d_out = gpu.poisoned::<i32>("Y", n).unwrap();
+            for launch in [0, 1, 2, 3, 3] {
+                d_out.poison().unwrap();
+                module
+                    .launch(
+                        BRENT_KUNG,
+                        section_config(n, BK_THREADS),
+                        &[old.arg(launch), d_out.arg(), (n as i32).into()],
+                    )
+                    .unwrap();
+                let window = &data[old.at(launch, 0)..old.at(launch, n)];
+                let expected = cpu::section_scans(window);
+                cpu::compare("Y", window, &expected, &d_out.read().unwrap(), Scan::Sections).unwrap();
+            }
+            // A module of its own, as in a grading: nothing kept at this size yet.
+            let fresh = gpu.load(&ctx.build.ptx).unwrap();
+            let e = format!("{:#}", brent_kung_timed(ctx, &fresh, n, launches_with_canary).err().expect("caught"));
+            assert!(e.starts_with("launch 2: Y[") && e.contains(": expected"), "{e}");
+        });
+        // As committed (its __device__ memory sized for the timed n), it passes every correctness size here.
+        on_sim(
+            file,
+            |t| t,
+            |ctx, _| {
+                for n in SIZES.into_iter().filter(|&n| n <= kit::SIM_MAX_ELEMENTS) {
+                    // A check of its own per size, as the grader's (their inputs are shared by name).
+                    let name = format!("ex11::brent-kung::correct::n={n}");
+                    let check = Ctx::new(&name, ctx.env, ctx.build);
+                    sections_correct(&check, BRENT_KUNG, BK_THREADS, n).unwrap();
+                }
+            },
+        );
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! ex11's lessons judged by what the kernels do (kit::measure): each part's
-//! kernel scans a small fixed input on a private simulator, and the checks
-//! read the barriers per block, the global traffic per element and the
-//! additions per element. Deterministic: the same figures on every backend.
+//! kernel scans a small input on a private simulator, and the checks read the
+//! barriers per block, the global traffic per element and the additions per
+//! element. The input's length is drawn from the seed in a band (whole
+//! sections for the section parts, so that the figures per element are the
+//! textbook's exactly), its values from the check's generator: no kernel can
+//! tell the measured launch by its shape. Deterministic for a seed: the same
+//! figures on every backend.
 //!
 //! - kogge-stone: log2(1024) = 10 steps. A double buffer needs one barrier per
 //!   step (10 per block); the race-free single buffer of PMPP Fig. 11.3 needs
@@ -20,15 +24,17 @@ use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
 use kit::{args, Ctx};
 
+use rand::Rng;
+
 use crate::cpu::{self, Scan};
 use crate::{run_any, section_config, sections, Hierarchy, BK_THREADS, BRENT_KUNG, KOGGE_STONE, KS_THREADS, SECTION};
 
-/// Elements of the section parts' measured input: 4 whole sections, so that
-/// the figures per element are the textbook's exactly.
-pub const MEASURE_N: usize = 4 * SECTION;
-/// Elements of any-n's measured input: 16 sections and a partial one (two
-/// levels of scan_sections).
-pub const MEASURE_ANY_N: usize = 16 * SECTION + 300;
+/// Whole sections of the section parts' measured input, one of them drawn
+/// from the seed: whole, so that the figures per element are the textbook's exactly.
+pub const MEASURE_SECTIONS: [usize; 5] = [2, 3, 5, 6, 7];
+/// Whole sections of any-n's measured input, drawn from the seed, and then a
+/// partial one of 1 to SECTION - 1 elements (two levels of scan_sections).
+pub const MEASURE_ANY_SECTIONS: std::ops::RangeInclusive<usize> = 12..=20;
 /// Barriers per block a Kogge-Stone of 1024 elements stays at or under: its 10
 /// steps, one barrier each, and two more (after the load, before the store).
 /// The single buffer needs 20. See CALIBRATION.md.
@@ -46,38 +52,62 @@ pub const MAX_ADDITIONS_PER_ELEMENT: f64 = 3.5;
 /// memory does about 30. See CALIBRATION.md.
 pub const MAX_ANY_TRAFFIC: f64 = 6.0;
 
-fn measured_values(n: usize) -> Vec<i32> {
-    cpu::values(&mut kit::inputs::rng_for(0, "measure"), n)
+/// Elements of a section part's measured input: [`MEASURE_SECTIONS`], drawn from the seed.
+pub fn measured_n(ctx: &Ctx) -> usize {
+    let mut rng = ctx.rng_for("measured shape");
+    MEASURE_SECTIONS[rng.random_range(0..MEASURE_SECTIONS.len())] * SECTION
 }
 
-/// Runs a section part's kernel on [`MEASURE_N`] elements.
-pub fn measure_sections(ctx: &Ctx, kernel: &str, threads: u32) -> Result<Measurement> {
-    let n = MEASURE_N;
-    ctx.measure(kernel, |module| {
+/// Elements of any-n's measured input: [`MEASURE_ANY_SECTIONS`] and a partial section, drawn from the seed.
+pub fn measured_any_n(ctx: &Ctx) -> usize {
+    let mut rng = ctx.rng_for("measured shape");
+    rng.random_range(MEASURE_ANY_SECTIONS) * SECTION + rng.random_range(1..SECTION)
+}
+
+/// A measurement and the elements it scanned.
+pub struct Measured {
+    pub m: Measurement,
+    pub n: usize,
+}
+
+/// Runs a section part's kernel on [`measured_n`] elements of the check's own values.
+pub fn measure_sections(ctx: &Ctx, kernel: &str, threads: u32) -> Result<Measured> {
+    measure_sections_on(ctx, kernel, threads, measured_n(ctx))
+}
+
+/// [`measure_sections`] on `n` elements.
+pub fn measure_sections_on(ctx: &Ctx, kernel: &str, threads: u32, n: usize) -> Result<Measured> {
+    let input = cpu::values(&mut ctx.rng(), n);
+    let m = ctx.measure(kernel, |module| {
         let gpu = module.gpu();
-        let input = measured_values(n);
         let d_in = gpu.upload("X", &input)?;
         let d_out = gpu.poisoned::<i32>("Y", n)?;
         module.launch(kernel, section_config(n, threads), &args![&d_in, &d_out, n as i32])?;
         let expected = cpu::section_scans(&input);
         kit::measure::require_right_result(cpu::compare("Y", &input, &expected, &d_out.read()?, Scan::Sections))
-    })
+    })?;
+    Ok(Measured { m, n })
 }
 
-/// Runs the whole any-n sequence on [`MEASURE_ANY_N`] elements and returns
-/// `kernel`'s share of it (every launch of it, every level).
-pub fn measure_any(ctx: &Ctx, kernel: &str) -> Result<Measurement> {
-    let n = MEASURE_ANY_N;
-    ctx.measure(kernel, |module| {
+/// Runs the whole any-n sequence on [`measured_any_n`] elements of the
+/// check's own values and returns `kernel`'s share of it (every launch of it, every level).
+pub fn measure_any(ctx: &Ctx, kernel: &str) -> Result<Measured> {
+    measure_any_on(ctx, kernel, measured_any_n(ctx))
+}
+
+/// [`measure_any`] on `n` elements.
+pub fn measure_any_on(ctx: &Ctx, kernel: &str, n: usize) -> Result<Measured> {
+    let input = cpu::values(&mut ctx.rng(), n);
+    let m = ctx.measure(kernel, |module| {
         let gpu = module.gpu();
-        let input = measured_values(n);
         let d_in = gpu.upload("in", &input)?;
         let d_out = gpu.poisoned::<i32>("out", n)?;
         let hierarchy = Hierarchy::new(gpu, n)?;
         run_any(module, &hierarchy, &d_in, &d_out)?;
         let expected = cpu::inclusive_scan(&input);
         kit::measure::require_right_result(cpu::compare("out", &input, &expected, &d_out.read()?, Scan::Whole))
-    })
+    })?;
+    Ok(Measured { m, n })
 }
 
 /// Ints the threads loaded per element.
@@ -91,18 +121,18 @@ pub fn stores_per_element(m: &Measurement, n: usize) -> f64 {
 }
 
 /// Barriers per block (every block of the measured input is a whole section).
-pub fn barriers_per_block(m: &Measurement) -> f64 {
-    m.stats.barriers as f64 / sections(MEASURE_N) as f64
+pub fn barriers_per_block(Measured { m, n }: &Measured) -> f64 {
+    m.stats.barriers as f64 / sections(*n) as f64
 }
 
 /// Additions on data (not indices) per element.
-pub fn additions_per_element(m: &Measurement) -> f64 {
-    m.data_additions() as f64 / MEASURE_N as f64
+pub fn additions_per_element(Measured { m, n }: &Measured) -> f64 {
+    m.data_additions() as f64 / *n as f64
 }
 
 /// `one-barrier-per-step` of kogge-stone.
-pub fn barriers(m: &Measurement) -> Result<String> {
-    let b = barriers_per_block(m);
+pub fn barriers(measured: &Measured) -> Result<String> {
+    let (m, b) = (&measured.m, barriers_per_block(measured));
     if b > MAX_KS_BARRIERS_PER_BLOCK {
         bail!(
             "{}: {b:.0} barriers per block of {SECTION} threads (the double-buffered Kogge-Stone has one per step, \
@@ -119,8 +149,8 @@ pub fn barriers(m: &Measurement) -> Result<String> {
 }
 
 /// The section parts' global traffic: one load and one store per element.
-pub fn one_pass(m: &Measurement) -> Result<String> {
-    let (loads, stores) = (loads_per_element(m, MEASURE_N), stores_per_element(m, MEASURE_N));
+pub fn one_pass(Measured { m, n }: &Measured) -> Result<String> {
+    let (loads, stores) = (loads_per_element(m, *n), stores_per_element(m, *n));
     for (what, per, kind) in [("loads", loads, AccessKind::GlobalLoad), ("stores", stores, AccessKind::GlobalStore)] {
         if per > MAX_SECTION_TRAFFIC {
             let worst = m.rows(|k| k == kind).max_by_key(|r| r.thread_accesses);
@@ -137,8 +167,8 @@ pub fn one_pass(m: &Measurement) -> Result<String> {
 }
 
 /// `work-efficient` of brent-kung.
-pub fn work_efficient(m: &Measurement) -> Result<String> {
-    let a = additions_per_element(m);
+pub fn work_efficient(measured: &Measured) -> Result<String> {
+    let (m, a) = (&measured.m, additions_per_element(measured));
     if a > MAX_ADDITIONS_PER_ELEMENT {
         bail!(
             "{}: {a:.2} additions per element (Brent-Kung: 2(n - 1) - log2 n = 2036 for a section of {SECTION}, \
@@ -152,9 +182,8 @@ pub fn work_efficient(m: &Measurement) -> Result<String> {
     Ok(format!("{a:.2} additions per element (Brent-Kung: 1.99; Kogge-Stone: 9.0)"))
 }
 
-/// `global-traffic` of any-n: both kernels, every level.
-pub fn any_traffic(sections_m: &Measurement, add_m: &Measurement) -> Result<String> {
-    let n = MEASURE_ANY_N;
+/// `global-traffic` of any-n: both kernels, every level, on the same `n` elements.
+pub fn any_traffic(sections_m: &Measurement, add_m: &Measurement, n: usize) -> Result<String> {
     let per = |m: &Measurement| loads_per_element(m, n) + stores_per_element(m, n);
     let (scan, add) = (per(sections_m), per(add_m));
     let total = scan + add;
@@ -203,17 +232,81 @@ pub fn any_n_traffic(ctx: &Ctx) -> Result<String> {
     unless_unmeasurable(
         measure_any(ctx, crate::SCAN_SECTIONS)
             .and_then(|s| Ok((s, measure_any(ctx, crate::ADD_SUMS)?)))
-            .and_then(|(s, a)| any_traffic(&s, &a)),
+            .and_then(|(s, a)| any_traffic(&s.m, &a.m, s.n)),
     )
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use kit::trial::{fails, passes, Run};
 
     const REF: &str = "reference/ex11-scan/kernels";
     const SLOW: &str = "reference/slow/ex11-scan/kernels";
     const MINE: &str = "exercises/ex11-scan/calibration";
+
+    /// A case of the variants corpus: its file of part `file`.
+    fn variant(case: &str, file: &str) -> String {
+        format!("grader/tests/variants/{case}/exercises/ex11-scan/kernels/{file}")
+    }
+
+    /// Every length [`measured_n`] can draw.
+    fn section_shapes() -> Vec<usize> {
+        MEASURE_SECTIONS.iter().map(|s| s * SECTION).collect()
+    }
+
+    /// The extremes of what [`measured_any_n`] can draw.
+    fn any_shapes() -> Vec<usize> {
+        let (lo, hi) = (*MEASURE_ANY_SECTIONS.start(), *MEASURE_ANY_SECTIONS.end());
+        vec![lo * SECTION + 1, lo * SECTION + SECTION - 1, hi * SECTION + 1, hi * SECTION + SECTION - 1]
+    }
+
+    /// `verdict(ctx, n)` for `file` on each of `shapes`; `None` without NVRTC.
+    fn on_shapes(
+        file: &str,
+        shapes: &[usize],
+        verdict: impl Fn(&Ctx, usize) -> Result<String>,
+    ) -> Option<Vec<Result<String>>> {
+        let compiler = kit::trial::compiler()?;
+        let options = ptx_build::CompileOptions { line_info: true, ..Default::default() };
+        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
+        let ptx = compiler.compile(&source, &options).unwrap().text;
+        let env = kit::RunEnv::new(1, None, Some(compiler), options);
+        let build = kit::PartBuild::new(ptx);
+        let ctx = Ctx::new("ex11::shapes::structure::test", &env, &build);
+        Some(shapes.iter().map(|&n| verdict(&ctx, n)).collect())
+    }
+
+    fn all_pass(file: &str, shapes: &[usize], verdict: impl Fn(&Ctx, usize) -> Result<String>) {
+        for (n, r) in shapes.iter().zip(on_shapes(file, shapes, verdict).unwrap_or_default()) {
+            let note = r.unwrap_or_else(|e| panic!("{file} on {n} elements: {e:#}"));
+            eprintln!("pass {file} on {n}: {note}");
+        }
+    }
+
+    fn all_fail(file: &str, shapes: &[usize], says: &str, verdict: impl Fn(&Ctx, usize) -> Result<String>) {
+        for (n, r) in shapes.iter().zip(on_shapes(file, shapes, verdict).unwrap_or_default()) {
+            let msg = format!("{:#}", r.err().unwrap_or_else(|| panic!("{file} passes on {n} elements")));
+            assert!(msg.contains(says), "{file} on {n}: {msg}");
+        }
+    }
+
+    #[test]
+    fn the_measured_shape_is_drawn_from_the_seed_in_its_band() {
+        let build = kit::PartBuild::new(String::new());
+        let (mut sections, mut any) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+        for seed in 0..200 {
+            let env = kit::RunEnv::new(seed, None, None, Default::default());
+            let ctx = Ctx::new("ex11::brent-kung::structure::work-efficient", &env, &build);
+            let (n, a) = (measured_n(&ctx), measured_any_n(&ctx));
+            assert!(section_shapes().contains(&n) && n != 4 * SECTION, "{n}");
+            assert!(MEASURE_ANY_SECTIONS.contains(&(a / SECTION)) && a % SECTION != 0, "{a}");
+            sections.insert(n);
+            any.insert(a);
+        }
+        assert_eq!(sections.len(), MEASURE_SECTIONS.len(), "every size of the band is drawn");
+        assert!(any.len() > 150, "{} lengths", any.len());
+    }
 
     #[test]
     fn kogge_stone_barriers_and_traffic_are_measured() {
@@ -226,42 +319,88 @@ mod tests {
             passes(&ex, "kogge-stone", "one-barrier-per-step", Run::Check, &file);
             passes(&ex, "kogge-stone", "one-pass", Run::Check, &file);
         }
+        for file in [
+            format!("{REF}/kogge_stone.cu"),
+            variant("ex11-kogge-stone-pointer-swap", "kogge_stone.cu"),
+            variant("ex11-kogge-stone-warp-shuffle", "kogge_stone.cu"),
+        ] {
+            all_pass(&file, &section_shapes(), |ctx, n| {
+                let m = measure_sections_on(ctx, KOGGE_STONE, KS_THREADS, n)?;
+                Ok(format!("{}; {}", barriers(&m)?, one_pass(&m)?))
+            });
+        }
         let slow = format!("{SLOW}/kogge_stone.cu");
         if let Some(msg) = fails(&ex, "kogge-stone", "one-barrier-per-step", Run::Check, &slow) {
             assert!(msg.contains("20 barriers per block"), "{msg}");
         }
         passes(&ex, "kogge-stone", "one-pass", Run::Check, &slow);
+        all_fail(&slow, &section_shapes(), "20 barriers per block", |ctx, n| {
+            barriers(&measure_sections_on(ctx, KOGGE_STONE, KS_THREADS, n)?)
+        });
     }
 
     #[test]
     fn brent_kung_work_is_measured_not_spelled() {
         let ex = crate::exercise();
+        let work = |ctx: &Ctx, n| {
+            let m = measure_sections_on(ctx, BRENT_KUNG, BK_THREADS, n)?;
+            Ok(format!("{}; {}", work_efficient(&m)?, one_pass(&m)?))
+        };
         for file in [
             format!("{REF}/brent_kung.cu"),
             format!("{SLOW}/brent_kung.cu"),
             format!("{MINE}/brent_kung_blelloch.cu"),
             format!("{MINE}/brent_kung_coarse2.cu"),
+            // The cheat corpus's case does the lesson's work everywhere but at the timed size.
+            "grader/tests/cheats/ex11-brent-kung-derives-from-last-window/exercises/ex11-scan/kernels/brent_kung.cu"
+                .to_string(),
         ] {
             passes(&ex, "brent-kung", "work-efficient", Run::Check, &file);
         }
-        if let Some(msg) =
-            fails(&ex, "brent-kung", "work-efficient", Run::Check, &format!("{MINE}/brent_kung_is_kogge_stone.cu"))
-        {
+        for case in ["ex11-brent-kung-blelloch", "ex11-brent-kung-coarse2", "ex11-brent-kung-few-threads-per-level"] {
+            all_pass(&variant(case, "brent_kung.cu"), &section_shapes(), work);
+        }
+        for file in [
+            format!("{REF}/brent_kung.cu"),
+            format!("{SLOW}/brent_kung.cu"),
+            "grader/tests/cheats/ex11-brent-kung-derives-from-last-window/exercises/ex11-scan/kernels/brent_kung.cu"
+                .to_string(),
+        ] {
+            all_pass(&file, &section_shapes(), work);
+        }
+        let kogge = format!("{MINE}/brent_kung_is_kogge_stone.cu");
+        if let Some(msg) = fails(&ex, "brent-kung", "work-efficient", Run::Check, &kogge) {
             assert!(msg.contains("9.00 additions per element"), "{msg}");
         }
+        let kogge = variant("ex11-brent-kung-is-kogge-stone", "brent_kung.cu");
+        all_fail(&kogge, &section_shapes(), "9.00 additions per element", work);
     }
 
     #[test]
     fn any_n_traffic_is_measured() {
         let ex = crate::exercise();
+        let traffic = |ctx: &Ctx, n| {
+            let (s, a) = (measure_any_on(ctx, crate::SCAN_SECTIONS, n)?, measure_any_on(ctx, crate::ADD_SUMS, n)?);
+            any_traffic(&s.m, &a.m, n)
+        };
         for file in [format!("{REF}/scan_any.cu"), format!("{SLOW}/scan_any.cu"), format!("{MINE}/scan_any_coarse2.cu")]
         {
             passes(&ex, "any-n", "global-traffic", Run::Check, &file);
         }
-        if let Some(msg) =
-            fails(&ex, "any-n", "global-traffic", Run::Check, &format!("{MINE}/scan_any_in_global_memory.cu"))
-        {
+        for file in [
+            format!("{REF}/scan_any.cu"),
+            format!("{SLOW}/scan_any.cu"),
+            variant("ex11-any-n-coarse2", "scan_any.cu"),
+            variant("ex11-any-n-warp-shuffle", "scan_any.cu"),
+            variant("ex11-any-n-kogge-stone", "scan_any.cu"),
+        ] {
+            all_pass(&file, &any_shapes(), traffic);
+        }
+        let global = format!("{MINE}/scan_any_in_global_memory.cu");
+        if let Some(msg) = fails(&ex, "any-n", "global-traffic", Run::Check, &global) {
             assert!(msg.contains("most of it in scan_sections"), "{msg}");
         }
+        let global = variant("ex11-any-n-in-global-memory", "scan_any.cu");
+        all_fail(&global, &any_shapes(), "most of it in scan_sections", traffic);
     }
 }

@@ -29,6 +29,13 @@ pub fn mask(rng: &mut impl Rng, r: usize) -> Vec<f32> {
     kit::inputs::uniform_f32(rng, side(r) * side(r), -1.0, 1.0)
 }
 
+/// A (2r + 1)^2 mask of `k / 16`, `k` in -16..=16, for the timed checks:
+/// products with the timed image's `k / 16` pixels are multiples of 2^-8, so
+/// every output sum is exact in float and every correct kernel gives the same bits.
+pub fn dyadic_mask(rng: &mut impl Rng, r: usize) -> Vec<f32> {
+    (0..side(r) * side(r)).map(|_| rng.random_range(-16..=16) as f32 / 16.0).collect()
+}
+
 /// `mask` followed by zeros up to [`MASK_CAPACITY`]: what the grader writes
 /// into `F` (the whole array, so nothing of an earlier launch stays).
 pub fn constant_mask(mask: &[f32]) -> Vec<f32> {

@@ -22,9 +22,9 @@ pub mod measured;
 
 use anyhow::{bail, Result};
 use kit::backend::{Arg, BackendError};
-use kit::timed::Windowed;
-use kit::{Check, Ctx, Exercise, LaunchConfig, Module, Part};
-use rand::Rng;
+use kit::timed::Fresh;
+use kit::{Check, Ctx, DeviceBuffer, Exercise, LaunchConfig, Module, Part};
+use std::sync::Arc;
 
 /// Side of the square block and of a block's output tile, `TILE` in the `.cu` files.
 pub const TILE: u32 = 16;
@@ -71,10 +71,6 @@ pub const MIN_CONSTANT_SPEEDUP: f64 = 0.8;
 /// whole warps is 1.23x-1.51x, one filled by a single thread per block 0.25x.
 /// See CALIBRATION.md.
 pub const MIN_TILED_SPEEDUP: f64 = 0.8;
-/// Pixels checked after every timed launch, besides the four corners.
-const PERF_SPOTS: usize = 256;
-/// Length of the random block the timed image repeats (a prime, so that rows differ).
-const PERF_BLOCK: usize = 65_521;
 
 /// The three parts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -245,32 +241,67 @@ pub fn perf_rows(gpu: &kit::Gpu) -> usize {
     (kit::exercise::bandwidth_elements(gpu) / 2 / PERF_WIDTH).max(1)
 }
 
-/// Checks what timed launch `launch` wrote: the four corners and
-/// `PERF_SPOTS` seeded pixels, against the CPU's convolution of the window of
-/// the repeated `block` that the launch saw.
-pub fn check_launch(
-    block: &[f32],
-    mask: &[f32],
-    d_in: &Windowed<f32>,
-    d_out: &kit::DeviceBuffer<f32>,
-    launch: usize,
-    (w, h, r): (usize, usize, usize),
-    rng: &mut impl Rng,
-) -> Result<()> {
-    let pixels = w * h;
-    let at: Vec<usize> = [0, w - 1, pixels - w, pixels - 1]
-        .into_iter()
-        .chain((0..PERF_SPOTS).map(|_| rng.random_range(0..pixels)))
-        .collect();
-    let pixel = |y: usize, x: usize| block[d_in.at(launch, y * w + x) % block.len()];
-    for (&i, got) in at.iter().zip(d_out.read_elements(at.iter().copied())?) {
-        let expected = cpu::conv_at(pixel, mask, r, w, h, i / w, i % w);
-        if !cpu::close_enough(got, expected, r) {
-            let got = if kit::check::is_poison(&got) { "nothing (never written)".into() } else { got.to_string() };
-            bail!("out[{}][{}] ({w} x {h}, r = {r}): expected {}, got {got}", i / w, i % w, expected.0);
-        }
+/// Pixels of the timed image: `k / 16` with `k` in -16..=16 (`Fresh::dyadic`),
+/// so that with the timed mask every product is a multiple of 2^-8 and every
+/// sum of at most 49 of them is exact in float: every correct kernel gives
+/// the same bits, in whatever order it adds, with or without FMA.
+pub const PERF_PIXELS: (i32, i32, u32) = (-16, 16, 4);
+
+/// The grader's kernel that computes a timed launch's expected output.
+const EXPECTED_KERNEL: (&str, &str) = ("conv2d_global_mask", include_str!("../yardsticks/conv2d_global_mask.cu"));
+
+/// A timed check's buffers: the image, fresh for every launch; the mask; the
+/// student's output; and the grader's own output of the same launch, from
+/// the global-mask loop (yardsticks/conv2d_global_mask.cu).
+pub struct TimedImage {
+    pub input: Fresh<f32>,
+    pub mask: DeviceBuffer<f32>,
+    pub out: DeviceBuffer<f32>,
+    expected: DeviceBuffer<f32>,
+    grader: Arc<Module>,
+    /// (width, height, r).
+    shape: (usize, usize, usize),
+}
+
+impl TimedImage {
+    pub fn new(ctx: &Ctx, mask: &[f32], (w, h, r): (usize, usize, usize)) -> Result<Self> {
+        let gpu = ctx.gpu()?;
+        let (lo, hi, shift) = PERF_PIXELS;
+        Ok(Self {
+            input: Fresh::dyadic(ctx, "in", w * h, lo, hi, shift)?,
+            mask: gpu.upload("mask", mask)?,
+            out: gpu.poisoned::<f32>("out", w * h)?,
+            expected: gpu.poisoned::<f32>("expected out", w * h)?,
+            grader: ctx.yardstick(EXPECTED_KERNEL.0, EXPECTED_KERNEL.1)?,
+            shape: (w, h, r),
+        })
     }
-    Ok(())
+
+    /// Before launch `launch`: its image, and the output poisoned.
+    pub fn prepare(&self, launch: usize) -> Result<()> {
+        self.input.fill(launch)?;
+        self.out.poison()
+    }
+
+    /// After launch `launch`: the image as it was made, then every pixel of
+    /// the output against the grader's kernel's on the same image, exactly.
+    pub fn check(&self, launch: usize) -> Result<()> {
+        self.input.intact(launch)?;
+        let (w, h, r) = self.shape;
+        self.expected.poison()?;
+        let args = [
+            self.input.arg(),
+            self.mask.arg(),
+            self.expected.arg(),
+            (r as i32).into(),
+            (w as i32).into(),
+            (h as i32).into(),
+        ];
+        self.grader.launch(EXPECTED_KERNEL.0, launch_config(w, h), &args)?;
+        kit::timed::same_as_expected("out", &self.expected, &self.out, |i| {
+            format!(" (row {}, column {}; {w} x {h}, r = {r})", i / w, i % w)
+        })
+    }
 }
 
 /// The timed checks: `constant` against the global-mask loop, `tiled` against
@@ -281,11 +312,7 @@ fn faster_than_yardstick(ctx: &Ctx, v: Variant) -> Result<String> {
     let copy_gbps = ctx.copy_bandwidth_gbps()?;
     let gpu = module.gpu();
     let (yardstick, min, baseline_name) = match v {
-        Variant::Constant => (
-            ("conv2d_global_mask", include_str!("../yardsticks/conv2d_global_mask.cu")),
-            MIN_CONSTANT_SPEEDUP,
-            "the same loop with the mask in global memory",
-        ),
+        Variant::Constant => (EXPECTED_KERNEL, MIN_CONSTANT_SPEEDUP, "the same loop with the mask in global memory"),
         Variant::Tiled => (
             ("conv2d_constant_mask", include_str!("../yardsticks/conv2d_constant_mask.cu")),
             MIN_TILED_SPEEDUP,
@@ -295,34 +322,29 @@ fn faster_than_yardstick(ctx: &Ctx, v: Variant) -> Result<String> {
     };
     let ys = ctx.yardstick(yardstick.0, yardstick.1)?;
     let (w, h, r) = (PERF_WIDTH, perf_rows(gpu), PERF_RADIUS);
-    let pixels = w * h;
-    let mask = ctx.shared("perf-mask", || cpu::mask(&mut ctx.rng_for("perf-mask"), r));
-    // A random block repeated on the device, each launch convolving a window
-    // of it further on (kit::timed); every launch's output is checked at
-    // seeded pixels against the CPU's convolution of that launch's window.
-    let block = ctx.shared("perf-block", || cpu::image(&mut ctx.rng_for("perf-block"), PERF_BLOCK));
-    let d_in = Windowed::repeated(gpu, "in", &block, pixels)?;
-    let d_mask = gpu.upload("mask", &mask)?;
-    let d_out = gpu.poisoned::<f32>("out", pixels)?;
+    let mask = ctx.shared("perf-mask", || cpu::dyadic_mask(&mut ctx.rng_for("perf-mask"), r));
+    // Every launch convolves an image of its own, generated on the device from
+    // the run's secret key, and its whole output is compared on the device
+    // with the grader's kernel's on the same image.
+    let timed = TimedImage::new(ctx, &mask, (w, h, r))?;
     v.prepare(module, &mask)?;
     let student = kit::timed::student(
         gpu,
-        |_| d_out.poison(),
-        |launch| v.launch_on(module, d_in.arg(launch), d_mask.arg(), d_out.arg(), (w, h, r)),
-        |launch| {
-            check_launch(&block, &mask, &d_in, &d_out, launch, (w, h, r), &mut ctx.rng_for(&format!("launch {launch}")))
-        },
+        |launch| timed.prepare(launch),
+        |_| v.launch_on(module, timed.input.arg(), timed.mask.arg(), timed.out.arg(), (w, h, r)),
+        |launch| timed.check(launch),
     )?;
     let cfg = launch_config(w, h);
     let (ri, wi, hi) = ((r as i32).into(), (w as i32).into(), (h as i32).into());
+    timed.input.fill(0)?;
     let args = match v {
-        Variant::Constant => vec![d_in.arg(0), d_mask.arg(), d_out.arg(), ri, wi, hi],
+        Variant::Constant => vec![timed.input.arg(), timed.mask.arg(), timed.out.arg(), ri, wi, hi],
         _ => {
             ys.set_constant(MASK_SYMBOL, &cpu::constant_mask(&mask))?;
-            vec![d_in.arg(0), d_out.arg(), ri, wi, hi]
+            vec![timed.input.arg(), timed.out.arg(), ri, wi, hi]
         }
     };
-    let baseline = ctx.time_yardstick(&ys, yardstick.0, cfg, &args, || d_out.poison())?;
+    let baseline = ctx.time_yardstick(&ys, yardstick.0, cfg, &args, || timed.out.poison())?;
     let line = kit::perf::require_speedup(
         &format!("{} on a {w} x {h} image, {s} x {s} mask", v.kernel(), s = cpu::side(r)),
         &student,
@@ -337,59 +359,116 @@ fn faster_than_yardstick(ctx: &Ctx, v: Variant) -> Result<String> {
 mod tests {
     use super::*;
 
-    /// The timed checks' plumbing, on the simulator with a small image: the
-    /// references and the yardsticks on windows of a repeated block, each
-    /// launch's output checked against its own window; a launch checked
-    /// against another launch's window fails.
+    /// Compiles `path` (workspace-relative, or `text` under that name) for the simulator.
+    fn compile(compiler: &ptx_build::Compiler, path: &str, text: Option<&str>) -> String {
+        let text = text.map(str::to_string).unwrap_or_else(|| {
+            std::fs::read_to_string(kit::trial::workspace_file(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+        });
+        compiler.compile(&ptx_build::SourceFile::from_text(path, text), &Default::default()).unwrap().text
+    }
+
+    /// `f` in a simulator context of the constant part's timed check, whose
+    /// student module is `file` (none: empty); `None` without NVRTC.
+    fn on_sim<R>(file: Option<&str>, f: impl FnOnce(&Ctx) -> R) -> Option<R> {
+        let compiler = kit::trial::compiler()?;
+        let ptx = file.map(|file| compile(&compiler, file, None)).unwrap_or_default();
+        let env = kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler), Default::default());
+        let build = kit::PartBuild::new(ptx);
+        let ctx = Ctx::new("ex12::constant::perf::faster-than-global-mask", &env, &build);
+        Some(ctx.run(f))
+    }
+
+    /// The timed checks' plumbing, on the simulator with a small image: each
+    /// reference and yardstick passes the check of several launches, and its
+    /// output is the exact convolution (dyadic values: the same bits from
+    /// every correct kernel); the output of one launch fails the check of the
+    /// next, a wrong kernel fails naming the pixel, and a kernel that writes
+    /// into the image fails `input-modified`.
     #[test]
-    fn timed_launches_are_checked_against_their_own_window() {
-        let Some(compiler) = kit::trial::compiler() else { return };
-        let compile = |path: &str, text: Option<&str>| {
-            let source = match text {
-                Some(t) => ptx_build::SourceFile::from_text(path, t),
-                None => ptx_build::SourceFile::from_text(
-                    path,
-                    std::fs::read_to_string(kit::trial::workspace_file(path)).unwrap(),
-                ),
-            };
-            compiler.compile(&source, &ptx_build::CompileOptions::default()).unwrap().text
-        };
-        let gpu = kit::Gpu::simulator();
+    fn every_timed_launch_is_checked_in_full_against_the_graders_kernel() {
         let (w, h, r) = (40, 24, 3);
-        let mut rng = kit::inputs::rng_for(7, "timed");
-        let block = cpu::image(&mut rng, kit::timed::window_room::<f32>() + 101);
-        let mask = cpu::mask(&mut rng, r);
-        let d_in = Windowed::repeated(&gpu, "in", &block, w * h).unwrap();
-        let d_mask = gpu.upload("mask", &mask).unwrap();
-        let d_out = gpu.poisoned::<f32>("out", w * h).unwrap();
-        let spots = |launch| kit::inputs::rng_for(7, &format!("launch {launch}"));
-        for v in Variant::ALL {
-            let module = gpu.load(&compile(&format!("reference/ex12-convolution/{}", v.file()), None)).unwrap();
-            v.prepare(&module, &mask).unwrap();
-            for launch in [0, 3] {
-                d_out.poison().unwrap();
-                v.launch_on(&module, d_in.arg(launch), d_mask.arg(), d_out.arg(), (w, h, r)).unwrap();
+        on_sim(None, |ctx| {
+            let gpu = ctx.gpu().unwrap();
+            let compiler = kit::trial::compiler().unwrap();
+            let mask = cpu::dyadic_mask(&mut kit::inputs::rng_for(7, "timed"), r);
+            let timed = TimedImage::new(ctx, &mask, (w, h, r)).unwrap();
+            let exact = |launch| -> Vec<f32> {
+                let image = timed.input.host_values(launch, 0, w * h);
+                cpu::convolve(&image, &mask, r, w, h).iter().map(|&(v, _)| v as f32).collect()
+            };
+            let run = |module: &Module, v: Variant, launch| {
+                timed.prepare(launch).unwrap();
+                v.launch_on(module, timed.input.arg(), timed.mask.arg(), timed.out.arg(), (w, h, r)).unwrap();
                 gpu.finish().unwrap();
-                check_launch(&block, &mask, &d_in, &d_out, launch, (w, h, r), &mut spots(launch)).unwrap();
-                let err = check_launch(&block, &mask, &d_in, &d_out, launch + 1, (w, h, r), &mut spots(launch));
-                assert!(err.unwrap_err().to_string().contains("expected"), "{v:?}");
+            };
+            for v in Variant::ALL {
+                let module = gpu.load(&compile(&compiler, &format!("reference/ex12-convolution/{}", v.file()), None));
+                let module = module.unwrap();
+                v.prepare(&module, &mask).unwrap();
+                for launch in [0, 1, 5] {
+                    run(&module, v, launch);
+                    timed.check(launch).unwrap_or_else(|e| panic!("{v:?}, launch {launch}: {e:#}"));
+                    let bits = |x: Vec<f32>| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(timed.out.read().unwrap()), bits(exact(launch)), "{v:?}: exact");
+                    timed.input.fill(launch + 1).unwrap();
+                    let e = timed.check(launch + 1).unwrap_err().to_string();
+                    assert!(e.starts_with("`out`[") && e.contains(": expected") && e.contains("(row "), "{e}");
+                }
             }
-        }
-        let ri = || -> [kit::backend::Arg; 3] { [(r as i32).into(), (w as i32).into(), (h as i32).into()] };
-        let global =
-            gpu.load(&compile("<grader>/g.cu", Some(include_str!("../yardsticks/conv2d_global_mask.cu")))).unwrap();
-        let constant =
-            gpu.load(&compile("<grader>/c.cu", Some(include_str!("../yardsticks/conv2d_constant_mask.cu")))).unwrap();
-        constant.set_constant(MASK_SYMBOL, &cpu::constant_mask(&mask)).unwrap();
-        let [a, b, c] = ri();
-        for (module, kernel, args) in [
-            (&global, "conv2d_global_mask", vec![d_in.arg(2), d_mask.arg(), d_out.arg(), a, b, c]),
-            (&constant, "conv2d_constant_mask", vec![d_in.arg(2), d_out.arg(), a, b, c]),
-        ] {
-            d_out.poison().unwrap();
-            module.launch(kernel, launch_config(w, h), &args).unwrap();
-            check_launch(&block, &mask, &d_in, &d_out, 2, (w, h, r), &mut spots(2)).unwrap();
-        }
+            // The yardsticks agree, on a launch of their own.
+            let [ri, wi, hi]: [kit::backend::Arg; 3] = [(r as i32).into(), (w as i32).into(), (h as i32).into()];
+            let constant = gpu
+                .load(&compile(&compiler, "<grader>/c.cu", Some(include_str!("../yardsticks/conv2d_constant_mask.cu"))))
+                .unwrap();
+            constant.set_constant(MASK_SYMBOL, &cpu::constant_mask(&mask)).unwrap();
+            timed.prepare(2).unwrap();
+            constant
+                .launch("conv2d_constant_mask", launch_config(w, h), &[timed.input.arg(), timed.out.arg(), ri, wi, hi])
+                .unwrap();
+            timed.check(2).unwrap();
+            // A kernel wrong only along the border is named at its first wrong pixel.
+            let ghost =
+                "grader/tests/variants/ex12-tiled-ghost-off-by-one/exercises/ex12-convolution/kernels/conv2d_tiled.cu";
+            let module = gpu.load(&compile(&compiler, ghost, None)).unwrap();
+            Variant::Tiled.prepare(&module, &mask).unwrap();
+            run(&module, Variant::Tiled, 3);
+            let e = timed.check(3).unwrap_err().to_string();
+            assert!(e.contains(&format!("; {w} x {h}, r = 3): expected")), "{e}");
+            // A write into the image.
+            run(&module, Variant::Tiled, 4);
+            let x = timed.input.host_values(4, 77, 1)[0];
+            timed.input.buffer().write_at(77, &[x + 1.0]).unwrap();
+            let e = timed.check(4).unwrap_err();
+            let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
+            assert_eq!((modified.buffer.as_str(), modified.index), ("in", 77));
+        });
+    }
+
+    /// The cheat case ex12-constant-mask-only-where-measured is a correct
+    /// kernel: it passes every correctness size the simulator runs and every
+    /// timed launch; only its measured check fails (src/measured.rs).
+    #[test]
+    fn the_kernel_that_uses_constant_memory_only_where_measured_is_correct() {
+        let file = "grader/tests/cheats/ex12-constant-mask-only-where-measured/exercises/ex12-convolution/kernels/conv2d_constant.cu";
+        on_sim(Some(file), |ctx| {
+            for (w, h, r) in CASES.into_iter().filter(|&(w, h, r)| w * h * cpu::side(r).pow(2) <= kit::SIM_MAX_ELEMENTS)
+            {
+                let name = format!("ex12::constant::correct::{w}x{h}-r{r}");
+                let check = Ctx::new(&name, ctx.env, ctx.build);
+                correct(&check, Variant::Constant, w, h, r).unwrap_or_else(|e| panic!("{w}x{h}-r{r}: {e:#}"));
+            }
+            let module = ctx.module().unwrap();
+            let mask = cpu::dyadic_mask(&mut ctx.rng(), 3);
+            let timed = TimedImage::new(ctx, &mask, (50, 30, 3)).unwrap();
+            Variant::Constant.prepare(module, &mask).unwrap();
+            for launch in 0..3 {
+                timed.prepare(launch).unwrap();
+                Variant::Constant
+                    .launch_on(module, timed.input.arg(), timed.mask.arg(), timed.out.arg(), (50, 30, 3))
+                    .unwrap();
+                timed.check(launch).unwrap();
+            }
+        });
     }
 
     #[test]
@@ -427,7 +506,21 @@ mod tests {
         let rows = perf_rows(&gpu);
         assert!(2 * rows * PERF_WIDTH * 4 >= 8 * gpu.info().l2_cache_bytes as usize - 2 * PERF_WIDTH * 4);
         assert!(rows * PERF_WIDTH < i32::MAX as usize);
-        assert!(PERF_BLOCK > kit::timed::window_room::<f32>());
+    }
+
+    /// The timed values make every output sum exact in float: products are
+    /// multiples of 2^-8 below 1 in magnitude, and 49 of them need 14 bits.
+    #[test]
+    fn timed_sums_are_exact_in_float() {
+        let (lo, hi, shift) = PERF_PIXELS;
+        let mask = cpu::dyadic_mask(&mut kit::inputs::rng_for(1, "m"), PERF_RADIUS);
+        assert!(mask.iter().all(|&m| (m * 16.0).fract() == 0.0 && m.abs() <= 1.0));
+        assert!(mask.iter().any(|&m| m < 0.0) && mask.iter().any(|&m| m > 0.0));
+        let largest = lo.unsigned_abs().max(hi.unsigned_abs()) as f64 / (1u64 << shift) as f64;
+        let taps = cpu::side(PERF_RADIUS).pow(2) as f64;
+        // In units of 2^-(shift + 4): the largest sum must fit the 24-bit significand.
+        let units = taps * largest * (1u64 << (shift + 4)) as f64;
+        assert!(units < (1u64 << 24) as f64, "{units}");
     }
 
     #[test]

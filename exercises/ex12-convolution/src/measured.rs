@@ -1,11 +1,14 @@
 //! ex12's memory lessons judged by what the kernels do to memory
-//! (kit::measure): each kernel convolves a small fixed image on a private
-//! simulator, and the checks read its memory profile. Deterministic: the same
-//! figures on every backend.
+//! (kit::measure): each kernel convolves a small image on a private
+//! simulator, and the checks read its memory profile. Deterministic for a
+//! seed: the same figures on every backend.
 //!
-//! The measured image is 64 x 48 pixels (4 x 3 whole blocks of 16 x 16, not
-//! square) with a 7 x 7 mask (r = 3). Of the 49 taps of an output, 45.98 fall
-//! inside the image on average (the rest are ghost cells).
+//! The measured image is one of [`MEASURE_SHAPES`] (whole blocks of 16 x 16,
+//! not square), drawn from the seed, its pixels and mask from the check's
+//! generator, so that no kernel can tell the measured launch by its shape; the
+//! mask is 7 x 7 (r = 3). Of the 49 taps of an output, 44.7 to 46.8 fall inside
+//! the image on average (the rest are ghost cells). The figures below are
+//! those of a 64 x 48 image.
 //!
 //! - `naive`: each warp (two rows of 16 threads) reads two runs of 16
 //!   neighbouring pixels per tap, 4 to 6 sectors per request; with the column
@@ -21,12 +24,14 @@
 use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
 use kit::Ctx;
+use rand::Rng;
 
 use crate::{convolve_on, cpu, Variant, MAX_MASK_RADIUS, TILE};
 
-/// The measured image: whole blocks (the ideal figures are exact), not square.
-pub const MEASURE_W: usize = 64;
-pub const MEASURE_H: usize = 48;
+/// The measured images, (width, height), one drawn from the seed: whole
+/// blocks (the ideal figures are exact), not square, 6 to 24 blocks.
+pub const MEASURE_SHAPES: [(usize, usize); 8] =
+    [(48, 32), (48, 64), (64, 32), (64, 80), (80, 48), (80, 64), (96, 48), (96, 64)];
 /// The measured mask radius: the largest, where the lessons show most.
 pub const MEASURE_R: usize = MAX_MASK_RADIUS;
 /// `naive::coalesced`: sectors per warp-level global load or store, worst
@@ -49,16 +54,31 @@ pub const MAX_CONST_PASSES: f64 = 4.0;
 /// global memory through the caches: about 8; untiled: 45.98).
 pub const MAX_TILED_LOADS_PER_OUTPUT: f64 = 3.0;
 /// Stand-in for `tiled::perf`: active lanes per global load at or above which
-/// whole warps fill the tile (the reference: about 28; one loader per block: 1).
-pub const MIN_LANES_PER_LOAD: f64 = 16.0;
+/// whole warps fill the tile (the reference: about 28; edge threads loading
+/// the halo: 15.8 to 16.8 over the measured shapes; one loader per block: 1).
+pub const MIN_LANES_PER_LOAD: f64 = 8.0;
 
-/// Outputs of the measured image.
-pub const fn outputs() -> usize {
-    MEASURE_W * MEASURE_H
+/// A measurement and the image it was made on.
+pub struct Measured {
+    pub m: Measurement,
+    /// Width and height of the measured image.
+    pub shape: (usize, usize),
 }
 
-/// Image taps per output that fall inside the measured image (45.98).
-pub fn inside_taps_per_output() -> f64 {
+impl std::ops::Deref for Measured {
+    type Target = Measurement;
+    fn deref(&self) -> &Measurement {
+        &self.m
+    }
+}
+
+/// Outputs of an image of `shape`.
+pub const fn outputs((w, h): (usize, usize)) -> usize {
+    w * h
+}
+
+/// Image taps per output that fall inside an image of `shape` (45.98 for 64 x 48).
+pub fn inside_taps_per_output((w, h): (usize, usize)) -> f64 {
     let clipped = |n: usize| -> usize {
         (0..n)
             .map(|p| {
@@ -66,33 +86,45 @@ pub fn inside_taps_per_output() -> f64 {
             })
             .sum()
     };
-    (clipped(MEASURE_W) * clipped(MEASURE_H)) as f64 / outputs() as f64
+    (clipped(w) * clipped(h)) as f64 / outputs((w, h)) as f64
 }
 
-/// Pixels of the blocks' (16 + 2r)^2 tiles that lie inside the measured image:
-/// what a tiled kernel loads, each once (4920).
-pub fn staged_pixels() -> usize {
+/// Pixels of the blocks' (16 + 2r)^2 tiles that lie inside an image of
+/// `shape`: what a tiled kernel loads, each once (4920 for 64 x 48).
+pub fn staged_pixels((w, h): (usize, usize)) -> usize {
     let t = TILE as usize;
     let tiles = |n: usize| -> usize {
         (0..n.div_ceil(t)).map(|b| (b * t + t + MEASURE_R).min(n) - (b * t).saturating_sub(MEASURE_R)).sum()
     };
-    tiles(MEASURE_W) * tiles(MEASURE_H)
+    tiles(w) * tiles(h)
 }
 
-pub fn measure(ctx: &Ctx, v: Variant) -> Result<Measurement> {
-    let (w, h, r) = (MEASURE_W, MEASURE_H, MEASURE_R);
-    let mut rng = kit::inputs::rng_for(0, "measure");
+/// The measured image of this check: one of [`MEASURE_SHAPES`], drawn from the seed.
+pub fn measured_shape(ctx: &Ctx) -> (usize, usize) {
+    MEASURE_SHAPES[ctx.rng_for("measured shape").random_range(0..MEASURE_SHAPES.len())]
+}
+
+/// Runs part `v`'s kernel on this check's measured image.
+pub fn measure(ctx: &Ctx, v: Variant) -> Result<Measured> {
+    measure_on(ctx, v, measured_shape(ctx))
+}
+
+/// [`measure`] on an image of `shape`, its pixels and mask from the check's generator.
+pub fn measure_on(ctx: &Ctx, v: Variant, shape: (usize, usize)) -> Result<Measured> {
+    let ((w, h), r) = (shape, MEASURE_R);
+    let mut rng = ctx.rng();
     let image = cpu::image(&mut rng, w * h);
     let mask = cpu::mask(&mut rng, r);
-    ctx.measure(v.kernel(), |module| {
+    let m = ctx.measure(v.kernel(), |module| {
         let got = convolve_on(module, v, &image, &mask, (w, h, r))?;
         let expected = cpu::convolve(&image, &mask, r, w, h);
         kit::measure::require_right_result(cpu::compare(&image, &mask, &expected, &got, (r, w, h)))
-    })
+    })?;
+    Ok(Measured { m, shape })
 }
 
-fn per_output(count: u64) -> f64 {
-    count as f64 / outputs() as f64
+fn per_output(m: &Measured, count: u64) -> f64 {
+    count as f64 / outputs(m.shape) as f64
 }
 
 /// Floats the active lanes loaded from global memory: from the totals, which
@@ -123,16 +155,16 @@ pub fn global_floats_per_request(m: &Measurement) -> f64 {
     }
 }
 
-fn figures(m: &Measurement) -> String {
+fn figures(m: &Measured) -> String {
     format!(
-        "per output on a {MEASURE_W} x {MEASURE_H} image, 7 x 7 mask: {:.2} global loads ({:.2} taps inside the \
+        "per output, 7 x 7 mask: {:.2} global loads ({:.2} taps inside the \
          image), {:.2} constant loads ({:.2} constant-cache passes per load), {:.2} shared loads (warp requests x 32); global sectors \
          per request: loads {:.1}, stores {:.1}; {:.1} active lanes per global load",
-        per_output(global_floats(m)),
-        inside_taps_per_output(),
-        per_output(m.thread_const_loads()),
+        per_output(m, global_floats(m)),
+        inside_taps_per_output(m.shape),
+        per_output(m, m.thread_const_loads()),
         m.const_passes_per_request(),
-        per_output(m.stats.shared_load_requests * 32),
+        per_output(m, m.stats.shared_load_requests * 32),
         m.load_sectors_per_request(),
         m.store_sectors_per_request(),
         global_floats_per_request(m)
@@ -140,7 +172,7 @@ fn figures(m: &Measurement) -> String {
 }
 
 /// `naive`: the image read along rows, threads of a warp on neighbouring columns.
-pub fn coalesced(m: &Measurement) -> Result<String> {
+pub fn coalesced(m: &Measured) -> Result<String> {
     if global_floats(m) == 0 {
         bail!(
             "conv2d_naive reads nothing from global memory ({}): this part is the baseline the others are compared \
@@ -174,8 +206,8 @@ pub fn coalesced_check(ctx: &Ctx) -> Result<String> {
 }
 
 /// `constant`: the mask read from constant memory, as broadcasts.
-pub fn mask_in_constant(m: &Measurement) -> Result<String> {
-    let global = per_output(global_floats(m));
+pub fn mask_in_constant(m: &Measured) -> Result<String> {
+    let global = per_output(m, global_floats(m));
     if m.stats.const_load_requests == 0 || global > MAX_CONSTANT_LOADS_PER_OUTPUT {
         bail!(
             "{}: {global:.2} global loads and {:.2} constant loads per output (the image's taps: {:.2}; at most \
@@ -183,8 +215,8 @@ pub fn mask_in_constant(m: &Measurement) -> Result<String> {
              `F`, the `__constant__ float` array declared at file scope (not `__device__`, not a copy in global \
              memory): the grader writes the mask there before every launch",
             m.kernel,
-            per_output(m.thread_const_loads()),
-            inside_taps_per_output(),
+            per_output(m, m.thread_const_loads()),
+            inside_taps_per_output(m.shape),
             most_at(m)
         );
     }
@@ -215,9 +247,9 @@ pub fn mask_in_constant_stand_in(ctx: &Ctx) -> Result<String> {
 }
 
 /// `tiled`: the image staged once per tile, halo included; the mask in constant memory.
-pub fn halo_in_shared(m: &Measurement) -> Result<String> {
-    let global = per_output(global_floats(m));
-    let staged = staged_pixels() as f64;
+pub fn halo_in_shared(m: &Measured) -> Result<String> {
+    let global = per_output(m, global_floats(m));
+    let staged = staged_pixels(m.shape) as f64;
     if global > MAX_TILED_LOADS_PER_OUTPUT {
         let why = if m.stats.const_load_requests == 0 {
             "and no constant load: the mask is read from global memory too. Read it from `F`, the `__constant__` \
@@ -240,7 +272,7 @@ pub fn halo_in_shared(m: &Measurement) -> Result<String> {
             "{}: {global:.2} global loads per output (a tile with its halo: {:.2}; at most \
              {MAX_TILED_LOADS_PER_OUTPUT}){}, {why}",
             m.kernel,
-            staged / outputs() as f64,
+            staged / outputs(m.shape) as f64,
             most_at(m)
         );
     }
@@ -267,9 +299,13 @@ pub fn halo_in_shared_check(ctx: &Ctx) -> Result<String> {
 
 /// Stand-in for `tiled::perf::faster-than-untiled`: the tile staged, by whole warps.
 pub fn warp_wide_fill_stand_in(ctx: &Ctx) -> Result<String> {
-    let m = measure(ctx, Variant::Tiled)?;
-    let line = halo_in_shared(&m)?;
-    let lanes = global_floats_per_request(&m);
+    warp_wide_fill(&measure(ctx, Variant::Tiled)?)
+}
+
+/// The stand-in's verdict on a measurement: the halo staged, by whole warps.
+pub fn warp_wide_fill(m: &Measured) -> Result<String> {
+    let line = halo_in_shared(m)?;
+    let lanes = global_floats_per_request(m);
     if lanes < MIN_LANES_PER_LOAD {
         bail!(
             "conv2d_tiled: {lanes:.1} active lanes per global load (whole warps: about 28; at least \
@@ -288,14 +324,71 @@ mod tests {
 
     #[test]
     fn the_ideal_figures() {
-        assert!((inside_taps_per_output() - 141_264.0 / 3072.0).abs() < 1e-9);
-        assert_eq!(staged_pixels(), 82 * 60);
+        assert!((inside_taps_per_output((64, 48)) - 141_264.0 / 3072.0).abs() < 1e-9);
+        assert_eq!(staged_pixels((64, 48)), 82 * 60);
         assert_eq!(MAX_CONSTANT_LOADS_PER_OUTPUT, 50.0);
+        for shape in MEASURE_SHAPES {
+            assert!((43.0..47.0).contains(&inside_taps_per_output(shape)), "{shape:?}");
+            assert!(staged_pixels(shape) as f64 / (outputs(shape) as f64) < MAX_TILED_LOADS_PER_OUTPUT / 1.5);
+        }
+    }
+
+    #[test]
+    fn the_measured_shape_is_drawn_from_the_seed() {
+        let build = kit::PartBuild::new(String::new());
+        let mut drawn = std::collections::BTreeSet::new();
+        for seed in 0..100 {
+            let env = kit::RunEnv::new(seed, None, None, Default::default());
+            let shape = measured_shape(&Ctx::new("ex12::constant::structure::mask-in-constant", &env, &build));
+            drawn.insert(shape);
+        }
+        assert_eq!(drawn.len(), MEASURE_SHAPES.len(), "every shape is drawn");
+        for (w, h) in MEASURE_SHAPES {
+            assert!(w != h && w % TILE as usize == 0 && h % TILE as usize == 0);
+            assert!((w, h) != (64, 48), "the shape the README used to announce");
+        }
     }
 
     const MINE: &str = "exercises/ex12-convolution/calibration";
     const REF: &str = "reference/ex12-convolution/kernels";
     const SLOW: &str = "reference/slow/ex12-convolution/kernels";
+
+    /// A case of the variants corpus: its file of part `v`.
+    fn variant(case: &str, v: Variant) -> String {
+        format!("grader/tests/variants/{case}/exercises/ex12-convolution/{}", v.file())
+    }
+
+    /// `verdict(measured)` for `file`, part `v`, on each of `shapes`; empty without NVRTC.
+    fn on_shapes(
+        file: &str,
+        v: Variant,
+        shapes: &[(usize, usize)],
+        verdict: impl Fn(&Measured) -> Result<String>,
+    ) -> Vec<((usize, usize), Result<String>)> {
+        let Some(compiler) = kit::trial::compiler() else { return Vec::new() };
+        let options = ptx_build::CompileOptions { line_info: true, ..Default::default() };
+        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
+        let ptx = compiler.compile(&source, &options).unwrap().text;
+        let env = kit::RunEnv::new(1, None, Some(compiler), options);
+        let build = kit::PartBuild::new(ptx);
+        let ctx = Ctx::new("ex12::shapes::structure::test", &env, &build);
+        shapes.iter().map(|&s| (s, measure_on(&ctx, v, s).and_then(|m| verdict(&m)))).collect()
+    }
+
+    fn all_pass(file: &str, v: Variant, verdict: impl Fn(&Measured) -> Result<String>) {
+        for (shape, r) in on_shapes(file, v, &MEASURE_SHAPES, verdict) {
+            let note = r.unwrap_or_else(|e| panic!("{file} on {shape:?}: {e:#}"));
+            eprintln!("pass {file} on {shape:?}: {note}");
+        }
+    }
+
+    fn all_fail(file: &str, v: Variant, says: &str, verdict: impl Fn(&Measured) -> Result<String>) {
+        for (shape, r) in on_shapes(file, v, &MEASURE_SHAPES, verdict) {
+            let msg = format!("{:#}", r.err().unwrap_or_else(|| panic!("{file} passes on {shape:?}")));
+            assert!(msg.contains(says), "{file} on {shape:?}: {msg}");
+            eprintln!("FAIL {file} on {shape:?}: {msg}");
+        }
+    }
 
     #[test]
     fn naive_coalescing_is_measured() {
@@ -303,9 +396,14 @@ mod tests {
         for file in [format!("{REF}/conv2d_naive.cu"), format!("{MINE}/naive_restrict_ldg.cu")] {
             passes(&ex, "naive", "coalesced", Run::Check, &file);
         }
-        if let Some(msg) = fails(&ex, "naive", "coalesced", Run::Check, &format!("{SLOW}/conv2d_naive.cu")) {
+        let slow = format!("{SLOW}/conv2d_naive.cu");
+        if let Some(msg) = fails(&ex, "naive", "coalesced", Run::Check, &slow) {
             assert!(msg.contains("sectors per request") && msg.contains("conv2d_naive.cu:"), "{msg}");
         }
+        for file in [format!("{REF}/conv2d_naive.cu"), variant("ex12-naive-restrict-ldg", Variant::Naive)] {
+            all_pass(&file, Variant::Naive, coalesced);
+        }
+        all_fail(&slow, Variant::Naive, "sectors per request", coalesced);
     }
 
     #[test]
@@ -325,6 +423,33 @@ mod tests {
         {
             assert!(msg.contains("not read from constant memory"), "{msg}");
         }
+        for file in [
+            format!("{REF}/conv2d_constant.cu"),
+            variant("ex12-constant-clipped-loops", Variant::Constant),
+            variant("ex12-constant-unrolled", Variant::Constant),
+            variant("ex12-constant-flat-restrict-ldg", Variant::Constant),
+        ] {
+            all_pass(&file, Variant::Constant, mask_in_constant);
+        }
+        all_fail(&format!("{SLOW}/conv2d_constant.cu"), Variant::Constant, "constant-cache passes", mask_in_constant);
+        let device = variant("ex12-constant-device-mask", Variant::Constant);
+        all_fail(&device, Variant::Constant, "not read from constant memory", mask_in_constant);
+    }
+
+    /// The cheat case ex12-constant-mask-only-where-measured: passes the
+    /// measured check on the image the README used to announce, and fails it
+    /// on every image the seed can draw now.
+    #[test]
+    fn a_kernel_that_uses_constant_memory_only_on_the_announced_image_fails() {
+        let file = "grader/tests/cheats/ex12-constant-mask-only-where-measured/exercises/ex12-convolution/kernels/conv2d_constant.cu";
+        for (shape, r) in on_shapes(file, Variant::Constant, &[(64, 48)], mask_in_constant) {
+            r.unwrap_or_else(|e| panic!("{shape:?}: {e:#}"));
+        }
+        all_fail(file, Variant::Constant, "not read from constant memory", mask_in_constant);
+        let ex = crate::exercise();
+        if let Some(msg) = fails(&ex, "constant", "mask-in-constant", Run::Check, file) {
+            assert!(msg.contains("not read from constant memory"), "{msg}");
+        }
     }
 
     #[test]
@@ -342,5 +467,16 @@ mod tests {
         if let Some(msg) = fails(&ex, "tiled", "halo-in-shared", Run::Check, &format!("{MINE}/tiled_cached_halo.cu")) {
             assert!(msg.contains("the halo"), "{msg}");
         }
+        for file in [
+            format!("{REF}/conv2d_tiled.cu"),
+            variant("ex12-tiled-2d-loops", Variant::Tiled),
+            variant("ex12-tiled-flat-pitch", Variant::Tiled),
+            variant("ex12-tiled-edge-threads-halo", Variant::Tiled),
+        ] {
+            all_pass(&file, Variant::Tiled, warp_wide_fill);
+        }
+        all_pass(&slow, Variant::Tiled, halo_in_shared);
+        all_fail(&slow, Variant::Tiled, "active lanes per global load", warp_wide_fill);
+        all_fail(&variant("ex12-tiled-cached-halo", Variant::Tiled), Variant::Tiled, "the halo", halo_in_shared);
     }
 }
