@@ -58,6 +58,10 @@ struct CourseConfig {
     #[serde(default)]
     #[allow(dead_code)]
     platforms: Option<toml::Value>,
+    /// `[performance]`: read by crate::credit.
+    #[serde(default)]
+    #[allow(dead_code)]
+    performance: Option<toml::Value>,
 }
 
 /// `[perf-without-gpu]`: the policy per audience.

@@ -198,6 +198,10 @@ pub struct TestReport {
     /// "sanitizer": the verdict is the sanitizer pass's, not the GPU's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found_by: Option<String>,
+    /// Under the course's `scaled` credit (crate::credit): the share of the
+    /// points a timed check earned by its speed, whatever its verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -269,6 +273,7 @@ impl TestReport {
             not_graded: None,
             graded_by: None,
             found_by: None,
+            credit: None,
         }
     }
 }

@@ -55,7 +55,12 @@ pub fn score_part(points: f64, tests: &mut [TestReport]) {
             continue;
         }
         let gated = kind != CheckKind::Correctness && !correct_ok;
-        t.score = if t.status == Status::Pass && !gated { t.max_score } else { 0.0 };
+        t.score = match t.credit {
+            // Scaled by speed (crate::credit), whatever the bar said.
+            Some(credit) if !gated => t.max_score * credit,
+            _ if t.status == Status::Pass && !gated => t.max_score,
+            _ => 0.0,
+        };
         match (&failed, t.status == Status::Pass && gated) {
             // Nothing is passed while the part computes the wrong thing.
             (Some(why), true) => {
@@ -113,6 +118,19 @@ mod tests {
         assert!((s - 10.0).abs() < 1e-9 && (m - 10.0).abs() < 1e-9);
         assert!((tests[0].max_score - 3.0).abs() < 1e-9);
         assert!((tests[3].max_score - 2.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn scaled_credit_gives_part_of_a_timed_checks_points_once_correct() {
+        use CheckKind::*;
+        let mut tests = vec![t(Correctness, Status::Pass), t(Performance, Status::Fail)];
+        tests[1].credit = Some(0.5);
+        score_part(10.0, &mut tests);
+        assert!((tests[1].score - tests[1].max_score / 2.0).abs() < 1e-9, "{:?}", tests[1]);
+        let mut wrong = vec![t(Correctness, Status::Fail), t(Performance, Status::Pass)];
+        wrong[1].credit = Some(1.0);
+        score_part(10.0, &mut wrong);
+        assert_eq!(wrong[1].score, 0.0, "speed counts only for a kernel that computes the right thing");
     }
 
     #[test]

@@ -148,6 +148,12 @@ impl Chosen {
         ))
     }
 
+    /// Where `check`'s scaled credit runs from on this GPU (crate::credit):
+    /// only where the calibration grades it by the clock.
+    pub fn scale(&self, check: &str) -> Option<crate::credit::Scale> {
+        self.file.as_ref()?.checks.get(check).and_then(crate::credit::Scale::of)
+    }
+
     /// The thresholds the kit looks up while checks run.
     pub fn thresholds(&self) -> Option<kit::calibration::Thresholds> {
         let f = self.file.as_ref()?;

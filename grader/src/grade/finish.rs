@@ -35,6 +35,8 @@ pub(super) struct Checked {
     pub(super) stand_ins: std::collections::HashSet<String>,
     /// Timed checks this GPU's calibration does not grade, and why.
     pub(super) uncalibrated: HashMap<String, String>,
+    /// Timed checks whose points are scaled by speed (the course's `scaled` credit).
+    pub(super) scaled: HashMap<String, crate::credit::Scale>,
     pub(super) policy: Policy,
     pub(super) sanitizer: sanitize::Mode,
     pub(super) pass: Option<sanitize::Pass>,
@@ -88,6 +90,7 @@ impl Checked {
             ignored,
             stand_ins,
             uncalibrated,
+            scaled,
             policy,
             sanitizer,
             pass,
@@ -125,6 +128,9 @@ impl Checked {
                 for t in &mut tests {
                     if let Some(why) = uncalibrated.get(&t.name) {
                         crate::calibrate::mark_not_graded(t, why);
+                    }
+                    if let Some(scale) = scaled.get(&t.name) {
+                        scale.apply(t);
                     }
                 }
                 not_graded_here::spread(&mut tests);

@@ -96,6 +96,9 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     let mut stand_ins = std::collections::HashSet::new();
     // Timed checks this GPU's calibration does not grade (the gap is too narrow here), and why.
     let mut uncalibrated: HashMap<String, String> = HashMap::new();
+    // Timed checks whose points the course scales by speed (crate::credit), and where from.
+    let credit = crate::credit::of_course(&opts.root)?;
+    let mut scaled: HashMap<String, crate::credit::Scale> = HashMap::new();
     let mut replays = Vec::new();
     let mut ahead_jobs = Vec::new();
     let mut built_iter = parts.iter();
@@ -131,6 +134,13 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                     (None, CheckKind::Performance, Some(c)) => c.not_graded(&name),
                     _ => None,
                 };
+                if let (None, CheckKind::Performance, Some(c), crate::credit::Credit::Scaled) =
+                    (skip_reason, check.kind, &calibration, credit)
+                {
+                    if let Some(scale) = c.scale(&name) {
+                        scaled.insert(name.clone(), scale);
+                    }
+                }
                 if let Some(why) = not_graded {
                     uncalibrated.insert(name.clone(), why);
                     let trial = match &check.stand_in {
@@ -198,6 +208,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
         ignored,
         stand_ins,
         uncalibrated,
+        scaled,
         policy,
         sanitizer,
         pass,

@@ -1,0 +1,148 @@
+//! Partial credit by speed (issue 38), the course's choice in cuda-lab.toml:
+//!
+//! ```toml
+//! [performance]
+//! credit = "scaled"   # or "threshold" (the default): pass or fail at the bar
+//! ```
+//!
+//! Under `scaled`, a timed check graded by the clock scores its points times
+//! [`crate::calibrate::rule::scaled_credit`] of its figure: every point within
+//! 1.2x the reference's time on that GPU, none at or under the fastest slow
+//! kernel of its family, in quarter steps between (Stanford CS149's
+//! `T_ref / T`). The verdict stays the bar's, so a kernel gets the same
+//! verdict on every GPU; only the points are scaled.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+use crate::calibrate::file::CheckCalibration;
+use crate::calibrate::rule::scaled_credit;
+use crate::policy::CONFIG_FILE;
+use crate::report::{Status, TestReport};
+
+/// How a timed check's points are given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Credit {
+    /// All or nothing at the calibrated bar.
+    #[default]
+    Threshold,
+    /// In steps between the slow family and the reference.
+    Scaled,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct File {
+    #[serde(default)]
+    performance: Section,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct Section {
+    credit: Option<Credit>,
+}
+
+/// The course's choice, from cuda-lab.toml under `root` (`threshold` without one).
+pub fn of_course(root: &Path) -> Result<Credit> {
+    let path = root.join(CONFIG_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(parse(&text).with_context(|| format!("reading [performance] in {}", path.display()))?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Credit::default()),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+fn parse(text: &str) -> Result<Credit> {
+    let file: File = toml::from_str(text)?;
+    Ok(file.performance.credit.unwrap_or_default())
+}
+
+/// Where a check's credit runs from on one GPU: its calibration's figures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    pub reference: f64,
+    pub full: f64,
+    pub none: f64,
+}
+
+impl Scale {
+    /// The scale of a check the calibration grades by the clock and measured fully.
+    pub fn of(c: &CheckCalibration) -> Option<Self> {
+        let scale = Scale { reference: c.reference?, full: c.full_credit?, none: c.no_credit? };
+        (c.graded && scale.none < scale.full).then_some(scale)
+    }
+
+    /// Gives `t` (a timed check that ran, graded by the clock) its share of
+    /// the points, and says where its figure sits.
+    pub fn apply(&self, t: &mut TestReport) {
+        let Some(figure) = t.perf.as_ref().map(|p| p.value) else { return };
+        if t.graded_by.is_some() || !matches!(t.status, Status::Pass | Status::Fail) {
+            return;
+        }
+        let credit = scaled_credit(figure, self.reference, self.full, self.none);
+        t.credit = Some(credit);
+        let line = format!(
+            "scaled credit: {:.0} % of the points: {figure:.3} is {:.0} % of the reference's {:.3} on this GPU \
+             (every point at {:.3} or more, none at {:.3} or less)",
+            credit * 100.0,
+            figure / self.reference * 100.0,
+            self.reference,
+            self.full,
+            self.none
+        );
+        t.message = Some(match t.message.take().filter(|m| !m.is_empty()) {
+            Some(m) => format!("{m}\n{line}"),
+            None => line,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_course_chooses_and_threshold_is_the_default() {
+        assert_eq!(parse("[performance]\ncredit = \"scaled\"\n").unwrap(), Credit::Scaled);
+        assert_eq!(parse("[platforms]\nmaximum = \"full-given\"\n").unwrap(), Credit::Threshold);
+        assert!(parse("[performance]\ncredit = \"half\"\n").is_err());
+        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        of_course(&here).expect("the repository's own cuda-lab.toml reads");
+    }
+
+    #[test]
+    fn half_the_reference_speed_gets_part_of_the_points_and_says_so() {
+        let scale = Scale { reference: 2.0, full: 2.0 / 1.2, none: 0.6 };
+        let timed = |value: f64, status| {
+            let mut t =
+                TestReport::new("ex05::stencil::perf::share-of-copy".into(), kit::CheckKind::Performance, status);
+            t.perf = Some(kit::perf::PerfFigures {
+                kind: "share".into(),
+                value,
+                threshold: 1.4,
+                student: value,
+                baseline: 1.0,
+                unit: "GB/s".into(),
+                baseline_name: "copy".into(),
+                threshold_from: None,
+                margin: None,
+            });
+            scale.apply(&mut t);
+            t
+        };
+        let half = timed(1.0, Status::Fail);
+        assert_eq!(half.credit, Some(0.5));
+        assert!(half.message.as_deref().unwrap().contains("50 % of the reference's 2.000"), "{:?}", half.message);
+        assert_eq!(timed(1.9, Status::Pass).credit, Some(1.0));
+        assert_eq!(timed(0.5, Status::Fail).credit, Some(0.0));
+        // Judged by its stand-in: not the clock's figure to scale.
+        let mut by_stand_in = timed(1.0, Status::Pass);
+        by_stand_in.credit = None;
+        by_stand_in.graded_by = Some("stand-in".into());
+        scale.apply(&mut by_stand_in);
+        assert_eq!(by_stand_in.credit, None);
+    }
+}
