@@ -4,9 +4,11 @@
 
 pub mod measured;
 
+use std::sync::Arc;
+
 use anyhow::Result;
-use kit::timed::Windowed;
-use kit::{args, check, Check, Ctx, Exercise, LaunchConfig, Part, SIM_MAX_ELEMENTS};
+use kit::timed::Fresh;
+use kit::{args, check, Arg, Check, Ctx, DeviceBuffer, Exercise, LaunchConfig, Module, Part, SIM_MAX_ELEMENTS};
 use rand::Rng;
 
 pub const THREADS: u32 = 256;
@@ -18,9 +20,6 @@ pub const MAX_BLOCKS: u32 = 1024;
 pub const SIZES: [usize; 5] = [100, 255, 65_537, 1_000_003, 4_194_311];
 /// Points for the timing: 256 MiB of input, far beyond any L2 cache.
 pub const PERF_POINTS: usize = 1 << 25;
-/// The timing's points are this many, repeated: x and y repeat together, so
-/// every pair is a point of the block.
-pub const PERF_BLOCK: usize = 1 << 16;
 /// `shared` must beat the one-atomic-per-hit pattern by this factor.
 /// Measured on an H100: see CALIBRATION.md in this folder.
 pub const MIN_SPEEDUP: f64 = 2.0;
@@ -190,35 +189,81 @@ fn moved_point(ctx: &Ctx, n: usize, x: &[f32], y: &[f32]) -> (usize, (f32, f32))
     (j, if inside(x[j], y[j]) { (0.875, 0.875) } else { (0.5, 0.25) })
 }
 
+/// Coordinates of the timed points: `k * 2^-PERF_SHIFT`, `k` in `0..=PERF_K_MAX`.
+pub const PERF_SHIFT: u32 = 11;
+pub const PERF_K_MAX: i32 = (1 << PERF_SHIFT) - 1;
+
+/// The timed check's points, output and expected count. Every launch gets
+/// fresh points from the run's secret key (kit::timed::Fresh): coordinates
+/// `k / 2048` with `k` in 0..=2047, so that `x*x + y*y` is exact in float
+/// (with or without FMA) and no point lies on the circle: every correct kernel
+/// counts the same. The grader's own kernel counts each launch's points again.
+pub struct TimedPoints {
+    pub n: usize,
+    pub x: Fresh<f32>,
+    pub y: Fresh<f32>,
+    /// The student's output.
+    pub hits: DeviceBuffer<u32>,
+    /// The grader's count of the same points.
+    expected: DeviceBuffer<u32>,
+    count: Arc<Module>,
+}
+
+impl TimedPoints {
+    pub fn new(ctx: &Ctx, n: usize) -> Result<Self> {
+        let gpu = ctx.gpu()?;
+        let count = ctx.yardstick("pi_count", include_str!("../yardsticks/pi_count.cu"))?;
+        let coordinate = |name| Fresh::dyadic(ctx, name, n, 0, PERF_K_MAX, PERF_SHIFT);
+        Ok(Self {
+            n,
+            x: coordinate("x")?,
+            y: coordinate("y")?,
+            hits: gpu.zeros::<u32>("hits", 1)?,
+            expected: gpu.zeros::<u32>("hits (the grader's count)", 1)?,
+            count,
+        })
+    }
+
+    /// Launch `launch`'s points, and `*hits` at zero as the README promises.
+    pub fn prepare(&self, launch: usize) -> Result<()> {
+        self.x.fill(launch)?;
+        self.y.fill(launch)?;
+        self.hits.write(&[0])
+    }
+
+    /// The kernel's arguments (the same buffers every launch).
+    pub fn args(&self) -> [Arg; 4] {
+        [self.x.arg(), self.y.arg(), (self.n as i32).into(), self.hits.arg()]
+    }
+
+    /// What launch `launch` wrote: its points untouched, and its count the
+    /// grader's count of the same points.
+    pub fn check(&self, launch: usize) -> Result<()> {
+        self.x.intact(launch)?;
+        self.y.intact(launch)?;
+        self.expected.write(&[0])?;
+        let args = [self.x.arg(), self.y.arg(), (self.n as i32).into(), self.expected.arg()];
+        self.count.launch("pi_count", launch_config(self.n), &args)?;
+        let expected = self.expected.read()?[0];
+        check::scalar(&format!("hits (n = {})", self.n), expected, self.hits.read()?[0])
+    }
+}
+
 fn shared_speedup(ctx: &Ctx) -> Result<String> {
     let module = ctx.kernel_module("pi_shared")?;
     let baseline = ctx.yardstick("pi_global_atomics", include_str!("../yardsticks/pi_global_atomics.cu"))?;
     let gpu = module.gpu();
-    // One block of points repeated on the device (drawing and uploading 256 MiB
-    // took most of a second; the kernels read every address all the same),
-    // and each launch a window of it further on: inputs no earlier launch saw.
-    let block = ctx.shared("points+hits", || {
-        let (x, y) = points(&mut ctx.rng(), PERF_BLOCK);
-        let hits = kit::timed::prefix_sums(x.iter().zip(&y).map(|(&px, &py)| inside(px, py) as i128));
-        (x, y, hits)
-    });
-    let (x, y, prefix) = (&block.0, &block.1, &block.2);
-    let (dx, dy) = (Windowed::repeated(gpu, "x", x, PERF_POINTS)?, Windowed::repeated(gpu, "y", y, PERF_POINTS)?);
-    let hits = gpu.zeros::<u32>("hits", 1)?;
+    let points = TimedPoints::new(ctx, PERF_POINTS)?;
     let cfg = launch_config(PERF_POINTS);
-    let n = PERF_POINTS as i32;
-    // The README's promise: `*hits` is zero when the kernel starts.
     let shared = kit::timed::student(
         gpu,
-        |_| hits.write(&[0]),
-        |launch| module.launch_async("pi_shared", cfg, &[dx.arg(launch), dy.arg(launch), n.into(), hits.arg()]),
-        |launch| {
-            let expected = kit::timed::periodic_window_sum(prefix, dx.at(launch, 0), PERF_POINTS) as u32;
-            check::scalar(&format!("`hits` for {PERF_POINTS} points"), expected, hits.read()?[0])
-        },
+        |launch| points.prepare(launch),
+        |_| module.launch_async("pi_shared", cfg, &points.args()),
+        |launch| points.check(launch),
     )?;
-    let a = [dx.arg(0), dy.arg(0), n.into(), hits.arg()];
-    let global = ctx.time_yardstick(&baseline, "pi_global_atomics", cfg, &a, || hits.write(&[0]))?;
+    // The yardstick counts launch 0's points (it writes only its count).
+    points.prepare(0)?;
+    let global = ctx.time_yardstick(&baseline, "pi_global_atomics", cfg, &points.args(), || points.hits.write(&[0]))?;
     kit::perf::require_speedup("pi_shared", &shared, &global, "one atomicAdd per hit", MIN_SPEEDUP)
 }
 
@@ -256,6 +301,117 @@ mod tests {
             })
             .collect();
         assert!(counts.len() >= 15 && counts.iter().all(|&c| (1..100).contains(&c)), "{counts:?}");
+    }
+
+    /// A context on the simulator (seed 1) for `file`, its text passed through `edit`.
+    fn on_sim_edited(file: &str, edit: impl FnOnce(String) -> String, check: impl FnOnce(&Ctx)) {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let options = ptx_build::CompileOptions::default();
+        let text = std::fs::read_to_string(kit::trial::workspace_file(file)).unwrap();
+        let source = ptx_build::SourceFile::from_text(file, edit(text));
+        let ptx = compiler.compile(&source, &options).unwrap().text;
+        let env = kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler), options);
+        let build = kit::PartBuild::new(ptx);
+        let ctx = Ctx::new("ex01::shared::perf::faster-than-global-atomics", &env, &build);
+        ctx.run(check);
+    }
+
+    fn on_sim(file: &str, check: impl FnOnce(&Ctx)) {
+        on_sim_edited(file, |text| text, check)
+    }
+
+    /// The timing needs a GPU; its launches and their checks run here, on
+    /// fewer points (more than the grid has threads): the references count
+    /// what the grader counts on every launch, a count of another launch
+    /// fails, and a write into the points is caught.
+    #[test]
+    fn timed_launches_are_checked_in_full() {
+        let n = 300_007;
+        for (file, kernel) in [("pi_global.cu", "pi_global"), ("pi_shared.cu", "pi_shared")] {
+            on_sim(&format!("reference/ex01-pi/kernels/{file}"), |ctx| {
+                let module = ctx.kernel_module(kernel).unwrap();
+                let points = TimedPoints::new(ctx, n).unwrap();
+                let host_count = |launch| {
+                    let (x, y) = (points.x.host_values(launch, 0, n), points.y.host_values(launch, 0, n));
+                    assert!(x.iter().chain(&y).all(|&c| (0.0..1.0).contains(&c) && (c * 2048.0).fract() == 0.0));
+                    cpu_hits(&x, &y)
+                };
+                let mut counts = Vec::new();
+                for launch in [0, 1, 6] {
+                    points.prepare(launch).unwrap();
+                    module.launch(kernel, launch_config(n), &points.args()).unwrap();
+                    points.check(launch).unwrap_or_else(|e| panic!("{kernel}, launch {launch}: {e:#}"));
+                    let got = points.hits.read().unwrap()[0];
+                    assert_eq!(got, host_count(launch), "{kernel}, launch {launch}");
+                    counts.push(got);
+                }
+                // Launch 0's points with the count of a launch whose count differs.
+                let other = (1..).map(&host_count).find(|&c| c != counts[0]).unwrap();
+                points.prepare(0).unwrap();
+                points.hits.write(&[other]).unwrap();
+                let e = format!("{:#}", points.check(0).unwrap_err());
+                assert!(e.contains(&format!("expected {}, got {other}", counts[0])), "{e}");
+                // A point moved by the kernel.
+                points.prepare(2).unwrap();
+                module.launch(kernel, launch_config(n), &points.args()).unwrap();
+                points.y.buffer().write_at(n - 1, &[2.0]).unwrap();
+                let e = points.check(2).unwrap_err();
+                let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
+                assert_eq!((modified.buffer.as_str(), modified.index), ("y", n - 1));
+            });
+        }
+    }
+
+    /// The cheat corpus's kernel that slides its count along the old
+    /// overlapping windows, with its timed size set to the test's: right on
+    /// every launch of the old windows (the last one repeated, as the timing
+    /// does), right on its first launch of fresh points and wrong on a later
+    /// one (fresh points, the same buffers).
+    #[test]
+    fn a_count_kept_from_the_last_launch_is_wrong_on_the_next() {
+        let n = 20_011;
+        let file = "grader/tests/cheats/ex01-shared-slides-window/exercises/ex01-pi/kernels/pi_shared.cu";
+        let at_test_size = |text: String| {
+            assert!(text.contains("#define BIG (1 << 25)"));
+            text.replace("#define BIG (1 << 25)", &format!("#define BIG {n}"))
+        };
+        on_sim_edited(file, at_test_size, |ctx| {
+            let module = ctx.kernel_module("pi_shared").unwrap();
+            let gpu = module.gpu();
+            // The old timing: launch l reads the points from 64 (256 bytes) times l on.
+            let (x, y) = points(&mut kit::inputs::rng_for(1, "windows"), n + 64 * 8);
+            let (dx, dy) = (gpu.upload("x", &x).unwrap(), gpu.upload("y", &y).unwrap());
+            let window = |buf: &DeviceBuffer<f32>, l: usize| Arg::Ptr(buf.ptr() + 256 * l as u64);
+            let hits = gpu.zeros::<u32>("hits", 1).unwrap();
+            for launch in [0, 1, 2, 3, 3] {
+                hits.write(&[0]).unwrap();
+                let args = [window(&dx, launch), window(&dy, launch), (n as i32).into(), hits.arg()];
+                module.launch("pi_shared", launch_config(n), &args).unwrap();
+                let at = 64 * launch..64 * launch + n;
+                assert_eq!(hits.read().unwrap()[0], cpu_hits(&x[at.clone()], &y[at]), "window {launch}");
+            }
+            let points = TimedPoints::new(ctx, n).unwrap();
+            let mut first_wrong = None;
+            for launch in 0..4 {
+                points.prepare(launch).unwrap();
+                module.launch("pi_shared", launch_config(n), &points.args()).unwrap();
+                if let Err(e) = points.check(launch) {
+                    first_wrong.get_or_insert((launch, format!("{e:#}")));
+                }
+            }
+            let (launch, e) = first_wrong.expect("the kept count is caught");
+            assert!(launch >= 1 && e.contains(&format!("hits (n = {n})")), "launch {launch}: {e}");
+        });
+    }
+
+    #[test]
+    fn timed_points_are_never_on_the_circle_and_exact_in_float() {
+        // k1^2 + k2^2 = 2048^2 has no solution with 0 <= k1, k2 <= 2047, and
+        // every sum of two squares is below 2^24 (exact in float).
+        let k = PERF_K_MAX as i64;
+        assert!(2 * k * k < 1 << 24);
+        let squares: std::collections::HashSet<i64> = (0..=k).map(|a| a * a).collect();
+        assert!((0..=k).all(|a| !squares.contains(&((1 << (2 * PERF_SHIFT)) - a * a))));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! ex01's atomics judged by what the kernel does (kit::measure): it counts a
-//! small fixed set of points on a private simulator, and the checks count its
-//! global atomics per hit and per block. `global` updates the global counter
+//! small set of points on a private simulator (their number, the grid and the
+//! points drawn from the check's seed), and the checks count its global
+//! atomics per hit and per block. `global` updates the global counter
 //! atomically; `shared` counts each block's hits in shared memory and makes one
 //! global update per block, whatever the spelling (a shared counter, a shared
 //! tree, warp votes or shuffles). Both parts' loads of x and y must be
@@ -12,20 +13,31 @@
 use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, Measurement};
 use kit::{args, Ctx};
+use rand::Rng;
 
 use kit::LaunchConfig;
 
 use crate::{cpu_hits, points};
 
-/// Blocks of the measured launch: fewer than the exercise's grid would have
-/// for the input (a grid-stride loop works with any grid), so that each thread
-/// has several points while the simulator runs a small input, and a kernel
-/// that never finishes (or prints in a loop) is stopped as soon as before.
-pub const MEASURE_BLOCKS: u32 = 32;
-/// Points of the measured input: three per thread of the measured grid and one
-/// more (not a multiple of the block), so that a thread's contiguous slice is
-/// four points long.
-pub const MEASURE_N: usize = 3 * (MEASURE_BLOCKS * crate::THREADS) as usize + 1;
+/// Blocks of the measured launch, drawn from the seed: fewer than the
+/// exercise's grid would have for the input (a grid-stride loop works with
+/// any grid), so that each thread has several points while the simulator runs
+/// a small input, and a kernel that never finishes (or prints in a loop) is
+/// stopped as soon as before.
+pub const MEASURE_BLOCKS: std::ops::RangeInclusive<u32> = 24..=40;
+
+/// The measured launch's grid and points, drawn from the check's seed: three
+/// points per thread of the grid, then one more and a seeded number of whole
+/// warps' worth (128 points each) that have a fourth. Whatever the draw, a
+/// thread's contiguous slice is four points long and fills whole warps (16
+/// sectors per warp request), and n is not a multiple of the block.
+pub fn measured_shape(ctx: &Ctx) -> (u32, usize) {
+    let mut rng = ctx.rng_for("measured shape");
+    let blocks = rng.random_range(MEASURE_BLOCKS);
+    let threads = (blocks * crate::THREADS) as usize;
+    (blocks, 3 * threads + 1 + 128 * rng.random_range(0..=blocks as usize))
+}
+
 /// Bytes the loads of x and y ask for per byte of the sectors they touch, at
 /// or above which they are coalesced (a grid-stride loop: about 1.0; slices of
 /// four points per thread: 0.25). See CALIBRATION.md.
@@ -43,18 +55,24 @@ pub struct Counted {
     pub blocks: u32,
 }
 
+/// Runs `kernel` on the measured shape of this check's seed.
 pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Counted> {
-    let (x, y) = points(&mut kit::inputs::rng_for(0, "measure"), MEASURE_N);
+    measure_on(ctx, kernel, measured_shape(ctx))
+}
+
+/// Runs `kernel` once on `n` points (from the check's seeded generator) in `blocks` blocks.
+pub fn measure_on(ctx: &Ctx, kernel: &str, (blocks, n): (u32, usize)) -> Result<Counted> {
+    let (x, y) = points(&mut ctx.rng(), n);
     let expected = cpu_hits(&x, &y);
     let m = ctx.measure(kernel, |module| {
         let gpu = module.gpu();
         let (dx, dy) = (gpu.upload("x", &x)?, gpu.upload("y", &y)?);
         let hits = gpu.zeros::<u32>("hits", 1)?;
-        let cfg = LaunchConfig::linear(MEASURE_BLOCKS, crate::THREADS);
-        module.launch(kernel, cfg, &args![&dx, &dy, MEASURE_N as i32, &hits])?;
+        let cfg = LaunchConfig::linear(blocks, crate::THREADS);
+        module.launch(kernel, cfg, &args![&dx, &dy, n as i32, &hits])?;
         kit::measure::require_right_result(kit::check::scalar("hits", expected, hits.read()?[0]))
     })?;
-    Ok(Counted { m, hits: expected, blocks: MEASURE_BLOCKS })
+    Ok(Counted { m, hits: expected, blocks })
 }
 
 impl Counted {
@@ -102,17 +120,20 @@ impl Counted {
 
 /// `global`: the counter is updated with global atomics.
 pub fn global_atomics(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(measure(ctx, "pi_global").and_then(|c| {
-        if c.m.stats.global_atomics == 0 {
-            bail!(
-                "pi_global made no atomic update of global memory ({}). Thousands of threads add to one counter: \
-                 without atomicAdd(hits, 1), updates are lost",
-                c.figures()
-            );
-        }
-        c.coalesced()?;
-        Ok(c.figures())
-    }))
+    unless_unmeasurable(measure(ctx, "pi_global").and_then(|c| updates_atomically(&c)))
+}
+
+/// `global`'s measured judgement.
+pub fn updates_atomically(c: &Counted) -> Result<String> {
+    if c.m.stats.global_atomics == 0 {
+        bail!(
+            "pi_global made no atomic update of global memory ({}). Thousands of threads add to one counter: \
+             without atomicAdd(hits, 1), updates are lost",
+            c.figures()
+        );
+    }
+    c.coalesced()?;
+    Ok(c.figures())
 }
 
 /// `shared`: one global update per block.
@@ -146,7 +167,11 @@ pub fn shared_counter(ctx: &Ctx) -> Result<String> {
 
 /// Stand-in for `perf::faster-than-global-atomics`: contention on the one global counter is the cost.
 pub fn few_atomics_per_hit(ctx: &Ctx) -> Result<String> {
-    let c = measure(ctx, "pi_shared")?;
+    few_per_hit(&measure(ctx, "pi_shared")?)
+}
+
+/// The stand-in's judgement.
+pub fn few_per_hit(c: &Counted) -> Result<String> {
     if c.per_hit() > MAX_ATOMICS_PER_HIT {
         bail!(
             "pi_shared: {:.3} global atomics per hit (the one-atomic-per-hit pattern: 1; at most \
@@ -161,6 +186,78 @@ pub fn few_atomics_per_hit(ctx: &Ctx) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use kit::trial::{fails, passes, Run};
+    use kit::{Ctx, PartBuild, RunEnv};
+
+    use super::*;
+
+    const VARIANTS: &str = "grader/tests/variants";
+
+    /// Runs `judge` on `file`'s `kernel`, measured on `shape`, with seed `seed`'s points.
+    fn judged(file: &str, kernel: &str, seed: u64, shapes: &[(u32, usize)], judge: fn(&Counted) -> Result<String>) {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let options = ptx_build::CompileOptions { line_info: true, ..Default::default() };
+        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
+        let ptx = compiler.compile(&source, &options).unwrap().text;
+        let env = RunEnv::new(seed, None, Some(compiler), options);
+        let build = PartBuild::new(ptx);
+        let ctx = Ctx::new("ex01::shared::structure::shared-counter", &env, &build);
+        for &shape in shapes {
+            let verdict = measure_on(&ctx, kernel, shape).and_then(|c| judge(&c));
+            eprintln!("{file} on {shape:?}: {:?}", verdict.as_ref().map_err(|e| e.to_string()));
+            let wrong = |e: &anyhow::Error| format!("{e:#}").contains("16.0 sectors per warp request");
+            match (file.contains("slow") || file.contains("global-only") || file.contains("slices"), verdict) {
+                (false, Ok(_)) => {}
+                (true, Err(e)) if !file.contains("slices") || wrong(&e) => {}
+                (_, v) => panic!("{file} on {shape:?}: {v:?}"),
+            }
+        }
+    }
+
+    /// Every shape the seed may draw keeps the checks' verdicts: the
+    /// references and correct variants pass, the slow ones and the
+    /// uncoalesced one fail (with the figure the variants corpus expects).
+    #[test]
+    fn every_measured_shape_keeps_the_verdicts() {
+        let (lo, hi) = (*MEASURE_BLOCKS.start(), *MEASURE_BLOCKS.end());
+        let n = |blocks: u32, warps: u32| 3 * (blocks * crate::THREADS) as usize + 1 + 128 * warps as usize;
+        let shapes = [(lo, n(lo, 0)), (lo, n(lo, lo)), (hi, n(hi, 0)), (hi, n(hi, hi))];
+        let shared = |case: &str| format!("{VARIANTS}/ex01-shared-{case}/exercises/ex01-pi/kernels/pi_shared.cu");
+        let mut files: Vec<String> = vec![
+            "reference/ex01-pi/kernels/pi_shared.cu".into(),
+            "exercises/ex01-pi/calibration/pi_shared_warp_votes.cu".into(),
+            "reference/slow/ex01-pi/kernels/pi_shared.cu".into(),
+        ];
+        let cases = ["warp-shuffle", "per-warp-slots", "warpsize-slots", "unrolled-ldg", "if-converted-read"];
+        files.extend(cases.iter().chain(&["global-only", "contiguous-slices"]).map(|c| shared(c)));
+        for (seed, file) in files.iter().enumerate() {
+            judged(file, "pi_shared", seed as u64, &shapes, per_block);
+        }
+        judged("reference/ex01-pi/kernels/pi_shared.cu", "pi_shared", 9, &shapes, few_per_hit);
+        judged("reference/slow/ex01-pi/kernels/pi_shared.cu", "pi_shared", 9, &shapes, few_per_hit);
+        for file in [
+            "reference/ex01-pi/kernels/pi_global.cu",
+            "exercises/ex01-pi/calibration/pi_global_ballot.cu",
+            &format!("{VARIANTS}/ex01-global-recursive-count/exercises/ex01-pi/kernels/pi_global.cu"),
+        ] {
+            judged(file, "pi_global", 3, &shapes, updates_atomically);
+        }
+    }
+
+    #[test]
+    fn the_measured_shape_is_drawn_from_the_seed() {
+        let build = PartBuild::new(String::new());
+        let shapes: std::collections::BTreeSet<(u32, usize)> = (0..20)
+            .map(|seed| {
+                let env = RunEnv::new(seed, None, None, Default::default());
+                let (blocks, n) = measured_shape(&Ctx::new("ex01::shared::structure::shared-counter", &env, &build));
+                let threads = (blocks * crate::THREADS) as usize;
+                assert!(MEASURE_BLOCKS.contains(&blocks) && n > 3 * threads && n < 4 * threads - 128, "{n}");
+                assert!(n % crate::THREADS as usize != 0);
+                (blocks, n)
+            })
+            .collect();
+        assert!(shapes.len() >= 15, "{shapes:?}");
+    }
 
     #[test]
     fn atomics_are_counted() {
@@ -185,8 +282,8 @@ mod tests {
             "exercises/ex01-pi/calibration/pi_shared_is_global.cu",
         );
         // The right count, but each thread counts its own slice: uncoalesced.
-        let slices = "grader/tests/variants/ex01-shared-contiguous-slices/exercises/ex01-pi/kernels/pi_shared.cu";
-        if let Some(msg) = fails(&ex, "shared", "shared-counter", Run::Check, slices) {
+        let slices = format!("{VARIANTS}/ex01-shared-contiguous-slices/exercises/ex01-pi/kernels/pi_shared.cu");
+        if let Some(msg) = fails(&ex, "shared", "shared-counter", Run::Check, &slices) {
             assert!(msg.contains("16.0 sectors per warp request") && msg.contains("pi_shared.cu:"), "{msg}");
         }
     }

@@ -4,9 +4,11 @@
 
 pub mod measured;
 
+use std::sync::Arc;
+
 use anyhow::{bail, Result};
-use kit::timed::Windowed;
-use kit::{args, Check, Ctx, Exercise, LaunchConfig, Part};
+use kit::timed::Fresh;
+use kit::{args, Arg, Check, Ctx, DeviceBuffer, Exercise, LaunchConfig, Module, Part};
 use rand::Rng;
 
 pub const THREADS: u32 = 256;
@@ -128,7 +130,12 @@ fn run_dot(ctx: &Ctx, a: &[f32], b: &[f32]) -> Result<f64> {
     let (da, db) = (gpu.upload("a", a)?, gpu.upload("b", b)?);
     let partial = gpu.poisoned::<f32>("partial", blocks(n) as usize)?;
     module.launch("dot", launch_config(n), &args![&da, &db, n as i32, &partial])?;
-    let partial = partial.read()?;
+    sum_of_partials(&partial.read()?)
+}
+
+/// The host's f64 sum of the partial sums, after checking that every block
+/// wrote a finite one.
+fn sum_of_partials(partial: &[f32]) -> Result<f64> {
     let unwritten: Vec<usize> = (0..partial.len()).filter(|&i| kit::check::is_poison(&partial[i])).collect();
     if let Some(&first) = unwritten.first() {
         bail!(
@@ -194,51 +201,90 @@ pub fn perf_len(gpu: &kit::Gpu) -> usize {
     (kit::exercise::bandwidth_elements(gpu) / 2).min(i32::MAX as usize)
 }
 
-/// Timing input: the values do not change the time, so a random block of 64 Ki
-/// values is repeated (on the device) rather than drawing tens of millions.
-fn perf_block(rng: &mut impl Rng) -> Vec<f32> {
-    uniform(rng, 1 << 16)
+/// Values of the timed a and b: `k * 2^-PERF_SHIFT` with `k` in
+/// `-PERF_K..=PERF_K` (steps of 1/16 in [-1, 1]). Every product is a multiple
+/// of 2^-8 of at most 1 in size: the grader's f64 sums are exact, and so are
+/// a kernel's float sums while no sum reaches 2^16 (up to 256 products per
+/// thread, n up to 2^26), so every correct kernel then gives the same bits.
+pub const PERF_K: i32 = 16;
+pub const PERF_SHIFT: u32 = 4;
+
+/// The timed check's inputs, output and expected sum. Every launch gets fresh
+/// a and b from the run's secret key (kit::timed::Fresh), and the grader's own
+/// kernel computes each launch's dot product (and sum |a_i b_i|) in double
+/// from the same inputs.
+pub struct TimedDot {
+    pub n: usize,
+    pub a: Fresh<f32>,
+    pub b: Fresh<f32>,
+    /// The student's output.
+    pub partial: DeviceBuffer<f32>,
+    /// The grader's dot product and sum |a_i b_i|.
+    sums: DeviceBuffer<f64>,
+    dot_check: Arc<Module>,
+}
+
+impl TimedDot {
+    pub fn new(ctx: &Ctx, n: usize) -> Result<Self> {
+        let gpu = ctx.gpu()?;
+        let dot_check = ctx.yardstick("dot_check", include_str!("../yardsticks/dot_check.cu"))?;
+        let values = |name| Fresh::dyadic(ctx, name, n, -PERF_K, PERF_K, PERF_SHIFT);
+        Ok(Self {
+            n,
+            a: values("a")?,
+            b: values("b")?,
+            partial: gpu.poisoned::<f32>("partial", blocks(n) as usize)?,
+            sums: gpu.zeros::<f64>("dot (the grader's)", 2)?,
+            dot_check,
+        })
+    }
+
+    /// Launch `launch`'s a and b, and `partial` poisoned as the README promises.
+    pub fn prepare(&self, launch: usize) -> Result<()> {
+        self.a.fill(launch)?;
+        self.b.fill(launch)?;
+        self.partial.poison()
+    }
+
+    /// The kernel's arguments (the same buffers every launch).
+    pub fn args(&self) -> [Arg; 4] {
+        [self.a.arg(), self.b.arg(), (self.n as i32).into(), self.partial.arg()]
+    }
+
+    /// What launch `launch` wrote: its a and b untouched, every block's
+    /// partial sum written, and their sum within the rounding bound of the
+    /// grader's dot product of the same a and b.
+    pub fn check(&self, launch: usize) -> Result<()> {
+        self.a.intact(launch)?;
+        self.b.intact(launch)?;
+        self.sums.write(&[0.0, 0.0])?;
+        let args = [self.a.arg(), self.b.arg(), (self.n as i32).into(), self.sums.arg()];
+        self.dot_check.launch("dot_check", launch_config(self.n), &args)?;
+        let [expected, abs_sum] = self.sums.read()?[..] else { unreachable!("two sums") };
+        let got = sum_of_partials(&self.partial.read()?)?;
+        let bound = gamma(roundings(self.n)) * abs_sum;
+        if (got - expected).abs() > bound {
+            bail!(
+                "the sum of `partial` is {got} (n = {}), expected {expected} (the grader's dot product of the same \
+                 a and b, in double; allowed error {bound:.3e})",
+                self.n
+            );
+        }
+        Ok(())
+    }
 }
 
 fn bandwidth_share(ctx: &Ctx) -> Result<String> {
     let module = ctx.kernel_module("dot")?;
     // Measured first (once per run), before this check's buffers take memory.
     let copy = ctx.copy_bandwidth_gbps()?;
-    let gpu = module.gpu();
-    let n = perf_len(gpu);
-    // Drawn once per process, repeated into fresh buffers for every student;
-    // each launch reads a window of them further on (kit::timed).
-    let blocks_and_sums = ctx.shared("perf-blocks+prefix", || {
-        let mut rng = ctx.rng();
-        let (a, b) = (perf_block(&mut rng), perf_block(&mut rng));
-        let products = kit::timed::prefix_sums_f64(a.iter().zip(&b).map(|(&x, &y)| x as f64 * y as f64));
-        let magnitudes = kit::timed::prefix_sums_f64(a.iter().zip(&b).map(|(&x, &y)| (x as f64 * y as f64).abs()));
-        (a, b, products, magnitudes)
-    });
-    let (block_a, block_b, products, magnitudes) =
-        (&blocks_and_sums.0, &blocks_and_sums.1, &blocks_and_sums.2, &blocks_and_sums.3);
-    let (da, db) = (Windowed::repeated(gpu, "a", block_a, n)?, Windowed::repeated(gpu, "b", block_b, n)?);
-    let partial = gpu.poisoned::<f32>("partial", blocks(n) as usize)?;
+    let n = perf_len(module.gpu());
+    let timed = TimedDot::new(ctx, n)?;
     let t = kit::timed::student(
-        gpu,
-        |_| partial.poison(),
-        |launch| {
-            module.launch_async(
-                "dot",
-                launch_config(n),
-                &[da.arg(launch), db.arg(launch), (n as i32).into(), partial.arg()],
-            )
-        },
-        |launch| {
-            let start = da.at(launch, 0);
-            let expected = kit::timed::periodic_window_sum_f64(products, start, n);
-            let bound = gamma(roundings(n)) * kit::timed::periodic_window_sum_f64(magnitudes, start, n);
-            let got: f64 = partial.read()?.iter().map(|&p| p as f64).sum();
-            if (got - expected).abs() > bound || !got.is_finite() {
-                bail!("the sum of `partial` is {got} (n = {n}), expected {expected}");
-            }
-            Ok(())
-        },
+        module.gpu(),
+        |launch| timed.prepare(launch),
+        |_| module.launch_async("dot", launch_config(n), &timed.args()),
+        |launch| timed.check(launch),
     )?;
     // Bytes of a and b read; the partial sums are negligible.
     kit::perf::require_share("dot", t.gb_per_s(2 * n * 4), "the copy bandwidth", copy, MIN_COPY_SHARE)
@@ -309,6 +355,116 @@ mod tests {
         let bound = gamma(roundings(n)) * abs_sum;
         assert!((got - expected).abs() <= bound);
         assert!((serial - expected).abs() <= bound);
+    }
+
+    /// A context on the simulator (seed 1) for `file`, its text passed through `edit`.
+    fn on_sim(file: &str, edit: impl FnOnce(String) -> String, check: impl FnOnce(&Ctx)) {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let options = ptx_build::CompileOptions::default();
+        let text = std::fs::read_to_string(kit::trial::workspace_file(file)).unwrap();
+        let ptx = compiler.compile(&ptx_build::SourceFile::from_text(file, edit(text)), &options).unwrap().text;
+        let env = kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler), options);
+        let build = kit::PartBuild::new(ptx);
+        let ctx = Ctx::new("ex02::dot::perf::share-of-copy-bandwidth", &env, &build);
+        ctx.run(check);
+    }
+
+    /// The f64 dot product of launch `launch`'s a and b, from the host's copy of the generator.
+    fn host_dot(timed: &TimedDot, launch: usize) -> f64 {
+        let (a, b) = (timed.a.host_values(launch, 0, timed.n), timed.b.host_values(launch, 0, timed.n));
+        assert!(a.iter().chain(&b).all(|&v| v.abs() <= 1.0 && (v * 16.0).fract() == 0.0));
+        cpu_dot(&a, &b).0
+    }
+
+    /// The timing needs a GPU; its launches and their checks run here, on a
+    /// shorter input (more elements than the grid has threads): the references'
+    /// partial sums add up to the grader's dot product on every launch
+    /// (exactly: the inputs are dyadic), another launch's partial sums fail,
+    /// and a write into a or b is caught.
+    #[test]
+    fn timed_launches_are_checked_in_full() {
+        let n = 300_007;
+        for file in ["reference/ex02-dot/kernels/dot.cu", "reference/slow/ex02-dot/kernels/dot.cu"] {
+            on_sim(
+                file,
+                |text| text,
+                |ctx| {
+                    let module = ctx.kernel_module("dot").unwrap();
+                    let timed = TimedDot::new(ctx, n).unwrap();
+                    let mut outputs = Vec::new();
+                    for launch in [0, 1, 6] {
+                        timed.prepare(launch).unwrap();
+                        module.launch("dot", launch_config(n), &timed.args()).unwrap();
+                        timed.check(launch).unwrap_or_else(|e| panic!("{file}, launch {launch}: {e:#}"));
+                        let partial = timed.partial.read().unwrap();
+                        assert_eq!(
+                            sum_of_partials(&partial).unwrap(),
+                            host_dot(&timed, launch),
+                            "{file}, launch {launch}"
+                        );
+                        outputs.push(partial);
+                    }
+                    // Launch 0's a and b with launch 1's partial sums.
+                    timed.prepare(0).unwrap();
+                    timed.partial.write(&outputs[1]).unwrap();
+                    let e = format!("{:#}", timed.check(0).unwrap_err());
+                    assert!(e.contains(&format!("expected {} (the grader's", host_dot(&timed, 0))), "{e}");
+                    // One block that wrote nothing.
+                    timed.prepare(3).unwrap();
+                    module.launch("dot", launch_config(n), &timed.args()).unwrap();
+                    timed.partial.write_at(7, &[f32::from_bits(u32::MAX)]).unwrap();
+                    let e = format!("{:#}", timed.check(3).unwrap_err());
+                    assert!(e.contains("never wrote") && e.contains("block 7"), "{e}");
+                    // A product written into b.
+                    timed.prepare(2).unwrap();
+                    module.launch("dot", launch_config(n), &timed.args()).unwrap();
+                    timed.b.buffer().write_at(12_345, &[3.0]).unwrap();
+                    let e = timed.check(2).unwrap_err();
+                    let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
+                    assert_eq!((modified.buffer.as_str(), modified.index), ("b", 12_345));
+                },
+            );
+        }
+    }
+
+    /// The cheat corpus's kernel that sums one period of the old repeated
+    /// block and multiplies, with its timed size set to the test's: within
+    /// the bound on the old windows of a repeated block of 65 536 values,
+    /// wrong on its first launch of fresh inputs.
+    #[test]
+    fn a_sum_of_one_period_is_wrong_on_fresh_inputs() {
+        let n = 300_007;
+        let file = "grader/tests/cheats/ex02-dot-one-period/exercises/ex02-dot/kernels/dot.cu";
+        let at_test_size = |text: String| {
+            assert!(text.contains("#define LARGE 20000000"));
+            text.replace("#define LARGE 20000000", "#define LARGE 262144")
+        };
+        on_sim(file, at_test_size, |ctx| {
+            let module = ctx.kernel_module("dot").unwrap();
+            let gpu = module.gpu();
+            // The old timing: a block of 65 536 values repeated, launch l reading from 64 (256 bytes) times l on.
+            let mut rng = rng_for(1, "windows");
+            let (block_a, block_b) = (uniform(&mut rng, 1 << 16), uniform(&mut rng, 1 << 16));
+            let repeated = |block: &[f32]| block.iter().copied().cycle().take(n + 64 * 8).collect::<Vec<f32>>();
+            let (a, b) = (repeated(&block_a), repeated(&block_b));
+            let (da, db) = (gpu.upload("a", &a).unwrap(), gpu.upload("b", &b).unwrap());
+            let window = |buf: &DeviceBuffer<f32>, l: usize| Arg::Ptr(buf.ptr() + 256 * l as u64);
+            let partial = gpu.poisoned::<f32>("partial", blocks(n) as usize).unwrap();
+            for launch in [0, 1, 5, 5] {
+                partial.poison().unwrap();
+                let args = [window(&da, launch), window(&db, launch), (n as i32).into(), partial.arg()];
+                module.launch("dot", launch_config(n), &args).unwrap();
+                let at = 64 * launch..64 * launch + n;
+                let (expected, abs_sum) = cpu_dot(&a[at.clone()], &b[at]);
+                let got = sum_of_partials(&partial.read().unwrap()).unwrap();
+                assert!((got - expected).abs() <= gamma(roundings(n)) * abs_sum, "window {launch}: {got} {expected}");
+            }
+            let timed = TimedDot::new(ctx, n).unwrap();
+            timed.prepare(0).unwrap();
+            module.launch("dot", launch_config(n), &timed.args()).unwrap();
+            let e = format!("{:#}", timed.check(0).unwrap_err());
+            assert!(e.contains("the sum of `partial` is"), "{e}");
+        });
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! ex02's block reduction judged by what it does (kit::measure): the kernel
-//! runs on a small fixed input on a private simulator and the check counts
+//! runs on a small input (its length, grid and values drawn from the check's
+//! seed) on a private simulator and the check counts
 //! global atomics per element and shared loads per block. A tree (or warp
 //! shuffles) combines the block's 256 sums in a few dozen warp-level shared
 //! loads; thread 0 adding them one by one takes 255; atomics per product skip
@@ -20,17 +21,29 @@ use kit::{args, Ctx};
 
 use kit::LaunchConfig;
 
+use rand::Rng;
+
 use crate::uniform;
 
-/// Blocks of the measured launch: fewer than the exercise's grid would have
-/// for the input (a grid-stride loop works with any grid), so that each thread
-/// has several elements while the simulator runs a small input, and a kernel
-/// that never finishes (or prints in a loop) is stopped as soon as before.
-pub const MEASURE_BLOCKS: u32 = 32;
-/// Elements of the measured input: three per thread of the measured grid and
-/// one more (not a multiple of the block), so that a thread's contiguous
-/// slice is four elements long.
-pub const MEASURE_N: usize = 3 * (MEASURE_BLOCKS * crate::THREADS) as usize + 1;
+/// Blocks of the measured launch, drawn from the seed: fewer than the
+/// exercise's grid would have for the input (a grid-stride loop works with
+/// any grid), so that each thread has several elements while the simulator
+/// runs a small input, and a kernel that never finishes (or prints in a loop)
+/// is stopped as soon as before.
+pub const MEASURE_BLOCKS: std::ops::RangeInclusive<u32> = 24..=40;
+
+/// The measured launch's grid and length, drawn from the check's seed: three
+/// elements per thread of the grid, then one more and a seeded number of
+/// whole warps' worth (128 elements each) that have a fourth. Whatever the
+/// draw, a thread's contiguous slice is four elements long and fills whole
+/// warps (16 sectors per warp request), and n is not a multiple of the block.
+pub fn measured_shape(ctx: &Ctx) -> (u32, usize) {
+    let mut rng = ctx.rng_for("measured shape");
+    let blocks = rng.random_range(MEASURE_BLOCKS);
+    let threads = (blocks * crate::THREADS) as usize;
+    (blocks, 3 * threads + 1 + 128 * rng.random_range(0..=blocks as usize))
+}
+
 /// Bytes the loads of a and b ask for per byte of the sectors they touch, at
 /// or above which they are coalesced (a grid-stride loop: about 1.0; slices of
 /// four elements per thread: 0.25). See CALIBRATION.md.
@@ -41,36 +54,51 @@ pub const MAX_SHARED_LOADS_PER_BLOCK: f64 = 64.0;
 /// Global atomics per element a reduction stays at or under (one per block at most).
 pub const MAX_ATOMICS_PER_ELEMENT: f64 = 0.01;
 
-pub fn measure(ctx: &Ctx) -> Result<Measurement> {
-    let mut rng = kit::inputs::rng_for(0, "measure");
-    let (a, b) = (uniform(&mut rng, MEASURE_N), uniform(&mut rng, MEASURE_N));
-    ctx.measure("dot", |module| {
+/// A measurement and the shape it was made on.
+pub struct Measured {
+    pub m: Measurement,
+    pub blocks: u32,
+    pub n: usize,
+}
+
+/// Runs `dot` on the measured shape of this check's seed.
+pub fn measure(ctx: &Ctx) -> Result<Measured> {
+    measure_on(ctx, measured_shape(ctx))
+}
+
+/// Runs `dot` once on `n` elements (from the check's seeded generator) in `blocks` blocks.
+pub fn measure_on(ctx: &Ctx, (blocks, n): (u32, usize)) -> Result<Measured> {
+    let mut rng = ctx.rng();
+    let (a, b) = (uniform(&mut rng, n), uniform(&mut rng, n));
+    let m = ctx.measure("dot", |module| {
         let gpu = module.gpu();
         let (da, db) = (gpu.upload("a", &a)?, gpu.upload("b", &b)?);
-        let partial = gpu.poisoned::<f32>("partial", MEASURE_BLOCKS as usize)?;
-        let cfg = LaunchConfig::linear(MEASURE_BLOCKS, crate::THREADS);
-        module.launch("dot", cfg, &args![&da, &db, MEASURE_N as i32, &partial])?;
+        let partial = gpu.poisoned::<f32>("partial", blocks as usize)?;
+        let cfg = LaunchConfig::linear(blocks, crate::THREADS);
+        module.launch("dot", cfg, &args![&da, &db, n as i32, &partial])?;
         let got: f64 = partial.read()?.iter().map(|&p| p as f64).sum();
         let (expected, abs_sum) = crate::cpu_dot(&a, &b);
         // crate::roundings for the measured grid: 4 products per thread, up to 255 to combine a block.
-        let per_thread = MEASURE_N.div_ceil((MEASURE_BLOCKS * crate::THREADS) as usize);
+        let per_thread = n.div_ceil((blocks * crate::THREADS) as usize);
         let bound = crate::gamma(1 + per_thread + crate::THREADS as usize) * abs_sum;
         kit::measure::require_right_result(if (got - expected).abs() <= bound {
             Ok(())
         } else {
             Err(anyhow::anyhow!("dot = {got}, expected {expected}"))
         })
-    })
+    })?;
+    Ok(Measured { m, blocks, n })
 }
 
-fn figures(m: &Measurement) -> String {
-    let staged = staged_loads(m) as f64 / MEASURE_BLOCKS as f64;
+fn figures(Measured { m, blocks, n }: &Measured) -> String {
+    let blocks = *blocks as f64;
+    let staged = staged_loads(m) as f64 / blocks;
     format!(
         "{:.1} warp-level shared loads per block{}, {:.3} global atomics per element, global loads {:.1} sectors per \
          request ({:.0}% of the bytes of the sectors used)",
-        m.stats.shared_load_requests as f64 / MEASURE_BLOCKS as f64 - staged,
+        m.stats.shared_load_requests as f64 / blocks - staged,
         if staged > 0.0 { format!(" (and {staged:.1} reading back what it staged)") } else { String::new() },
-        m.stats.global_atomics as f64 / MEASURE_N as f64,
+        m.stats.global_atomics as f64 / *n as f64,
         m.load_sectors_per_request(),
         100.0 * m.global_load_efficiency()
     )
@@ -87,8 +115,9 @@ pub fn staged_loads(m: &Measurement) -> u64 {
         .sum()
 }
 
-pub fn tree(m: &Measurement) -> Result<String> {
-    let atomics = m.stats.global_atomics as f64 / MEASURE_N as f64;
+pub fn tree(measured: &Measured) -> Result<String> {
+    let Measured { m, blocks, n } = measured;
+    let atomics = m.stats.global_atomics as f64 / *n as f64;
     if atomics > MAX_ATOMICS_PER_ELEMENT {
         bail!(
             "dot: {atomics:.2} global atomics per element (a block reduction: at most one per block): the products \
@@ -97,8 +126,8 @@ pub fn tree(m: &Measurement) -> Result<String> {
              partial[blockIdx.x]"
         );
     }
-    let staged = staged_loads(m) as f64 / MEASURE_BLOCKS as f64;
-    let loads = m.stats.shared_load_requests as f64 / MEASURE_BLOCKS as f64 - staged;
+    let staged = staged_loads(m) as f64 / *blocks as f64;
+    let loads = m.stats.shared_load_requests as f64 / *blocks as f64 - staged;
     if loads > MAX_SHARED_LOADS_PER_BLOCK {
         bail!(
             "dot: {loads:.0} warp-level shared loads per block (a tree: about 25; at most \
@@ -126,7 +155,7 @@ pub fn tree(m: &Measurement) -> Result<String> {
             kit::measure::worst_at(m.least_efficient_global_load())
         );
     }
-    Ok(figures(m))
+    Ok(figures(measured))
 }
 
 /// The structure check `shared-tree`.
@@ -144,6 +173,77 @@ pub fn shared_tree(ctx: &Ctx) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use kit::trial::{fails, passes, Run};
+    use kit::{Ctx, PartBuild, RunEnv};
+
+    use super::*;
+
+    const VARIANTS: &str = "grader/tests/variants";
+
+    /// `tree`'s verdict on `file` measured on each of `shapes` with seed
+    /// `seed`'s values: a pass, or a failure whose message holds `fails_with`.
+    fn judged(file: &str, seed: u64, shapes: &[(u32, usize)], fails_with: Option<&str>) {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let options = ptx_build::CompileOptions { line_info: true, ..Default::default() };
+        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
+        let ptx = compiler.compile(&source, &options).unwrap().text;
+        let env = RunEnv::new(seed, None, Some(compiler), options);
+        let build = PartBuild::new(ptx);
+        let ctx = Ctx::new("ex02::dot::structure::shared-tree", &env, &build);
+        for &shape in shapes {
+            let verdict = measure_on(&ctx, shape).and_then(|m| tree(&m)).map_err(|e| format!("{e:#}"));
+            eprintln!("{file} on {shape:?}: {verdict:?}");
+            match (fails_with, verdict) {
+                (None, Ok(_)) => {}
+                (Some(phrase), Err(e)) if e.contains(phrase) => {}
+                (_, v) => panic!("{file} on {shape:?}: {v:?}"),
+            }
+        }
+    }
+
+    /// Every shape the seed may draw keeps the check's verdicts: the
+    /// references and correct variants pass, the serial, atomic and
+    /// uncoalesced ones fail (with the figures the variants corpus expects).
+    #[test]
+    fn every_measured_shape_keeps_the_verdicts() {
+        let (lo, hi) = (*MEASURE_BLOCKS.start(), *MEASURE_BLOCKS.end());
+        let n = |blocks: u32, warps: u32| 3 * (blocks * crate::THREADS) as usize + 1 + 128 * warps as usize;
+        let shapes = [(lo, n(lo, 0)), (lo, n(lo, lo)), (hi, n(hi, 0)), (hi, n(hi, hi))];
+        let variant = |case: &str| format!("{VARIANTS}/ex02-dot-{case}/exercises/ex02-dot/kernels/dot.cu");
+        let mut passing: Vec<String> = vec![
+            "reference/ex02-dot/kernels/dot.cu".into(),
+            "reference/slow/ex02-dot/kernels/dot.cu".into(),
+            "exercises/ex02-dot/calibration/dot_shuffle.cu".into(),
+        ];
+        passing
+            .extend(["warp-shuffle", "unrolled-accumulators", "restrict-ldg", "threadfence-last-block"].map(variant));
+        for (seed, file) in passing.iter().enumerate() {
+            judged(file, seed as u64, &shapes, None);
+        }
+        for (file, phrase) in [
+            ("reference/slow/ex02-dot/extra/dot_atomic.cu".into(), "global atomics per element"),
+            ("exercises/ex02-dot/calibration/dot_serial.cu".into(), "warp-level shared loads per block"),
+            (variant("tree-then-serial"), "warp-level shared loads per block"),
+            (variant("contiguous-slices"), "16.0 sectors per warp request"),
+        ] {
+            judged(&file, 5, &shapes, Some(phrase));
+        }
+    }
+
+    #[test]
+    fn the_measured_shape_is_drawn_from_the_seed() {
+        let build = PartBuild::new(String::new());
+        let shapes: std::collections::BTreeSet<(u32, usize)> = (0..20)
+            .map(|seed| {
+                let env = RunEnv::new(seed, None, None, Default::default());
+                let (blocks, n) = measured_shape(&Ctx::new("ex02::dot::structure::shared-tree", &env, &build));
+                let threads = (blocks * crate::THREADS) as usize;
+                assert!(MEASURE_BLOCKS.contains(&blocks) && n > 3 * threads && n < 4 * threads - 128, "{n}");
+                assert!(n % crate::THREADS as usize != 0);
+                (blocks, n)
+            })
+            .collect();
+        assert!(shapes.len() >= 15, "{shapes:?}");
+    }
 
     #[test]
     fn the_block_reduction_is_measured() {
@@ -164,8 +264,8 @@ mod tests {
             fails(&ex, "dot", "shared-tree", Run::Check, file);
         }
         // Right numbers, but each thread sums its own slice: uncoalesced.
-        let slices = "grader/tests/variants/ex02-dot-contiguous-slices/exercises/ex02-dot/kernels/dot.cu";
-        if let Some(msg) = fails(&ex, "dot", "shared-tree", Run::Check, slices) {
+        let slices = format!("{VARIANTS}/ex02-dot-contiguous-slices/exercises/ex02-dot/kernels/dot.cu");
+        if let Some(msg) = fails(&ex, "dot", "shared-tree", Run::Check, &slices) {
             assert!(msg.contains("16.0 sectors per warp request") && msg.contains("dot.cu:"), "{msg}");
         }
     }

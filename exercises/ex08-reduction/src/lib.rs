@@ -9,9 +9,11 @@
 
 pub mod measured;
 
+use std::sync::Arc;
+
 use anyhow::Result;
-use kit::timed::Windowed;
-use kit::{args, check, Check, Ctx, Exercise, LaunchConfig, Part};
+use kit::timed::Fresh;
+use kit::{args, check, Arg, Check, Ctx, DeviceBuffer, Exercise, LaunchConfig, Module, Part};
 use rand::Rng;
 
 /// Threads per block; one element per thread, so a block sums 256 elements.
@@ -117,49 +119,73 @@ fn block_sums_match(ctx: &Ctx, kernel: &str, n: usize) -> Result<String> {
     Ok(format!("{} block sum(s) exact", expected.len()))
 }
 
-/// Timing input: the values do not change the time, so a random block of 64 Ki
-/// values is repeated (on the device) rather than drawing 2^26 of them.
-fn perf_block(rng: &mut impl Rng) -> Vec<i32> {
-    values(rng, 1 << 16)
+/// The timed check's input, output and expected partial sums. Every launch
+/// gets fresh ints from the run's secret key (kit::timed::Fresh), drawn from
+/// the correctness checks' range, and the grader's interleaved kernel sums
+/// the same input into a buffer of its own, compared in full on the device.
+pub struct TimedSums {
+    pub n: usize,
+    pub input: Fresh<i32>,
+    /// The student's output.
+    pub partial: DeviceBuffer<i32>,
+    /// The grader's partial sums of the same input.
+    expected: DeviceBuffer<i32>,
+    pattern: Arc<Module>,
+}
+
+impl TimedSums {
+    pub fn new(ctx: &Ctx, n: usize) -> Result<Self> {
+        let gpu = ctx.gpu()?;
+        let pattern =
+            ctx.yardstick("reduce_interleaved_pattern", include_str!("../yardsticks/reduce_interleaved_pattern.cu"))?;
+        Ok(Self {
+            n,
+            input: Fresh::ints(ctx, "in", n, 1, MAX_VALUE - 1)?,
+            partial: gpu.poisoned::<i32>("partial", blocks(n) as usize)?,
+            expected: gpu.poisoned::<i32>("partial (the grader's)", blocks(n) as usize)?,
+            pattern,
+        })
+    }
+
+    /// Launch `launch`'s input, and `partial` poisoned as the README promises.
+    pub fn prepare(&self, launch: usize) -> Result<()> {
+        self.input.fill(launch)?;
+        self.partial.poison()
+    }
+
+    /// The kernel's arguments (the same buffers every launch).
+    pub fn args(&self) -> [Arg; 3] {
+        [self.input.arg(), (self.n as i32).into(), self.partial.arg()]
+    }
+
+    /// What launch `launch` wrote: its input untouched, and every block's sum
+    /// the grader's sum of the same 256 ints.
+    pub fn check(&self, launch: usize) -> Result<()> {
+        self.input.intact(launch)?;
+        self.expected.poison()?;
+        let args = [self.input.arg(), (self.n as i32).into(), self.expected.arg()];
+        self.pattern.launch("reduce_interleaved_pattern", launch_config(self.n), &args)?;
+        kit::timed::same_as_expected(&format!("partial (n = {})", self.n), &self.expected, &self.partial, |_| {
+            String::new()
+        })
+    }
 }
 
 fn sequential_speedup(ctx: &Ctx) -> Result<String> {
     let kernel = SEQUENTIAL.kernels[0];
     let module = ctx.kernel_module(kernel)?;
-    let baseline =
-        ctx.yardstick("reduce_interleaved_pattern", include_str!("../yardsticks/reduce_interleaved_pattern.cu"))?;
-    let gpu = module.gpu();
-    // Drawn once per process, repeated into a fresh buffer for every student;
-    // each launch reduces a window of it further on (kit::timed).
-    let block_and_prefix = ctx.shared("perf-block+prefix", || {
-        let block = perf_block(&mut ctx.rng());
-        let prefix = kit::timed::prefix_sums(block.iter().map(|&v| v as i128));
-        (block, prefix)
-    });
-    let (block, prefix) = (&block_and_prefix.0, &block_and_prefix.1);
-    let d_in = Windowed::repeated(gpu, "in", block, PERF_N)?;
-    let partial = gpu.poisoned::<i32>("partial", blocks(PERF_N) as usize)?;
+    let sums = TimedSums::new(ctx, PERF_N)?;
     let cfg = launch_config(PERF_N);
-    let a = |launch| [d_in.arg(launch), (PERF_N as i32).into(), partial.arg()];
-    // Every block's partial sum of every launch, exact: the sums of a window
-    // of a repeated block come from the block's prefix sums.
     let sequential = kit::timed::student(
-        gpu,
-        |_| partial.poison(),
-        |launch| module.launch_async(kernel, cfg, &a(launch)),
-        |launch| {
-            let start = d_in.at(launch, 0);
-            let per_block = THREADS as usize;
-            let expected: Vec<i32> = (0..blocks(PERF_N) as usize)
-                .map(|j| {
-                    let len = per_block.min(PERF_N - j * per_block);
-                    kit::timed::periodic_window_sum(prefix, start + j * per_block, len) as i32
-                })
-                .collect();
-            partial.read_with(|got| check::exact(&format!("partial (n = {PERF_N})"), &expected, got))
-        },
+        module.gpu(),
+        |launch| sums.prepare(launch),
+        |_| module.launch_async(kernel, cfg, &sums.args()),
+        |launch| sums.check(launch),
     )?;
-    let interleaved = ctx.time_yardstick(&baseline, "reduce_interleaved_pattern", cfg, &a(0), || partial.poison())?;
+    // The yardstick reduces launch 0's input into the student's output buffer (poisoned before each launch).
+    sums.prepare(0)?;
+    let interleaved =
+        ctx.time_yardstick(&sums.pattern, "reduce_interleaved_pattern", cfg, &sums.args(), || sums.partial.poison())?;
     kit::perf::require_speedup(kernel, &sequential, &interleaved, "the interleaved pattern", MIN_SPEEDUP)
 }
 
@@ -222,10 +248,122 @@ mod tests {
         assert_eq!(shared.1, block_sums(&shared.0));
     }
 
+    /// A context on the simulator (seed 1) for `file`, its text passed through `edit`.
+    fn on_sim(file: &str, edit: impl FnOnce(String) -> String, check: impl FnOnce(&Ctx)) {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let options = ptx_build::CompileOptions::default();
+        let text = std::fs::read_to_string(kit::trial::workspace_file(file)).unwrap();
+        let ptx = compiler.compile(&ptx_build::SourceFile::from_text(file, edit(text)), &options).unwrap().text;
+        let env = kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler), options);
+        let build = kit::PartBuild::new(ptx);
+        let ctx = Ctx::new("ex08::sequential::perf::faster-than-interleaved", &env, &build);
+        ctx.run(check);
+    }
+
+    /// The timing needs a GPU; its launches and their checks run here, on a
+    /// shorter input (a last block not full): the references' partial sums
+    /// are the grader's on every launch, another launch's fail, a block that
+    /// wrote nothing is named, and a write into the input is caught.
     #[test]
-    fn the_perf_block_is_in_range() {
-        let block = perf_block(&mut rng_for(1, "perf"));
-        assert_eq!(block.len(), 1 << 16);
-        assert!(block.iter().all(|&x| (1..MAX_VALUE).contains(&x)));
+    fn timed_launches_are_checked_in_full() {
+        let n = 70_001;
+        for (file, kernel) in
+            [("reduce_sequential.cu", "reduce_sequential"), ("reduce_interleaved.cu", "reduce_interleaved")]
+        {
+            on_sim(
+                &format!("reference/ex08-reduction/kernels/{file}"),
+                |text| text,
+                |ctx| {
+                    let module = ctx.kernel_module(kernel).unwrap();
+                    let sums = TimedSums::new(ctx, n).unwrap();
+                    let mut outputs = Vec::new();
+                    for launch in [0, 1, 6] {
+                        sums.prepare(launch).unwrap();
+                        module.launch(kernel, launch_config(n), &sums.args()).unwrap();
+                        sums.check(launch).unwrap_or_else(|e| panic!("{kernel}, launch {launch}: {e:#}"));
+                        let got = sums.partial.read().unwrap();
+                        let values = sums.input.host_values(launch, 0, n);
+                        assert!(values.iter().all(|v| (1..MAX_VALUE).contains(v)));
+                        assert_eq!(got, block_sums(&values), "{kernel}, launch {launch}");
+                        outputs.push(got);
+                    }
+                    // Launch 0's input with launch 1's partial sums.
+                    sums.prepare(0).unwrap();
+                    sums.partial.write(&outputs[1]).unwrap();
+                    let e = format!("{:#}", sums.check(0).unwrap_err());
+                    let first = (0..outputs[0].len()).find(|&b| outputs[0][b] != outputs[1][b]).unwrap();
+                    let want = format!(
+                        "`partial (n = {n})`[{first}]: expected {}, got {}",
+                        outputs[0][first], outputs[1][first]
+                    );
+                    assert!(e.contains(&want), "{e}");
+                    // One block that wrote nothing.
+                    sums.prepare(3).unwrap();
+                    module.launch(kernel, launch_config(n), &sums.args()).unwrap();
+                    sums.partial.write_at(blocks(n) as usize - 1, &[-1]).unwrap();
+                    let e = format!("{:#}", sums.check(3).unwrap_err());
+                    assert!(
+                        e.contains(&format!("[{}]: expected", blocks(n) - 1)) && e.contains("never written"),
+                        "{e}"
+                    );
+                    // A sum written into the input.
+                    sums.prepare(2).unwrap();
+                    module.launch(kernel, launch_config(n), &sums.args()).unwrap();
+                    sums.input.buffer().write_at(4_099, &[0]).unwrap();
+                    let e = sums.check(2).unwrap_err();
+                    let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
+                    assert_eq!((modified.buffer.as_str(), modified.index), ("in", 4_099));
+                },
+            );
+        }
+    }
+
+    /// The cheat corpus's two kernels written against the old timing (a block
+    /// of 65 536 ints repeated, each launch a window 64 ints further on), with
+    /// their timed size set to the test's: right on every old window (the last
+    /// one repeated, as the timing does), wrong on fresh inputs.
+    #[test]
+    fn cheats_on_the_old_windows_are_wrong_on_fresh_inputs() {
+        const CHEATS: &str = "grader/tests/cheats";
+        let n = 256 * 300;
+        for (case, wrong_from) in [("ex08-sequential-one-period", 0), ("ex08-sequential-slides-window", 1)] {
+            let file = format!("{CHEATS}/{case}/exercises/ex08-reduction/kernels/reduce_sequential.cu");
+            let at_test_size = |text: String| {
+                assert!(text.contains("#define BIG (1 << 26)"), "{case}");
+                text.replace("#define BIG (1 << 26)", &format!("#define BIG {n}"))
+            };
+            on_sim(&file, at_test_size, |ctx| {
+                let module = ctx.kernel_module("reduce_sequential").unwrap();
+                let gpu = module.gpu();
+                let block = values(&mut rng_for(1, "windows"), 1 << 16);
+                let old: Vec<i32> = block.iter().copied().cycle().take(n + 64 * 8).collect();
+                let d_old = gpu.upload("in", &old).unwrap();
+                let partial = gpu.poisoned::<i32>("partial", blocks(n) as usize).unwrap();
+                for launch in [0, 1, 2, 3, 3] {
+                    partial.poison().unwrap();
+                    let window = Arg::Ptr(d_old.ptr() + 256 * launch as u64);
+                    module
+                        .launch("reduce_sequential", launch_config(n), &[window, (n as i32).into(), partial.arg()])
+                        .unwrap();
+                    let expected = block_sums(&old[64 * launch..64 * launch + n]);
+                    check::exact("partial", &expected, &partial.read().unwrap())
+                        .unwrap_or_else(|e| panic!("{case}, window {launch}: {e:#}"));
+                }
+                let sums = TimedSums::new(ctx, n).unwrap();
+                let mut first_wrong = None;
+                for launch in 0..3 {
+                    sums.prepare(launch).unwrap();
+                    module.launch("reduce_sequential", launch_config(n), &sums.args()).unwrap();
+                    if let Err(e) = sums.check(launch) {
+                        first_wrong.get_or_insert((launch, format!("{e:#}")));
+                    }
+                }
+                let (launch, e) = first_wrong.unwrap_or_else(|| panic!("{case} is caught"));
+                assert!(
+                    launch == wrong_from && e.contains(&format!("`partial (n = {n})`[")),
+                    "{case}, launch {launch}: {e}"
+                );
+            });
+        }
     }
 }

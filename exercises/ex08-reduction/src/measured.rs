@@ -1,5 +1,6 @@
 //! ex08's two trees told apart by what they do (kit::measure): each kernel sums
-//! a small fixed input on a private simulator, and the checks count divergent
+//! a few blocks of values on a private simulator (how many, and the values,
+//! drawn from the check's seed), and the checks count divergent
 //! warp branches per block. Interleaved addressing (`t % (2*stride) == 0`)
 //! leaves busy and idle threads side by side in every warp for the first five
 //! steps, so most of its 8 warps diverge at every step; sequential addressing
@@ -12,8 +13,8 @@ use kit::{args, Ctx};
 
 use crate::{blocks, launch_config, THREADS};
 
-/// Elements of the measured input: 8 full blocks.
-pub const MEASURE_N: usize = 8 * THREADS as usize;
+/// Full blocks of the measured input, drawn from the seed.
+pub const MEASURE_BLOCKS: std::ops::RangeInclusive<u32> = 6..=12;
 /// Divergent branches per block at or above which a tree is interleaved. The
 /// slides' interleaved tree diverges in every warp at strides 1..16 (5 x 8) and
 /// in a few at strides 32..128: about 48 per block. See CALIBRATION.md.
@@ -30,38 +31,59 @@ pub const MAX_SHARED_ATOMICS_PER_ELEMENT: f64 = 1.0 / 32.0;
 /// conflicts); sequential addressing has 1.
 pub const MIN_STRIDED_PASSES: f64 = 1.5;
 
-pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Measurement> {
-    ctx.measure(kernel, |module| {
+/// A measurement and the number of elements it summed.
+pub struct Measured {
+    pub m: Measurement,
+    pub n: usize,
+}
+
+/// The measured input's length, drawn from the check's seed: whole blocks.
+pub fn measured_n(ctx: &Ctx) -> usize {
+    rand::Rng::random_range(&mut ctx.rng_for("measured shape"), MEASURE_BLOCKS) as usize * THREADS as usize
+}
+
+/// Runs `kernel` on the measured length of this check's seed.
+pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Measured> {
+    measure_on(ctx, kernel, measured_n(ctx))
+}
+
+/// Runs `kernel` once on `n` values from the check's seeded generator.
+pub fn measure_on(ctx: &Ctx, kernel: &str, n: usize) -> Result<Measured> {
+    let values = crate::values(&mut ctx.rng(), n);
+    let m = ctx.measure(kernel, |module| {
         let gpu = module.gpu();
-        let values: Vec<i32> = (0..MEASURE_N as i32).map(|i| i % 1000 + 1).collect();
         let input = gpu.upload("in", &values)?;
-        let partial = gpu.poisoned::<i32>("partial", blocks(MEASURE_N) as usize)?;
-        module.launch(kernel, launch_config(MEASURE_N), &args![&input, MEASURE_N as i32, &partial])?;
+        let partial = gpu.poisoned::<i32>("partial", blocks(n) as usize)?;
+        module.launch(kernel, launch_config(n), &args![&input, n as i32, &partial])?;
         let expected = crate::block_sums(&values);
         kit::measure::require_right_result(kit::check::exact("partial", &expected, &partial.read()?))
-    })
+    })?;
+    Ok(Measured { m, n })
 }
 
-/// Divergent warp branches per block.
-pub fn divergence(m: &Measurement) -> f64 {
-    m.stats.divergent_branches as f64 / blocks(MEASURE_N) as f64
-}
+impl Measured {
+    /// Divergent warp branches per block.
+    pub fn divergence(&self) -> f64 {
+        self.m.stats.divergent_branches as f64 / blocks(self.n) as f64
+    }
 
-fn figures(m: &Measurement) -> String {
-    format!(
-        "{:.1} divergent warp branches per block of {THREADS} ({} of {} warp branches); {:.1} active lanes and \
-         {:.2} passes per shared access",
-        divergence(m),
-        m.stats.divergent_branches,
-        m.stats.branches,
-        m.shared_lanes_per_request(),
-        m.shared_passes_per_request()
-    )
+    fn figures(&self) -> String {
+        let m = &self.m;
+        format!(
+            "{:.1} divergent warp branches per block of {THREADS} ({} of {} warp branches); {:.1} active lanes and \
+             {:.2} passes per shared access",
+            self.divergence(),
+            m.stats.divergent_branches,
+            m.stats.branches,
+            m.shared_lanes_per_request(),
+            m.shared_passes_per_request()
+        )
+    }
 }
 
 /// `interleaved`: the tree must be the interleaved one, divergence and all.
-pub fn interleaved(m: &Measurement) -> Result<String> {
-    let d = divergence(m);
+pub fn interleaved(measured: &Measured) -> Result<String> {
+    let (m, d) = (&measured.m, measured.divergence());
     if d < MIN_INTERLEAVED_DIVERGENCE && m.shared_passes_per_request() < MIN_STRIDED_PASSES {
         bail!(
             "{}: {d:.1} divergent warp branches per block (the interleaved tree has about 48; at least \
@@ -69,15 +91,15 @@ pub fn interleaved(m: &Measurement) -> Result<String> {
              working threads are those with t % (2*stride) == 0, adding partialSum[t + stride] into partialSum[t]; \
              working threads t < stride is the sequential tree of the next part. ({})",
             m.kernel,
-            figures(m)
+            measured.figures()
         );
     }
-    Ok(figures(m))
+    Ok(measured.figures())
 }
 
 /// `sequential`: whole warps busy or idle; no interleaved divergence.
-pub fn sequential(m: &Measurement) -> Result<String> {
-    let d = divergence(m);
+pub fn sequential(measured: &Measured) -> Result<String> {
+    let (m, d) = (&measured.m, measured.divergence());
     if d > MAX_SEQUENTIAL_DIVERGENCE {
         bail!(
             "{}: {d:.1} divergent warp branches per block (the sequential tree has about 6; at most \
@@ -88,12 +110,12 @@ pub fn sequential(m: &Measurement) -> Result<String> {
             worst_at(m.worst_branch())
         );
     }
-    Ok(figures(m))
+    Ok(measured.figures())
 }
 
 /// The structure check `shared-tree` of either part: a block reduction
 /// (shared memory, barriers: the PTX names them better), then the pattern.
-pub fn shared_tree(ctx: &Ctx, kernel: &str, pattern: fn(&Measurement) -> Result<String>) -> Result<String> {
+pub fn shared_tree(ctx: &Ctx, kernel: &str, pattern: fn(&Measured) -> Result<String>) -> Result<String> {
     let k = ctx.kernel_ptx(kernel)?;
     if !k.uses_shared() {
         bail!(
@@ -112,8 +134,8 @@ pub fn shared_tree(ctx: &Ctx, kernel: &str, pattern: fn(&Measurement) -> Result<
 /// shared word with atomicAdd has no levels (and little divergence, so the
 /// pattern checks alone let it pass). One shared atomic per warp (warp sums
 /// combined in a shared word) is still a tree below it.
-pub fn tree_not_atomics(m: &Measurement) -> Result<()> {
-    let per_element = m.stats.shared_atomics as f64 / MEASURE_N as f64;
+pub fn tree_not_atomics(Measured { m, n }: &Measured) -> Result<()> {
+    let per_element = m.stats.shared_atomics as f64 / *n as f64;
     if per_element > MAX_SHARED_ATOMICS_PER_ELEMENT {
         bail!(
             "{}: {per_element:.2} shared atomics per element (a tree: none; at most one per warp, \
@@ -130,6 +152,85 @@ pub fn tree_not_atomics(m: &Measurement) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use kit::trial::{fails, passes, Run};
+    use kit::{Ctx, PartBuild, RunEnv};
+
+    use super::*;
+
+    const VARIANTS: &str = "grader/tests/variants";
+
+    /// `shared-tree`'s measured verdict (`pattern`, then no atomics) on
+    /// `file`, measured on each length in `ns` with seed `seed`'s values: a
+    /// pass, or a failure whose message holds `fails_with`.
+    fn judged(file: &str, pattern: fn(&Measured) -> Result<String>, ns: &[usize], fails_with: Option<&str>) {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let options = ptx_build::CompileOptions { line_info: true, ..Default::default() };
+        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
+        let ptx = compiler.compile(&source, &options).unwrap().text;
+        let env = RunEnv::new(ns.len() as u64, None, Some(compiler), options);
+        let build = PartBuild::new(ptx);
+        let ctx = Ctx::new("ex08::part::structure::shared-tree", &env, &build);
+        let kernel = if file.contains("interleaved") { "reduce_interleaved" } else { "reduce_sequential" };
+        for &n in ns {
+            let verdict = measure_on(&ctx, kernel, n)
+                .and_then(|m| pattern(&m).and_then(|f| tree_not_atomics(&m).map(|_| f)))
+                .map_err(|e| format!("{e:#}"));
+            eprintln!("{file} on {n}: {verdict:?}");
+            match (fails_with, verdict) {
+                (None, Ok(_)) => {}
+                (Some(phrase), Err(e)) if e.contains(phrase) => {}
+                (_, v) => panic!("{file} on {n}: {v:?}"),
+            }
+        }
+    }
+
+    /// Every length the seed may draw keeps the check's verdicts.
+    #[test]
+    fn every_measured_length_keeps_the_verdicts() {
+        let ns =
+            [*MEASURE_BLOCKS.start() as usize * THREADS as usize, *MEASURE_BLOCKS.end() as usize * THREADS as usize];
+        let variant =
+            |case: &str, file: &str| format!("{VARIANTS}/ex08-{case}/exercises/ex08-reduction/kernels/{file}");
+        for file in [
+            format!("{REF}/reduce_interleaved.cu"),
+            format!("{MINE}/reduce_interleaved_mask.cu"),
+            variant("interleaved-strided-index", "reduce_interleaved.cu"),
+        ] {
+            judged(&file, interleaved, &ns, None);
+        }
+        for file in [
+            format!("{MINE}/reduce_interleaved_is_sequential.cu"),
+            variant("interleaved-is-sequential", "reduce_interleaved.cu"),
+        ] {
+            judged(&file, interleaved, &ns, Some("not interleaved addressing"));
+        }
+        let sequential_file = |case: &str| variant(&format!("sequential-{case}"), "reduce_sequential.cu");
+        for file in [
+            format!("{REF}/reduce_sequential.cu"),
+            format!("{MINE}/reduce_sequential_shuffle.cu"),
+            format!("{MINE}/reduce_sequential_warps.cu"),
+            sequential_file("warp-shuffle"),
+            sequential_file("syncwarp-tail"),
+            sequential_file("restrict-ldg"),
+        ] {
+            judged(&file, sequential, &ns, None);
+        }
+        judged(&format!("{SLOW}/reduce_sequential.cu"), sequential, &ns, Some("divergent warp branches per block"));
+        judged(&sequential_file("shared-atomic-accumulator"), sequential, &ns, Some("1.00 shared atomics per element"));
+    }
+
+    #[test]
+    fn the_measured_length_is_drawn_from_the_seed() {
+        let build = PartBuild::new(String::new());
+        let lengths: std::collections::BTreeSet<usize> = (0..20)
+            .map(|seed| {
+                let env = RunEnv::new(seed, None, None, Default::default());
+                let n = measured_n(&Ctx::new("ex08::sequential::structure::shared-tree", &env, &build));
+                assert!(n % THREADS as usize == 0 && MEASURE_BLOCKS.contains(&blocks(n)), "{n}");
+                n
+            })
+            .collect();
+        assert!(lengths.len() >= 5, "{lengths:?}");
+    }
 
     const REF: &str = "reference/ex08-reduction/kernels";
     const SLOW: &str = "reference/slow/ex08-reduction/kernels";
