@@ -271,6 +271,8 @@ pub struct RunEnv {
     secret: u64,
     /// Timed inputs made so far in this run: each gets a key of its own.
     fresh_inputs: std::sync::atomic::AtomicU64,
+    /// Zeros twice the L2 cache, read after every fill of a timed input.
+    settle: OnceLock<Arc<crate::gpu::DeviceBuffer<u32>>>,
 }
 
 impl RunEnv {
@@ -284,7 +286,19 @@ impl RunEnv {
             copy_gbps: OnceLock::new(),
             secret: rand::random(),
             fresh_inputs: Default::default(),
+            settle: OnceLock::new(),
         }
+    }
+
+    /// The run's scratch buffer for [`crate::timed::Fresh::fill`]'s settling
+    /// read: zeros twice the size of `gpu`'s L2 cache, allocated once.
+    pub(crate) fn settle_scratch(&self, gpu: &Gpu) -> Result<Arc<crate::gpu::DeviceBuffer<u32>>> {
+        if let Some(s) = self.settle.get() {
+            return Ok(s.clone());
+        }
+        let words = (2 * gpu.info().l2_cache_bytes as usize / 4).max(1 << 20).next_multiple_of(4);
+        let scratch = Arc::new(gpu.zeros::<u32>("fresh.settle", words)?);
+        Ok(self.settle.get_or_init(|| scratch).clone())
     }
 
     /// A key for one timed input, never the same twice in a run: the run's

@@ -57,6 +57,8 @@ pub struct Fresh<T: Pod> {
     values: Values,
     table: Option<DeviceBuffer<u8>>,
     first: DeviceBuffer<u64>,
+    /// Read after every fill where kernels are timed (see [`Fresh::fill`]).
+    settle: Option<Arc<DeviceBuffer<u32>>>,
 }
 
 /// Entries of a byte table: 12 random bits a byte, so that a distribution
@@ -118,12 +120,21 @@ impl<T: Pod> Fresh<T> {
             values,
             table,
             first: gpu.zeros::<u64>("fresh.first", 1)?,
+            settle: gpu.capabilities().times_kernels.then(|| ctx.env.settle_scratch(gpu)).transpose()?,
         })
     }
 
     /// Writes launch `launch`'s values (not timed: call it in `prepare`).
+    /// Where kernels are timed it then reads a scratch buffer twice the L2
+    /// cache, so that the lines the fill left dirty are written back before
+    /// the launch, not during it.
     pub fn fill(&self, launch: usize) -> Result<()> {
-        self.run(launch, false)
+        self.run(launch, false)?;
+        let Some(scratch) = &self.settle else { return Ok(()) };
+        let words = (scratch.len() / 4) as u64;
+        let blocks = self.generator.gpu().info().multiprocessors * 8;
+        let args = [scratch.arg(), words.into(), self.first.arg()];
+        self.generator.launch("fresh_settle", LaunchConfig::linear(blocks, 256), &args)
     }
 
     /// Fails with [`InputModified`] unless the buffer still holds launch
