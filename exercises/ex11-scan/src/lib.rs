@@ -664,19 +664,18 @@ mod tests {
         on_sim(file, small, |ctx, module| {
             let gpu = module.gpu();
             let mut rng = kit::inputs::rng_for(3, "old windows");
-            let data = cpu::values(&mut rng, n + kit::timed::window_room::<i32>());
-            let old = kit::timed::Windowed::upload(gpu, "X", &data, n).unwrap();
+            // The old scheme: one buffer, launch k reading from element 64 k on (256 bytes further).
+            const STEP: usize = 64;
+            let data = cpu::values(&mut rng, n + 4 * STEP);
+            let old = gpu.upload("X", &data).unwrap();
             let d_out = gpu.poisoned::<i32>("Y", n).unwrap();
             for launch in [0, 1, 2, 3, 3] {
                 d_out.poison().unwrap();
+                let window_arg = kit::Arg::Ptr(old.ptr() + (launch * STEP * 4) as u64);
                 module
-                    .launch(
-                        BRENT_KUNG,
-                        section_config(n, BK_THREADS),
-                        &[old.arg(launch), d_out.arg(), (n as i32).into()],
-                    )
+                    .launch(BRENT_KUNG, section_config(n, BK_THREADS), &[window_arg, d_out.arg(), (n as i32).into()])
                     .unwrap();
-                let window = &data[old.at(launch, 0)..old.at(launch, n)];
+                let window = &data[launch * STEP..launch * STEP + n];
                 let expected = cpu::section_scans(window);
                 cpu::compare("Y", window, &expected, &d_out.read().unwrap(), Scan::Sections).unwrap();
             }

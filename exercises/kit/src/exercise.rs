@@ -504,12 +504,13 @@ impl<'r> Ctx<'r> {
     ///
     /// ```no_run
     /// use kit::LaunchConfig;
-    /// # fn demo(ctx: &kit::Ctx, gpu: &kit::Gpu, input: &kit::timed::Windowed<u8>, out: &kit::DeviceBuffer<u8>) -> anyhow::Result<()> {
+    /// # fn demo(ctx: &kit::Ctx, gpu: &kit::Gpu, input: &kit::timed::Fresh<u8>, out: &kit::DeviceBuffer<u8>) -> anyhow::Result<()> {
     /// # const COPY_BYTES: &str = "";
     /// let n = input.len();
     /// let copy = ctx.yardstick("copy_bytes", COPY_BYTES)?;
     /// let cfg = LaunchConfig::linear((n as u32).div_ceil(256), 256);
-    /// let args = [input.arg(0), out.arg(), (n as i32).into()];
+    /// input.fill(0)?; // any launch's values: the yardstick is the grader's
+    /// let args = [input.arg(), out.arg(), (n as i32).into()];
     /// let ideal = ctx.time_yardstick(&copy, "copy_bytes", cfg, &args, || out.poison())?;
     /// let ideal_gbps = ideal.gb_per_s(2 * n);
     /// # Ok(())

@@ -247,34 +247,6 @@ impl Gpu {
         Ok(buf)
     }
 
-    /// A buffer of `len` elements holding `block` over and over (timing inputs,
-    /// whose values do not change the time). The block is uploaded once and
-    /// doubled on the device: a host vector of hundreds of MB would take longer
-    /// to build and upload than the timing itself. For timed inputs use
-    /// [`crate::timed::Windowed::repeated`], which builds on it.
-    ///
-    /// ```no_run
-    /// # fn demo(gpu: &kit::Gpu, block: &[u8]) -> anyhow::Result<()> {
-    /// let big = gpu.upload_repeated("data", block, 1 << 28)?; // element i is block[i % block.len()]
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn upload_repeated<T: Pod>(&self, name: &str, block: &[T], len: usize) -> Result<DeviceBuffer<T>> {
-        anyhow::ensure!(!block.is_empty() || len == 0, "`{name}`: nothing to repeat");
-        let buf = self.alloc::<T>(name, len)?;
-        let size = std::mem::size_of::<T>();
-        let first = block.len().min(len);
-        self.backend().write(buf.ptr(), bytemuck::cast_slice(&block[..first]))?;
-        let mut filled = first;
-        while filled < len {
-            let more = filled.min(len - filled);
-            self.backend().copy(buf.ptr() + (filled * size) as u64, buf.ptr(), more * size)?;
-            filled += more;
-        }
-        self.watch(&buf)?;
-        Ok(buf)
-    }
-
     /// Whether the buffers uploaded from now on are inputs that every launch
     /// must leave as they were (on by default). The grader turns it on for a
     /// correctness check and off for the others, whose launches are timed.
@@ -507,7 +479,7 @@ impl Module {
     ///
     /// ```no_run
     /// use kit::LaunchConfig;
-    /// # fn demo(module: &kit::Module, gpu: &kit::Gpu, input: &kit::timed::Windowed<u8>, bins: &kit::DeviceBuffer<u32>) -> anyhow::Result<()> {
+    /// # fn demo(module: &kit::Module, gpu: &kit::Gpu, input: &kit::timed::Fresh<u8>, bins: &kit::DeviceBuffer<u32>) -> anyhow::Result<()> {
     /// let n = input.len();
     /// let cfg = LaunchConfig::linear(132 * 4, 256);
     /// let timing = kit::timed::student(
@@ -992,18 +964,6 @@ mod tests {
         let back = buf.read().unwrap();
         assert_eq!(back.len(), 5);
         assert!(back[..3] == [1.0, 2.0, 3.0] && back[3..].iter().all(|x| x.is_nan()), "{back:?}");
-    }
-
-    #[test]
-    fn a_repeated_upload_holds_the_block_over_and_over() {
-        let gpu = Gpu::simulator();
-        let block = [1u32, 2, 3];
-        for len in [0, 2, 3, 7, 12, 100] {
-            let buf = gpu.upload_repeated("r", &block, len).unwrap();
-            let expected: Vec<u32> = block.iter().copied().cycle().take(len).collect();
-            assert_eq!(buf.read().unwrap(), expected, "len {len}");
-        }
-        gpu.finish().expect("the doubling copies stay inside the buffer");
     }
 
     const ONE_POINTER: &str = "

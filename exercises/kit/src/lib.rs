@@ -17,13 +17,13 @@
 //! | draw seeded inputs | [`Ctx::rng`], [`Ctx::rng_for`], [`inputs`] ([`inputs::uniform_f32`], [`inputs::uniform_i32`], [`inputs::bytes`], [`inputs::bytes_weighted`]) |
 //! | compute once per seed (a batch shares it) | [`Ctx::shared`] |
 //! | get the student's kernel | [`Ctx::kernel_module`] (checks the name; a missing kernel is explained) |
-//! | allocate | [`Gpu::upload`] (inputs, watched), [`Gpu::poisoned`] (outputs), [`Gpu::zeros`] (counters, bins), [`Gpu::upload_repeated`] |
+//! | allocate | [`Gpu::upload`] (inputs, watched), [`Gpu::poisoned`] (outputs), [`Gpu::zeros`] (counters, bins) |
 //! | fill `__constant__` memory | [`Module::set_constant`] |
 //! | launch | [`Module::launch`] with [`LaunchConfig`] and [`args!`]; [`Module::launch_async`] inside a timing |
 //! | read back | [`DeviceBuffer::read`], [`DeviceBuffer::read_range`], [`DeviceBuffer::read_elements`] (a sample); reset with [`DeviceBuffer::write`], [`DeviceBuffer::poison`] |
 //! | compare | [`check::exact`], [`check::close`], [`check::scalar`], [`check::is_poison`], [`check::record_matrix`], [`require`] |
 //! | measure the technique (structure) | [`Ctx::measure`] → [`measure::Measurement`], inside [`measure::unless_unmeasurable`], with [`measure::require_right_result`] |
-//! | time the student's kernel | [`timed::student`] on [`timed::Windowed`] inputs, after [`Ctx::copy_bandwidth_gbps`] |
+//! | time the student's kernel | [`timed::student`] on [`timed::Fresh`] inputs (new values every launch), after [`Ctx::copy_bandwidth_gbps`]; check every launch in full with [`timed::same_as_expected`] |
 //! | time the yardstick | [`Ctx::yardstick`], [`Ctx::time_yardstick`] |
 //! | judge the times | [`perf::require_share`], [`perf::require_speedup`] (threshold constant in the exercise, calibrated per GPU) |
 //! | say "cannot run here" | [`Skip`]; [`measure::skip_unmeasurable`] for a stand-in |
@@ -36,7 +36,7 @@
 //!
 //! ```no_run
 //! use anyhow::Result;
-//! use kit::timed::Windowed;
+//! use kit::timed::{byte_table, same_as_expected, Fresh};
 //! use kit::{Check, Ctx, Exercise, LaunchConfig, Part};
 //!
 //! const KERNEL: &str = "histogram_private";
@@ -46,7 +46,6 @@
 //! /// Bytes per launch of the timing (a real exercise takes 8x the L2:
 //! /// `kit::exercise::bandwidth_elements`).
 //! const N: usize = 1 << 28;
-//! const BLOCK: usize = 1 << 20;
 //!
 //! pub fn exercise() -> Exercise {
 //!     let part = Part::new("private", "kernels/histogram_private.cu", &[KERNEL], 10.0)
@@ -59,31 +58,38 @@
 //!     // Skips (not graded) where nothing can be timed, before anything large is allocated.
 //!     ctx.copy_bandwidth_gbps()?;
 //!     let gpu = module.gpu();
-//!     // A random block, computed once per seed, repeated on the device; launch `n`
-//!     // reads a window of it further on, so no two launches see the same bytes.
-//!     let block = ctx.shared("block", || kit::inputs::bytes(&mut ctx.rng(), BLOCK));
-//!     let data = Windowed::repeated(gpu, "data", &block, N)?;
+//!     // New random bytes for every launch, drawn on the device from a key
+//!     // secret to the run: no kernel can predict or reuse them.
+//!     let data = Fresh::bytes(ctx, "data", N, &byte_table(&[(b'e', 12.0), (b' ', 18.0), (b'x', 1.0)])?)?;
 //!     let bins = gpu.zeros::<u32>("bins", 256)?;
+//!     let expected = gpu.zeros::<u32>("expected bins", 256)?;
+//!     // The grader's own kernels (in the exercise: include_str!("../yardsticks/histogram.cu")):
+//!     // a plain count to check every launch with, and the copy to compare the time with.
+//! #   const GRADERS_CU: &str = "";
+//!     let graders = ctx.yardstick("histogram", GRADERS_CU)?;
 //!     let cfg = LaunchConfig::linear((N as u32).div_ceil(256), 256);
+//!     let args = |bins: &kit::DeviceBuffer<u32>| [data.arg(), bins.arg(), (N as i32).into()];
 //!     let timing = kit::timed::student(
 //!         gpu,
-//!         // prepare(n): what the README promises before a launch.
-//!         |_| bins.write(&[0; 256]),
-//!         // launch(n): the kernel once, on launch n's window.
-//!         |n| module.launch_async(KERNEL, cfg, &[data.arg(n), bins.arg(), (N as i32).into()]),
-//!         // check(n): every launch's output (256 bins: all of them).
+//!         // prepare(n): launch n's bytes, and what the README promises before a launch.
 //!         |n| {
-//!             let expected = window_histogram(&block, data.at(n, 0), N);
-//!             kit::check::exact("bins", &expected, &bins.read()?)
+//!             data.fill(n)?;
+//!             bins.write(&[0; 256])
+//!         },
+//!         // launch(n): the kernel once.
+//!         |_| module.launch_async(KERNEL, cfg, &args(&bins)),
+//!         // check(n): the bytes as generated, and all 256 bins against the grader's count.
+//!         |n| {
+//!             data.intact(n)?;
+//!             expected.write(&[0; 256])?;
+//!             graders.launch("count", cfg, &args(&expected))?;
+//!             same_as_expected("bins", &expected, &bins, |_| String::new())
 //!         },
 //!     )?;
-//!     // The grader's own kernel, same bytes, same reset; cached across a batch.
-//!     // In the exercise: include_str!("../yardsticks/copy_bytes.cu").
-//! #   const COPY_BYTES_CU: &str = "";
-//!     let copy = ctx.yardstick("copy_bytes", COPY_BYTES_CU)?;
+//!     // The grader's copy, same bytes, same reset; its timing is shared across a batch.
 //!     let out = gpu.poisoned::<u8>("copy.out", N)?;
-//!     let args = [data.arg(0), out.arg(), (N as i32).into()];
-//!     let ideal = ctx.time_yardstick(&copy, "copy_bytes", cfg, &args, || bins.write(&[0; 256]))?;
+//!     let args = [data.arg(), out.arg(), (N as i32).into()];
+//!     let ideal = ctx.time_yardstick(&graders, "copy_bytes", cfg, &args, || bins.write(&[0; 256]))?;
 //!     // The histogram reads N bytes; the copy reads and writes them: a share of its bandwidth.
 //!     kit::perf::require_share(
 //!         &format!("{KERNEL} on {N} bytes"),
@@ -92,18 +98,6 @@
 //!         ideal.gb_per_s(2 * N),
 //!         MIN_SHARE_OF_COPY,
 //!     )
-//! }
-//!
-//! /// The bins of `len` bytes of the repeated `block` from element `start` on.
-//! fn window_histogram(block: &[u8], start: usize, len: usize) -> Vec<u32> {
-//!     let mut bins = vec![0u32; 256];
-//!     let (whole, rest) = (len / block.len(), len % block.len());
-//!     for (i, &b) in block.iter().enumerate() {
-//!         // element i of the block appears `whole` times, plus once if it lies in the remainder
-//!         let offset = (i + block.len() - start % block.len()) % block.len();
-//!         bins[b as usize] += whole as u32 + (offset < rest) as u32;
-//!     }
-//!     bins
 //! }
 //! ```
 //!

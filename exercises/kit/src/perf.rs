@@ -28,8 +28,7 @@ pub const SAMPLE_BUDGET_MS: f64 = 100.0;
 pub const MAX_SPREAD: f64 = 0.10;
 /// Rounds of samples at most: the first and one more when it was disturbed.
 pub const ROUNDS: usize = 2;
-/// The most launches one timing makes (warm-ups, samples, the repeated last
-/// one): what a [`crate::timed::Windowed`] input must leave room for.
+/// The most launches one timing makes (warm-ups, samples, the repeated last one).
 pub const MAX_LAUNCHES: usize = WARMUPS + ROUNDS * SAMPLES + 1;
 
 /// Two rounds of samples were disturbed: no verdict is given on them, and

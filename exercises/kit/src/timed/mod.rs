@@ -12,15 +12,16 @@
 //! - **every launch's output is checked**, warm-ups included: `check` runs after
 //!   each one, and the first wrong launch fails the check with
 //!   [`WrongWhenTimed`], which names the launch and what came back;
-//! - **no two launches see the same inputs**: a [`Windowed`] input is a longer
-//!   buffer of which launch `n` gets the window starting `n` steps further on,
-//!   so every element a launch reads differs from the last launch's, and a
-//!   result computed earlier is never the right one again. Moving a pointer
-//!   costs nothing, where fresh inputs uploaded or generated per launch would
-//!   cost as much as the kernel itself for the bandwidth exercises;
-//! - **inputs stay as uploaded**: the grader watches a performance check's
-//!   inputs as it does a correctness check's, and the guard zones and inputs
-//!   are compared after every launch (`input-modified`).
+//! - **no kernel can predict or reuse its inputs**: a [`Fresh`] input is
+//!   regenerated on the device before every launch (Philox under a key drawn
+//!   from the operating system for each run), so no block repeats, no value is
+//!   its index, and no launch sees a shifted view of another's: a result kept
+//!   or extrapolated from an earlier launch is never the right one again;
+//! - **every launch's whole output is checked**, on the device, against the
+//!   grader's own kernel on the same inputs ([`same_as_expected`]);
+//! - **inputs stay as generated**: [`Fresh::intact`] compares them with the
+//!   generator after every launch (`input-modified`), and the guard zones are
+//!   checked after every launch.
 //!
 //! Yardsticks are the grader's own kernels, timed by
 //! [`crate::perf::measure_trusted`] with the same loop and the same reset.
@@ -32,37 +33,43 @@ pub use fresh::{byte_table, Fresh, Values, BYTE_TABLE};
 use anyhow::Result;
 use bytemuck::Pod;
 
-use crate::backend::Arg;
 use crate::gpu::{DeviceBuffer, Gpu, InputModified};
 use crate::perf::{self, Timing};
 
 /// Times the student's kernel: `prepare(n)` puts everything launch `n` reads
-/// and writes into the state the README promises (not timed), `launch(n)`
-/// starts the kernel once on launch `n`'s inputs (a [`Windowed`] input's
-/// [`Windowed::arg`]), and `check(n)` checks what launch `n` wrote (not timed).
-/// The first failed check ends the timing with a [`WrongWhenTimed`].
+/// and writes into the state the README promises (not timed: fresh inputs
+/// filled, outputs reset), `launch(n)` starts the kernel once, and `check(n)`
+/// checks what launch `n` wrote (not timed). The first failed check ends the
+/// timing with a [`WrongWhenTimed`] (or `input-modified`).
 ///
-/// A histogram timed on a random byte stream, every launch's bins checked in
-/// full (256 of them: small), each launch seeing another window of the input:
+/// A histogram timed on fresh bytes, every launch's 256 bins checked against
+/// the grader's own count of the same bytes:
 ///
 /// ```no_run
-/// use kit::timed::Windowed;
+/// use kit::timed::Fresh;
 /// use kit::LaunchConfig;
-/// # fn demo(ctx: &kit::Ctx) -> anyhow::Result<()> {
+/// # fn demo(ctx: &kit::Ctx, graders: &kit::Module) -> anyhow::Result<()> {
 /// let module = ctx.kernel_module("histogram_private")?;
 /// let gpu = module.gpu();
 /// let n = 1 << 28;
-/// let block = ctx.shared("block", || kit::inputs::bytes(&mut ctx.rng(), 1 << 20));
-/// let input = Windowed::repeated(gpu, "data", &block, n)?;
+/// let data = Fresh::bytes(ctx, "data", n, &kit::timed::byte_table(&[(b'a', 3.0), (b' ', 1.0)])?)?;
 /// let bins = gpu.zeros::<u32>("bins", 256)?;
+/// let expected = gpu.zeros::<u32>("expected bins", 256)?;
 /// let cfg = LaunchConfig::linear((n as u32).div_ceil(256), 256);
-/// # fn window_histogram(_: &[u8], _: usize, _: usize) -> Vec<u32> { vec![0; 256] }
+/// let args = [data.arg(), bins.arg(), (n as i32).into()];
 /// let timing = kit::timed::student(
 ///     gpu,
-///     |_| bins.write(&[0; 256]),
-///     |launch| module.launch_async("histogram_private", cfg, &[input.arg(launch), bins.arg(), (n as i32).into()]),
-///     // The bins of launch `launch`'s window: see the crate-level example's `window_histogram`.
-///     |launch| kit::check::exact("bins", &window_histogram(&block, input.at(launch, 0), n), &bins.read()?),
+///     |launch| {
+///         data.fill(launch)?;
+///         bins.write(&[0; 256])
+///     },
+///     |_| module.launch_async("histogram_private", cfg, &args),
+///     |launch| {
+///         data.intact(launch)?;
+///         expected.write(&[0; 256])?;
+///         graders.launch("count", cfg, &[data.arg(), expected.arg(), (n as i32).into()])?;
+///         kit::timed::same_as_expected("bins", &expected, &bins, |_| String::new())
+///     },
 /// )?;
 /// let student_gbps = timing.gb_per_s(n);
 /// # Ok(())
@@ -161,152 +168,9 @@ impl WrongWhenTimed {
     }
 }
 
-/// Bytes between the windows of two successive launches: 256, so that every
-/// window is as aligned as a fresh allocation (vector loads stay legal).
-pub const WINDOW_STEP_BYTES: usize = 256;
-
-/// Elements of `T` between two successive launches' windows.
-pub const fn window_step<T>() -> usize {
-    WINDOW_STEP_BYTES / std::mem::size_of::<T>()
-}
-
-/// Elements a windowed input of `len` needs past its first window, so that
-/// every launch of a timing has a window of its own.
-pub const fn window_room<T>() -> usize {
-    window_step::<T>() * perf::MAX_LAUNCHES
-}
-
-/// An input that launch `n` sees from element `n * window_step` on: the
-/// kernel gets `len` elements, each launch different ones. `source(i)` is what
-/// the buffer holds at element `i`, so that checks compute what launch `n`
-/// should have produced from [`Windowed::at`]. Example: [`student`].
-pub struct Windowed<T: Pod> {
-    buffer: DeviceBuffer<T>,
-    len: usize,
-}
-
-impl<T: Pod> Windowed<T> {
-    /// Uploads `data`, which must hold `len + window_room::<T>()` elements:
-    /// for inputs whose values matter everywhere (a scan's carries).
-    ///
-    /// ```no_run
-    /// # fn demo(ctx: &kit::Ctx, gpu: &kit::Gpu) -> anyhow::Result<()> {
-    /// let n = 1 << 20;
-    /// let data = kit::inputs::uniform_i32(&mut ctx.rng(), n + kit::timed::window_room::<i32>(), -100, 100);
-    /// let input = kit::timed::Windowed::upload(gpu, "in", &data, n)?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn upload(gpu: &Gpu, name: &str, data: &[T], len: usize) -> Result<Self> {
-        anyhow::ensure!(data.len() >= len + window_room::<T>(), "`{name}`: too short for the timing's windows");
-        Ok(Self { buffer: gpu.upload(name, data)?, len })
-    }
-
-    /// `block` repeated over `len` elements and the windows' room (see
-    /// [`Gpu::upload_repeated`]): element `i` is `block[i % block.len()]`.
-    /// Windows differ as long as the block is longer than a step times the
-    /// number of launches, which [`Windowed::repeated`] requires.
-    ///
-    /// ```no_run
-    /// # fn demo(ctx: &kit::Ctx, gpu: &kit::Gpu) -> anyhow::Result<()> {
-    /// let block = ctx.shared("block", || kit::inputs::uniform_f32(&mut ctx.rng(), 65_521, -1.0, 1.0));
-    /// let input = kit::timed::Windowed::repeated(gpu, "in", &block, 1 << 26)?;
-    /// // launch n reads input.arg(n); its element i is block[input.at(n, i) % block.len()]
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn repeated(gpu: &Gpu, name: &str, block: &[T], len: usize) -> Result<Self> {
-        anyhow::ensure!(
-            block.len() > window_room::<T>(),
-            "`{name}`: a repeated block must be longer than the windows' room, or two windows would be equal"
-        );
-        Ok(Self { buffer: gpu.upload_repeated(name, block, len + window_room::<T>())?, len })
-    }
-
-    /// The kernel argument for launch `n`: the window's first element.
-    /// Example: [`student`].
-    pub fn arg(&self, n: usize) -> Arg {
-        Arg::Ptr(self.buffer.ptr() + (n * WINDOW_STEP_BYTES) as u64)
-    }
-
-    /// The buffer element that launch `n` sees as its element `i`: for a
-    /// [`Windowed::repeated`] block, launch `n`'s element `i` is
-    /// `block[input.at(n, i) % block.len()]`. Example: [`student`].
-    pub fn at(&self, n: usize, i: usize) -> usize {
-        n * window_step::<T>() + i
-    }
-
-    /// Elements each launch sees.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-/// `sum(values[(start + j) % values.len()] for j in 0..len)` in O(1) from
-/// `prefix` = [`prefix_sums`] of `values`: the exact expected result of a
-/// reduction over a window of a repeated block.
-pub fn periodic_window_sum(prefix: &[i128], start: usize, len: usize) -> i128 {
-    let period = prefix.len() - 1;
-    let upto = |end: usize| (end / period) as i128 * prefix[period] + prefix[end % period];
-    upto(start + len) - upto(start)
-}
-
-/// Prefix sums (exact, in `i128`) with a leading 0: `prefix[i]` = the sum of the first `i` values.
-pub fn prefix_sums(values: impl IntoIterator<Item = i128>) -> Vec<i128> {
-    let mut prefix = vec![0i128];
-    for v in values {
-        prefix.push(prefix.last().copied().unwrap_or(0) + v);
-    }
-    prefix
-}
-
-/// [`periodic_window_sum`] for real values: sums in `f64` of a block's prefix.
-pub fn periodic_window_sum_f64(prefix: &[f64], start: usize, len: usize) -> f64 {
-    let period = prefix.len() - 1;
-    let upto = |end: usize| (end / period) as f64 * prefix[period] + prefix[end % period];
-    upto(start + len) - upto(start)
-}
-
-/// [`prefix_sums`] in `f64`.
-pub fn prefix_sums_f64(values: impl IntoIterator<Item = f64>) -> Vec<f64> {
-    let mut prefix = vec![0.0];
-    for v in values {
-        prefix.push(prefix.last().copied().unwrap_or(0.0) + v);
-    }
-    prefix
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn window_sums_of_a_repeated_block_match_the_long_way() {
-        let block: Vec<i128> = vec![3, -1, 4, 1, -5, 9, 2];
-        let prefix = prefix_sums(block.iter().copied());
-        for start in [0, 1, 6, 7, 13, 64] {
-            for len in [0, 1, 5, 7, 30, 101] {
-                let long: i128 = (0..len).map(|j| block[(start + j) % block.len()]).sum();
-                assert_eq!(periodic_window_sum(&prefix, start, len), long, "start {start}, len {len}");
-            }
-        }
-        let real = prefix_sums_f64(block.iter().map(|&v| v as f64 / 2.0));
-        assert_eq!(
-            periodic_window_sum_f64(&real, 13, 30),
-            (0..30).map(|j| block[(13 + j) % 7] as f64 / 2.0).sum::<f64>()
-        );
-    }
-
-    #[test]
-    fn every_launch_has_a_window_of_its_own_with_aligned_starts() {
-        assert_eq!(window_step::<f32>(), 64);
-        assert_eq!(window_step::<u8>(), 256);
-        assert_eq!(window_room::<f32>(), 64 * perf::MAX_LAUNCHES);
-    }
 
     #[test]
     fn the_message_tells_a_first_launch_from_a_later_one() {
