@@ -484,9 +484,12 @@ impl Module {
     /// let cfg = LaunchConfig::linear(132 * 4, 256);
     /// let timing = kit::timed::student(
     ///     gpu,
-    ///     |_| bins.write(&[0; 256]),
-    ///     |launch| module.launch_async("histogram_coarse", cfg, &[input.arg(launch), bins.arg(), (n as i32).into()]),
-    ///     |_launch| Ok(()), // check what launch `launch` wrote
+    ///     |launch| {
+    ///         input.fill(launch)?;
+    ///         bins.write(&[0; 256])
+    ///     },
+    ///     |_| module.launch_async("histogram_coarse", cfg, &[input.arg(), bins.arg(), (n as i32).into()]),
+    ///     |launch| input.intact(launch), // and check what launch `launch` wrote
     /// )?;
     /// # Ok(())
     /// # }
