@@ -23,6 +23,8 @@ mkdir -p "$res" "$OUT"
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$res/cache}
 pack() { tar -czf "$OUT/fresh-${gpu:-nogpu}.tgz" -C "$(dirname "$res")" "$(basename "$res")" --exclude cache --exclude class --exclude '*.ptx'; }
 trap pack EXIT
+# Stopped from outside (a device call's limit): still pack what is there.
+trap 'exit 143' TERM INT
 log() { echo "== $(date -u +%T) $*" | tee -a "$res/steps.txt"; }
 timed() { # name limit command...: wall seconds into steps.txt, output into name.txt
     local name=$1 limit=$2; shift 2
