@@ -8,6 +8,7 @@
 # scaled credit. Builds nothing: GRADER (new) and BEFORE (old) are carried.
 #
 #   GRADER=.device/grader BEFORE=.device/grader-before OUT=/tmp/x scripts/gpu-fresh-inputs.sh
+#   STEPS=calibrate,references,cheats,scaled ...   # a second GPU model: no cost comparison
 #
 # Everything goes into $OUT/fresh-<gpu>.tgz; each step has its own time limit,
 # so the archive is packed even when one runs long.
@@ -17,11 +18,13 @@ GRADER=$(realpath "${GRADER:-.device/grader}")
 BEFORE=$(realpath "${BEFORE:-.device/grader-before}")
 OUT=${OUT:-$(mktemp -d)}
 STUDENTS=${STUDENTS:-24}
+STEPS=${STEPS:-calibrate,references,cheats,cost,class,scaled}
+step() { [[ ",$STEPS," == *",$1,"* ]]; }
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr ' ' '-' | tr -cd 'A-Za-z0-9-')
 res=$(mktemp -d)/fresh-${gpu:-nogpu}
 mkdir -p "$res" "$OUT"
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$res/cache}
-pack() { tar -czf "$OUT/fresh-${gpu:-nogpu}.tgz" -C "$(dirname "$res")" "$(basename "$res")" --exclude cache --exclude class --exclude '*.ptx'; }
+pack() { tar -czf "$OUT/fresh-${gpu:-nogpu}.tgz" --exclude cache --exclude class --exclude '*.ptx' -C "$(dirname "$res")" "$(basename "$res")"; }
 trap pack EXIT
 # Stopped from outside (a device call's limit): still pack what is there.
 trap 'exit 143' TERM INT
@@ -34,23 +37,30 @@ timed() { # name limit command...: wall seconds into steps.txt, output into name
 }
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; nproc; date -u; git log -1 --format=%h 2>/dev/null; } > "$res/setup.txt" 2>&1
 
+if step calibrate; then
 log "calibrate (the new rule and the new slow families)"
 timed calibrate 300 "$GRADER" calibrate
+fi
 cp calibration/*.toml "$res/" 2>/dev/null
 
+if step references; then
 log "references: three seeds; stubs; slow variants"
 for s in 1 2 3; do timed "reference-seed$s" 120 "$GRADER" all --reference --seed "$s" --no-report --json "$res/reference-seed$s.json"; done
 timed stubs 120 "$GRADER" all --seed 1 --no-report --json "$res/stubs.json"
 timed slow 180 "$GRADER" all --sources reference/slow --seed 1 --no-report --json "$res/slow.json"
+fi
 
+if step cheats; then
 log "cheat corpus"
 GRADER="$GRADER" SEEDS=1 BATCH_LIMIT=200 timeout 230 grader/tests/corpus/run-gpu.sh cheats "$res/cheats" > "$res/cheats.txt" 2>&1
 rm -rf "$res/cheats/class"
+fi
 
 # The binary before reads the course file of its day (it refuses sections it does not know).
 course_as() { if [ "$1" = before ]; then cp .device/cuda-lab-before.toml cuda-lab.toml; else cp "$res/cuda-lab.toml.orig" cuda-lab.toml; fi; }
 cp cuda-lab.toml "$res/cuda-lab.toml.orig"
 
+if step cost; then
 log "cost: all --reference warm, before and after (the same machine)"
 for b in before after; do
     bin=$GRADER; [ $b = before ] && bin=$BEFORE
@@ -58,20 +68,25 @@ for b in before after; do
     "$bin" all --reference --seed 1 --no-report > /dev/null 2>&1   # cold: the compile cache
     for i in 1 2 3; do timed "all-$b-$i" 120 "$bin" all --reference --seed 1 --no-report; done
 done
+fi
 
-log "cost: a realistic class of $STUDENTS, before and after"
 python3 grader/tests/corpus/realistic_class.py make "$res/class" --students "$STUDENTS" --seed 1 > "$res/class-make.txt" 2>&1
+if step class; then
+log "cost: a realistic class of $STUDENTS, before and after"
 for b in before after; do
     bin=$GRADER; [ $b = before ] && bin=$BEFORE
     course_as $b
     timed "class-$b" 200 "$bin" batch "$res/class" --seed 1 --out "$res/class-$b"
 done
 python3 grader/tests/corpus/realistic_class.py check "$res/class" "$res/class-after" > "$res/class-check.txt" 2>&1
+fi
 
+if step scaled; then
 log "the class with scaled credit"
 course_as after
 sed -i 's/^credit = "threshold"/credit = "scaled"/' cuda-lab.toml
 timed class-scaled 200 "$GRADER" batch "$res/class" --seed 1 --out "$res/class-scaled"
 cp "$res/cuda-lab.toml.orig" cuda-lab.toml
+fi
 for d in class-before class-after class-scaled; do rm -rf "$res/$d/workers" "$res/$d"/*/ 2>/dev/null; done
 log done

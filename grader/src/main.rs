@@ -445,6 +445,10 @@ struct CalibrateArgs {
     /// Write those tables into each exercise's CALIBRATION.md (no GPU needed).
     #[arg(long)]
     update_docs: bool,
+    /// Place every threshold of the committed calibrations again with today's
+    /// rule, from the figures they recorded (no GPU needed).
+    #[arg(long)]
+    replace: bool,
 }
 
 /// The class's scores for an LMS gradebook (docs/platforms.md).
@@ -912,6 +916,14 @@ fn run_calibrate(args: CalibrateArgs) -> Result<ExitCode> {
     use grader::calibrate::{self, file, markdown, run};
     let root = args.root.clone().map_or_else(default_root, Ok)?;
     let exercises = registry::select(&args.exercises)?;
+    if args.replace {
+        for (path, mut f) in file::CalibrationFile::all_in(&file::course_dir(&root)) {
+            run::replace(&mut f);
+            f.write(&path)?;
+            println!("{}", run::summary(&f, &path));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.markdown || args.update_docs {
         let files = file::CalibrationFile::all_in(&file::course_dir(&root));
         if args.update_docs {

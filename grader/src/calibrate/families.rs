@@ -39,7 +39,7 @@ impl Role {
         }
     }
 
-    fn parse(s: &str) -> Option<Role> {
+    pub fn parse(s: &str) -> Option<Role> {
         match s {
             "correct" => Some(Role::Correct),
             "slow" => Some(Role::Slow),

@@ -169,6 +169,30 @@ impl CheckFigures {
     }
 }
 
+/// Places every threshold of `file` again with today's rule, from the
+/// figures it recorded (a rule changes without a GPU): each check's
+/// thresholds, margins and credit scale; the figures stay as measured.
+pub fn replace(file: &mut CalibrationFile) {
+    for (name, c) in file.checks.iter_mut() {
+        let figures = CheckFigures {
+            kind: Some(c.kind.clone()),
+            compiled: c.compiled_threshold,
+            variants: c
+                .variants
+                .iter()
+                .filter_map(|(v, f)| {
+                    let role = Role::parse(&f.role)?;
+                    Some((v.clone(), (role, f.seeds.iter().copied().zip(f.figures.iter().copied()).collect())))
+                })
+                .collect(),
+            problems: Vec::new(),
+        };
+        let placed = figures.calibration(name);
+        *c = CheckCalibration { variants: std::mem::take(&mut c.variants), ..placed };
+    }
+    file.rule = rule::RULE.into();
+}
+
 /// What the file says about how it was made.
 pub struct Provenance {
     pub date: String,
