@@ -30,6 +30,8 @@ fn ok(out: Output) -> String {
 /// `students` of make-class's cycle for ex01, in `dir/class`.
 fn make_class(dir: &Path, students: usize) {
     let class = dir.join("class");
+    // The stubs as shipped, whatever the student's working files hold.
+    let shipped = support::shipped_root();
     ok(grader_cmd(&[
         "make-class",
         class.to_str().unwrap(),
@@ -37,6 +39,8 @@ fn make_class(dir: &Path, students: usize) {
         &students.to_string(),
         "--exercises",
         "ex01",
+        "--root",
+        shipped.path().to_str().unwrap(),
     ])
     .output()
     .unwrap());
