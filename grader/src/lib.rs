@@ -30,3 +30,4 @@ pub mod similarity;
 pub mod student;
 pub mod template;
 pub mod verdict;
+pub mod words;

@@ -1,6 +1,10 @@
 //! The student's loop: progress (`grader status`), hints that unfold
 //! (`grader hint`), and re-grading on save (`grader watch`).
 
+/// What a student types to run the grader (the README's command): every
+/// message that tells a student what to run next spells it so.
+pub const COMMAND: &str = "cargo run -p grader --";
+
 pub mod hint;
 pub mod status;
 pub mod watch;
