@@ -14,7 +14,7 @@ pub fn select(names: &[String]) -> Result<Vec<Exercise>> {
     if names.is_empty() {
         bail!(
             "say which exercise to grade, e.g. `{c} ex01` or `{c} all` (`{c} list` shows them)",
-            c = crate::student::COMMAND
+            c = crate::words::COMMAND
         );
     }
     let mut chosen: Vec<Exercise> = Vec::new();

@@ -2,6 +2,10 @@
 //! message that puts a number before a noun goes through here
 //! (`grader/tests/messages.rs` reads the message templates for the mistake).
 
+/// What a student types to run the grader (the README's command): every
+/// message that tells a student what to run next spells it so.
+pub const COMMAND: &str = "cargo run -p grader --";
+
 /// `n` and the noun, singular for exactly one: `count(1, "copy")` is "1 copy",
 /// `count(3, "copy")` "3 copies".
 pub fn count(n: usize, noun: &str) -> String {

@@ -93,7 +93,7 @@ pub fn render(report: &GradeReport, extras: &Extras) -> String {
         let _ = writeln!(
             h,
             "<p class=\"dim\">No grading run yet: <code>{} exNN</code> adds its results here.</p>",
-            crate::student::COMMAND
+            crate::words::COMMAND
         );
     } else {
         h += &overview(report);

@@ -1,9 +1,7 @@
 //! The student's loop: progress (`grader status`), hints that unfold
 //! (`grader hint`), and re-grading on save (`grader watch`).
 
-/// What a student types to run the grader (the README's command): every
-/// message that tells a student what to run next spells it so.
-pub const COMMAND: &str = "cargo run -p grader --";
+pub use crate::words::COMMAND;
 
 pub mod hint;
 pub mod status;
