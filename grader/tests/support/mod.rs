@@ -105,7 +105,8 @@ pub fn shipped_root() -> tempfile::TempDir {
 /// test. Prints what it chose and how to replay it.
 pub fn sample<T: Clone>(what: &str, groups: &[(String, Vec<(String, T)>)], per: usize) -> Vec<(String, T)> {
     let seed: u64 = std::env::var("CUDA_LAB_SAMPLE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let fnv = |s: &str| s.bytes().fold(0xcbf2_9ce4_8422_2325u64 ^ seed, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    let fnv =
+        |s: &str| s.bytes().fold(0xcbf2_9ce4_8422_2325u64 ^ seed, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
     let mut chosen = Vec::new();
     for (group, items) in groups {
         let mut ranked: Vec<&(String, T)> = items.iter().collect();
@@ -113,9 +114,6 @@ pub fn sample<T: Clone>(what: &str, groups: &[(String, Vec<(String, T)>)], per: 
         chosen.extend(ranked.into_iter().take(per).cloned());
     }
     let names: Vec<&str> = chosen.iter().map(|(n, _)| n.as_str()).collect();
-    eprintln!(
-        "sample of {what} (CUDA_LAB_SAMPLE_SEED={seed}; every one with `-- --ignored`): {}",
-        names.join(", ")
-    );
+    eprintln!("sample of {what} (CUDA_LAB_SAMPLE_SEED={seed}; every one with `-- --ignored`): {}", names.join(", "));
     chosen
 }
