@@ -27,6 +27,7 @@ pub mod similarity;
 pub mod student;
 pub mod template;
 pub mod verdict;
+pub mod words;
 
 // The platforms' modules under their earlier paths.
 pub use platforms as formats;

@@ -509,6 +509,16 @@ fn main() -> ExitCode {
     }
 }
 
+/// The exercises (and part) a grading command names, or why not: "no
+/// exercise called `private`".
+fn selected(cli: &Cli) -> Result<Vec<kit::Exercise>> {
+    let mut exercises = registry::select(&cli.exercises)?;
+    if let Some(part) = &cli.part {
+        registry::keep_part(&mut exercises, part)?;
+    }
+    Ok(exercises)
+}
+
 fn real_main() -> Result<ExitCode> {
     let cli = Cli::parse();
     if let Some(command) = cli.command {
@@ -517,10 +527,7 @@ fn real_main() -> Result<ExitCode> {
     if cli.exercises.is_empty() {
         return run_command(Command::Status { root: cli.root });
     }
-    let mut exercises = registry::select(&cli.exercises)?;
-    if let Some(part) = &cli.part {
-        registry::keep_part(&mut exercises, part)?;
-    }
+    let exercises = selected(&cli)?;
     let root = match cli.root {
         Some(r) => r,
         None => default_root()?,
@@ -602,8 +609,10 @@ fn run_command(command: Command) -> Result<ExitCode> {
         Command::GpuLoad { seconds } => {
             let done = grader::gpu_load::run(seconds, &mut |line| println!("{line}"))?;
             println!(
-                "gpu-load: stopped after {:.1} s, {} copies, {:.0} GB/s on average",
-                done.seconds, done.launches, done.gbps
+                "gpu-load: stopped after {:.1} s, {}, {:.0} GB/s on average",
+                done.seconds,
+                grader::words::count(done.launches as usize, "copy"),
+                done.gbps
             );
         }
         Command::New(New::Exercise { name, title, root }) => {
@@ -636,9 +645,9 @@ fn run_command(command: Command) -> Result<ExitCode> {
             }
             let merged = gradebook::merge(&gradebooks, &out)?;
             println!(
-                "{} students from {} gradebooks in {}",
-                merged.students.len(),
-                gradebooks.len(),
+                "{} from {} in {}",
+                grader::words::count(merged.students.len(), "student"),
+                grader::words::count(gradebooks.len(), "gradebook"),
                 out.join(gradebook::CSV_NAME).display()
             );
             // The whole class's report (similarity needs the shards' staged files: none here).
@@ -735,14 +744,18 @@ fn run_command(command: Command) -> Result<ExitCode> {
             match only {
                 None => {
                     grader::atomic::write_json(&path, &profiles)?;
-                    println!("{} tests' profiles written to {}", profiles.tests.len(), path.display());
+                    println!(
+                        "profiles of {} written to {}",
+                        grader::words::count(profiles.tests.len(), "test"),
+                        path.display()
+                    );
                 }
                 Some((ids, old)) => {
                     let text = BaselineProfiles::splice(&old, &profiles, &ids)?;
                     grader::atomic::write_if_changed(&path, text.as_bytes())?;
                     println!(
-                        "{} tests' profiles of {} written to {} (the other exercises' entries kept as they were)",
-                        profiles.tests.len(),
+                        "profiles of {} of {} written to {} (the other exercises' entries kept as they were)",
+                        grader::words::count(profiles.tests.len(), "test"),
                         ids.join(", "),
                         path.display()
                     );
@@ -756,7 +769,12 @@ fn run_command(command: Command) -> Result<ExitCode> {
                 None => default_root()?,
             };
             let done = template::export(&root, &dir, &exercises)?;
-            println!("template written to {}: {} files, {} KiB", dir.display(), done.files, done.bytes / 1024);
+            println!(
+                "template written to {}: {}, {} KiB",
+                dir.display(),
+                grader::words::count(done.files, "file"),
+                done.bytes / 1024
+            );
         }
         Command::CompareDigests { a, b } => {
             let c = grader::digests::compare(&a, &b)?;
@@ -800,8 +818,8 @@ fn run_command(command: Command) -> Result<ExitCode> {
             };
             let class = batch::make_class::generate(&root, &dir, students, &exercises, distinct)?;
             println!(
-                "{} submissions in {} (variants listed in {})",
-                class.len(),
+                "{} in {} (variants listed in {})",
+                grader::words::count(class.len(), "submission"),
                 dir.display(),
                 dir.join(".class.json").display()
             );
@@ -973,12 +991,12 @@ fn run_calibrate(args: CalibrateArgs) -> Result<ExitCode> {
         work: work.clone(),
     };
     println!(
-        "calibrating {} ({} checks): {} gradings ({} kernels x {} seeds), about 5 s each; logs in {}",
+        "calibrating {} ({}): {} ({} x {}), about 5 s each; logs in {}",
         info.name,
-        plan.checks.len(),
-        plan.jobs.len() * args.seeds.len(),
-        plan.jobs.len(),
-        args.seeds.len(),
+        grader::words::count(plan.checks.len(), "check"),
+        grader::words::count(plan.jobs.len() * args.seeds.len(), "grading"),
+        grader::words::count(plan.jobs.len(), "kernel"),
+        grader::words::count(args.seeds.len(), "seed"),
         work.display()
     );
     let start = std::time::Instant::now();
@@ -1143,8 +1161,138 @@ fn list() -> String {
     for e in registry::all() {
         out += &format!("{} ({}, {})  {}\n", e.id, e.slug, e.folder_name(), e.title);
         for p in &e.parts {
-            out += &format!("    {:<12} {:<28} {:>5} points, {} checks\n", p.name, p.file, p.points, p.checks.len());
+            out += &format!(
+                "    {:<12} {:<28} {:>5} {}, {}\n",
+                p.name,
+                p.file,
+                p.points,
+                if p.points == 1.0 { "point" } else { "points" },
+                grader::words::count(p.checks.len(), "check")
+            );
         }
     }
     out
+}
+
+/// Every `cargo run -p grader -- …` command the READMEs show a student parses
+/// and names real exercises and parts, as the grader would read it before
+/// doing anything (ex10's README once said `ex10 private`, which fails with
+/// "no exercise called `private`").
+#[cfg(test)]
+mod readme_commands {
+    use super::*;
+
+    const PREFIX: &str = "cargo run -p grader --";
+
+    /// The commands in `text`: in a code block up to a `#` comment or the end
+    /// of the line, inline up to the closing backtick (across a line break).
+    fn commands(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for (at, _) in text.match_indices(PREFIX) {
+            let inline = text[..at].ends_with('`') && !text[..at].ends_with("```");
+            let rest = &text[at + PREFIX.len()..];
+            let end = if inline { rest.find('`') } else { rest.find(['#', '\n']) }.unwrap_or(rest.len());
+            out.push(rest[..end].split_whitespace().collect::<Vec<_>>().join(" "));
+        }
+        out
+    }
+
+    /// Words as a shell splits them (double and single quotes).
+    fn words(command: &str) -> Vec<String> {
+        let (mut words, mut word, mut quote, mut any) = (Vec::new(), String::new(), None, false);
+        for c in command.chars() {
+            match (quote, c) {
+                (None, '"' | '\'') => (quote, any) = (Some(c), true),
+                (Some(q), c) if c == q => quote = None,
+                (None, c) if c.is_whitespace() => {
+                    if any {
+                        words.push(std::mem::take(&mut word));
+                    }
+                    any = false;
+                }
+                (_, c) => (word, any) = (word + &c.to_string(), true),
+            }
+        }
+        if any {
+            words.push(word);
+        }
+        words
+    }
+
+    /// Parses `args` as the grader does, and checks what it names.
+    fn check(args: &[String]) -> Result<()> {
+        let cli = Cli::try_parse_from(std::iter::once("grader".to_string()).chain(args.iter().cloned()))?;
+        match &cli.command {
+            None if cli.exercises.is_empty() => Ok(()),
+            None => selected(&cli).map(|_| ()),
+            Some(Command::Hint { exercise, part, .. }) => {
+                let mut ex = registry::select(std::slice::from_ref(exercise))?;
+                match part {
+                    Some(p) => registry::keep_part(&mut ex, p),
+                    None => Ok(()),
+                }
+            }
+            Some(Command::Watch { exercise: Some(e), .. }) => registry::select(std::slice::from_ref(e)).map(|_| ()),
+            Some(_) => Ok(()),
+        }
+    }
+
+    fn readmes() -> Vec<PathBuf> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files = vec![root.join("README.md")];
+        for e in std::fs::read_dir(root.join("exercises")).unwrap().flatten() {
+            if e.path().join("README.md").is_file() {
+                files.push(e.path().join("README.md"));
+            }
+        }
+        files.sort();
+        files
+    }
+
+    #[test]
+    fn every_readme_command_parses_and_names_real_exercises() {
+        let mut checked = 0;
+        let mut wrong = Vec::new();
+        for readme in readmes() {
+            let text = std::fs::read_to_string(&readme).unwrap();
+            for command in commands(&text) {
+                // The generic forms (`cargo run -p grader -- …`) stand for any command.
+                if command.is_empty() || command.contains('…') || command.contains("...") {
+                    continue;
+                }
+                // Placeholders: an optional `[part]` is left out, `<slug>` filled in.
+                let concrete = command.replace(" [part]", "").replace("<slug>", "slug");
+                if let Err(e) = check(&words(&concrete)) {
+                    let e = e.to_string();
+                    wrong.push(format!(
+                        "{}: `{PREFIX} {command}`: {}",
+                        readme.display(),
+                        e.lines().next().unwrap_or("")
+                    ));
+                }
+                checked += 1;
+            }
+        }
+        assert!(wrong.is_empty(), "README commands that fail:\n{}", wrong.join("\n"));
+        assert!(checked >= 40, "only {checked} commands found: is the prefix still `{PREFIX}`?");
+    }
+
+    #[test]
+    fn the_checker_rejects_what_the_grader_rejects() {
+        let bad = |c: &str| check(&words(c)).is_err();
+        assert!(bad("ex10 private"), "no exercise called `private`");
+        assert!(bad("ex10 --part nope"));
+        assert!(bad("hint ex99"));
+        assert!(bad("ex01 --sede 4"));
+        assert!(!bad("ex10 -- private"));
+        assert!(!bad("ex03 -- \"rect::correct::m=17\""));
+        assert!(!bad("hint ex03 tiled"));
+        assert_eq!(words("ex03 -- \"rect::correct::m=17\""), ["ex03", "--", "rect::correct::m=17"]);
+        assert_eq!(
+            commands(
+                "`cargo run -p grader -- new exercise\n  ex10-<slug>` writes\n```\ncargo run -p grader -- ex01   # x\n"
+            ),
+            ["new exercise ex10-<slug>", "ex01"]
+        );
+    }
 }

@@ -170,9 +170,9 @@ pub fn gradebook_note(report: &crate::report::GradeReport) -> Option<String> {
     let policy = report.environment.policy.as_ref().filter(|p| p.applied)?;
     (report.counts.not_graded > 0).then(|| {
         format!(
-            "{:.2} points not graded without a GPU ({} check(s); --perf-without-gpu {})",
-            report.counts.not_graded_points,
-            report.counts.not_graded,
+            "{} not graded without a GPU ({}; --perf-without-gpu {})",
+            crate::words::points(report.counts.not_graded_points),
+            crate::words::count(report.counts.not_graded, "check"),
             policy.perf_without_gpu.name()
         )
     })

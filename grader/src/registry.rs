@@ -12,7 +12,10 @@ include!(concat!(env!("OUT_DIR"), "/exercises.rs"));
 /// `ex01`, `ex01-pi` and `pi` all select ex01; `all` selects everything.
 pub fn select(names: &[String]) -> Result<Vec<Exercise>> {
     if names.is_empty() {
-        bail!("say which exercise to grade, e.g. `grader ex01` or `grader all` (`grader list` shows them)");
+        bail!(
+            "say which exercise to grade, e.g. `{c} ex01` or `{c} all` (`{c} list` shows them)",
+            c = crate::words::COMMAND
+        );
     }
     let mut chosen: Vec<Exercise> = Vec::new();
     for name in names {

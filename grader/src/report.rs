@@ -244,8 +244,9 @@ fn not_graded_here_line(p: &PartReport) -> String {
     let Some(first) = here.first() else { return String::new() };
     let why = first.message.as_deref().unwrap_or("").lines().next().unwrap_or("");
     let points: f64 = here.iter().filter_map(|t| t.not_graded.as_ref()).map(|n| n.points).sum();
-    let worth = if points > 0.0 { format!("; {} point(s) need a GPU", round(points)) } else { String::new() };
-    format!("               {} check(s) {why}{worth}\n", here.len())
+    let worth =
+        if points > 0.0 { format!("; {} need a GPU", crate::words::rounded_points(points)) } else { String::new() };
+    format!("               {} {why}{worth}\n", crate::words::count(here.len(), "check"))
 }
 
 /// 18.5, 20, 0.25: as people write points.
@@ -355,15 +356,7 @@ impl GradeReport {
         let pct = if self.max_score > 0.0 { 100.0 * self.score / self.max_score } else { 0.0 };
         out += &format!("  {:<65} {:>6.2} / {:<6.2} ({pct:.0}%)\n", "total", self.score, self.max_score);
         out += &self.not_graded_lines();
-        out += &format!(
-            "  {} passed, {} failed, {} ignored, {} not run",
-            self.counts.passed, self.counts.failed, self.counts.ignored, self.counts.not_run
-        );
-        for (n, what) in [(self.counts.not_counted, "not counted"), (self.counts.not_graded_here, "not graded here")] {
-            if n > 0 {
-                out += &format!(", {n} {what}");
-            }
-        }
+        out += &self.counts_line();
         out += "\n";
         if let Some(compiler) = &self.environment.compiler {
             let headers = self.environment.device_headers.as_deref().unwrap_or("none");
@@ -378,17 +371,34 @@ impl GradeReport {
         out
     }
 
+    /// "3 passed, 1 failed, 9 ignored (1 not counted, 2 not graded here), 0 not run":
+    /// the ignored count is the harness's (its `test result:` line counts every
+    /// test it did not judge as ignored: skipped, not counted, not graded here),
+    /// and the parentheses say what those were.
+    pub fn counts_line(&self) -> String {
+        let c = &self.counts;
+        let ignored = c.ignored + c.not_counted + c.not_graded_here;
+        let kinds: Vec<String> = [(c.not_counted, "not counted"), (c.not_graded_here, "not graded here")]
+            .into_iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect();
+        let kinds = if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
+        format!("  {} passed, {} failed, {ignored} ignored{kinds}, {} not run", c.passed, c.failed, c.not_run)
+    }
+
     /// The total in words where some points could not be graded here, and the policy that decided.
     fn not_graded_lines(&self) -> String {
         let Some(policy) = self.environment.policy.as_ref().filter(|p| p.applied) else { return String::new() };
         let mut out = String::new();
         if self.counts.not_graded > 0 {
             out += &format!(
-                "  {} / {} of what can be graded here; {} points need a GPU ({} check(s) not graded)\n",
+                "  {} / {} graded here ({:.0} %); {} need a GPU ({} not graded)\n",
                 round(self.score),
                 round(self.max_score),
-                round(self.counts.not_graded_points),
-                self.counts.not_graded
+                if self.max_score > 0.0 { 100.0 * self.score / self.max_score } else { 0.0 },
+                crate::words::rounded_points(self.counts.not_graded_points),
+                crate::words::count(self.counts.not_graded, "check")
             );
         }
         out += &format!("  performance without a GPU: {}\n", policy.describe());

@@ -35,7 +35,10 @@ const SEED: &str = "11";
 /// A class of 13 (one of each variant) for ex01, in `dir/class`; key → variant.
 fn make_class(dir: &Path) -> BTreeMap<String, String> {
     let class = dir.join("class");
-    ok(grader(&["make-class", class.to_str().unwrap(), "--students", "13", "--exercises", "ex01"]));
+    // The stubs as shipped, whatever the student's working files hold.
+    let shipped = support::shipped_root();
+    let root = shipped.path().to_str().unwrap();
+    ok(grader(&["make-class", class.to_str().unwrap(), "--students", "13", "--exercises", "ex01", "--root", root]));
     let listed: Vec<serde_json::Value> =
         serde_json::from_slice(&std::fs::read(class.join(".class.json")).unwrap()).unwrap();
     listed

@@ -53,7 +53,7 @@ fn make_class(class: &Path) {
     };
     for f in [STENCIL, INTERLEAVED, SEQUENTIAL] {
         put("ana", f, &reference(f));
-        put("ben", Path::new(f).file_name().unwrap().to_str().unwrap(), &read(repo().join(f)));
+        put("ben", Path::new(f).file_name().unwrap().to_str().unwrap(), &support::shipped(f));
     }
     let race = variant("ex05-missing-barrier", STENCIL);
     put("cy", STENCIL, &race);

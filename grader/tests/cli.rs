@@ -81,7 +81,8 @@ fn without_a_gpu_stubs_fail_their_structure_checks() {
     if !support::nvrtc_available() {
         return;
     }
-    let (out, report) = run_without_gpu(&[]);
+    let shipped = support::shipped_root();
+    let (out, report) = run_without_gpu(&["--root", shipped.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(101), "a failed structure check is a failure");
     assert_eq!(report.score, 0.0);
     let structure: Vec<_> = report.exercises[0]

@@ -61,7 +61,8 @@ fn stubs_score_zero() {
     if !support::nvrtc_available() {
         return;
     }
-    let r = grade(&["all"]);
+    let shipped = support::shipped_root();
+    let r = grade(&["all", "--root", shipped.path().to_str().unwrap()]);
     assert_eq!(r.score, 0.0);
     for t in tests(&r).filter(|t| t.kind == CheckKind::Correctness && t.status != Status::Ignored) {
         assert_eq!(t.status, Status::Fail, "{} passes on a stub", t.name);
@@ -139,7 +140,9 @@ fn stubs_pass_nothing_not_even_a_structure_or_performance_check() {
         return;
     }
     // `simulate`: the performance checks' stand-ins run as well.
-    let (r, stdout, _) = grade_with_output(&["all", "--perf-without-gpu", "simulate"]);
+    let shipped = support::shipped_root();
+    let root = shipped.path().to_str().unwrap();
+    let (r, stdout, _) = grade_with_output(&["all", "--perf-without-gpu", "simulate", "--root", root]);
     let passed: Vec<&str> = tests(&r).filter(|t| t.status == Status::Pass).map(|t| t.name.as_str()).collect();
     assert!(passed.is_empty(), "stubs pass {passed:?}");
     assert!(ok_lines(&stdout).is_empty(), "{:?}", ok_lines(&stdout));
@@ -164,6 +167,15 @@ fn a_check_that_passes_while_correctness_fails_is_not_counted() {
     assert_eq!(r.counts.not_counted, 1);
     assert!(stdout.contains("1 not counted"), "{stdout}");
     assert!(tests(&r).filter(|t| t.kind != CheckKind::Correctness).all(|t| t.status != Status::Pass));
+    // The harness's `test result:` line and the summary count the same ignored tests.
+    let ignored = |line: &str| -> usize {
+        let before = line.split(" ignored").next().unwrap();
+        before.rsplit(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap_or_else(|_| panic!("{line}"))
+    };
+    let harness = stdout.lines().find(|l| l.starts_with("test result:")).expect(&stdout);
+    let summary = stdout.lines().find(|l| l.contains(" passed, ") && l.contains(" ignored")).expect(&stdout);
+    assert_eq!(ignored(harness), ignored(summary), "{harness}\n{summary}");
+    assert!(summary.contains("ignored (1 not counted"), "{summary}");
 }
 
 /// Inline PTX the simulator may lack, each as a statement of `pi_global`
@@ -208,9 +220,9 @@ fn an_instruction_the_simulator_lacks_is_not_graded_here_never_failed() {
         }
         assert_eq!((r.score, r.max_score, r.counts.failed), (0.0, 0.0, 0));
         assert_eq!(code, Some(0), "nothing failed:\n{stdout}");
-        let line = stdout.lines().find(|l| l.contains("check(s) not graded here")).expect(&stdout);
+        let line = stdout.lines().find(|l| l.contains("checks not graded here")).expect(&stdout);
         assert!(line.contains(&format!("the simulator cannot run `{instruction}")), "{line}");
-        assert!(line.contains("pi_global.cu:") && line.contains("10 point(s) need a GPU"), "{line}");
+        assert!(line.contains("pi_global.cu:") && line.contains("10 points need a GPU"), "{line}");
         assert!(ok_lines(&stdout).is_empty() && !stdout.contains("FAILED"), "{stdout}");
         // `fail`: in the maximum, scored nothing, and still not a failure.
         let (r, _, _) = grade_with_output(&["ex01", "--part", "global", "--root", root, "--perf-without-gpu", "fail"]);

@@ -172,6 +172,10 @@ fn report_opens_in_headless_chromium_and_the_screenshot_is_not_blank() {
     let page = root.path().join("target/grades/report.html");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(!html.contains("<script"), "no JavaScript");
+    // Off a GPU (the default policy leaves the timed checks out): the header
+    // says so, and no left-out check reads "0.00 / 0.00".
+    assert!(html.contains(" graded here (") && html.contains("points need a GPU</span>"), "the header");
+    assert!(html.contains("(needs a GPU)") && !html.contains("<td>0.00 / 0.00</td>"), "the left-out checks' worth");
     assert!(!html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("url("), "nothing fetched");
 
     let profile = tempfile::tempdir().unwrap();
@@ -228,7 +232,7 @@ fn status_lists_every_part_and_hints_unfold_one_level_at_a_time() {
     assert!(fresh.contains(&format!("0 of {parts} parts done")), "{fresh}");
     assert!(String::from_utf8(grader(&["hint", "ex03", "--root", r]).stdout)
         .unwrap()
-        .contains("run `grader ex03` first"));
+        .contains("run `cargo run -p grader -- ex03` first"));
 
     grade(root.path(), &["ex03"]);
     let status = String::from_utf8(grader(&["status", "--root", r]).stdout).unwrap();
@@ -252,6 +256,8 @@ fn status_lists_every_part_and_hints_unfold_one_level_at_a_time() {
     let first = hint("");
     assert!(first.starts_with("Hint 1 of 3 for ex03::rect::correct::"), "{first}");
     assert!(first.contains("double precision"), "level 1 says what the check measures:\n{first}");
+    // The footer names the command a student types.
+    assert!(first.contains("(`cargo run -p grader -- hint ex03` again for hint 2 of 3)"), "{first}");
     assert!(hint("").starts_with("Hint 2 of 3"));
     let third = hint("rect");
     assert!(third.starts_with("Hint 3 of 3") && third.contains("usual bugs"), "{third}");
@@ -327,7 +333,7 @@ fn watch_regrades_on_save_from_failing_to_fixed() {
     if !nvrtc_available() {
         return;
     }
-    let stub = std::fs::read_to_string(workspace().join("exercises/ex05-stencil/kernels/stencil.cu")).unwrap();
+    let stub = support::shipped("exercises/ex05-stencil/kernels/stencil.cu");
     let root = student_root(&[("exercises/ex05-stencil/kernels/stencil.cu", stub)]);
     let session = format!("cuda-lab-watch-{}", std::process::id());
     let _guard = Tmux(session.clone());

@@ -51,6 +51,8 @@ pub(crate) fn key(
         h.update(hd.text.as_bytes());
         h.update([0]);
     }
+    // The prelude every file is compiled with (prelude.rs).
+    h.update(crate::prelude::TEXT.as_bytes());
     let input = KeyInput {
         format: FORMAT,
         ptx_build: env!("CARGO_PKG_VERSION"),

@@ -305,19 +305,19 @@ pub(crate) fn compile(install: &Install, src: &SourceFile, opts: &CompileOptions
     Err(BuildError::Other(format!("clang failed ({}) on `{display}`: {}", out.status, cap_log(log.trim()))))
 }
 
-/// The defines, at the top of the source rather than on the command line:
+/// The prelude (prelude.rs) and the defines, at the top of the source rather
+/// than on the command line:
 /// there they would reach into CUDA's headers, which clang's wrapper includes
 /// first (`-DN=4` breaks `cuda.h`'s parameters named `N`; NVRTC's built-in
 /// headers never see them). `#line` keeps the student's line numbers.
 fn with_defines(text: &str, opts: &CompileOptions) -> String {
-    if opts.defines.is_empty() {
-        return text.to_string();
-    }
-    let mut out: String = opts
+    // The prelude (INFINITY, FLT_MAX, ...: prelude.rs) first, then the defines.
+    let mut out: String = crate::prelude::TEXT.to_string();
+    out += &opts
         .defines
         .iter()
         .map(|(k, v)| if v.is_empty() { format!("#define {k} 1\n") } else { format!("#define {k} {v}\n") })
-        .collect();
+        .collect::<String>();
     out += &format!("#line 1 \"{INPUT}\"\n");
     out + text
 }
@@ -494,8 +494,9 @@ mod tests {
             defines: vec![("N".into(), "4".into()), ("F".into(), String::new())],
             ..Default::default()
         };
-        assert_eq!(with_defines("x\n", &o), format!("#define N 4\n#define F 1\n#line 1 \"{INPUT}\"\nx\n"));
-        assert_eq!(with_defines("x\n", &CompileOptions::default()), "x\n");
+        let prelude = crate::prelude::TEXT;
+        assert_eq!(with_defines("x\n", &o), format!("{prelude}#define N 4\n#define F 1\n#line 1 \"{INPUT}\"\nx\n"));
+        assert_eq!(with_defines("x\n", &CompileOptions::default()), format!("{prelude}#line 1 \"{INPUT}\"\nx\n"));
     }
 
     #[test]

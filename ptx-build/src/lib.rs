@@ -34,6 +34,7 @@ mod includes;
 mod jit_rules;
 mod nvcc;
 mod nvrtc;
+mod prelude;
 mod process;
 mod provision;
 mod render;
@@ -80,6 +81,13 @@ pub fn check_source(src: &SourceFile) -> Result<(), BuildError> {
         line: r.line,
         reason: r.reason,
     })
+}
+
+/// The constants every compiled file can use without an include (`INFINITY`,
+/// `NAN`, `FLT_MAX`, `INT_MAX`, ...): a prelude defines each one the compiler
+/// does not (NVRTC has no `<math.h>`), without moving the file's line numbers.
+pub fn prelude_names() -> impl Iterator<Item = &'static str> {
+    prelude::names()
 }
 
 /// Names of the headers exercise files may include (all served from memory).

@@ -382,6 +382,8 @@ pub(crate) fn args(opts: &CompileOptions) -> Vec<String> {
     // Exercise files include nothing from disk (see includes.rs); make NVRTC
     // agree by not searching the source's folder either.
     a.push(NO_SOURCE_INCLUDE.into());
+    // INFINITY, FLT_MAX, INT_MAX & co. (prelude.rs), without moving a line.
+    a.push(format!("--pre-include={}", crate::prelude::NAME));
     if opts.line_info {
         a.push("-lineinfo".into());
     }
@@ -495,8 +497,11 @@ fn run(src: &SourceFile, args: &[String]) -> Result<Outcome, BuildError> {
     let text =
         CString::new(src.text.as_str()).map_err(|_| BuildError::Other("the source contains a NUL byte".into()))?;
     let name = CString::new(src.display_path.replace('\0', "?")).expect("NUL replaced");
-    let header_texts: Vec<CString> = headers::ALLOWED.iter().map(|h| CString::new(h.text).expect("no NUL")).collect();
-    let header_names: Vec<CString> = headers::ALLOWED.iter().map(|h| CString::new(h.name).expect("no NUL")).collect();
+    let prelude = [(crate::prelude::NAME, crate::prelude::TEXT)];
+    let served = headers::ALLOWED.iter().map(|h| (h.name, h.text)).chain(prelude);
+    let (names, texts): (Vec<&str>, Vec<&str>) = served.unzip();
+    let header_texts: Vec<CString> = texts.iter().map(|t| CString::new(*t).expect("no NUL")).collect();
+    let header_names: Vec<CString> = names.iter().map(|n| CString::new(*n).expect("no NUL")).collect();
     let text_ptrs: Vec<*const c_char> = header_texts.iter().map(|c| c.as_ptr()).collect();
     let name_ptrs: Vec<*const c_char> = header_names.iter().map(|c| c.as_ptr()).collect();
     let arg_c: Vec<CString> = args
@@ -595,6 +600,7 @@ mod tests {
                 "--gpu-architecture=compute_86",
                 "--std=c++17",
                 "--no-source-include",
+                "--pre-include=cuda_lab_prelude.h",
                 "-lineinfo",
                 "-DN=256",
                 "-DFAST",

@@ -258,3 +258,44 @@ fn compile_errors_render_with_a_caret_and_a_hint() {
     assert!(shown.contains("     4 |     cudaMalloc(&d, 4);\n       |     ^\n"), "{shown}");
     assert!(shown.contains("= help: `cudaMalloc` is host code"), "{shown}");
 }
+
+/// Uses every constant of the prelude (NVRTC has no `<math.h>`: without it
+/// "identifier "INFINITY" is undefined"); line 12 is a mistake, to show that
+/// the prelude moved no line.
+pub const CONSTANTS: &str = "extern \"C\" __global__ void lowest(const float *x, int n, float *out, int *ints)\n\
+{\n\
+    float m = INFINITY;\n\
+    for (int i = 0; i < n; ++i)\n\
+        m = fminf(m, x[i]);\n\
+    out[0] = m < FLT_MAX ? m : (n > 0 ? NAN : HUGE_VALF);\n\
+    out[1] = FLT_MIN + FLT_EPSILON;\n\
+    ints[0] = n > 0 ? INT_MAX : INT_MIN;\n\
+    ints[1] = (int)(UINT_MAX >> 1);\n\
+    double d = DBL_MAX + DBL_MIN + DBL_EPSILON + HUGE_VAL;\n\
+    out[2] = (float)d;\n\
+    MISTAKE\n\
+}\n";
+
+#[test]
+fn math_constants_are_defined_without_moving_a_line() {
+    let Some(c) = nvrtc() else { return };
+    let names: Vec<&str> = ptx_build::prelude_names().collect();
+    for name in ["INFINITY", "NAN", "HUGE_VALF", "FLT_MAX", "FLT_MIN", "FLT_EPSILON", "INT_MAX", "INT_MIN", "UINT_MAX"]
+    {
+        assert!(names.contains(&name), "{name} is not in the prelude: {names:?}");
+        assert!(CONSTANTS.contains(name), "the test kernel uses {name}");
+    }
+    let good = SourceFile::from_text("kernels/lowest.cu", CONSTANTS.replace("MISTAKE\n", "\n"));
+    let ptx = c.compile(&good, &CompileOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ptx.text.contains(".entry lowest("), "{}", ptx.text);
+    // INFINITY is +inf as a float constant: 0f7F800000.
+    assert!(ptx.text.contains("0f7F800000"), "{}", ptx.text);
+    let bad = SourceFile::from_text("kernels/lowest.cu", CONSTANTS);
+    let e = c.compile(&bad, &CompileOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("kernels/lowest.cu:12:"), "the student's line 12: {e}");
+    // A file that includes the headers as well compiles without a word.
+    let with_headers = format!("#include <limits.h>\n#include <float.h>\n#include <math.h>\n{}", CONSTANTS);
+    let with_headers = SourceFile::from_text("kernels/lowest.cu", with_headers.replace("MISTAKE\n", "\n"));
+    let ptx = c.compile(&with_headers, &CompileOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ptx.diagnostics.is_empty(), "{:?}", ptx.diagnostics);
+}

@@ -38,7 +38,7 @@ pub fn is_poison<T: Pod>(x: &T) -> bool {
 /// assert!(e.contains("No element was written"), "{e}");
 /// ```
 pub fn exact<T: Pod + PartialEq + Debug>(what: &str, expected: &[T], actual: &[T]) -> Result<()> {
-    compare(what, expected, actual, |e, a| e == a, |e| format!("{e:?}"))
+    compare(what, expected, actual, |e, a| e == a, |e, a| (format!("{e:?}"), format!("{a:?}")))
 }
 
 /// Float results against an f64 reference: |actual - expected| <= rel * |expected| + abs.
@@ -55,7 +55,36 @@ pub fn close(what: &str, expected: &[f64], actual: &[f32], rel: f64, abs: f64) -
         let a = *a as f64;
         a.is_finite() && (a - e).abs() <= rel * e.abs() + abs
     };
-    compare(what, expected, actual, |e, a| ok(e, a), |e| format!("{e:.6}"))
+    compare(what, expected, actual, |e, a| ok(e, a), |e, a| distinct_digits(*e, *a as f64))
+}
+
+/// `expected` and `got` with as many significant digits as it takes for them
+/// to read differently (6 at least, 17 at most): a failed comparison never says
+/// "expected 0.000000, got 0.0". Fixed notation from 1e-5 to 1e7, else
+/// scientific.
+fn distinct_digits(expected: f64, got: f64) -> (String, String) {
+    let mut shown = (String::new(), String::new());
+    for digits in 6..=17 {
+        shown = (significant(expected, digits), significant(got, digits));
+        if shown.0 != shown.1 {
+            break;
+        }
+    }
+    shown
+}
+
+/// `x` with `digits` significant digits.
+fn significant(x: f64, digits: usize) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let magnitude = x.abs().log10().floor() as i32;
+    if (-5..7).contains(&magnitude) {
+        let decimals = (digits as i32 - 1 - magnitude).max(0) as usize;
+        format!("{x:.decimals$}")
+    } else {
+        format!("{x:.prec$e}", prec = digits - 1)
+    }
 }
 
 fn compare<E, A: Pod + Debug>(
@@ -63,7 +92,7 @@ fn compare<E, A: Pod + Debug>(
     expected: &[E],
     actual: &[A],
     ok: impl Fn(&E, &A) -> bool,
-    show: impl Fn(&E) -> String,
+    show: impl Fn(&E, &A) -> (String, String),
 ) -> Result<()> {
     if expected.len() != actual.len() {
         bail!("`{what}`: expected {} elements, got {}", expected.len(), actual.len());
@@ -72,16 +101,18 @@ fn compare<E, A: Pod + Debug>(
     let (mismatches, unwritten) = Mismatches::vector(what, expected, actual, &ok);
     let wrong = mismatches.wrong;
     record(mismatches);
-    let got = if is_poison(&actual[i]) { "nothing (never written)".to_string() } else { format!("{:?}", actual[i]) };
+    let (shown, got) = show(&expected[i], &actual[i]);
+    let got = if is_poison(&actual[i]) { "nothing (never written)".to_string() } else { got };
     let mut msg = format!(
-        "`{what}`: {wrong} of {} element(s) wrong; first at index {i}: expected {}, got {got}",
+        "`{what}`: {wrong} of {} element(s) wrong; first at index {i}: expected {shown}, got {got}",
         expected.len(),
-        show(&expected[i])
     );
     if unwritten == expected.len() {
         msg += ". No element was written: did the kernel run its TODO yet?";
     } else if unwritten > 0 {
-        msg += &format!(". {unwritten} of the wrong elements were never written (are some threads or blocks missing?)");
+        let were = if unwritten == 1 { "was" } else { "were" };
+        msg +=
+            &format!(". {unwritten} of the wrong elements {were} never written (are some threads or blocks missing?)");
     }
     bail!(msg)
 }
@@ -244,7 +275,7 @@ mod tests {
         let err = exact("out", &[1u32, 2, 3, 4], &[1, 7, u32::MAX, 4]).unwrap_err().to_string();
         assert!(err.contains("2 of 4"), "{err}");
         assert!(err.contains("index 1: expected 2, got 7"), "{err}");
-        assert!(err.contains("1 of the wrong elements were never written"), "{err}");
+        assert!(err.contains("1 of the wrong elements was never written"), "{err}");
         assert!(exact("out", &[1u32, 2], &[1, 2]).is_ok());
     }
 
@@ -289,6 +320,20 @@ mod tests {
             );
             assert_eq!(unwritten, actual.iter().filter(|&&a| a == 0xFF).count(), "{len}");
         }
+    }
+
+    #[test]
+    fn expected_and_got_read_differently() {
+        for (e, a) in [(3e-8, 0.0f32), (1.0, 1.0001), (1e-3, 1.0002e-3), (123456.78, 123457.5), (2.0, f32::NAN)] {
+            let err = close("c", &[e], &[a], 1e-6, 0.0).unwrap_err().to_string();
+            let (_, tail) = err.split_once("expected ").unwrap();
+            let (shown, got) = tail.split_once(", got ").unwrap();
+            assert_ne!(shown, got, "{err}");
+        }
+        let err = close("c", &[3e-8], &[0.0], 1e-6, 0.0).unwrap_err().to_string();
+        assert!(err.contains("expected 3.00000e-8, got 0"), "{err}");
+        let err = close("c", &[1.0], &[1.0001], 1e-6, 0.0).unwrap_err().to_string();
+        assert!(err.contains("expected 1.00000, got 1.00010"), "{err}");
     }
 
     #[test]

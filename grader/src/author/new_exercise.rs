@@ -198,7 +198,7 @@ fn add_readme_row(path: &Path, names: &Names) -> Result<bool> {
 
 /// What to do next, printed after [`create`].
 pub fn next_steps(names: &Names, created: &Created) -> String {
-    let mut s = format!("Wrote {} ({} files):\n", names.folder, created.written.len());
+    let mut s = format!("Wrote {} ({}):\n", names.folder, crate::words::count(created.written.len(), "file"));
     for f in &created.written {
         s += &format!("  {f}\n");
     }

@@ -323,7 +323,7 @@ pub fn default_out(dir: &Path) -> PathBuf {
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let shard = self.shard.map(|s| format!(" (shard {s})")).unwrap_or_default();
-        writeln!(f, "\nBatch: {} submissions{shard}, seed {}", self.submissions, self.seed)?;
+        writeln!(f, "\nBatch: {}{shard}, seed {}", crate::words::count(self.submissions, "submission"), self.seed)?;
         let count = |o: Outcome| self.outcomes.get(&o).copied().unwrap_or(0);
         writeln!(
             f,
@@ -336,8 +336,10 @@ impl std::fmt::Display for Summary {
         )?;
         writeln!(
             f,
-            "  {} parts graded now, {} kept from an earlier run (--force regrades them); {} files compiled ahead",
-            self.parts_graded_now, self.parts_reused, self.files_compiled_ahead
+            "  {} graded now, {} kept from an earlier run (--force regrades them); {} compiled ahead",
+            crate::words::count(self.parts_graded_now, "part"),
+            self.parts_reused,
+            crate::words::count(self.files_compiled_ahead, "file")
         )?;
         let students: Vec<String> = self.students.iter().map(|(s, n)| format!("{n} {s}")).collect();
         writeln!(f, "  students: {}", students.join(", "))?;

@@ -118,10 +118,10 @@ pub fn grade_all(
                             *d
                         };
                         let line = format!(
-                            "[{n}/{}] {}: {} parts graded",
+                            "[{n}/{}] {}: {} graded",
                             submissions,
                             plan.submission.name,
-                            plan.pending.len()
+                            crate::words::count(plan.pending.len(), "part")
                         );
                         if bar.is_hidden() {
                             println!("{line}");

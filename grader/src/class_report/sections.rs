@@ -21,13 +21,13 @@ pub fn render(c: &Class) -> String {
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>cuda-lab class report: {} students</title><style>{CSS}</style></head><body>\n\
-         <h1>cuda-lab class report</h1>\n<p class=\"env\">{} students · seed {} · backend {} · grader {}{}</p>\n\
+         <title>cuda-lab class report: {}</title><style>{CSS}</style></head><body>\n\
+         <h1>cuda-lab class report</h1>\n<p class=\"env\">{} · seed {} · backend {} · grader {}{}</p>\n\
          <nav><a href=\"#scores\">scores</a> · <a href=\"#parts\">parts</a> · <a href=\"#memory\">memory lessons</a> · \
          <a href=\"#performance\">performance</a> · <a href=\"#time\">time</a> · <a href=\"#attention\">a TA's eye</a> · \
          <a href=\"#similarity\">similarity</a></nav>\n",
-        c.book.students.len(),
-        c.book.students.len(),
+        crate::words::count(c.book.students.len(), "student"),
+        crate::words::count(c.book.students.len(), "student"),
         c.book.seed,
         esc(&c.book.backend),
         esc(&c.book.grader_version),
@@ -229,10 +229,10 @@ fn parts(c: &Class) -> String {
         let mean = scores.iter().sum::<f64>() / scores.len().max(1) as f64;
         let _ = writeln!(
             h,
-            "<div class=\"part\" id=\"part-{0}-{1}\" data-part=\"{0}/{1}\"><h3>{0} {1} <small>{2} students · mean {3} of {4}</small></h3>",
+            "<div class=\"part\" id=\"part-{0}-{1}\" data-part=\"{0}/{1}\"><h3>{0} {1} <small>{2} · mean {3} of {4}</small></h3>",
             esc(&ex),
             esc(&part),
-            list.len(),
+            crate::words::count(list.len(), "student"),
             pts(mean),
             pts(max)
         );
@@ -453,12 +453,12 @@ fn memory(c: &Class) -> String {
             }
             let _ = writeln!(
                 h,
-                "<h3><code>{}</code> · <code>{}</code> <small>{} students measured</small></h3>\
+                "<h3><code>{}</code> · <code>{}</code> <small>{} measured</small></h3>\
                  <table class=\"num\"><tr><th>figure</th><th>class median</th><th>class range</th><th>reference</th>\
                  <th>at the reference's or lower (+10%)</th></tr>{rows}</table>",
                 esc(test),
                 esc(kernel),
-                profiles.len()
+                crate::words::count(profiles.len(), "student")
             );
             let body =
                 svg::grouped_bars(&[("class median", STUDENT), ("reference", REFERENCE)], &groups, &|v| svg::short(v));
@@ -596,11 +596,11 @@ fn time(c: &Class) -> String {
         .collect();
     let body = svg::grouped_bars(&[("seconds", REFERENCE)], &groups, &|v| format!("{} s", svg::short(v)));
     let h = format!(
-        "<p>Mode {}, {} worker(s) per GPU, {} parts in workers, {} isolated, {} regraded alone. Work summed over \
+        "<p>Mode {}, {} per GPU, {} in workers, {} isolated, {} regraded alone. Work summed over \
          workers can exceed the wall clock.</p>\n{}",
         esc(&t.mode),
-        t.workers_per_gpu,
-        t.parts_in_workers,
+        crate::words::count(t.workers_per_gpu, "worker"),
+        crate::words::count(t.parts_in_workers, "part"),
         t.parts_isolated,
         t.parts_regraded_alone,
         svg::figure("time", "seconds per activity in the last run of this batch (batch.json's time breakdown)", &body)

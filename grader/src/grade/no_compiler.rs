@@ -74,7 +74,10 @@ pub(super) fn without_compiler(
         report.exercises.push(ex_report);
     }
     report.total_up();
-    println!("\n{not_run} tests not run: install a CUDA compiler as said above, then grade again.\n");
+    println!(
+        "\n{} not run: install a CUDA compiler as said above, then grade again.\n",
+        crate::words::count(not_run, "test")
+    );
     let conclusion = Conclusion { num_filtered_out: 0, num_passed: 0, num_failed: 0, num_ignored: 0, num_measured: 0 };
     (report, conclusion)
 }

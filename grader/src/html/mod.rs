@@ -57,21 +57,25 @@ pub fn render(report: &GradeReport, extras: &Extras) -> String {
     let mut h = String::new();
     let pct = if report.max_score > 0.0 { 100.0 * report.score / report.max_score } else { 0.0 };
     let env = &report.environment;
+    // Off a GPU some points cannot be graded: the header says how many.
+    let need_gpu = report.counts.not_graded_points;
+    let (here, elsewhere) = if need_gpu > 0.0 {
+        (" graded here", format!("; <span class=\"needs-gpu\">{} need a GPU</span>", crate::words::points(need_gpu)))
+    } else {
+        ("", String::new())
+    };
     let _ = writeln!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>cuda-lab report: {:.1} / {:.1}</title><style>{CSS}</style></head><body>\n\
-         <h1>cuda-lab report <span class=\"score\">{:.2} / {:.2} ({pct:.0}%)</span></h1>\n\
-         <p class=\"env\">{} passed, {} failed, {} ignored, {} not run · seed {} · {} · {} · {} · {}</p>",
+         <h1>cuda-lab report <span class=\"score\">{:.2} / {:.2}{here} ({pct:.0} %){elsewhere}</span></h1>\n\
+         <p class=\"env\">{} · seed {} · {} · {} · {} · {}</p>",
         report.score,
         report.max_score,
         report.score,
         report.max_score,
-        report.counts.passed,
-        report.counts.failed,
-        report.counts.ignored,
-        report.counts.not_run,
+        esc(report.counts_line().trim()),
         report.seed,
         esc(&format!("backend {}", env.backend)),
         esc(env.gpu.as_deref().unwrap_or("no GPU")),
@@ -86,7 +90,11 @@ pub fn render(report: &GradeReport, extras: &Extras) -> String {
         let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(note));
     }
     if report.exercises.is_empty() {
-        h += "<p class=\"dim\">No grading run yet: `grader exNN` adds its results here.</p>\n";
+        let _ = writeln!(
+            h,
+            "<p class=\"dim\">No grading run yet: <code>{} exNN</code> adds its results here.</p>",
+            crate::words::COMMAND
+        );
     } else {
         h += &overview(report);
     }
@@ -111,18 +119,37 @@ fn overview(r: &GradeReport) -> String {
             let (state, class) = part_state(p);
             let _ = writeln!(
                 h,
-                "<tr><td>{}</td><td><a href=\"#{}-{}\">{}</a></td><td><code>{}</code></td><td>{:.2} / {:.2}</td><td class=\"{class}\">{state}</td></tr>",
+                "<tr><td>{}</td><td><a href=\"#{}-{}\">{}</a></td><td><code>{}</code></td><td>{}</td><td class=\"{class}\">{state}</td></tr>",
                 esc(&e.id),
                 esc(&e.id),
                 esc(&p.name),
                 esc(&p.name),
                 esc(&p.file),
-                p.score,
-                p.max_score
+                part_score(p)
             );
         }
     }
     h + "</table>\n"
+}
+
+/// "7.50 / 7.50", and "(+ 2.50 points need a GPU)" where some of the part's
+/// checks could not be graded here.
+fn part_score(p: &PartReport) -> String {
+    let need_gpu: f64 = p.tests.iter().filter_map(|t| t.not_graded.as_ref()).map(|n| n.points).sum();
+    let mut s = format!("{:.2} / {:.2}", p.score, p.max_score);
+    if need_gpu > 0.0 {
+        let _ = write!(s, " <span class=\"dim\">(+ {} need a GPU)</span>", crate::words::points(need_gpu));
+    }
+    s
+}
+
+/// A test's points: "2.50 / 2.50", or, for a check this machine cannot grade,
+/// its worth where it can ("worth 2.50, needs a GPU"), never "0.00 / 0.00".
+fn test_score(t: &TestReport) -> String {
+    match &t.not_graded {
+        Some(n) => format!("<span class=\"dim\">– / {:.2} (needs a GPU)</span>", n.points),
+        None => format!("{:.2} / {:.2}", t.score, t.max_score),
+    }
 }
 
 /// "done", "failing" or "not run", and its CSS class.
@@ -141,12 +168,11 @@ fn part_state(p: &PartReport) -> (&'static str, &'static str) {
 fn part_section(id: &str, title: &str, p: &PartReport, r: &GradeReport, x: &Extras) -> String {
     let (state, class) = part_state(p);
     let mut h = format!(
-        "<section id=\"{0}-{1}\"><h2>{0} {1} <span class=\"{class}\">{state}</span> <small>{2} · {3:.2} / {4:.2}</small></h2>\n",
+        "<section id=\"{0}-{1}\"><h2>{0} {1} <span class=\"{class}\">{state}</span> <small>{2} · {3}</small></h2>\n",
         esc(id),
         esc(&p.name),
         esc(title),
-        p.score,
-        p.max_score
+        part_score(p)
     );
     if p.compile.status == CompileStatus::Error {
         let why = if p.compile.missing {
@@ -235,19 +261,19 @@ fn tests_table(p: &PartReport) -> String {
             Status::Fail => "bad",
             _ => "dim",
         };
-        let note = match t.status {
-            Status::NotCounted | Status::NotGradedHere => {
+        let note = match (t.status, &t.not_graded) {
+            (Status::NotCounted | Status::NotGradedHere, _) => {
                 t.message.as_deref().and_then(|m| m.lines().next()).unwrap_or("").to_string()
             }
+            (_, Some(n)) => n.why.clone(),
             _ => String::new(),
         };
         let _ = write!(
             rows,
-            "<tr><td><code>{}</code></td><td class=\"{class}\">{}</td><td>{:.2} / {:.2}</td><td>{}</td></tr>",
+            "<tr><td><code>{}</code></td><td class=\"{class}\">{}</td><td>{}</td><td>{}</td></tr>",
             esc(&t.name),
             t.status.label(),
-            t.score,
-            t.max_score,
+            test_score(t),
             esc(&note)
         );
     }
@@ -387,5 +413,52 @@ mod tests {
         let row = page.split("<tr>").find(|r| r.contains("ex01::shared::structure::x")).expect("a row per test");
         assert!(row.contains(">not counted<") && row.contains("not counted: `ex01::shared::correct::n=100` failed"));
         assert!(!row.contains(">pass<"), "{row}");
+    }
+
+    /// Off a GPU: the header says what was graded here and how many points need
+    /// a GPU, and a check left out shows its worth, never "0.00 / 0.00".
+    #[test]
+    fn off_a_gpu_the_header_and_rows_say_what_needs_a_gpu() {
+        let mut correct = TestReport::new("ex01::shared::correct::n=100".into(), CheckKind::Correctness, Status::Pass);
+        (correct.score, correct.max_score) = (7.5, 7.5);
+        let mut timed = TestReport::new("ex01::shared::perf::faster".into(), CheckKind::Performance, Status::Ignored);
+        timed.not_graded =
+            Some(crate::report::NotGraded { why: "needs real timing (no GPU here)".into(), points: 2.5 });
+        let part = PartReport {
+            name: "shared".into(),
+            file: "exercises/ex01-pi/kernels/pi_shared.cu".into(),
+            sha256: None,
+            score: 7.5,
+            max_score: 7.5,
+            compile: CompileReport {
+                status: CompileStatus::Ok,
+                diagnostics: Vec::new(),
+                message: None,
+                from_cache: false,
+                missing: false,
+            },
+            tests: vec![correct, timed],
+            sanitizer: None,
+        };
+        let mut report = GradeReport::new(1, Path::new("."), "exercises", Environment::default());
+        report.exercises.push(ExerciseReport {
+            id: "ex01".into(),
+            title: "pi".into(),
+            score: 7.5,
+            max_score: 7.5,
+            parts: vec![part],
+        });
+        report.total_up();
+        let page = render(&report, &Extras::default());
+        let header = page.split("<h1>").nth(1).unwrap().split("</h1>").next().unwrap();
+        assert!(header.contains("7.50 / 7.50 graded here (100 %)"), "{header}");
+        assert!(header.contains("2.50 points need a GPU"), "{header}");
+        let row = page.split("<tr>").find(|r| r.contains("ex01::shared::perf::faster")).expect("a row per test");
+        assert!(row.contains("– / 2.50 (needs a GPU)") && row.contains("needs real timing"), "{row}");
+        assert!(!row.contains("0.00 / 0.00"), "{row}");
+        let overview = page.split("<tr>").find(|r| r.contains("href=\"#ex01-shared\"")).expect("an overview row");
+        assert!(overview.contains("(+ 2.50 points need a GPU)"), "{overview}");
+        // The counts line agrees with the harness's: 1 ignored.
+        assert!(page.contains("1 passed, 0 failed, 1 ignored, 0 not run"), "{page}");
     }
 }

@@ -77,7 +77,7 @@ pub fn next_hint(root: &Path, e: &Exercise, part: Option<&str>) -> Result<String
         anyhow::ensure!(e.parts.iter().any(|p| p.name == want), "{} has no part `{want}`", e.id);
     }
     if candidates.is_empty() {
-        return Ok(format!("No result for {} yet: run `grader {}` first, then ask again.\n", e.id, e.id));
+        return Ok(format!("No result for {} yet: run `{} {}` first, then ask again.\n", e.id, super::COMMAND, e.id));
     }
     candidates.retain(|r| r.first_failure().is_some() || r.part.compile.status == crate::report::CompileStatus::Error);
     let Some(failing) = candidates.first() else {
@@ -121,7 +121,7 @@ pub fn next_hint(root: &Path, e: &Exercise, part: Option<&str>) -> Result<String
     *shown = (level + 1).min(hint.levels.len());
     crate::atomic::write_json(&levels_path(&grades), &levels)?;
     let more = if level + 1 < hint.levels.len() {
-        format!("(`grader hint {}` again for hint {} of {})", e.id, level + 2, hint.levels.len())
+        format!("(`{} hint {}` again for hint {} of {})", super::COMMAND, e.id, level + 2, hint.levels.len())
     } else {
         "(that was the last hint for this check)".to_string()
     };

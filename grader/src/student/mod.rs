@@ -1,6 +1,8 @@
 //! The student's loop: progress (`grader status`), hints that unfold
 //! (`grader hint`), and re-grading on save (`grader watch`).
 
+pub use crate::words::COMMAND;
+
 pub mod hint;
 pub mod status;
 pub mod watch;

@@ -123,7 +123,9 @@ pub fn render(exercises: &[Exercise], results: &HashMap<(String, String), LastRe
     }
     let _ = writeln!(
         out,
-        "\n{done} of {total} parts done. `grader exNN` grades one, `grader watch` re-grades on save, `grader hint exNN` helps."
+        "\n{done} of {total} parts done. `{c} exNN` grades one, `{c} watch exNN` re-grades on save, `{c} hint exNN` \
+         helps.",
+        c = super::COMMAND
     );
     out
 }

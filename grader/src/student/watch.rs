@@ -256,7 +256,7 @@ pub fn screen(r: &GradeReport, ex: &Exercise, secs: f64, root: &Path) -> String 
             State::NotStarted => ("·", "not run"),
         };
         let failed = p.tests.iter().filter(|t| t.status == Status::Fail).count();
-        let ignored = p.tests.iter().filter(|t| t.status == Status::Ignored).count();
+        let need_gpu: f64 = p.tests.iter().filter_map(|t| t.not_graded.as_ref()).map(|n| n.points).sum();
         s += &format!(
             "  {mark} {:<12} {:<8} {:>6.2} / {:<6.2} {}{}\n",
             p.name,
@@ -264,13 +264,24 @@ pub fn screen(r: &GradeReport, ex: &Exercise, secs: f64, root: &Path) -> String 
             p.score,
             p.max_score,
             if failed > 0 { format!("{failed} failing") } else { String::new() },
-            if ignored > 0 { format!("  ({ignored} check(s) need a GPU)") } else { String::new() }
+            if need_gpu > 0.0 {
+                format!("  ({} need a GPU)", crate::words::rounded_points(need_gpu))
+            } else {
+                String::new()
+            }
         );
     }
     let pct = if r.max_score > 0.0 { 100.0 * r.score / r.max_score } else { 0.0 };
+    let (here, elsewhere) = if r.counts.not_graded_points > 0.0 {
+        (" graded here", format!("; {} need a GPU", crate::words::rounded_points(r.counts.not_graded_points)))
+    } else {
+        ("", String::new())
+    };
     s += &format!(
-        "\nscore {:.2} / {:.2} ({pct:.0}%) · {} passed, {} failed, {} ignored\n",
-        r.score, r.max_score, r.counts.passed, r.counts.failed, r.counts.ignored
+        "\nscore {:.2} / {:.2}{here} ({pct:.0} %){elsewhere} · {}\n",
+        r.score,
+        r.max_score,
+        r.counts_line().trim()
     );
     let report = crate::html::default_path(root);
     if report.exists() {

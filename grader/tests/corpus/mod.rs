@@ -99,6 +99,17 @@ pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The cases of `corpus` grouped by the exercise of their first part (the
+/// groups [`crate::support::sample`] picks from).
+pub fn cases_by_exercise(corpus: &Corpus) -> Vec<(String, Vec<(String, ())>)> {
+    let mut groups: BTreeMap<String, Vec<(String, ())>> = BTreeMap::new();
+    for (name, case) in &corpus.table.cases {
+        let exercise = case.parts.keys().next().and_then(|k| k.split('/').next()).unwrap_or("none");
+        groups.entry(exercise.to_string()).or_default().push((name.clone(), ()));
+    }
+    groups.into_iter().collect()
+}
+
 /// One corpus folder and its table.
 pub struct Corpus {
     pub dir: PathBuf,
@@ -328,11 +339,22 @@ pub fn run(
     corpus: &Corpus,
     backend: Backend,
     settings: &Settings,
+    extra: impl FnMut(&str, &Run, &mut Vec<String>),
+) -> Outcome {
+    run_only(corpus, backend, settings, |_| true, extra)
+}
+
+/// [`run`] over the cases whose name `only` accepts (a sample of the corpus).
+pub fn run_only(
+    corpus: &Corpus,
+    backend: Backend,
+    settings: &Settings,
+    only: impl Fn(&str) -> bool,
     mut extra: impl FnMut(&str, &Run, &mut Vec<String>),
 ) -> Outcome {
     let generated = tempfile::tempdir().unwrap();
     let mut outcome = Outcome::default();
-    for (name, case) in &corpus.table.cases {
+    for (name, case) in corpus.table.cases.iter().filter(|(name, _)| only(name)) {
         let wanted: Vec<(&String, &Expected, &str)> =
             case.parts.iter().filter_map(|(key, e)| Some((key, e, backend.expected(e)?))).collect();
         if wanted.is_empty() {
