@@ -23,7 +23,7 @@ use crate::policy::CONFIG_FILE;
 use crate::report::{Status, TestReport};
 
 /// How a timed check's points are given.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Credit {
     /// All or nothing at the calibrated bar.
@@ -43,6 +43,22 @@ struct File {
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 struct Section {
     credit: Option<Credit>,
+}
+
+impl Credit {
+    /// As cuda-lab.toml and `--credit` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Credit::Threshold => "threshold",
+            Credit::Scaled => "scaled",
+        }
+    }
+}
+
+/// `flag` where given (a batch passes its course's choice to its workers,
+/// whose root is a staged submission), else the course's cuda-lab.toml under `root`.
+pub fn resolve(root: &Path, flag: Option<Credit>) -> Result<Credit> {
+    flag.map_or_else(|| of_course(root), Ok)
 }
 
 /// The course's choice, from cuda-lab.toml under `root` (`threshold` without one).

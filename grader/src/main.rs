@@ -116,6 +116,12 @@ struct GradingFlags {
     /// calibration file, or a folder of them (docs/grading-accuracy.md).
     #[arg(long, default_value = "auto", value_name = "auto|off|FILE|DIR")]
     calibration: grader::calibrate::Choice,
+    /// How a timed check graded by the clock gives its points: `threshold`
+    /// (all or nothing at the calibrated bar) or `scaled` (by speed, between
+    /// the slow family and the reference). Default: cuda-lab.toml's
+    /// [performance] credit, else `threshold`.
+    #[arg(long, value_enum)]
+    credit: Option<grader::credit::Credit>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -560,6 +566,7 @@ fn real_main() -> Result<ExitCode> {
         sanitize: cli.grading.sanitize,
         policy,
         calibration: cli.grading.calibration.clone(),
+        credit: cli.grading.credit,
     };
     if opts.test_args.list {
         // Only the test names: nothing to compile or run.
@@ -807,6 +814,7 @@ fn run_command(command: Command) -> Result<ExitCode> {
                 sanitize: grading.sanitize,
                 policy,
                 calibration: grading.calibration,
+                credit: grading.credit,
             };
             batch::worker::serve(&settings)?;
         }
@@ -851,8 +859,11 @@ fn batch_options(args: BatchArgs, out: PathBuf) -> Result<batch::Options> {
     let sanitize = args.grading.sanitize.to_possible_value().expect("named").get_name().to_string();
     let mut grading_flags =
         vec!["--sanitize".into(), sanitize, "--perf-without-gpu".into(), policy.perf_without_gpu.name().into()];
-    // A child's root is a staged submission: the course's calibrations are named for it.
+    // A child's root is a staged submission: the course's calibrations are named for it,
+    // and its choice of credit is passed on (the submission's own cuda-lab.toml is the student's).
     grading_flags.extend(["--calibration".into(), calibration_flag(&args.grading.calibration, &course)]);
+    let credit = grader::credit::resolve(&course, args.grading.credit)?;
+    grading_flags.extend(["--credit".into(), credit.name().into()]);
     Ok(batch::Options {
         timeout_from_reference: args.timeout_from_reference.unwrap_or(grader::check_limits::FromReference::Default),
         timeout_floor: Duration::from_secs_f64(args.timeout_floor),
@@ -1294,5 +1305,24 @@ mod readme_commands {
             ),
             ["new exercise ex10-<slug>", "ex01"]
         );
+    }
+}
+
+#[cfg(test)]
+mod credit_flag {
+    use super::*;
+
+    /// A batch passes its course's choice of credit to every worker and child
+    /// (their root is a staged submission, whose cuda-lab.toml is the student's).
+    #[test]
+    fn the_credit_flag_parses_and_a_batch_passes_it_on() {
+        let cli = Cli::try_parse_from(["grader", "ex01", "--credit", "scaled"]).unwrap();
+        assert_eq!(cli.grading.credit, Some(grader::credit::Credit::Scaled));
+        assert!(Cli::try_parse_from(["grader", "ex01", "--credit", "half"]).is_err());
+        let batch = Cli::try_parse_from(["grader", "batch", "class", "--credit", "scaled"]).unwrap();
+        let Some(Command::Batch { batch: args, .. }) = batch.command else { panic!("a batch") };
+        let opts = batch_options(args, PathBuf::from("out")).unwrap();
+        let flags = opts.grading_flags.join(" ");
+        assert!(flags.contains("--credit scaled"), "{flags}");
     }
 }

@@ -347,6 +347,6 @@ fn calibrate_says_it_needs_a_gpu_and_the_tables_need_none() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let tables = String::from_utf8_lossy(&out.stdout);
     assert!(tables.contains("### `ex05::stencil::perf::share-of-copy`"), "{tables}");
-    assert!(tables.contains("| NVIDIA H100 80GB HBM3 | grader calibrate, 2026-11-26"), "{tables}");
-    assert!(tables.contains("| NVIDIA H200 | grader calibrate, 2026-11-26"), "{tables}");
+    assert!(tables.contains("| NVIDIA H100 80GB HBM3 | grader calibrate, 2026-11-27"), "{tables}");
+    assert!(tables.contains("| NVIDIA H200 | grader calibrate, 2026-11-27"), "{tables}");
 }

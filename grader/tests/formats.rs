@@ -336,7 +336,7 @@ fn junit_xml_has_suites_of_testcases_with_failures() {
             let name = format!("points {}", case.attributes["name"]);
             let points = properties.iter().find(|p| p.attributes["name"] == name).unwrap();
             let out = &case.all("system-out").next().unwrap().text;
-            assert!(out.starts_with(&format!("{} points", points.attributes["value"])), "{out}");
+            assert!(out.starts_with(&format!("points {}:", points.attributes["value"])), "{out}");
         }
         total += cases.len();
     }

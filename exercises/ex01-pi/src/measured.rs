@@ -39,9 +39,12 @@ pub fn measured_shape(ctx: &Ctx) -> (u32, usize) {
 }
 
 /// Bytes the loads of x and y ask for per byte of the sectors they touch, at
-/// or above which they are coalesced (a grid-stride loop: about 1.0; slices of
-/// four points per thread: 0.25). See CALIBRATION.md.
-pub const MIN_LOAD_EFFICIENCY: f64 = 0.5;
+/// or above which they are coalesced (a grid-stride loop: about 1.0 with
+/// NVRTC, down to 0.47 with clang, whose lanes drift an iteration apart in
+/// the loop on some seeded shapes; slices of four points per thread: 0.25).
+/// Between the two compilers' figures for a correct kernel and the wrong one's.
+/// See CALIBRATION.md.
+pub const MIN_LOAD_EFFICIENCY: f64 = 0.35;
 /// Global atomics per block that `shared` may make: one per block is the
 /// lesson; one more leaves room for a reset. The slow variant makes ~600. See CALIBRATION.md.
 pub const MAX_ATOMICS_PER_BLOCK: f64 = 2.0;

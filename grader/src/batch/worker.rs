@@ -98,6 +98,8 @@ pub struct Settings {
     pub policy: crate::policy::Policy,
     /// Where performance thresholds come from (`--calibration`, as the batch passed it).
     pub calibration: crate::calibrate::Choice,
+    /// How timed checks give their points (`--credit`, as the batch passed it).
+    pub credit: Option<crate::credit::Credit>,
 }
 
 /// Serves requests until stdin closes. The GPU work of a part runs on this
@@ -289,6 +291,7 @@ fn options(settings: &Settings, root: PathBuf) -> grade::Options {
         sanitize: settings.sanitize,
         policy: settings.policy.clone(),
         calibration: settings.calibration.clone(),
+        credit: settings.credit,
     }
 }
 

@@ -68,6 +68,8 @@ pub struct Options {
     pub policy: Policy,
     /// Where performance thresholds come from on a GPU (`--calibration`).
     pub calibration: crate::calibrate::Choice,
+    /// How timed checks give their points (`--credit`; else the course's cuda-lab.toml).
+    pub credit: Option<crate::credit::Credit>,
 }
 
 /// Compiles, runs and scores `exercises`. Prints as it goes.

@@ -97,7 +97,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     // Timed checks this GPU's calibration does not grade (the gap is too narrow here), and why.
     let mut uncalibrated: HashMap<String, String> = HashMap::new();
     // Timed checks whose points the course scales by speed (crate::credit), and where from.
-    let credit = crate::credit::of_course(&opts.root)?;
+    let credit = crate::credit::resolve(&opts.root, opts.credit)?;
     let mut scaled: HashMap<String, crate::credit::Scale> = HashMap::new();
     let mut replays = Vec::new();
     let mut ahead_jobs = Vec::new();

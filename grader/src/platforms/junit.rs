@@ -150,7 +150,7 @@ fn write_case(w: &mut Writer<Vec<u8>>, t: &Test) -> std::io::Result<()> {
                     .write_text_content(BytesText::new(&text))?;
             }
         }
-        let out = xml_text(&format!("{} points: {}{at}", points(t), t.outcome.label()));
+        let out = xml_text(&format!("points {}: {}{at}", points(t), t.outcome.label()));
         w.create_element("system-out").write_text_content(BytesText::new(&out))?;
         Ok(())
     })?;

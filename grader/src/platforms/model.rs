@@ -252,7 +252,7 @@ impl<'r> Grade<'r> {
                 Maximum::FullGiven => "the checks a GPU grades are given where nothing else of their part lost points",
                 Maximum::FullWithheld => "the checks a GPU grades earn nothing here",
             };
-            line += &format!(" ({how}; {} checks need a GPU)", not_graded.len());
+            line += &format!(" ({how}; {} need a GPU)", crate::words::count(not_graded.len(), "check"));
         }
         line
     }

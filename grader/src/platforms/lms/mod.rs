@@ -268,13 +268,14 @@ impl LmsCsv {
         let possible = self.possible.iter().map(|(id, p)| format!("{id} {p}")).collect::<Vec<_>>().join(", ");
         let mut text = match lms {
             Lms::Canvas => format!(
-                "Canvas gradebook CSV ({} students): {}\n  Points Possible: {possible}",
-                self.students,
+                "Canvas gradebook CSV ({}): {}\n  Points Possible: {possible}",
+                crate::words::count(self.students, "student"),
                 file.display()
             ),
             Lms::Moodle => format!(
-                "Moodle gradebook CSV ({} students): {}\n  set each grade item's maximum grade to its points                  ({possible}): Moodle refuses a grade above it; `{MOODLE_TOTAL_COLUMN}` is out of 100",
-                self.students,
+                "Moodle gradebook CSV ({}): {}\n  set each grade item's maximum grade to its points \
+                 ({possible}): Moodle refuses a grade above it; `{MOODLE_TOTAL_COLUMN}` is out of 100",
+                crate::words::count(self.students, "student"),
                 file.display()
             ),
         };
