@@ -305,15 +305,7 @@ mod tests {
 
     /// A context on the simulator (seed 1) for `file`, its text passed through `edit`.
     fn on_sim_edited(file: &str, edit: impl FnOnce(String) -> String, check: impl FnOnce(&Ctx)) {
-        let Some(compiler) = kit::trial::compiler() else { return };
-        let options = ptx_build::CompileOptions::default();
-        let text = std::fs::read_to_string(kit::trial::workspace_file(file)).unwrap();
-        let source = ptx_build::SourceFile::from_text(file, edit(text));
-        let ptx = compiler.compile(&source, &options).unwrap().text;
-        let env = kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler), options);
-        let build = kit::PartBuild::new(ptx);
-        let ctx = Ctx::new("ex01::shared::perf::faster-than-global-atomics", &env, &build);
-        ctx.run(check);
+        kit::trial::on_sim("ex01::shared::perf::faster-than-global-atomics", file, edit, check)
     }
 
     fn on_sim(file: &str, check: impl FnOnce(&Ctx)) {

@@ -359,14 +359,7 @@ mod tests {
 
     /// A context on the simulator (seed 1) for `file`, its text passed through `edit`.
     fn on_sim(file: &str, edit: impl FnOnce(String) -> String, check: impl FnOnce(&Ctx)) {
-        let Some(compiler) = kit::trial::compiler() else { return };
-        let options = ptx_build::CompileOptions::default();
-        let text = std::fs::read_to_string(kit::trial::workspace_file(file)).unwrap();
-        let ptx = compiler.compile(&ptx_build::SourceFile::from_text(file, edit(text)), &options).unwrap().text;
-        let env = kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler), options);
-        let build = kit::PartBuild::new(ptx);
-        let ctx = Ctx::new("ex02::dot::perf::share-of-copy-bandwidth", &env, &build);
-        ctx.run(check);
+        kit::trial::on_sim("ex02::dot::perf::share-of-copy-bandwidth", file, edit, check)
     }
 
     /// The f64 dot product of launch `launch`'s a and b, from the host's copy of the generator.

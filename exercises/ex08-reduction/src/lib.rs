@@ -250,14 +250,7 @@ mod tests {
 
     /// A context on the simulator (seed 1) for `file`, its text passed through `edit`.
     fn on_sim(file: &str, edit: impl FnOnce(String) -> String, check: impl FnOnce(&Ctx)) {
-        let Some(compiler) = kit::trial::compiler() else { return };
-        let options = ptx_build::CompileOptions::default();
-        let text = std::fs::read_to_string(kit::trial::workspace_file(file)).unwrap();
-        let ptx = compiler.compile(&ptx_build::SourceFile::from_text(file, edit(text)), &options).unwrap().text;
-        let env = kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler), options);
-        let build = kit::PartBuild::new(ptx);
-        let ctx = Ctx::new("ex08::sequential::perf::faster-than-interleaved", &env, &build);
-        ctx.run(check);
+        kit::trial::on_sim("ex08::sequential::perf::faster-than-interleaved", file, edit, check)
     }
 
     /// The timing needs a GPU; its launches and their checks run here, on a

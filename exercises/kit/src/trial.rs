@@ -22,6 +22,29 @@ pub fn compiler() -> Option<Compiler> {
     }
 }
 
+/// Runs `f` in the context of check `check` on the simulator (seed 1), the
+/// student's file `file` (relative to the workspace root) compiled after
+/// `edit` (a test may shrink a timed size): for an exercise's tests of its
+/// timed check, whose launches and checks run here while the timing itself
+/// needs a GPU. Does nothing without NVRTC (see [`compiler`]).
+///
+/// ```no_run
+/// kit::trial::on_sim("ex10::private::perf::faster-than-global-atomics", "reference/ex10-histogram/kernels/histogram_private.cu", |t| t, |ctx| {
+///     let module = ctx.kernel_module("histogram_private").unwrap();
+///     // prepare, launch and check as the timed check does, on a small input
+/// });
+/// ```
+pub fn on_sim(check: &str, file: &str, edit: impl FnOnce(String) -> String, f: impl FnOnce(&Ctx)) {
+    let Some(compiler) = compiler() else { return };
+    let options = CompileOptions::default();
+    let text = std::fs::read_to_string(workspace_file(file)).unwrap_or_else(|e| panic!("reading {file}: {e}"));
+    let ptx =
+        compiler.compile(&SourceFile::from_text(file, edit(text)), &options).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let env = RunEnv::new(1, Some(crate::Gpu::simulator()), Some(compiler), options);
+    let build = PartBuild::new(ptx.text);
+    Ctx::new(check, &env, &build).run(f);
+}
+
 /// A path relative to the workspace root.
 pub fn workspace_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
