@@ -13,7 +13,6 @@
 use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, Measurement};
 use kit::{args, Ctx};
-use rand::Rng;
 
 use kit::LaunchConfig;
 
@@ -32,10 +31,7 @@ pub const MEASURE_BLOCKS: std::ops::RangeInclusive<u32> = 24..=40;
 /// thread's contiguous slice is four points long and fills whole warps (16
 /// sectors per warp request), and n is not a multiple of the block.
 pub fn measured_shape(ctx: &Ctx) -> (u32, usize) {
-    let mut rng = ctx.rng_for("measured shape");
-    let blocks = rng.random_range(MEASURE_BLOCKS);
-    let threads = (blocks * crate::THREADS) as usize;
-    (blocks, 3 * threads + 1 + 128 * rng.random_range(0..=blocks as usize))
+    kit::measure::slices_of_four(ctx, MEASURE_BLOCKS, crate::THREADS)
 }
 
 /// Bytes the loads of x and y ask for per byte of the sectors they touch, at

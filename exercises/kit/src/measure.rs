@@ -46,6 +46,21 @@ impl Ctx<'_> {
     }
 }
 
+/// A measured launch's grid and length for a kernel that may loop over its
+/// input, drawn from `ctx`'s seed: `blocks` from the range, three elements
+/// per thread of the grid, then one more and a seeded number of whole warps'
+/// worth (128 elements) that have a fourth. Whatever the draw, a thread's
+/// contiguous slice is four elements long and fills whole warps (16 sectors
+/// per warp request for 4-byte elements, where a grid-stride loop touches 4),
+/// and n is not a multiple of the block.
+pub fn slices_of_four(ctx: &Ctx, blocks: std::ops::RangeInclusive<u32>, threads_per_block: u32) -> (u32, usize) {
+    use rand::Rng;
+    let mut rng = ctx.rng_for("measured shape");
+    let blocks = rng.random_range(blocks);
+    let threads = (blocks * threads_per_block) as usize;
+    (blocks, 3 * threads + 1 + 128 * rng.random_range(0..=blocks as usize))
+}
+
 /// Warp instructions one measured launch may execute: the measured inputs need
 /// at most a few hundred thousand, and a kernel that never finishes must not
 /// hold up a run (about a second of CPU).
