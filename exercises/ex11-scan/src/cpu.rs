@@ -50,6 +50,16 @@ pub enum Scan {
 /// Compares the kernel's `out` with the reference; the first wrong element is
 /// named with its section and what its value looks like.
 pub fn compare(what: &str, input: &[i32], expected: &[i32], got: &[i32], scan: Scan) -> Result<()> {
+    compare_with(what, input, expected, got, Some(scan))
+}
+
+/// [`compare`] naming the first wrong element only, where the cause is known
+/// already (the value's reading would point elsewhere).
+pub fn compare_bare(what: &str, input: &[i32], expected: &[i32], got: &[i32]) -> Result<()> {
+    compare_with(what, input, expected, got, None)
+}
+
+fn compare_with(what: &str, input: &[i32], expected: &[i32], got: &[i32], scan: Option<Scan>) -> Result<()> {
     let n = expected.len();
     let Some(first) = (0..n).find(|&i| got[i] != expected[i]) else { return Ok(()) };
     let wrong = (0..n).filter(|&i| got[i] != expected[i]).count();
@@ -76,6 +86,7 @@ pub fn compare(what: &str, input: &[i32], expected: &[i32], got: &[i32], scan: S
         bail!(msg)
     }
     msg += &got[first].to_string();
+    let Some(scan) = scan else { bail!(msg) };
     let exclusive = expected[first].wrapping_sub(input[first]);
     let own_section: i32 = {
         let start = section * SECTION;
@@ -99,17 +110,105 @@ pub fn compare(what: &str, input: &[i32], expected: &[i32], got: &[i32], scan: S
         }
     } else if scan == Scan::Sections && j < first && got[first] == inclusive_upto(input, first) {
         msg += ", which sums the sections before it too: each section's scan starts again from its first element";
-    } else if got[first] < expected[first] {
-        let missing = expected[first].wrapping_sub(got[first]);
-        if let Some(k) = (section * SECTION..first).rev().find(|&k| input[k] == missing) {
-            msg += &format!(
-                ", which is short by exactly in[{k}] = {missing}: one step of the scan did not add the element \
-                 {} places before (an off-by-one stride or condition, or a value read before it was written)",
-                first - k
-            );
-        }
+    } else if let Some(why) = missing_pattern(input, expected, got) {
+        msg += &why;
     }
     bail!(msg)
+}
+
+/// What every wrong element of the output is short by, where the input proves
+/// it. Values are 1..100, so the scan of a section is strictly increasing and
+/// a shortfall equals the sum of a section's first elements (in[start..=k]) in
+/// at most one way; a single value (in[k] = 79) matches many elements, so a
+/// distance is named only when one distance explains every wrong element.
+/// `None` when no one pattern explains them all: then the message says only
+/// what is expected and what was got.
+fn missing_pattern(input: &[i32], expected: &[i32], got: &[i32]) -> Option<String> {
+    let wrong: Vec<usize> = (0..expected.len()).filter(|&i| got[i] != expected[i]).collect();
+    if wrong.iter().any(|&i| is_poison(&got[i])) {
+        return None;
+    }
+    // Per section: the inclusive scan of the section alone (strictly increasing).
+    let local = section_scans(input);
+    let short = |i: usize| expected[i].wrapping_sub(got[i]);
+    let start = |i: usize| i - i % SECTION;
+    // The k with local[k] == the shortfall: element i misses in[start..=k].
+    let prefix_end = |i: usize| {
+        let s = start(i);
+        local[s..i].binary_search(&short(i)).ok().map(|k| s + k)
+    };
+    let ends: Option<Vec<usize>> = wrong.iter().map(|&i| prefix_end(i)).collect();
+    let first = wrong[0];
+    if let Some(ends) = ends {
+        let (s, k) = (start(first), ends[0]);
+        let shortfall = if k == s {
+            format!("short by exactly in[{s}] = {}", short(first))
+        } else {
+            format!("short by exactly in[{s}] + ... + in[{k}] = {}", short(first))
+        };
+        let (others, them) = if wrong.len() == 1 {
+            (" (the only wrong element)".to_string(), "it")
+        } else {
+            (format!(" (and so is every one of the {} wrong elements)", wrong.len()), "them")
+        };
+        let same = |f: &dyn Fn(usize, usize) -> usize| wrong.iter().zip(&ends).all(|(&i, &e)| f(i, e) == f(first, k));
+        if same(&|i, e| i - e) {
+            // Each holds only the `w` elements ending at it: the step of stride w never reached it.
+            let w = first - k;
+            let step = if w.is_power_of_two() {
+                format!(
+                    ", as a scan does before its step of stride {w}: that step (adding the partial sum {w} places \
+                     before) did not run for {them}. Check the loop's bounds: Kogge-Stone runs the strides 1, 2, \
+                     ..., {half} (`stride < SECTION_SIZE`); Brent-Kung's up-sweep runs them up to {half} = \
+                     blockDim.x (`stride <= blockDim.x`), so that the last element of a section gets its first half",
+                    half = SECTION / 2
+                )
+            } else {
+                String::new()
+            };
+            return Some(format!(
+                ", which is {shortfall}: it holds the sum of only the {w} elements ending at it{others}{step}"
+            ));
+        }
+        if same(&|i, e| e - start(i)) {
+            // Each misses the same first elements of its section.
+            let m = k - s + 1;
+            let why = if m == 1 {
+                "the section's first element never reached them: a condition off by one that leaves out the \
+                 thread whose partner is element 0, such as `threadIdx.x > stride` where `>=` is meant"
+                    .to_string()
+            } else {
+                format!(
+                    "the partial sum of the section's first {m} elements never reached {them}: a step that should \
+                     carry it did not run (a condition or loop bound off by one; in Brent-Kung, the down-sweep \
+                     starts at stride SECTION_SIZE / 4 = {} and runs down to 1)",
+                    SECTION / 4
+                )
+            };
+            let first_m = if m == 1 {
+                "its section's first element".to_string()
+            } else {
+                format!("the sum of its section's first {m} elements")
+            };
+            return Some(format!(", which is {shortfall}, {first_m}{others}: {why}"));
+        }
+    }
+    // One element `d` places back, the same `d` for every wrong element.
+    let misses = |i: usize, d: usize| d <= i % SECTION && input[i - d] == short(i);
+    let distances: Vec<usize> =
+        (1..=first % SECTION).filter(|&d| wrong.iter().all(|&i| misses(i, d))).take(2).collect();
+    if let [d] = distances[..] {
+        return Some(format!(
+            ", which is short by exactly in[{}] = {}, the element {d} places before it; every one of the {} wrong \
+             elements misses exactly the element {d} places before it, and no other distance explains them all: one \
+             step of the scan did not add it (an off-by-one stride or condition, or a value read before it was \
+             written)",
+            first - d,
+            short(first),
+            wrong.len()
+        ));
+    }
+    None
 }
 
 fn inclusive_upto(input: &[i32], i: usize) -> i32 {
@@ -178,13 +277,78 @@ mod tests {
         assert!(compare("Y", &v, &e, &none, Scan::Sections).unwrap_err().to_string().contains("no element"));
     }
 
+    /// A Kogge-Stone that never ran its last step: element i >= 512 holds only
+    /// the 512 elements ending at it. Named as that step, whatever the values.
     #[test]
-    fn a_skipped_step_is_named() {
-        let v = values(&mut rng_for(5, "t"), 64);
+    fn a_skipped_last_step_is_named_as_its_stride() {
+        for seed in 0..20 {
+            let v = values(&mut rng_for(seed, "t"), 2 * SECTION + 700);
+            let e = section_scans(&v);
+            let got: Vec<i32> =
+                (0..v.len()).map(|i| if i % SECTION >= 512 { v[i + 1 - 512..=i].iter().sum() } else { e[i] }).collect();
+            let err = compare("Y", &v, &e, &got, Scan::Sections).unwrap_err().to_string();
+            assert!(err.contains("index 512") && err.contains("short by exactly in[0] = "), "{err}");
+            assert!(err.contains("only the 512 elements ending at it") && err.contains("step of stride 512"), "{err}");
+        }
+    }
+
+    /// `threadIdx.x > stride`: every element misses the section's first one.
+    #[test]
+    fn a_missing_first_element_is_named() {
+        let v = values(&mut rng_for(6, "t"), SECTION + 40);
+        let e = section_scans(&v);
+        let got: Vec<i32> =
+            (0..v.len()).map(|i| if i % SECTION > 0 { e[i] - v[i - i % SECTION] } else { e[i] }).collect();
+        let err = compare("Y", &v, &e, &got, Scan::Sections).unwrap_err().to_string();
+        assert!(err.contains("index 1 ") && err.contains("its section's first element"), "{err}");
+        assert!(err.contains("`threadIdx.x > stride`") && !err.contains("places before"), "{err}");
+    }
+
+    /// Brent-Kung: the up-sweep one level short (only the last element, missing
+    /// the first half), the down-sweep one level short (the first 512 missing
+    /// from elements 767..1022).
+    #[test]
+    fn brent_kung_skipped_levels_are_named() {
+        let v = values(&mut rng_for(7, "t"), 2 * SECTION);
+        let e = section_scans(&v);
+        let mut got = e.clone();
+        for s in [0, SECTION] {
+            got[s + SECTION - 1] -= e[s + 511];
+        }
+        let err = compare("Y", &v, &e, &got, Scan::Sections).unwrap_err().to_string();
+        assert!(err.contains("in[0] + ... + in[511]") && err.contains("step of stride 512"), "{err}");
+        assert!(err.contains("every one of the 2 wrong elements") && err.contains("`stride <= blockDim.x`"), "{err}");
+        let mut got = e.clone();
+        for s in [0, SECTION] {
+            for i in s + 767..s + SECTION - 1 {
+                got[i] -= e[s + 511];
+            }
+        }
+        let err = compare("Y", &v, &e, &got, Scan::Sections).unwrap_err().to_string();
+        assert!(err.contains("index 767") && err.contains("section's first 512 elements"), "{err}");
+        assert!(err.contains("down-sweep starts at stride SECTION_SIZE / 4 = 256"), "{err}");
+    }
+
+    /// A distance is named only where one distance explains every wrong
+    /// element: a value that many earlier elements share names none.
+    #[test]
+    fn a_distance_is_named_only_when_the_input_proves_it() {
+        let mut v = values(&mut rng_for(5, "t"), 64);
+        let e = section_scans(&v);
+        // Element 9 misses in[1], and in[3] has the same value: 8 or 6 places back?
+        v[3] = v[1];
+        let e2 = section_scans(&v);
+        let mut got = e2.clone();
+        got[9] -= v[1];
+        let err = compare("Y", &v, &e2, &got, Scan::Sections).unwrap_err().to_string();
+        assert!(err.contains("index 9") && !err.contains("places before"), "{err}");
+        // Distinct values: element 9 misses in[1], element 20 in[12]: 8 places back, proven.
+        let v: Vec<i32> = (1..=64).collect();
         let e = section_scans(&v);
         let mut got = e.clone();
         got[9] -= v[1];
+        got[20] -= v[12];
         let err = compare("Y", &v, &e, &got, Scan::Sections).unwrap_err().to_string();
-        assert!(err.contains("index 9") && err.contains("short by exactly in["), "{err}");
+        assert!(err.contains("short by exactly in[1] = 2, the element 8 places before it"), "{err}");
     }
 }

@@ -130,6 +130,50 @@ pub fn additions_per_element(Measured { m, n }: &Measured) -> f64 {
     m.data_additions() as f64 / *n as f64
 }
 
+/// Sections of the run that counts elements per thread (any-n's diagnosis),
+/// and the elements past them: one level of add_sums, a partial last section.
+const PER_THREAD_SECTIONS: usize = 8;
+
+/// Elements per thread at or under which a kernel of any-n handles one element
+/// per thread (a few more stores than threads: the sums).
+const ONE_PER_THREAD: f64 = 1.05;
+
+/// any-n's diagnosis of a wrong result: each kernel's stores (thread-level)
+/// per thread the launches give, on a small input on the simulator. A kernel
+/// written for one element per thread stores about 1 per thread where a
+/// section of 1024 elements has 512 threads: it names the kernel, the figures
+/// and what to change. `None` when both store about 2 per thread (or the run fails).
+pub fn elements_per_thread(ctx: &Ctx) -> Option<String> {
+    let n = PER_THREAD_SECTIONS * SECTION + SECTION / 3;
+    let input = cpu::values(&mut ctx.rng_for("elements per thread"), n);
+    let sums_levels = sections(sections(n));
+    for (kernel, extra_threads) in [(crate::SCAN_SECTIONS, sums_levels), (crate::ADD_SUMS, 0)] {
+        let m = ctx
+            .measure(kernel, |module| {
+                let gpu = module.gpu();
+                let (d_in, d_out) = (gpu.upload("in", &input)?, gpu.poisoned::<i32>("out", n)?);
+                run_any(module, &Hierarchy::new(gpu, n)?, &d_in, &d_out)
+            })
+            .ok()?;
+        // Level 0 launches sections(n) blocks; scan_sections runs once more on the sums.
+        let threads = (sections(n) + extra_threads) * BK_THREADS as usize;
+        let stores = m.stats.global_store_bytes / 4;
+        let per_thread = stores as f64 / threads as f64;
+        if per_thread <= ONE_PER_THREAD {
+            return Some(format!(
+                "{kernel} wrote {stores} ints with the {threads} threads its launches give ({} blocks of {BK_THREADS} \
+                 on {n} elements and the scan of the sums): {per_thread:.2} per thread, where a block has a section \
+                 of {SECTION} elements, 2 per thread. Block b is section b: each thread handles elements \
+                 b * {SECTION} + threadIdx.x and that + {BK_THREADS} (not blockIdx.x * blockDim.x + threadIdx.x, \
+                 which covers only the first half of each section and gives section b's offset to the wrong \
+                 elements)",
+                sections(n) + extra_threads
+            ));
+        }
+    }
+    None
+}
+
 /// `one-barrier-per-step` of kogge-stone.
 pub fn barriers(measured: &Measured) -> Result<String> {
     let (m, b) = (&measured.m, barriers_per_block(measured));
@@ -374,6 +418,25 @@ mod tests {
         }
         let kogge = variant("ex11-brent-kung-is-kogge-stone", "brent_kung.cu");
         all_fail(&kogge, &section_shapes(), "9.00 additions per element", work);
+    }
+
+    /// any-n's diagnosis of a wrong result: a kernel written for one element
+    /// per thread is named with its stores per thread; correct ones are not.
+    #[test]
+    fn one_element_per_thread_is_measured() {
+        let per_thread = |ctx: &Ctx, _| Ok(elements_per_thread(ctx).unwrap_or_default());
+        for (file, says) in [
+            (format!("{REF}/scan_any.cu"), ""),
+            (variant("ex11-any-n-coarse2", "scan_any.cu"), ""),
+            (variant("ex11-any-n-warp-shuffle", "scan_any.cu"), ""),
+            (variant("ex11-any-n-add-sums-one-per-thread", "scan_any.cu"), "add_sums wrote"),
+            (variant("ex11-any-n-one-element-per-thread", "scan_any.cu"), "scan_sections wrote"),
+        ] {
+            for r in on_shapes(&file, &[0], per_thread).unwrap_or_default() {
+                let msg = r.unwrap();
+                assert!(if says.is_empty() { msg.is_empty() } else { msg.contains(says) }, "{file}: {msg}");
+            }
+        }
     }
 
     #[test]
