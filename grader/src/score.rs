@@ -61,10 +61,15 @@ pub fn score_part(points: f64, tests: &mut [TestReport]) {
             _ if t.status == Status::Pass && !gated => t.max_score,
             _ => 0.0,
         };
-        match (&failed, t.status == Status::Pass && gated) {
-            // Nothing is passed while the part computes the wrong thing.
+        // A timed check's own failure depends on the GPU (too slow on one, wrong
+        // when timed on another): held back, it reads the same everywhere.
+        let timed_failure = kind == CheckKind::Performance && t.status == Status::Fail && failed.is_some();
+        let held = gated && (t.status == Status::Pass || timed_failure);
+        match (&failed, held) {
+            // Nothing is passed, and no timing judged, while the part computes the wrong thing.
             (Some(why), true) => {
                 t.status = Status::NotCounted;
+                t.verdict = None;
                 t.message = Some(match t.message.take().filter(|m| !m.is_empty()) {
                     Some(found) => format!("{why}\non its own this check found: {found}"),
                     None => format!("{why}; on its own this check found nothing wrong"),
@@ -154,6 +159,13 @@ mod tests {
         let mut tests = vec![t(Correctness, Status::Pass), t(Correctness, Status::NotRun), failed];
         score_part(10.0, &mut tests);
         assert_eq!(tests[2].status, Status::Fail, "a check that failed stays failed");
+        // A timed check of a wrong part reads the same on every GPU, whatever its own failure.
+        for verdict in ["too-slow", "wrong-when-timed"] {
+            let timed = TestReport { verdict: Some(verdict.into()), ..t(Performance, Status::Fail) };
+            let mut tests = vec![t(Correctness, Status::Fail), timed];
+            score_part(10.0, &mut tests);
+            assert_eq!((tests[1].status, tests[1].verdict.as_deref()), (Status::NotCounted, None), "{verdict}");
+        }
         // Correctness that did not run (filtered out, `--backend none`) failed nothing.
         let mut tests = vec![t(Correctness, Status::NotRun), t(Structure, Status::Pass)];
         score_part(10.0, &mut tests);

@@ -351,7 +351,11 @@ mod tests {
             assert_eq!(Outcome::of(part), Outcome::Timeout);
             assert_eq!(report.score, 0.0);
             assert!((report.max_score - 10.0).abs() < 1e-9, "the part's points are still counted");
-            assert!(part.tests.iter().all(|t| t.status == Status::Fail && t.verdict.as_deref() == Some("timeout")));
+            // Its timed checks are held back like any wrong part's (crate::score): the same on every GPU.
+            assert!(part.tests.iter().all(|t| match t.kind {
+                kit::CheckKind::Performance => t.status == Status::NotCounted,
+                _ => t.status == Status::Fail && t.verdict.as_deref() == Some("timeout"),
+            }));
             assert!(job.existing_result().is_some(), "the result is on disk");
             assert!(std::fs::read_to_string(job.log_path()).unwrap().contains("---- timeout after"));
         });
