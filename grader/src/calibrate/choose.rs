@@ -102,6 +102,20 @@ pub fn choose(choice: &Choice, root: &Path, gpu: &DeviceInfo) -> Chosen {
     }
 }
 
+/// `path` as a reader of the report on another machine can place it.
+fn shown(path: &Path, root: &Path) -> String {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let under = |base: &Path| {
+        let (p, b) = (path.canonicalize().ok()?, base.canonicalize().ok()?);
+        p.strip_prefix(b).ok().map(Path::to_path_buf)
+    };
+    match (under(root), home.as_deref().and_then(under)) {
+        (Some(rel), _) => rel.display().to_string(),
+        (None, Some(rel)) => format!("~/{}", rel.display()),
+        (None, None) => path.display().to_string(),
+    }
+}
+
 /// The index in `candidates` of `gpu`'s calibration and how it matches: the
 /// first of its own model, else the nearest ([`nearness`]).
 pub fn pick(gpu: &DeviceInfo, candidates: &[(PathBuf, CalibrationFile)]) -> Option<(usize, How)> {
@@ -192,14 +206,15 @@ impl Chosen {
         }
     }
 
-    /// What the grades JSON records.
-    pub fn used(&self, gpu: &str) -> CalibrationUsed {
+    /// What the grades JSON records; the file relative to the course's `root`
+    /// (one under the cache as `~/…`), never a path only the grading machine has.
+    pub fn used(&self, gpu: &str, root: &Path) -> CalibrationUsed {
         CalibrationUsed {
             gpu: self.file.as_ref().map(|f| f.gpu.name.clone()),
             date: self.file.as_ref().map(|f| f.date.clone()),
             measured: self.file.as_ref().map(|f| f.measured.clone()),
             how: self.how.name().into(),
-            file: self.path.as_ref().map(|p| p.display().to_string()),
+            file: self.path.as_deref().map(|p| shown(p, root)),
             line: self.line(gpu),
         }
     }
@@ -245,6 +260,17 @@ mod tests {
             checks: Default::default(),
         };
         (file::path_in(Path::new("/c"), name), f)
+    }
+
+    #[test]
+    fn the_report_names_the_file_from_the_course_root() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("calibration").join("h100.toml");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "").unwrap();
+        assert_eq!(shown(&file, root.path()), "calibration/h100.toml");
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert!(shown(&file, elsewhere.path()).ends_with("calibration/h100.toml"));
     }
 
     #[test]

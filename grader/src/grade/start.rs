@@ -44,7 +44,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
         Some(g) => {
             let chosen = calibrate::choose(&opts.calibration, &opts.root, g.info());
             chosen.install();
-            env_report.calibration = Some(chosen.used(&g.info().name));
+            env_report.calibration = Some(chosen.used(&g.info().name, &opts.root));
             Some(chosen)
         }
         None => {
