@@ -76,13 +76,9 @@ fn parse(text: &str) -> Result<Credit> {
     Ok(file.performance.credit.unwrap_or_default())
 }
 
-/// Where a check's credit runs from on one GPU: its calibration's figures.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Scale {
-    pub reference: f64,
-    pub full: f64,
-    pub none: f64,
-}
+/// Where a check's credit runs from on one GPU: its calibration's figures
+/// (kept in the report, where the HTML chart reads them).
+pub use crate::report::CreditScale as Scale;
 
 impl Scale {
     /// The scale of a check the calibration grades by the clock and measured fully.
@@ -100,6 +96,7 @@ impl Scale {
         }
         let credit = scaled_credit(figure, self.reference, self.full, self.none);
         t.credit = Some(credit);
+        t.credit_scale = Some(*self);
         let line = format!(
             "scaled credit: {:.0} % of the points: {figure:.3} is {:.0} % of the reference's {:.3} on this GPU \
              (every point at {:.3} or more, none at {:.3} or less)",

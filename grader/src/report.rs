@@ -202,6 +202,19 @@ pub struct TestReport {
     /// points a timed check earned by its speed, whatever its verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credit: Option<f64>,
+    /// With `credit`: the figures its share runs between on this GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit_scale: Option<CreditScale>,
+}
+
+/// Where a timed check's scaled credit runs on one GPU (crate::credit): every
+/// point at `full` or above, none at `none` or under; `reference` is the
+/// reference kernel's own figure there. In the check's unit (a ratio or share).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct CreditScale {
+    pub reference: f64,
+    pub full: f64,
+    pub none: f64,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -275,6 +288,7 @@ impl TestReport {
             graded_by: None,
             found_by: None,
             credit: None,
+            credit_scale: None,
         }
     }
 }

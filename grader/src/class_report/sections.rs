@@ -538,14 +538,24 @@ fn performance(c: &Class) -> String {
         if c.leaderboard {
             let mut ranked: Vec<&(&StudentReport, &TestReport)> = list.iter().collect();
             ranked.sort_by(|a, b| b.1.perf.as_ref().unwrap().value.total_cmp(&a.1.perf.as_ref().unwrap().value));
-            h +=
-                "<table class=\"leaderboard\"><tr><th>#</th><th>student</th><th>ratio</th><th>time or rate</th></tr>\n";
+            // Under `scaled` credit the board says what share of the points each figure earned.
+            let scaled = list.iter().any(|(_, t)| t.credit.is_some());
+            let _ = writeln!(
+                h,
+                "<table class=\"leaderboard\"><tr><th>#</th><th>student</th><th>ratio</th><th>time or rate</th>{}</tr>",
+                if scaled { "<th>credit</th>" } else { "" }
+            );
             for (i, (s, t)) in ranked.iter().take(10).enumerate() {
                 let f = t.perf.as_ref().unwrap();
                 let who = if c.names { s.name.clone() } else { anonymous(&s.key, c.book.seed) };
+                let credit = match (scaled, t.credit) {
+                    (false, _) => String::new(),
+                    (true, Some(c)) => format!("<td>{:.0} %</td>", c * 100.0),
+                    (true, None) => "<td>n/a</td>".into(),
+                };
                 let _ = writeln!(
                     h,
-                    "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{} {}</td></tr>",
+                    "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{} {}</td>{credit}</tr>",
                     i + 1,
                     esc(&who),
                     f.value,
@@ -815,5 +825,20 @@ mod tests {
         assert!(named.contains("<td>Bo Chen</td>"));
         let off = render(&class(false, true));
         assert!(!off.contains("class=\"leaderboard\"") && off.contains("Leaderboards are off"));
+    }
+
+    #[test]
+    fn under_scaled_credit_the_leaderboard_shows_each_share() {
+        let mut c = class(true, false);
+        for (s, share) in c.students.iter_mut().zip([0.75, 1.0]) {
+            let t = &mut s.grades.exercises[0].parts[0].tests[0];
+            t.credit = Some(share);
+        }
+        let page = render(&c);
+        let board = &page[page.find("class=\"leaderboard\"").expect("a leaderboard")..];
+        assert!(
+            board.contains("<th>credit</th>") && board.contains("<td>75 %</td>") && board.contains("<td>100 %</td>")
+        );
+        assert!(!render(&class(true, false)).contains("<th>credit</th>"), "no column under threshold credit");
     }
 }

@@ -6,6 +6,8 @@ use kit::perf::PerfFigures;
 use kit::profile::MemoryProfile;
 
 use super::svg::{self, Group, REFERENCE, STUDENT, THRESHOLD};
+use crate::calibrate::rule::CREDIT_STEP;
+use crate::report::CreditScale;
 
 /// A full bar: one sector (or one shared pass) per lane of a warp.
 const WORST: f64 = 32.0;
@@ -113,6 +115,91 @@ pub fn timing(test: &str, f: &PerfFigures) -> String {
             f.kind
         ),
         &body,
+    )
+}
+
+/// Under `scaled` credit: where the kernel's figure sits on the scale from no
+/// points (the slow family) to all of them (near the reference), with the
+/// pass-or-fail bar and the reference marked. One axis in the check's unit.
+pub fn credit(test: &str, f: &PerfFigures, scale: &CreditScale, share: f64) -> String {
+    use std::fmt::Write as _;
+    let (left, width, top, band) = (20.0, 620.0, 34.0, 26.0);
+    let plot_w = width - 2.0 * left;
+    let end = [scale.reference * 1.15, f.value * 1.08, f.threshold * 1.1].into_iter().fold(0.0, f64::max).max(1e-9);
+    let x = |v: f64| left + v.clamp(0.0, end) / end * plot_w;
+    let mut s = svg::svg_open(width, top + band + 40.0);
+    // Bands: none, the quarter steps (figure / reference), all.
+    // Just above `none` a kernel earns its step of the reference's figure, at least one step.
+    let first =
+        ((scale.none / scale.reference / CREDIT_STEP).floor() * CREDIT_STEP).clamp(CREDIT_STEP, 1.0 - CREDIT_STEP);
+    let mut edges =
+        vec![(0.0, "#f2dede", "none".to_string()), (scale.none, "#f9e4bd", format!("{:.0} %", first * 100.0))];
+    let mut k = 1.0;
+    while k * CREDIT_STEP * scale.reference < scale.full {
+        let at = k * CREDIT_STEP * scale.reference;
+        if at > scale.none {
+            edges.push((
+                at,
+                if k as u32 % 2 == 0 { "#fcf1dc" } else { "#f9e4bd" },
+                format!("{:.0} %", k * CREDIT_STEP * 100.0),
+            ));
+        }
+        k += 1.0;
+    }
+    edges.push((scale.full, "#dff0d8", "all".into()));
+    for (i, (from, colour, label)) in edges.iter().enumerate() {
+        let to = edges.get(i + 1).map_or(end, |e| e.0);
+        let _ = write!(
+            s,
+            "<rect x=\"{:.1}\" y=\"{top}\" width=\"{:.1}\" height=\"{band}\" fill=\"{colour}\"/>",
+            x(*from),
+            (x(to) - x(*from)).max(0.0)
+        );
+        if !label.is_empty() {
+            let _ = write!(s, "<text x=\"{:.1}\" y=\"{:.1}\" class=\"val\">{label}</text>", x(*from) + 3.0, top + 17.0);
+        }
+    }
+    let mut mark = |v: f64, colour: &str, dash: &str, text: String, y: f64| {
+        let _ = write!(
+            s,
+            "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\" stroke=\"{colour}\" stroke-width=\"2\"{dash}/>\
+             <text x=\"{0:.1}\" y=\"{y:.1}\" text-anchor=\"middle\" class=\"lbl\">{3}</text>",
+            x(v),
+            top - 4.0,
+            top + band + 4.0,
+            svg::esc(&text)
+        );
+    };
+    mark(
+        f.threshold,
+        THRESHOLD,
+        " stroke-dasharray=\"4 3\"",
+        format!("bar {}", svg::short(f.threshold)),
+        top + band + 18.0,
+    );
+    mark(scale.reference, REFERENCE, "", format!("reference {}", svg::short(scale.reference)), top + band + 34.0);
+    mark(
+        f.value,
+        STUDENT,
+        "",
+        format!("your kernel {}: {:.0} % of the points", svg::short(f.value), share * 100.0),
+        16.0,
+    );
+    s += "</svg>";
+    svg::figure(
+        "credit",
+        &format!(
+            "{test}: scaled credit {:.0} % at {} ({}); no points at or under {} (the slow family), every point at {} \
+             or more (within 1.2x the reference's time), in {:.0} % steps of the reference's figure between; the \
+             dashed line is the pass-or-fail bar",
+            share * 100.0,
+            svg::short(f.value),
+            f.kind,
+            svg::short(scale.none),
+            svg::short(scale.full),
+            CREDIT_STEP * 100.0
+        ),
+        &s,
     )
 }
 

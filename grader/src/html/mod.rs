@@ -236,6 +236,9 @@ fn part_section(id: &str, title: &str, p: &PartReport, r: &GradeReport, x: &Extr
         h += "<h3>Timing</h3>\n";
         for t in timed {
             h += &charts::timing(&t.name, t.perf.as_ref().unwrap());
+            if let (Some(scale), Some(share)) = (&t.credit_scale, t.credit) {
+                h += &charts::credit(&t.name, t.perf.as_ref().unwrap(), scale, share);
+            }
         }
     } else if p.tests.iter().any(|t| t.kind == kit::CheckKind::Performance) {
         let _ = writeln!(
@@ -379,15 +382,10 @@ mod tests {
     use crate::report::{CompileReport, Environment, ExerciseReport};
     use kit::CheckKind;
 
-    #[test]
-    fn every_test_shows_its_status_and_not_counted_never_reads_as_passed() {
-        let mut correct = TestReport::new("ex01::shared::correct::n=100".into(), CheckKind::Correctness, Status::Fail);
-        correct.message = Some("`hits`: expected 70, got 0".into());
-        let mut held = TestReport::new("ex01::shared::structure::x".into(), CheckKind::Structure, Status::NotCounted);
-        held.message = Some("not counted: `ex01::shared::correct::n=100` failed, and …".into());
-        let part = PartReport {
-            name: "shared".into(),
-            file: "exercises/ex01-pi/kernels/pi_shared.cu".into(),
+    fn part_of(name: &str, file: &str) -> PartReport {
+        PartReport {
+            name: name.into(),
+            file: file.into(),
             sha256: None,
             score: 0.0,
             max_score: 10.0,
@@ -398,9 +396,49 @@ mod tests {
                 from_cache: false,
                 missing: false,
             },
-            tests: vec![correct, held],
+            tests: Vec::new(),
             sanitizer: None,
-        };
+        }
+    }
+
+    #[test]
+    fn scaled_credit_shows_where_the_kernel_sits_between_no_points_and_all() {
+        let mut timed =
+            TestReport::new("ex02::dot::perf::share-of-copy-bandwidth".into(), CheckKind::Performance, Status::Fail);
+        timed.perf = Some(kit::perf::PerfFigures {
+            kind: "share".into(),
+            value: 0.55,
+            threshold: 0.65,
+            student: 2137.0,
+            baseline: 3886.0,
+            unit: "GB/s".into(),
+            baseline_name: "the copy bandwidth".into(),
+            threshold_from: None,
+            margin: None,
+        });
+        crate::credit::Scale { reference: 0.93, full: 0.78, none: 0.40 }.apply(&mut timed);
+        let mut report = GradeReport::new(1, Path::new("."), "exercises", Environment::default());
+        report.exercises.push(ExerciseReport {
+            id: "ex02".into(),
+            title: "dot".into(),
+            score: 0.0,
+            max_score: 10.0,
+            parts: vec![PartReport { tests: vec![timed], ..part_of("dot", "exercises/ex02-dot/kernels/dot.cu") }],
+        });
+        let page = render(&report, &Extras::default());
+        let chart = &page[page.find("data-chart=\"credit\"").expect("a credit chart")..];
+        assert!(chart.contains("your kernel 0.55: 50 % of the points") && chart.contains("bar 0.65"), "{chart}");
+        assert!(chart.contains("reference 0.93") && chart.contains(">none<"));
+    }
+
+    #[test]
+    fn every_test_shows_its_status_and_not_counted_never_reads_as_passed() {
+        let mut correct = TestReport::new("ex01::shared::correct::n=100".into(), CheckKind::Correctness, Status::Fail);
+        correct.message = Some("`hits`: expected 70, got 0".into());
+        let mut held = TestReport::new("ex01::shared::structure::x".into(), CheckKind::Structure, Status::NotCounted);
+        held.message = Some("not counted: `ex01::shared::correct::n=100` failed, and …".into());
+        let part =
+            PartReport { tests: vec![correct, held], ..part_of("shared", "exercises/ex01-pi/kernels/pi_shared.cu") };
         let mut report = GradeReport::new(1, Path::new("."), "exercises", Environment::default());
         report.exercises.push(ExerciseReport {
             id: "ex01".into(),
