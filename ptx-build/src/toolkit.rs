@@ -19,7 +19,7 @@ use crate::provision;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct DeviceIncludes {
     pub dirs: Vec<PathBuf>,
-    /// For people: "toolkit /usr/local/cuda/include" or "provisioned cache /home/ana/.cache/...".
+    /// For people: "toolkit /usr/local/cuda/include" or "provisioned cache ~/.cache/...".
     pub origin: String,
 }
 
@@ -59,7 +59,17 @@ pub(crate) fn describe(compiler_file: Option<&Path>) -> String {
 fn provisioned(dir: &Path) -> DeviceIncludes {
     DeviceIncludes {
         dirs: provision::DEVICE_INCLUDE_DIRS.iter().map(|d| dir.join(d)).collect(),
-        origin: format!("provisioned cache {}", dir.display()),
+        origin: format!("provisioned cache {}", home_relative(dir)),
+    }
+}
+
+/// `dir` as `~/…` when under the home folder: a report read on another
+/// machine names no path only the grading machine has.
+fn home_relative(dir: &Path) -> String {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    match home.as_deref().and_then(|h| dir.strip_prefix(h).ok()) {
+        Some(rel) => format!("~/{}", rel.display()),
+        None => dir.display().to_string(),
     }
 }
 

@@ -53,7 +53,12 @@ fn real_header_dirs(c: &Compiler) -> Vec<PathBuf> {
         let cccl = dir.join("cccl");
         return if cccl.is_dir() { vec![dir, cccl] } else { vec![dir] };
     }
-    let dir = PathBuf::from(origin.strip_prefix("provisioned cache ").unwrap_or_else(|| panic!("{origin}")));
+    let shown = origin.strip_prefix("provisioned cache ").unwrap_or_else(|| panic!("{origin}"));
+    // Shown from the home folder (`~/…`): no path only this machine has.
+    let dir = match shown.strip_prefix("~/") {
+        Some(rel) => PathBuf::from(std::env::var_os("HOME").expect("a home")).join(rel),
+        None => PathBuf::from(shown),
+    };
     vec![dir.join("nvidia/cuda_runtime/include"), dir.join("nvidia/cuda_cccl/include")]
 }
 
