@@ -9,6 +9,7 @@
 #
 #   GRADER=.device/grader BEFORE=.device/grader-before OUT=/tmp/x scripts/gpu-fresh-inputs.sh
 #   STEPS=calibrate,references,cheats,scaled ...   # a second GPU model: no cost comparison
+#   STEPS=variants ...                              # the variants corpus's verdicts (run-gpu.sh)
 #
 # Everything goes into $OUT/fresh-<gpu>.tgz; each step has its own time limit,
 # so the archive is packed even when one runs long.
@@ -24,7 +25,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | 
 res=$(mktemp -d)/fresh-${gpu:-nogpu}
 mkdir -p "$res" "$OUT"
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$res/cache}
-pack() { tar -czf "$OUT/fresh-${gpu:-nogpu}.tgz" --exclude cache --exclude class --exclude '*.ptx' -C "$(dirname "$res")" "$(basename "$res")"; }
+pack() { tar --exclude cache --exclude class --exclude '*.ptx' -czf "$OUT/fresh-${gpu:-nogpu}.tgz" -C "$(dirname "$res")" "$(basename "$res")"; }
 trap pack EXIT
 # Stopped from outside (a device call's limit): still pack what is there.
 trap 'exit 143' TERM INT
@@ -85,8 +86,15 @@ if step scaled; then
 log "the class with scaled credit"
 course_as after
 sed -i 's/^credit = "threshold"/credit = "scaled"/' cuda-lab.toml
-timed class-scaled 200 "$GRADER" batch "$res/class" --seed 1 --out "$res/class-scaled"
+timed class-scaled 300 "$GRADER" batch "$res/class" --seed 1 --out "$res/class-scaled"
+python3 grader/tests/corpus/realistic_class.py check "$res/class" "$res/class-scaled" > "$res/class-scaled-check.txt" 2>&1
 cp "$res/cuda-lab.toml.orig" cuda-lab.toml
+fi
+if step variants; then
+log "the variants corpus (every correct variant keeps its points, every slow one loses them)"
+GRADER="$GRADER" SEEDS=1 BATCH_LIMIT=${VARIANTS_LIMIT:-420} timeout $((${VARIANTS_LIMIT:-420} + 60)) \
+    grader/tests/corpus/run-gpu.sh variants "$res/variants" > "$res/variants.txt" 2>&1
+rm -rf "$res/variants/class"
 fi
 for d in class-before class-after class-scaled; do rm -rf "$res/$d/workers" "$res/$d"/*/ 2>/dev/null; done
 log done
