@@ -152,10 +152,7 @@ fn correctness(mut part: Part, kernel: Kernel, shapes: &[Shape]) -> Part {
 fn tiled(part: Part, kernel: Kernel, shapes: &[Shape]) -> Part {
     correctness(part, kernel, shapes)
         .check(Check::structure("shared-tiles", move |ctx| measured::shared_tiles(ctx, kernel)))
-        .check(Check::structure("two-barriers", move |ctx| {
-            ctx.kernel_ptx(kernel.name)?;
-            structure::two_barriers(&ctx.build.ptx, kernel.name)
-        }))
+        .check(Check::structure("two-barriers", move |ctx| measured::barriers(ctx, kernel)))
 }
 
 fn speedup_check(kernel: Kernel, s: Shape, yardstick: Kernel, min: f64) -> Check {

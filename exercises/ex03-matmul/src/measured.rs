@@ -5,7 +5,7 @@
 //! 16 x 16 tiles bring that to 2/16. Tiles declared but not read from (the
 //! products still reading M or N from global memory) do not lower it.
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, Measurement};
 use kit::{Ctx, Module};
 use rand::Rng;
@@ -24,6 +24,11 @@ pub const MEASURE_RECTS: [Shape; 4] =
 /// kernel needs 2, 16 x 16 tiles 0.125 (a little more with partial tiles).
 /// See CALIBRATION.md ("Measured structure").
 pub const MAX_LOADS_PER_MAD: f64 = 0.5;
+/// Sectors per warp request of the loads that fill a tile, at or under which
+/// they are coalesced: a warp filling a tile along rows reads two rows of 16
+/// floats, 4 sectors (up to 6 where a row of M or N is not 32-byte aligned);
+/// filled down its columns, 16 to 32. See CALIBRATION.md.
+pub const MAX_FILL_SECTORS_PER_REQUEST: f64 = 8.0;
 /// Shared passes per request the stand-in allows (1: no bank conflicts).
 pub const MAX_SHARED_PASSES: f64 = 2.0;
 /// Multiply-adds per thread between two barriers the stand-in asks for at
@@ -102,7 +107,55 @@ pub fn tiled_traffic(m: &Measurement, s: Shape) -> Result<String> {
             worst_at(m.worst_global(kit::measure::AccessKind::GlobalLoad))
         );
     }
+    kit::measure::require_coalesced_fill(
+        m,
+        MAX_FILL_SECTORS_PER_REQUEST,
+        "4 to 6, along rows",
+        "Let threadIdx.x walk along a row of M and of N, consecutive tx reading consecutive addresses: \
+         Ms[ty][tx] takes M's element (row, t * TILE + tx) and Ns[ty][tx] N's element (t * TILE + ty, col)",
+    )?;
     Ok(figures(m, s))
+}
+
+/// The structure check `two-barriers`, judged by what the barriers do: on
+/// the measured product, no thread's shared access meets another thread's
+/// (one of them a write) without a barrier between, and there is a barrier.
+/// The notes' two barriers per phase pass, as do two pairs of tiles that
+/// alternate with one. The PTX reading judges where the simulator cannot run
+/// the kernel (or its product is wrong), and names the missing barrier.
+pub fn barriers(ctx: &Ctx, kernel: Kernel) -> Result<String> {
+    ctx.kernel_ptx(kernel.name)?;
+    let read = crate::structure::two_barriers(&ctx.build.ptx, kernel.name);
+    match measure(ctx, kernel) {
+        Ok((m, s)) if m.stats.barriers > 0 => {
+            let blocks = launch_config(s).grid.0 * launch_config(s).grid.1;
+            let phases = s.k.div_ceil(TILE as usize);
+            Ok(format!(
+                "{:.1} barriers per phase; on the measured product no shared access meets another thread's \
+                 without a barrier between",
+                m.stats.barriers as f64 / (blocks as usize * phases) as f64
+            ))
+        }
+        Err(e) if race(&e).is_some() => {
+            let race = race(&e).unwrap_or_default();
+            read.map_err(|r| anyhow!("{r:#} (measured on the simulator: {race})"))?;
+            bail!(
+                "{}: the barriers do not keep the phases' shared accesses apart ({race}). Each phase needs \
+                 `__syncthreads()` after storing its tiles and again after its products (or two pairs of tiles \
+                 that alternate, the next phase's stored into the pair this one does not read)",
+                kernel.name
+            )
+        }
+        _ => read,
+    }
+}
+
+/// The race on shared memory the measured launch found, as the simulator tells it.
+fn race(e: &anyhow::Error) -> Option<String> {
+    e.chain().find_map(|c| match c.downcast_ref::<kit::backend::BackendError>() {
+        Some(r @ kit::backend::BackendError::SharedRace(_)) => Some(r.to_string()),
+        _ => None,
+    })
 }
 
 /// The structure check `shared-tiles`.
@@ -237,5 +290,46 @@ mod tests {
             assert!(msg.contains("2.000 global loads per multiply-add"), "{msg}");
         }
         fails(&ex, "tiled", "faster-than-naive", Run::StandIn, &cheat);
+    }
+
+    const VARIANTS: &str = "grader/tests/variants";
+
+    fn variant(case: &str, file: &str) -> String {
+        format!("{VARIANTS}/{case}/exercises/ex03-matmul/kernels/{file}")
+    }
+
+    /// Tiles filled down their columns cut global loads as well as the
+    /// notes' kernel, but their loads are uncoalesced: the message names the
+    /// load and its sectors per request.
+    #[test]
+    fn tiles_filled_down_their_columns_fail_with_the_loads_line() {
+        let ex = crate::exercise();
+        for (part, file) in [("tiled", "matmul_tiled.cu"), ("rect", "matmul_rect.cu")] {
+            let case = variant(&format!("ex03-{part}-column-fill"), file);
+            if let Some(msg) = fails(&ex, part, "shared-tiles", Run::Check, &case) {
+                assert!(msg.contains("sectors per warp request") && msg.contains(&format!("{file}:")), "{msg}");
+            }
+        }
+    }
+
+    /// The barriers are judged by what they do: one barrier per phase with two
+    /// pairs of tiles, or an extra barrier before the loop, passes; one pair
+    /// of tiles with one barrier per phase fails and is told which.
+    #[test]
+    fn barriers_are_judged_by_what_they_do() {
+        let ex = crate::exercise();
+        for (part, case, file) in [
+            ("tiled", "ex03-tiled-double-buffered", "matmul_tiled.cu"),
+            ("rect", "ex03-rect-double-buffered", "matmul_rect.cu"),
+            ("tiled", "ex03-tiled-extra-barrier-in-if", "matmul_tiled.cu"),
+            ("rect", "ex03-rect-cleared-tiles-barrier-in-if", "matmul_rect.cu"),
+        ] {
+            passes(&ex, part, "two-barriers", Run::Check, &variant(case, file));
+        }
+        passes(&ex, "tiled", "two-barriers", Run::Check, "reference/ex03-matmul/kernels/matmul_tiled.cu");
+        let one = variant("ex03-tiled-missing-second-barrier", "matmul_tiled.cu");
+        if let Some(msg) = fails(&ex, "tiled", "two-barriers", Run::Check, &one) {
+            assert!(msg.contains("after the products") && msg.contains("data race"), "{msg}");
+        }
     }
 }

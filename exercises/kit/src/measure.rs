@@ -288,6 +288,16 @@ impl Measurement {
             self.stats.global_load_bytes as f64 / touched as f64
         }
     }
+    /// 32-byte sectors the global loads touch per active lane: 1/8 when warps
+    /// read consecutive floats, up to 1 when every lane reads a sector of its
+    /// own. Per lane, not per request: where the lanes of a loop drift an
+    /// iteration apart (clang's code for a branch in the loop), a warp's
+    /// element is loaded by two requests of a few lanes each, and the figure
+    /// stays that of the loop's addresses.
+    pub fn global_load_sectors_per_lane(&self) -> f64 {
+        ratio(self.stats.global_load_sectors, self.stats.global_load_lanes)
+    }
+
     /// The global load that wastes the most of the sectors it touches.
     pub fn least_efficient_global_load(&self) -> Option<&InstrStats> {
         let efficiency =
@@ -318,6 +328,26 @@ impl Measurement {
     pub fn worst_branch(&self) -> Option<&InstrStats> {
         self.rows(|k| k == AccessKind::Branch).max_by_key(|r| r.divergent)
     }
+}
+
+/// The loads that fill a shared tile are coalesced: no global load touches
+/// more than `max` sectors per warp request. `row_wise` says what a coalesced
+/// fill gives (for the message), `change` what to write instead. A tile filled
+/// down its columns, or in a contiguous chunk per thread, puts consecutive
+/// threads far apart: 10 to 32 sectors per request.
+pub fn require_coalesced_fill(m: &Measurement, max: f64, row_wise: &str, change: &str) -> Result<()> {
+    let Some(worst) = m.worst_global(AccessKind::GlobalLoad) else { return Ok(()) };
+    let per = worst.sectors_per_request();
+    if per > max {
+        return Err(anyhow!(
+            "{}: the global load at {} touches {per:.1} sectors per warp request (a coalesced fill: {row_wise}; \
+             at most {max}): consecutive threads read addresses far apart, so every request fetches many sectors \
+             for a few bytes each. {change}",
+            m.kernel,
+            at(worst)
+        ));
+    }
+    Ok(())
 }
 
 /// Bytes one lane moves with a PTX memory instruction such as
