@@ -19,6 +19,11 @@ pub const MEASURE_N: RangeInclusive<usize> = 1_600..=2_600;
 /// Global loads per output a staged window stays at or under (1.01 for the
 /// reference; 7 without staging). See CALIBRATION.md.
 pub const MAX_LOADS_PER_OUTPUT: f64 = 2.0;
+/// Sectors per warp request of the loads that fill the window, at or under
+/// which they are coalesced: 32 consecutive ints are 4 sectors (5 where the
+/// block's first input is not 32-byte aligned); a window filled in a
+/// contiguous chunk per thread, or with a stride, 16 to 32. See CALIBRATION.md.
+pub const MAX_FILL_SECTORS_PER_REQUEST: f64 = 8.0;
 /// Stand-in for `share-of-copy`: active lanes per global load request at or
 /// above which the loads are warp-wide (32 for the reference; 1 when one thread
 /// loads the window alone).
@@ -76,6 +81,13 @@ pub fn shared_halo(ctx: &Ctx) -> Result<String> {
                 worst_at(m.worst_global(AccessKind::GlobalLoad))
             );
         }
+        kit::measure::require_coalesced_fill(
+            &m,
+            MAX_FILL_SECTORS_PER_REQUEST,
+            "4 or 5",
+            "Let consecutive threads copy consecutive inputs: thread t copies tmp[t] = in[base + t] (and the \
+             halo with the first threads, or a loop over j = t, t + blockDim.x, ...)",
+        )?;
         Ok(figures(&m))
     });
     if let Err(e) = &result {
@@ -124,6 +136,13 @@ mod tests {
             "exercises/ex05-stencil/calibration/stencil_unused_window.cu",
         ) {
             assert!(msg.contains("global loads per output"), "{msg}");
+        }
+        // Staged, but filled in a chunk per thread or down the columns of a 2D view: uncoalesced.
+        for case in ["ex05-chunk-fill", "ex05-column-fill"] {
+            let file = format!("grader/tests/variants/{case}/exercises/ex05-stencil/kernels/stencil.cu");
+            if let Some(msg) = fails(&ex, "stencil", "shared-halo", Run::Check, &file) {
+                assert!(msg.contains("sectors per warp request") && msg.contains("stencil.cu:"), "{msg}");
+            }
         }
     }
 }
