@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use bytemuck::Pod;
 
+use crate::backend::shape::{self, Shape2d};
 use crate::backend::{Arg, Backend, BackendError, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
 use crate::inspect::{self, EntryDecl};
 
@@ -41,19 +42,26 @@ struct Inner {
     backend: Box<dyn Backend>,
     /// How long one launch may run before it is declared stuck.
     timeout: Duration,
-    /// Live buffers (base pointer, user bytes, name), for guard checks after launches.
-    live: Mutex<Vec<(DevPtr, usize, String)>>,
+    /// Live buffers (base pointer, user bytes, name, rows if the exercise
+    /// gave them), for guard checks after launches.
+    live: Mutex<Vec<LiveBuffer>>,
     /// The current check's waits for its kernels: their count and time.
     waited: Mutex<(u32, Duration)>,
     /// Whether uploads from now on are watched inputs ([`Gpu::watch_inputs`]).
     watching: std::sync::atomic::AtomicBool,
     /// The watched inputs, each with its copy as uploaded.
     inputs: Mutex<Vec<Watched>>,
-    /// The last kernel started and its arguments: which argument a changed input was.
+    /// The last kernel started and its arguments: which argument a changed
+    /// input was; and whether its launch was 2-D (a write out of bounds gets the 2-D bounds test).
     last_launch: Mutex<Option<(String, Vec<Arg>)>>,
+    last_launch_2d: std::sync::atomic::AtomicBool,
     /// The current check's own limit, when shorter than `timeout` ([`Gpu::limit_check`]).
     check_limit: Mutex<Option<Duration>>,
 }
+
+/// A live buffer: its base pointer (before the leading guard zone), its
+/// bytes, its name, and its rows where the exercise gave them.
+type LiveBuffer = (DevPtr, usize, String, Option<Shape2d>);
 
 /// An input buffer and the device copy of what was uploaded into it.
 struct Watched {
@@ -116,12 +124,21 @@ pub struct CheckTimeLimit {
 
 /// A write outside a buffer, found in its guard zone after a launch.
 #[derive(Debug, thiserror::Error)]
-#[error("out-of-bounds write: the kernel wrote {bytes} byte(s) {side} the buffer `{buffer}` (it has {len} bytes); check your bounds test (e.g. `if (i < n)`)")]
+#[error(
+    "out-of-bounds write: the kernel wrote {} {side} the buffer `{buffer}` (it has {len} bytes){place}; {fix}",
+    if *bytes == 1 { "1 byte".to_string() } else { format!("{bytes} bytes") }
+)]
 pub struct OutOfBounds {
     pub buffer: String,
     pub side: &'static str,
+    /// Bytes of the guard zone the kernel changed.
     pub bytes: usize,
     pub len: usize,
+    /// ": `out[1200]` stands for row 30, column 0 ...": the first changed
+    /// element of a buffer with rows ([`DeviceBuffer::with_2d_shape`]), or empty.
+    pub place: String,
+    /// What to change: the bounds test of a 1-D or of a 2-D kernel.
+    pub fix: &'static str,
 }
 
 impl Gpu {
@@ -135,6 +152,7 @@ impl Gpu {
                 watching: std::sync::atomic::AtomicBool::new(true),
                 inputs: Mutex::default(),
                 last_launch: Mutex::default(),
+                last_launch_2d: Default::default(),
                 check_limit: Mutex::default(),
             }),
         }
@@ -362,7 +380,7 @@ impl Gpu {
         b.fill(base + (GUARD_BYTES + bytes) as u64, GUARD_BYTE, GUARD_BYTES)?;
         b.protect(base, GUARD_BYTES, name, true)?;
         b.protect(base + (GUARD_BYTES + bytes) as u64, GUARD_BYTES, name, false)?;
-        self.inner.live.lock().unwrap().push((base, bytes, name.to_string()));
+        self.inner.live.lock().unwrap().push((base, bytes, name.to_string(), None));
         Ok(DeviceBuffer { gpu: self.clone(), base, len, name: name.to_string(), _t: PhantomData })
     }
 
@@ -407,14 +425,28 @@ impl Gpu {
     fn check_guards(&self) -> Result<()> {
         let live = self.inner.live.lock().unwrap().clone();
         let mut guard = vec![0u8; GUARD_BYTES];
-        for (base, len, name) in live {
-            for (side, at) in [("before the start of", base), ("past the end of", base + (GUARD_BYTES + len) as u64)] {
+        for (base, len, name, rows) in live {
+            for (before, at) in [(true, base), (false, base + (GUARD_BYTES + len) as u64)] {
                 self.backend().read(at, &mut guard)?;
                 let touched = guard.iter().filter(|&&b| b != GUARD_BYTE).count();
                 if touched > 0 {
                     // Restore, so that one violation is not reported again by every later launch.
                     self.backend().fill(at, GUARD_BYTE, GUARD_BYTES)?;
-                    return Err(OutOfBounds { buffer: name, side, bytes: touched, len }.into());
+                    // The changed byte nearest the buffer, counted as the simulator counts it.
+                    let distance = if before {
+                        GUARD_BYTES - guard.iter().rposition(|&b| b != GUARD_BYTE).unwrap_or(0)
+                    } else {
+                        guard.iter().position(|&b| b != GUARD_BYTE).unwrap_or(0)
+                    };
+                    let place = rows
+                        .map(|s| {
+                            format!(": {}", shape::place(&name, &s, shape::element_index(&s, distance as u64, before)))
+                        })
+                        .unwrap_or_default();
+                    let two_d = rows.is_some() || self.inner.last_launch_2d.load(std::sync::atomic::Ordering::Relaxed);
+                    let fix = if two_d { shape::WRITE_HINT_2D } else { "check your bounds test (e.g. `if (i < n)`)" };
+                    let side = if before { "before the start of" } else { "past the end of" };
+                    return Err(OutOfBounds { buffer: name, side, bytes: touched, len, place, fix }.into());
                 }
             }
         }
@@ -506,6 +538,8 @@ impl Module {
             }
         }
         *self.gpu.inner.last_launch.lock().unwrap() = Some((kernel.to_string(), args.to_vec()));
+        let two_d = cfg.grid.1 > 1 || cfg.block.1 > 1 || cfg.grid.2 > 1 || cfg.block.2 > 1;
+        self.gpu.inner.last_launch_2d.store(two_d, std::sync::atomic::Ordering::Relaxed);
         self.gpu
             .backend()
             .launch(self.id, kernel, &cfg, args)
@@ -642,6 +676,31 @@ impl<T: Pod> DeviceBuffer<T> {
     /// The kernel argument for this buffer (a `T*`).
     pub fn arg(&self) -> Arg {
         Arg::Ptr(self.ptr())
+    }
+
+    /// Says the buffer holds `height` rows of `width` elements, row after
+    /// row (an image, a matrix): an access out of its bounds is then named by
+    /// the row and column its index stands for, with the 2-D bounds test as
+    /// the hint (`x < width && y < height`), on the simulator as it happens
+    /// and on a GPU for a write into its guard zone. Every 2-D exercise
+    /// should say it of its images and matrices.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &kit::Gpu, image: &[f32], w: usize, h: usize) -> anyhow::Result<()> {
+    /// let d_in = gpu.upload("in", image)?.with_2d_shape(w, h)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_2d_shape(self, width: usize, height: usize) -> Result<Self> {
+        if width * height != self.len || width == 0 {
+            bail!("`{}` holds {} elements, not {width} x {height}", self.name, self.len);
+        }
+        let rows = Shape2d { width, height, element_bytes: std::mem::size_of::<T>() };
+        for entry in self.gpu.inner.live.lock().unwrap().iter_mut().filter(|e| e.0 == self.base) {
+            entry.3 = Some(rows);
+        }
+        self.gpu.backend().set_shape(self.ptr(), Some(rows));
+        Ok(self)
     }
 
     /// Overwrites the whole buffer with `data` (as long as the buffer): reset an
@@ -800,7 +859,12 @@ thread_local! {
 
 impl<T: Pod> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
-        self.gpu.inner.live.lock().unwrap().retain(|(b, _, _)| *b != self.base);
+        let mut live = self.gpu.inner.live.lock().unwrap();
+        if live.iter().any(|(b, _, _, rows)| *b == self.base && rows.is_some()) {
+            self.gpu.backend().set_shape(self.ptr(), None);
+        }
+        live.retain(|(b, _, _, _)| *b != self.base);
+        drop(live);
         self.gpu.unwatch(self.ptr());
         self.gpu.backend().free(self.base);
     }
@@ -916,6 +980,35 @@ mod tests {
         gpu.begin_check();
         gpu.finish().unwrap();
         gpu.finish().unwrap();
+    }
+
+    /// A write into a guard zone (as a GPU finds it after a launch) of a
+    /// buffer with rows is named by the row and column of its first element.
+    #[test]
+    fn a_write_past_a_buffer_with_rows_names_the_row_and_column() {
+        let gpu = Gpu::simulator();
+        let out = gpu.zeros::<f32>("out", 6).unwrap().with_2d_shape(3, 2).unwrap();
+        gpu.backend().write(out.ptr() + 24, &[1, 2, 3, 4]).unwrap();
+        let e = gpu.finish().unwrap_err();
+        let msg = e.downcast_ref::<OutOfBounds>().expect("a guard write").to_string();
+        assert!(
+            msg.contains(
+                "wrote 4 bytes past the end of the buffer `out` (it has 24 bytes): `out[6]` stands for row 2, column 0"
+            ),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("row 1, column 3, right of its last column") && msg.contains("col < width && row < height"),
+            "{msg}"
+        );
+        gpu.backend().write(out.ptr() - 4, &[1, 2, 3, 4]).unwrap();
+        let msg = gpu.finish().unwrap_err().to_string();
+        assert!(msg.contains("`out[-1]` stands for row -1, column 2") && msg.contains("row 0, column -1"), "{msg}");
+        // Without rows, and after a 1-D launch: the 1-D words.
+        let flat = gpu.zeros::<f32>("flat", 6).unwrap();
+        gpu.backend().write(flat.ptr() + 24, &[1]).unwrap();
+        let msg = gpu.finish().unwrap_err().to_string();
+        assert!(msg.contains("wrote 1 byte past the end of the buffer `flat`") && msg.contains("if (i < n)"), "{msg}");
     }
 
     #[test]

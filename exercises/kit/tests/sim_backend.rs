@@ -64,7 +64,7 @@ fn guard_zones_make_out_of_bounds_reads_a_finding() {
     match typed(m.launch("copy", cfg, &kit::args![&out, &input, 1u32]).unwrap_err()) {
         BackendError::OutOfBoundsRead(msg) => {
             assert!(
-                msg.contains("thread (3, 0, 0)") && msg.contains("0 byte(s) past the end of the buffer `in`"),
+                msg.contains("thread (3, 0, 0)") && msg.contains("reads 4 bytes just past the end of the buffer `in`"),
                 "{msg}"
             );
             assert!(msg.contains("if (i < n)"), "says what to change: {msg}");
@@ -72,9 +72,32 @@ fn guard_zones_make_out_of_bounds_reads_a_finding() {
         e => panic!("{e}"),
     }
     match typed(m.launch("copy", cfg, &kit::args![&out, &input, (-2i32) as u32]).unwrap_err()) {
-        BackendError::OutOfBoundsRead(msg) => assert!(msg.contains("8 byte(s) before the start of"), "{msg}"),
+        BackendError::OutOfBoundsRead(msg) => {
+            assert!(msg.contains("reads 4 bytes 8 bytes before the start of"), "{msg}")
+        }
         e => panic!("{e}"),
     }
+    // A buffer with rows: the index is named by row and column, and the hint is the 2-D bounds test.
+    let image = gpu.upload("in", &[1u32, 2, 3, 4]).unwrap().with_2d_shape(2, 2).unwrap();
+    match typed(m.launch("copy", cfg, &kit::args![&out, &image, 1u32]).unwrap_err()) {
+        BackendError::OutOfBoundsRead(msg) => {
+            assert!(msg.contains("`in[4]` stands for row 2, column 0 of `in` (2 columns by 2 rows)"), "{msg}");
+            assert!(msg.contains("row 1, column 2, right of its last column"), "{msg}");
+            assert!(msg.contains("x < width && y >= 0 && y < height") && !msg.contains("i < n"), "{msg}");
+        }
+        e => panic!("{e}"),
+    }
+    // A 2-D launch without rows: the 2-D hint, no row and column.
+    let grid = LaunchConfig::grid2d((1, 1), (4, 1));
+    let tall = LaunchConfig::grid2d((1, 2), (4, 1));
+    m.launch("copy", grid, &kit::args![&out, &input, 0u32]).unwrap();
+    match typed(m.launch("copy", tall, &kit::args![&out, &input, 1u32]).unwrap_err()) {
+        BackendError::OutOfBoundsRead(msg) => {
+            assert!(msg.contains("x < width") && !msg.contains("stands for"), "{msg}");
+        }
+        e => panic!("{e}"),
+    }
+    assert!(image.with_2d_shape(3, 2).is_err(), "a shape must fit the buffer");
     // the host still reads and writes the zones: the guard check after a launch stays quiet
     gpu.finish().unwrap();
 }

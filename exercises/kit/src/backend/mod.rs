@@ -12,6 +12,7 @@ pub mod cuda;
 pub mod gate;
 pub mod gather;
 pub mod locked;
+pub mod shape;
 pub mod sim;
 pub mod traced;
 
@@ -267,6 +268,12 @@ pub trait Backend: Send + Sync {
     fn protect(&self, _ptr: DevPtr, _len: usize, _buffer: &str, _before: bool) -> BResult<()> {
         Ok(())
     }
+
+    /// The buffer the kernel sees at `ptr` holds rows of an image or a matrix
+    /// (`None`: no longer, it was freed): a backend that reports out-of-bounds
+    /// accesses as they happen (the simulator) names the row and column an
+    /// index stands for. Others ignore it.
+    fn set_shape(&self, _ptr: DevPtr, _shape: Option<shape::Shape2d>) {}
 
     /// Memory behaviour of the launches since the last call; empty where the
     /// backend cannot see it (a real GPU).

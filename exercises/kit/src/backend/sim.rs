@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use ptx_sim::{ParamValue, SimConfig, SimError, Simulator, Stats};
 
+use super::shape::{self, Shape2d};
 use super::{Arg, BResult, Backend, BackendError, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
 use crate::profile::MemoryProfile;
 
@@ -25,6 +26,8 @@ pub struct SimBackend {
     /// Every launch's full statistics (per instruction, with source lines), kept
     /// only for a private measuring instance (see `crate::measure`).
     recorded: Option<StatsLog>,
+    /// Buffers that hold rows ([`Backend::set_shape`]): where each starts, and its shape.
+    shapes: Mutex<Vec<(DevPtr, Shape2d)>>,
 }
 
 /// The name the simulator reports ([`DeviceInfo::backend`]).
@@ -54,6 +57,7 @@ impl SimBackend {
             profiles: Mutex::default(),
             echo_printf: true,
             recorded: None,
+            shapes: Mutex::default(),
         }
     }
 
@@ -90,6 +94,38 @@ impl SimBackend {
 
     fn sim(&self) -> std::sync::MutexGuard<'_, Simulator> {
         self.sim.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A launch's error: an access out of bounds is told with the buffer's
+    /// rows where the exercise gave them, and as a 2-D kernel's where the
+    /// launch is 2-D.
+    fn classify_launch(&self, e: SimError, cfg: &LaunchConfig) -> BackendError {
+        let SimError::OutOfBounds {
+            write,
+            addr,
+            size,
+            zone,
+            before,
+            distance,
+            ptx_line,
+            location,
+            kernel,
+            thread,
+            block,
+        } = e
+        else {
+            return classify(e);
+        };
+        // The buffer's first byte (before it) or the byte after its last.
+        let edge = if before { addr + distance } else { addr - distance };
+        let shape = self.shapes.lock().unwrap().iter().find_map(|&(p, s)| {
+            let end = p + (s.width * s.height * s.element_bytes) as u64;
+            (if before { p == edge } else { end == edge }).then_some(s)
+        });
+        let two_d = shape.is_some() || cfg.grid.1 > 1 || cfg.block.1 > 1 || cfg.grid.2 > 1 || cfg.block.2 > 1;
+        let access = GlobalAccess { write, size, before, distance, shape, two_d };
+        let site = format!("`{kernel}` at {}, thread {thread:?} of block {block:?}", at(ptx_line, &location));
+        global_out_of_bounds(&access, &zone, &site)
     }
 }
 
@@ -187,22 +223,12 @@ fn classify(e: SimError) -> BackendError {
             block,
             ..
         } => {
-            let (verb, fix) = if write {
-                ("writes", "check the bounds test of this store (e.g. `if (i < n)`)")
-            } else {
-                ("reads", "guard the load with a bounds test (e.g. `if (i < n)`; for a halo, `if (i > 0)` / `if (i + 1 < n)`)")
-            };
-            let side = if before { "before the start of" } else { "past the end of" };
-            let text = format!(
-                "`{kernel}` at {}, thread {thread:?} of block {block:?}, {verb} {size} byte(s) {distance} byte(s) {side} \
-                 the buffer `{zone}`: {fix}",
-                at(ptx_line, &location)
-            );
-            if write {
-                BackendError::OutOfBoundsWrite(text)
-            } else {
-                BackendError::OutOfBoundsRead(text)
-            }
+            let access = GlobalAccess { write, size, before, distance, shape: None, two_d: false };
+            global_out_of_bounds(
+                &access,
+                &zone,
+                &format!("`{kernel}` at {}, thread {thread:?} of block {block:?}", at(ptx_line, &location)),
+            )
         }
         SimError::SharedOutOfBounds {
             write,
@@ -219,7 +245,6 @@ fn classify(e: SimError) -> BackendError {
             block,
         } => {
             let verb = if write { "writes" } else { "reads" };
-            let side = if before { "before the start of" } else { "past the end of" };
             let (what, fix) = if dynamic {
                 (
                     format!("the dynamic shared memory `{var}` (the launch gives {var_bytes} bytes)"),
@@ -240,9 +265,9 @@ fn classify(e: SimError) -> BackendError {
                 )
             };
             let text = format!(
-                "`{kernel}` at {}, thread {thread:?} of block {block:?}, {verb} {size} byte(s) {distance} byte(s) {side} \
-                 {what}: {fix}",
-                at(ptx_line, &location)
+                "`{kernel}` at {}, thread {thread:?} of block {block:?}, {} {what}: {fix}",
+                at(ptx_line, &location),
+                shape::how_far(verb, size, distance, before)
             );
             if write {
                 BackendError::OutOfBoundsWrite(text)
@@ -286,6 +311,49 @@ fn classify(e: SimError) -> BackendError {
         e @ SimError::Parse { .. } => BackendError::LoadFailed(e.to_string()),
         SimError::OutOfMemory(m) => BackendError::OutOfMemory(m),
         e => BackendError::Other(e.to_string()),
+    }
+}
+
+/// A global access into a buffer's guard zone, and what the launch tells of it.
+struct GlobalAccess {
+    write: bool,
+    size: u32,
+    before: bool,
+    distance: u64,
+    /// The buffer's rows, where the exercise said ([`Backend::set_shape`]).
+    shape: Option<Shape2d>,
+    /// The launch has a 2-D grid or block, or the buffer a 2-D shape.
+    two_d: bool,
+}
+
+/// The message of a load or store into the guard zone of buffer `zone`, made
+/// at `site` (kernel, line, thread): how far out, the row and column the
+/// index stands for in a 2-D buffer, and what to change (2-D kernels get the
+/// 2-D bounds test).
+fn global_out_of_bounds(a: &GlobalAccess, zone: &str, site: &str) -> BackendError {
+    let verb = if a.write { "writes" } else { "reads" };
+    let place = a
+        .shape
+        .map(|s| format!(": {}", shape::place(zone, &s, shape::element_index(&s, a.distance, a.before))))
+        .unwrap_or_default();
+    let fix = match (a.write, a.two_d) {
+        (true, true) => shape::WRITE_HINT_2D,
+        (false, true) => shape::READ_HINT_2D,
+        (true, false) => "check the bounds test of this store (e.g. `if (i < n)`)",
+        (false, false) => {
+            "guard the load with a bounds test (e.g. `if (i < n)`; for a halo, `if (i > 0)` / `if (i + 1 < n)`)"
+        }
+    };
+    let text = format!(
+        "{site}, {} the buffer `{zone}`{place}. {}{}",
+        shape::how_far(verb, a.size, a.distance, a.before),
+        fix[..1].to_uppercase(),
+        &fix[1..]
+    );
+    if a.write {
+        BackendError::OutOfBoundsWrite(text)
+    } else {
+        BackendError::OutOfBoundsRead(text)
     }
 }
 
@@ -409,7 +477,7 @@ impl Backend for SimBackend {
         let report = self
             .sim()
             .launch(ptx_sim::ModuleId(module.0), kernel, cfg.grid, cfg.block, cfg.shared_bytes, &params)
-            .map_err(classify)?;
+            .map_err(|e| self.classify_launch(e, cfg))?;
         if self.echo_printf && !report.printf.text.is_empty() {
             print!("{}", report.printf.text);
             if report.printf.dropped_bytes > 0 {
@@ -471,6 +539,12 @@ impl Backend for SimBackend {
 
     fn protect(&self, ptr: DevPtr, len: usize, buffer: &str, before: bool) -> BResult<()> {
         self.sim().protect(ptr, len, buffer, before).map_err(classify)
+    }
+
+    fn set_shape(&self, ptr: DevPtr, shape: Option<Shape2d>) {
+        let mut shapes = self.shapes.lock().unwrap();
+        shapes.retain(|(p, _)| *p != ptr);
+        shapes.extend(shape.map(|s| (ptr, s)));
     }
 
     fn take_profiles(&self) -> Vec<MemoryProfile> {
