@@ -146,15 +146,18 @@ fn missing_pattern(input: &[i32], expected: &[i32], got: &[i32]) -> Option<Strin
         } else {
             format!("short by exactly in[{s}] + ... + in[{k}] = {}", short(first))
         };
-        let (others, them) = if wrong.len() == 1 {
-            (" (the only wrong element)".to_string(), "it")
-        } else {
-            (format!(" (and so is every one of the {} wrong elements)", wrong.len()), "them")
+        let others_them = |verb: &str| {
+            if wrong.len() == 1 {
+                (" (the only wrong element)".to_string(), "it")
+            } else {
+                (format!(" (and so {verb} every one of the {} wrong elements)", wrong.len()), "them")
+            }
         };
         let same = |f: &dyn Fn(usize, usize) -> usize| wrong.iter().zip(&ends).all(|(&i, &e)| f(i, e) == f(first, k));
         if same(&|i, e| i - e) {
             // Each holds only the `w` elements ending at it: the step of stride w never reached it.
             let w = first - k;
+            let (others, them) = others_them("does");
             let step = if w.is_power_of_two() {
                 format!(
                     ", as a scan does before its step of stride {w}: that step (adding the partial sum {w} places \
@@ -173,6 +176,7 @@ fn missing_pattern(input: &[i32], expected: &[i32], got: &[i32]) -> Option<Strin
         if same(&|i, e| e - start(i)) {
             // Each misses the same first elements of its section.
             let m = k - s + 1;
+            let (others, them) = others_them("is");
             let why = if m == 1 {
                 "the section's first element never reached them: a condition off by one that leaves out the \
                  thread whose partner is element 0, such as `threadIdx.x > stride` where `>=` is meant"

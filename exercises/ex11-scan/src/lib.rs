@@ -13,7 +13,8 @@
 //! step and global traffic per element (kogge-stone), additions per element
 //! (brent-kung: the textbook's < 2, against Kogge-Stone's ~9), global traffic
 //! per element of the whole sequence (any-n). The two later parts are timed
-//! against a copy of the same ints, in the same run.
+//! against a copy of the same ints, in the same run; without a GPU their
+//! stand-ins count active lanes per memory access (a serial scan has one).
 //!
 //! Written with `grader new exercise ex11-scan`, then filled in
 //! (docs/authoring.md).
@@ -96,12 +97,13 @@ fn kogge_stone() -> Part {
 }
 
 fn brent_kung() -> Part {
-    // No measured stand-in for the timing: what makes a section scan slow
-    // (a serial loop, barriers, latency) is not in its memory profile, and the
-    // structure check already judges the work.
     section_part("brent-kung", "kernels/brent_kung.cu", &[BRENT_KUNG])
         .check(Check::structure("work-efficient", measured::brent_kung_work))
-        .check(Check::performance("share-of-copy", brent_kung_share))
+        .check(
+            Check::performance("share-of-copy", brent_kung_share)
+                // A serial scan is what the clock catches: its accesses are one lane's.
+                .with_stand_in(|ctx| kit::measure::skip_unmeasurable(measured::brent_kung_stand_in(ctx))),
+        )
 }
 
 fn any_n() -> Part {
@@ -111,9 +113,11 @@ fn any_n() -> Part {
             Check::correctness(format!("n={n}"), move |ctx| any_correct(ctx, n)).heavy_if(n > kit::SIM_MAX_ELEMENTS),
         );
     }
-    // No stand-in either: the traffic check is the measured half of the lesson.
-    part.check(Check::structure("global-traffic", measured::any_n_traffic))
-        .check(Check::performance("share-of-copy", any_n_share))
+    part.check(Check::structure("global-traffic", measured::any_n_traffic)).check(
+        Check::performance("share-of-copy", any_n_share)
+            // Traffic and parallelism: what the clock sees of the two kernels.
+            .with_stand_in(|ctx| kit::measure::skip_unmeasurable(measured::any_n_stand_in(ctx))),
+    )
 }
 
 /// Sections of `n` elements (blocks of the grid).

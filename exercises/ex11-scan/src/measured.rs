@@ -51,6 +51,13 @@ pub const MAX_ADDITIONS_PER_ELEMENT: f64 = 3.5;
 /// and each thread's load of its section's offset 0.5 but in section 0); a scan in global
 /// memory does about 30. See CALIBRATION.md.
 pub const MAX_ANY_TRAFFIC: f64 = 6.0;
+/// Active lanes per warp-level memory access (global, shared, generic, local:
+/// loads, stores, atomics) the timed checks' stand-ins ask of a scan kernel.
+/// Measured on the simulator: the parallel scans have 24 to 32 (Brent-Kung
+/// 29.9, Blelloch 29.5, Kogge-Stone 32.0, warp shuffles 24.3, two elements per
+/// thread 28.1; add_sums 30 to 32); a section walked by one thread 2.8, since
+/// its 1023 steps are accesses of one lane. See CALIBRATION.md.
+pub const MIN_LANES_PER_ACCESS: f64 = 12.0;
 
 /// Elements of a section part's measured input: [`MEASURE_SECTIONS`], drawn from the seed.
 pub fn measured_n(ctx: &Ctx) -> usize {
@@ -172,6 +179,62 @@ pub fn elements_per_thread(ctx: &Ctx) -> Option<String> {
         }
     }
     None
+}
+
+/// The memory accesses a lane count reads: everything but parameters, constants and branches.
+fn is_access(k: AccessKind) -> bool {
+    !matches!(k, AccessKind::Branch | AccessKind::ParamLoad | AccessKind::ConstLoad)
+}
+
+/// Active lanes per warp-level memory access (see [`MIN_LANES_PER_ACCESS`]).
+pub fn lanes_per_access(m: &Measurement) -> f64 {
+    let (lanes, requests) = m.rows(is_access).fold((0, 0), |(l, e), r| (l + r.thread_accesses, e + r.executions));
+    if requests == 0 {
+        32.0
+    } else {
+        lanes as f64 / requests as f64
+    }
+}
+
+/// The access executed most often with few lanes: the serial loop's, where there is one.
+fn narrowest_access(m: &Measurement) -> Option<&kit::measure::InstrStats> {
+    let lanes = |r: &kit::measure::InstrStats| r.thread_accesses as f64 / r.executions as f64;
+    m.rows(is_access).filter(|r| lanes(r) < MIN_LANES_PER_ACCESS).max_by_key(|r| r.executions)
+}
+
+/// The timed checks' lesson measured: whole warps do the scan's accesses.
+pub fn parallel(m: &Measurement) -> Result<String> {
+    let lanes = lanes_per_access(m);
+    if lanes < MIN_LANES_PER_ACCESS {
+        bail!(
+            "{}: {lanes:.1} active lanes per warp-level memory access (the parallel scans: 24 to 32; at least \
+             {MIN_LANES_PER_ACCESS}){}: one thread (or a few) walks the data while the rest of the block waits. \
+             The result is right, and may be work-efficient, but its steps run one after another: a GPU times it at \
+             a fraction of a copy. Let every thread take part in each step: Brent-Kung's two trees (512 threads in \
+             the first step of each), a Kogge-Stone, or warp shuffles; in add_sums, every thread adds the offset \
+             to its own elements",
+            m.kernel,
+            worst_at(narrowest_access(m))
+        );
+    }
+    Ok(format!("{}: {lanes:.1} active lanes per warp-level memory access", m.kernel))
+}
+
+/// Stand-in for brent-kung's `share-of-copy` where nothing can be timed: the
+/// scan parallel (whole warps access memory) and one pass over global memory.
+/// Work efficiency is not asked here: the clock does not show it either.
+pub fn brent_kung_stand_in(ctx: &Ctx) -> Result<String> {
+    let m = measure_sections(ctx, BRENT_KUNG, BK_THREADS)?;
+    let pass = one_pass(&m)?;
+    Ok(format!("{}; {pass}", parallel(&m.m)?))
+}
+
+/// Stand-in for any-n's `share-of-copy`: both kernels parallel, and the
+/// traffic of the whole sequence within `global-traffic`'s bound.
+pub fn any_n_stand_in(ctx: &Ctx) -> Result<String> {
+    let (s, a) = (measure_any(ctx, crate::SCAN_SECTIONS)?, measure_any(ctx, crate::ADD_SUMS)?);
+    let traffic = any_traffic(&s.m, &a.m, s.n)?;
+    Ok(format!("{}; {}; {traffic}", parallel(&s.m)?, parallel(&a.m)?))
 }
 
 /// `one-barrier-per-step` of kogge-stone.
@@ -418,6 +481,49 @@ mod tests {
         }
         let kogge = variant("ex11-brent-kung-is-kogge-stone", "brent_kung.cu");
         all_fail(&kogge, &section_shapes(), "9.00 additions per element", work);
+    }
+
+    /// The timed checks' stand-ins: the parallel scans of every style keep
+    /// their points, a scan walked by one thread loses them.
+    #[test]
+    fn the_stand_ins_measure_parallelism() {
+        let ex = crate::exercise();
+        for file in [
+            format!("{REF}/brent_kung.cu"),
+            format!("{MINE}/brent_kung_blelloch.cu"),
+            format!("{MINE}/brent_kung_coarse2.cu"),
+            format!("{MINE}/brent_kung_is_kogge_stone.cu"),
+            variant("ex11-brent-kung-few-threads-per-level", "brent_kung.cu"),
+            variant("ex11-brent-kung-int2-pairs", "brent_kung.cu"),
+        ] {
+            passes(&ex, "brent-kung", "share-of-copy", Run::StandIn, &file);
+        }
+        for file in [format!("{SLOW}/brent_kung.cu"), variant("ex11-brent-kung-slow-serial-in-global", "brent_kung.cu")]
+        {
+            if let Some(msg) = fails(&ex, "brent-kung", "share-of-copy", Run::StandIn, &file) {
+                assert!(msg.contains("active lanes per warp-level memory access") && msg.contains(".cu:"), "{msg}");
+            }
+        }
+        for file in [
+            format!("{REF}/scan_any.cu"),
+            format!("{MINE}/scan_any_coarse2.cu"),
+            variant("ex11-any-n-warp-shuffle", "scan_any.cu"),
+            variant("ex11-any-n-kogge-stone", "scan_any.cu"),
+            variant("ex11-any-n-blelloch-shared-offset", "scan_any.cu"),
+            variant("ex11-any-n-cub-like-warp-scans", "scan_any.cu"),
+        ] {
+            passes(&ex, "any-n", "share-of-copy", Run::StandIn, &file);
+        }
+        for (file, kernel) in [
+            (format!("{SLOW}/scan_any.cu"), "scan_sections: "),
+            (variant("ex11-any-n-slow-serial-add-sums", "scan_any.cu"), "add_sums: "),
+        ] {
+            if let Some(msg) = fails(&ex, "any-n", "share-of-copy", Run::StandIn, &file) {
+                assert!(msg.contains(kernel) && msg.contains("active lanes per warp-level memory access"), "{msg}");
+            }
+        }
+        // The traffic is the stand-in's too.
+        fails(&ex, "any-n", "share-of-copy", Run::StandIn, &format!("{MINE}/scan_any_in_global_memory.cu"));
     }
 
     /// any-n's diagnosis of a wrong result: a kernel written for one element
