@@ -109,8 +109,9 @@ fn transposes(ctx: &Ctx, kernel: &str, width: usize, height: usize) -> Result<St
     let (enc, matrix) = (&inputs.0, &inputs.1);
     let module = ctx.kernel_module(kernel)?;
     let gpu = module.gpu();
-    let input = gpu.upload("in", matrix)?;
-    let out = gpu.poisoned::<f32>("out", width * height)?;
+    // With their rows: an index out of bounds is named by row and column.
+    let input = gpu.upload("in", matrix)?.with_2d_shape(width, height)?;
+    let out = gpu.poisoned::<f32>("out", width * height)?.with_2d_shape(height, width)?;
     module.launch(kernel, launch_config(width, height), &args![&out, &input, width as i32, height as i32])?;
     cpu::compare(enc, width, height, &out.read()?)?;
     Ok(String::new())

@@ -77,8 +77,9 @@ fn correct(ctx: &Ctx, n: usize, m: usize) -> Result<String> {
         (image, expected)
     });
     let gpu = module.gpu();
-    let d_in = gpu.upload("d_Pin", &inputs.0)?;
-    let d_out = gpu.poisoned::<f32>("d_Pout", n * m)?;
+    // With their rows (n columns, m rows): an index out of bounds is named by row and column.
+    let d_in = gpu.upload("d_Pin", &inputs.0)?.with_2d_shape(n, m)?;
+    let d_out = gpu.poisoned::<f32>("d_Pout", n * m)?.with_2d_shape(n, m)?;
     let cfg = launch_config(n, m);
     module.launch(KERNEL, cfg, &args![&d_in, &d_out, n as i32, m as i32])?;
     cpu::compare(&inputs.0, &inputs.1, &d_out.read()?, n, m)?;

@@ -1,7 +1,8 @@
 //! The CPU reference (in f64), the error bound a float kernel is held to, and
 //! a comparison that says what the usual mistakes look like: pixels never
 //! written, wrong pixels only along the border (the ghost cells), a row pitch
-//! taken from the height, the mask read with a fixed stride of 7.
+//! taken from the height, the mask read with a fixed stride of 7, the mask
+//! flipped or transposed (a textbook convolution's flip, or i and j swapped).
 
 use anyhow::{bail, Result};
 use kit::check::is_poison;
@@ -137,12 +138,12 @@ pub fn compare(
              pixels, so pixel (y, x) is in[y * width + x], not in[y * height + x]"
         );
     } else if r < MAX_MASK_RADIUS && matches_stride(image, mask, r, (width, height), first, got[first]) {
-        msg += &format!(
-            ", which is the sum with the mask read with a stride of {}: with radius r the mask is (2r + 1) x \
-             (2r + 1) = {w} x {w} values, so tap (i, j) is at i * (2r + 1) + j = i * {w} + j",
-            side(MAX_MASK_RADIUS),
-            w = side(r)
-        );
+        msg += &stride_7_diagnosis(r);
+    } else if let Some(how) = MaskOrder::ALL
+        .into_iter()
+        .find(|o| r > 0 && matches_mask(image, &o.apply(mask, r), r, (width, height), first, got[first]))
+    {
+        msg += &how.diagnosis(r);
     } else if r > 0 && (0..total).any(|i| !near_border(i)) && (0..total).filter(|&i| !ok(i)).all(near_border) {
         msg += &format!(
             ". Every wrong pixel is within r = {r} of the border, and the pixels further in are right: the taps \
@@ -150,8 +151,92 @@ pub fn compare(
              when the row is outside 0 .. height - 1 or the column outside 0 .. width - 1; never read in[] there: \
              it is another row's pixel or outside the buffer"
         );
+    } else if (0..total).any(|i| !near_border(i) && !ok(i)) {
+        msg += &format!(
+            ". Pixels far from the border are wrong too, so it is not only the ghost cells: work this pixel's \
+             sum by hand. Tap (i, j), for i and j in 0 .. 2r (both ends included), weighs pixel (row - r + i, \
+             col - r + j), that is in[(row - r + i) * width + (col - r + j)], with F[i * (2r + 1) + j] = \
+             F[i * {w} + j]; the sum starts at 0 for every pixel",
+            w = side(r)
+        );
     }
     bail!(msg)
+}
+
+/// The message of a mask read with a stride of 7 (2 * MAX_MASK_RADIUS + 1)
+/// whatever its radius `r`.
+pub fn stride_7_diagnosis(r: usize) -> String {
+    format!(
+        ", which is the sum with the mask read with a stride of {}: with radius r the mask is (2r + 1) x \
+         (2r + 1) = {w} x {w} values, so tap (i, j) is at i * (2r + 1) + j = i * {w} + j",
+        side(MAX_MASK_RADIUS),
+        w = side(r)
+    )
+}
+
+/// The mask walked in another order than the pixels: the usual ways to get
+/// the weights' order wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaskOrder {
+    /// F[(2r - i) * (2r + 1) + (2r - j)]: a textbook convolution's flip.
+    Flipped,
+    /// F[j * (2r + 1) + i]: i and j swapped.
+    Transposed,
+    /// F[(2r - i) * (2r + 1) + j]: the rows of the mask upside down.
+    RowsFlipped,
+    /// F[i * (2r + 1) + (2r - j)]: each row of the mask reversed.
+    ColumnsFlipped,
+}
+
+impl MaskOrder {
+    pub const ALL: [MaskOrder; 4] =
+        [MaskOrder::Flipped, MaskOrder::Transposed, MaskOrder::RowsFlipped, MaskOrder::ColumnsFlipped];
+
+    /// The weights a kernel that reads `mask` this way gives tap (i, j), in the tap order.
+    pub fn apply(self, mask: &[f32], r: usize) -> Vec<f32> {
+        let (w, last) = (side(r), 2 * r);
+        let index = |i: usize, j: usize| match self {
+            MaskOrder::Flipped => (last - i) * w + (last - j),
+            MaskOrder::Transposed => j * w + i,
+            MaskOrder::RowsFlipped => (last - i) * w + j,
+            MaskOrder::ColumnsFlipped => i * w + (last - j),
+        };
+        (0..w * w).map(|k| mask[index(k / w, k % w)]).collect()
+    }
+
+    /// What the message says of a sum that matches this order.
+    pub fn diagnosis(self, r: usize) -> String {
+        let (w, last) = (side(r), 2 * r);
+        let (what, index) = match self {
+            MaskOrder::Flipped => (
+                "the mask flipped (the taps reversed, as a textbook convolution flips its kernel)",
+                format!("F[({last} - i) * {w} + ({last} - j)]"),
+            ),
+            MaskOrder::Transposed => ("the mask transposed (i and j swapped in its index)", format!("F[j * {w} + i]")),
+            MaskOrder::RowsFlipped => ("the mask's rows upside down", format!("F[({last} - i) * {w} + j]")),
+            MaskOrder::ColumnsFlipped => ("each row of the mask reversed", format!("F[i * {w} + ({last} - j)]")),
+        };
+        format!(
+            ", which is the sum with {what}: the pixel (row - r + i, col - r + j) weighed with {index}. This \
+             exercise, as PMPP's chapter 7, weighs it with F[i * (2r + 1) + j] = F[i * {w} + j]: walk the mask in \
+             the same order as the pixels, the same i and j for both"
+        )
+    }
+}
+
+/// Whether `got` at pixel `i` is what a kernel computes with the weights `taps` in tap order.
+fn matches_mask(image: &[f32], taps: &[f32], r: usize, (width, height): (usize, usize), i: usize, got: f32) -> bool {
+    let pixel = |y: usize, x: usize| image[y * width + x];
+    close_enough(got, conv_at(pixel, taps, r, width, height, i / width, i % width), r)
+}
+
+/// Whether a kernel's whole output `got` is the sum with the mask read with
+/// a stride of 7, the weights after the (2r + 1)^2 of the mask being 0 (as
+/// in `F`): proves the diagnosis where a reading past `mask` stopped the kernel.
+pub fn read_with_stride_7(image: &[f32], mask: &[f32], got: &[f32], (r, width, height): (usize, usize, usize)) -> bool {
+    r < MAX_MASK_RADIUS
+        && !got.is_empty()
+        && (0..got.len()).all(|i| matches_stride(image, mask, r, (width, height), i, got[i]))
 }
 
 /// Whether `got` at pixel `i` is what a kernel computes reading input row `y` at `y * pitch`.
@@ -259,6 +344,25 @@ mod tests {
     }
 
     #[test]
+    fn a_flipped_or_transposed_mask_is_recognised_and_other_wrong_sums_get_a_hint() {
+        let (w, h, r) = (11, 9, 2);
+        let (image, mask, expected) = case(5, w, h, r);
+        for order in MaskOrder::ALL {
+            let got = float_conv(&image, &order.apply(&mask, r), r, w, h, w);
+            let err = compare(&image, &mask, &expected, &got, (r, w, h)).unwrap_err().to_string();
+            assert!(err.contains(&order.diagnosis(r)), "{order:?}: {err}");
+        }
+        let flipped = MaskOrder::Flipped.diagnosis(r);
+        assert!(flipped.contains("flipped") && flipped.contains("F[(4 - i) * 5 + (4 - j)]"), "{flipped}");
+        // A sum one tap short everywhere: no recognised mistake, but what each tap is.
+        let mut short = mask.clone();
+        short[12] = 0.0;
+        let got = float_conv(&image, &short, r, w, h, w);
+        let err = compare(&image, &mask, &expected, &got, (r, w, h)).unwrap_err().to_string();
+        assert!(err.contains("far from the border") && err.contains("F[i * 5 + j]"), "{err}");
+    }
+
+    #[test]
     fn a_pitch_from_the_height_and_a_stride_of_seven_are_recognised() {
         let (w, h, r) = (6, 9, 1);
         let (image, mask, expected) = case(4, w, h, r);
@@ -271,5 +375,7 @@ mod tests {
         let got = float_conv(&image, &strided, r, w, h, w);
         let err = compare(&image, &mask, &expected, &got, (r, w, h)).unwrap_err().to_string();
         assert!(err.contains("stride of 7") && err.contains("i * 3 + j"), "{err}");
+        assert!(read_with_stride_7(&image, &mask, &got, (r, w, h)));
+        assert!(!read_with_stride_7(&image, &mask, &float_conv(&image, &mask, r, w, h, w), (r, w, h)));
     }
 }
