@@ -331,23 +331,32 @@ impl Measurement {
 }
 
 /// The loads that fill a shared tile are coalesced: no global load touches
-/// more than `max` sectors per warp request. `row_wise` says what a coalesced
-/// fill gives (for the message), `change` what to write instead. A tile filled
-/// down its columns, or in a contiguous chunk per thread, puts consecutive
-/// threads far apart: 10 to 32 sectors per request.
-pub fn require_coalesced_fill(m: &Measurement, max: f64, row_wise: &str, change: &str) -> Result<()> {
-    let Some(worst) = m.worst_global(AccessKind::GlobalLoad) else { return Ok(()) };
-    let per = worst.sectors_per_request();
-    if per > max {
-        return Err(anyhow!(
-            "{}: the global load at {} touches {per:.1} sectors per warp request (a coalesced fill: {row_wise}; \
-             at most {max}): consecutive threads read addresses far apart, so every request fetches many sectors \
-             for a few bytes each. {change}",
-            m.kernel,
-            at(worst)
-        ));
-    }
-    Ok(())
+/// more than `limits.0` sectors per warp request and `limits.1` per active
+/// lane at once. A tile filled down its columns, or in a contiguous chunk per
+/// thread, does both: consecutive threads far apart, every lane paying for a
+/// sector of its own or half of one. Either figure alone misreads a correct
+/// fill: a narrow tile (16 x 4) filled along its short rows touches 8 to 11
+/// sectors per request, shared by four lanes each; a tile one element deep
+/// touches a sector per lane, but with 2 lanes a request. `coalesced` says
+/// what a coalesced fill gives (for the message), `change` what to write.
+pub fn require_coalesced_fill(m: &Measurement, limits: (f64, f64), coalesced: &str, change: &str) -> Result<()> {
+    let per_lane = |r: &InstrStats| ratio(r.sectors, r.thread_accesses);
+    let scattered = |r: &&InstrStats| r.sectors_per_request() > limits.0 && per_lane(r) > limits.1;
+    let worst = m.rows(|k| k == AccessKind::GlobalLoad).filter(scattered);
+    let Some(worst) = worst.max_by(|a, b| a.sectors_per_request().total_cmp(&b.sectors_per_request())) else {
+        return Ok(());
+    };
+    Err(anyhow!(
+        "{}: the global load at {} touches {:.1} sectors per warp request, {:.2} per lane (a coalesced fill: \
+         {coalesced}; at most {} per request or {} per lane): consecutive threads read addresses far apart, so \
+         every request fetches many sectors for a few bytes each. {change}",
+        m.kernel,
+        at(worst),
+        worst.sectors_per_request(),
+        per_lane(worst),
+        limits.0,
+        limits.1
+    ))
 }
 
 /// Bytes one lane moves with a PTX memory instruction such as
@@ -485,6 +494,25 @@ mod tests {
         .unwrap();
         assert_eq!(m.global_load_efficiency(), 128.0 / (32.0 * 32.0));
         assert!(m.least_efficient_global_load().unwrap().instruction.starts_with("ld.global"));
+    }
+
+    #[test]
+    fn a_fill_is_scattered_only_with_many_sectors_per_request_and_per_lane() {
+        let strided = |blocks| {
+            measure_ptx(PTX, "strided", |module| {
+                let gpu = module.gpu();
+                let input = gpu.zeros::<f32>("in", 32 * 32)?;
+                let out = gpu.zeros::<f32>("out", 32)?;
+                module.launch("strided", LaunchConfig::linear(blocks, 32), &args![&input, &out])
+            })
+            .unwrap()
+        };
+        // Lane i reads row i: 32 sectors per request, one per lane.
+        let e = require_coalesced_fill(&strided(1), (8.0, 0.42), "4", "Walk along a row").unwrap_err().to_string();
+        assert!(e.contains("32.0 sectors per warp request, 1.00 per lane") && e.contains("ld.global.f32"), "{e}");
+        // Either figure alone is not enough.
+        assert!(require_coalesced_fill(&strided(1), (32.0, 0.42), "4", "").is_ok());
+        assert!(require_coalesced_fill(&strided(1), (8.0, 1.0), "4", "").is_ok());
     }
 
     #[test]
