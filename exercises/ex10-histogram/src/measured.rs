@@ -179,6 +179,76 @@ pub fn merged_once_stand_in(ctx: &Ctx, kernel: &str) -> Result<String> {
     merged_once(&measure(ctx, kernel)?)
 }
 
+/// Bytes of the race diagnosis's input: nine blocks of text-like bytes (a few for `coarse`'s grid).
+const RACE_N: usize = 9 * crate::THREADS as usize - 37;
+
+/// A privatized kernel's wrong count, diagnosed on the simulator: when the
+/// same kernel counts every byte right with one warp per block (no other warp
+/// of its block to wait for) and loses counts with 256 threads, the warps of
+/// a block race on its shared bins: a warp merges them before the others have
+/// counted (the race detector does not pair a plain read with another
+/// thread's atomic, which a compare-and-swap loop does legitimately). The
+/// error is a shared-memory race, naming the count and the merge lines.
+/// `None` when the kernel is as wrong with one warp, or cannot run.
+pub fn warps_race(ctx: &Ctx, kernel: &str) -> Option<anyhow::Error> {
+    let data = measured_bytes(&mut ctx.rng_for("warps race"), RACE_N);
+    let expected = cpu::histogram(&data);
+    let run = |threads: u32| {
+        let blocks = if kernel == COARSE {
+            crate::COARSE_TEST_BLOCKS
+        } else {
+            u32::try_from(RACE_N.div_ceil(threads as usize)).ok()?
+        };
+        let got = std::cell::RefCell::new(Vec::new());
+        let m = ctx
+            .measure(kernel, |module| {
+                let gpu = module.gpu();
+                let (input, bins) = (gpu.upload("data", &data)?, gpu.zeros::<u32>("bins", cpu::BINS)?);
+                module.launch(
+                    kernel,
+                    kit::LaunchConfig::linear(blocks, threads),
+                    &args![&input, RACE_N as u32, &bins],
+                )?;
+                *got.borrow_mut() = bins.read()?;
+                Ok(())
+            })
+            .ok()?;
+        let got = got.into_inner();
+        let counted: u64 = got.iter().map(|&c| c as u64).sum();
+        Some((got == expected, counted, m))
+    };
+    let (right, counted, m) = run(crate::THREADS)?;
+    let (one_warp_right, _, _) = run(32)?;
+    if right || !one_warp_right {
+        return None;
+    }
+    let count = m.rows(|k| k == AccessKind::SharedAtomic).max_by_key(|r| r.thread_accesses);
+    let merge = m
+        .rows(|k| k == AccessKind::SharedLoad)
+        .max_by_key(|r| r.thread_accesses)
+        .or_else(|| m.rows(|k| k == AccessKind::GlobalAtomic).max_by_key(|r| r.thread_accesses));
+    let line = |r: Option<&kit::measure::InstrStats>, what: &str| match r {
+        Some(r) => format!("{what} at {}", kit::measure::at(r)),
+        None => what.to_string(),
+    };
+    let lost = if counted < RACE_N as u64 {
+        format!("loses {} of them", RACE_N as u64 - counted)
+    } else {
+        "counts them into the wrong bins".to_string()
+    };
+    Some(anyhow::anyhow!(kit::backend::BackendError::SharedRace(format!(
+        "{kernel}: the warps of a block race on its shared bins: {} reads bins that other warps of the block still \
+         count into ({}), with no __syncthreads() between counting and merging. Measured on the simulator on {RACE_N} \
+         text-like bytes: with one warp per block (32 threads: no other warp to wait for) the same kernel counts every \
+         byte right; with {} threads per block it {lost}, because a warp merges before the later warps of its block \
+         have counted. Add __syncthreads() before the merge (after the counting loop), so that every warp has \
+         counted before any thread reads the block's bins",
+        line(merge, "the merge"),
+        line(count, "the count"),
+        crate::THREADS
+    ))))
+}
+
 /// `coarse`: the byte reads interleaved across the grid.
 pub fn interleaved(Measured { m, n }: &Measured) -> Result<String> {
     let figures = |m: &Measurement| figures(m, *n);
@@ -216,6 +286,8 @@ pub fn interleaved_stand_in(ctx: &Ctx) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
+    use crate::cpu::Bytes;
+    use crate::COARSE;
     use kit::trial::{fails, passes, Run};
 
     const REF: &str = "reference/ex10-histogram/kernels";
@@ -287,6 +359,49 @@ mod tests {
         if let Some(msg) = fails(&ex, "private", "merged-once-per-bin", Run::Check, &global) {
             assert!(msg.contains("Every byte still reaches the global bins"), "{msg}");
         }
+    }
+
+    /// A merge before the block has counted loses counts: reported as the
+    /// race it is (a shared-memory race, naming both lines), in `private` and
+    /// in `coarse`; a kernel wrong for another reason is not called racy.
+    #[test]
+    fn a_merge_before_the_block_has_counted_is_a_race() {
+        let variant =
+            |case: &str, file: &str| format!("grader/tests/variants/{case}/exercises/ex10-histogram/kernels/{file}");
+        for (kernel, file) in [
+            (crate::PRIVATE, variant("ex10-private-no-sync-before-merge", "histogram_private.cu")),
+            (crate::PRIVATE, variant("ex10-private-no-sync-before-merge-loop", "histogram_private.cu")),
+            (crate::PRIVATE, variant("ex10-private-barrier-only-in-warp-0", "histogram_private.cu")),
+            (COARSE, variant("ex10-coarse-no-sync-before-merge", "histogram_coarse.cu")),
+        ] {
+            kit::trial::on_sim(
+                "ex10::x::correct::n=4099",
+                &file,
+                |t| t,
+                |ctx| {
+                    let e = crate::correct(ctx, kernel, 4099, Bytes::Text).expect_err("loses counts");
+                    let race = e.chain().any(|c| {
+                        matches!(
+                            c.downcast_ref::<kit::backend::BackendError>(),
+                            Some(kit::backend::BackendError::SharedRace(_))
+                        )
+                    });
+                    let msg = format!("{e:#}");
+                    assert!(race && msg.contains("Add __syncthreads() before the merge"), "{file}: {msg}");
+                },
+            );
+        }
+        // Counted once per thread only: as wrong with one warp per block, no race named.
+        let wrong = variant("ex10-coarse-one-byte-per-thread", "histogram_coarse.cu");
+        kit::trial::on_sim(
+            "ex10::x::correct::n=4099",
+            &wrong,
+            |t| t,
+            |ctx| {
+                let msg = format!("{:#}", crate::correct(ctx, COARSE, 4099, Bytes::Text).expect_err("wrong"));
+                assert!(!msg.contains("race") && msg.contains("were not counted"), "{msg}");
+            },
+        );
     }
 
     #[test]
