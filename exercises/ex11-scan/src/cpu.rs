@@ -324,9 +324,7 @@ mod tests {
         assert!(err.contains("every one of the 2 wrong elements") && err.contains("`stride <= blockDim.x`"), "{err}");
         let mut got = e.clone();
         for s in [0, SECTION] {
-            for i in s + 767..s + SECTION - 1 {
-                got[i] -= e[s + 511];
-            }
+            got[s + 767..s + SECTION - 1].iter_mut().for_each(|g| *g -= e[s + 511]);
         }
         let err = compare("Y", &v, &e, &got, Scan::Sections).unwrap_err().to_string();
         assert!(err.contains("index 767") && err.contains("section's first 512 elements"), "{err}");
@@ -338,7 +336,6 @@ mod tests {
     #[test]
     fn a_distance_is_named_only_when_the_input_proves_it() {
         let mut v = values(&mut rng_for(5, "t"), 64);
-        let e = section_scans(&v);
         // Element 9 misses in[1], and in[3] has the same value: 8 or 6 places back?
         v[3] = v[1];
         let e2 = section_scans(&v);
