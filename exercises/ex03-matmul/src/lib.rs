@@ -198,7 +198,7 @@ impl Buffers {
         Ok(Self {
             m: upload_with_nan_tail(gpu, "M", m, s.k)?,
             n: upload_with_nan_tail(gpu, "N", n, s.n)?,
-            p: gpu.poisoned("P", s.m * s.n)?,
+            p: gpu.poisoned("P", s.m * s.n)?.with_2d_shape(s.n, s.m)?,
         })
     }
 }
