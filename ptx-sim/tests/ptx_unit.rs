@@ -882,3 +882,30 @@ fn packed_16_bit_halves() {
         }
     }
 }
+
+/// Local memory is counted, generic accesses that reach a thread's frame too.
+#[test]
+fn local_loads_and_stores_are_counted() {
+    let body = "
+    .local .align 16 .b8 depot[32];
+    mov.u64 %rd11, depot;
+    st.local.v2.u32 [%rd11+8], {%r2, %r3};
+    ld.local.u32 %r16, [%rd11+12];
+    cvta.local.u64 %rd12, %rd11;
+    ld.u32 %r17, [%rd12+8];
+    st.global.u32 [%rd4], %r16;
+    st.global.u32 [%rd4+4], %r17;
+";
+    let mut sim = Simulator::new(SimConfig::default());
+    let m = sim.load_module(&kernel(body)).unwrap_or_else(|e| panic!("{e}"));
+    let (pin, pout) = (sim.alloc(64 * 64).unwrap(), sim.alloc(64 * 64).unwrap());
+    let rep = sim.launch(m, "t", (1, 1, 1), (40, 1, 1), 0, &[ParamValue::U64(pout), ParamValue::U64(pin)]).unwrap();
+    let s = &rep.stats;
+    // 40 threads: two warps, the second with 8 lanes
+    assert_eq!((s.local_store_requests, s.local_store_bytes), (2, 40 * 8));
+    assert_eq!((s.local_load_requests, s.local_load_bytes), (4, 40 * 8));
+    assert!(s.report().contains("local"), "{}", s.report());
+    let rows: Vec<_> = s.per_instruction.iter().filter(|r| r.kind == ptx_sim::AccessKind::LocalStore).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].thread_accesses, 40);
+}

@@ -443,6 +443,8 @@ impl Backend for SimBackend {
             warp_sample: worst_global_access(s),
             const_requests: s.const_load_requests,
             const_passes: s.const_load_passes,
+            local_requests: s.local_load_requests + s.local_store_requests,
+            local_bytes: s.local_load_bytes + s.local_store_bytes,
         });
         if let Some(r) = report.races.first() {
             return Err(BackendError::SharedRace(format!(
