@@ -224,7 +224,13 @@ impl Measurement {
         let mut rows: Vec<&InstrStats> =
             self.rows(|k| matches!(k, AccessKind::LocalLoad | AccessKind::LocalStore)).collect();
         rows.sort_by_key(|r| std::cmp::Reverse(r.thread_accesses));
-        rows.into_iter().take(most).map(at).collect()
+        let mut places: Vec<String> = Vec::new();
+        for place in rows.into_iter().map(at) {
+            if places.len() < most && !places.contains(&place) {
+                places.push(place);
+            }
+        }
+        places
     }
     /// Fails when the kernel moved more than `max_per_item` bytes of local
     /// memory per `item` of its input (`items` of them): data a lesson wants in
