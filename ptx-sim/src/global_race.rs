@@ -382,7 +382,7 @@ impl GlobalDetector {
             Kind::Atomic => {
                 // another block's plain read of the word, then this atomic: the
                 // value read may be stale by now
-                let read = self.rec(alloc, word, true, false).map(|r| std::mem::replace(r, [0, 0]));
+                let read = self.rec(alloc, word, true, false).map(std::mem::take);
                 if let Some([rb, ri]) = read {
                     if rb != 0 && rb != me && overlaps(ri) && !self.checked(ri & PC_MASK) {
                         hit = Some((rb, ri, RaceKind::ReadWrite));
