@@ -8,9 +8,13 @@
 //! block that wrote it (plainly or atomically) and the first other block that
 //! read it plainly since that write, each with its instruction. An access
 //! *conflicts* with a recorded one from a different block when at least one
-//! writes and they are not both atomics; a plain read never conflicts with an
-//! atomic (the `atomicCAS` loop reads the word plainly first), as for shared
-//! memory (`race`).
+//! writes and they are not both atomics. A plain read conflicts with another
+//! block's atomic too (`atomicExch(&bins[b], bins[b] + n)`: the read and the
+//! exchange are two steps, and an update between them is lost), unless the
+//! value read is what an `atomicCAS` compares the word with (the CAS loop
+//! reads the word plainly first, and the CAS fails if it changed) or the load
+//! is `volatile`/`.relaxed`/`.acquire` (a polled flag: no data race in the
+//! memory model). See [`checked_loads`].
 //!
 //! A conflict is a race unless the Programming Guide's ordering covers it:
 //! block A's access is followed, in A, by a `__threadfence()` (`membar.gl`,
@@ -43,6 +47,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::error::Dim3;
+use crate::ir::{AtomOp, FUn, IUn, Instr, InstrInfo, Op, Reg};
 use crate::race::RaceKind;
 
 /// Words per shadow page.
@@ -53,6 +58,9 @@ pub const MAX_SHADOW_BYTES: usize = 256 << 20;
 pub(crate) const RELEASE: u8 = 1;
 /// `pc_flags` bit: an `atomicCAS`/`atomicExch` (a lock or a flag).
 pub(crate) const LOCK: u8 = 2;
+/// `pc_flags` bit: a load that may read a word other blocks' atomics change
+/// (see [`checked_loads`]).
+pub(crate) const CHECKED: u8 = 4;
 /// Distinct instruction pairs reported per launch.
 pub const MAX_GLOBAL_RACES: usize = 64;
 
@@ -77,6 +85,8 @@ pub struct GlobalRace {
     pub kind: RaceKind,
     /// The earlier access (in the simulator's order) was an atomic.
     pub atomic_a: bool,
+    /// The later access was an atomic (and the earlier a plain read).
+    pub atomic_b: bool,
     pub ptx_line_a: usize,
     pub ptx_line_b: usize,
     pub source_a: Option<String>,
@@ -105,6 +115,8 @@ pub(crate) struct Conflict {
     pub info_a: u32,
     pub block_b: u32,
     pub pc_b: u32,
+    /// The later access is an atomic.
+    pub atomic_b: bool,
     pub kind: RaceKind,
     pub addr: u64,
 }
@@ -149,6 +161,53 @@ pub(crate) struct GlobalDetector {
     pc_flags: Vec<u8>,
     /// Words the running block did an `atomicCAS`/`atomicExch` on.
     locks: HashSet<u64>,
+}
+
+/// Per instruction: whether it is a load that may read a word other blocks'
+/// atomics change with no race. Either a strong load (`ld.volatile`,
+/// `.relaxed`, `.acquire`: a polled flag), or one whose value reaches, through
+/// moves and conversions, the compare operand of an `atom.cas`: the CAS loop's
+/// first read, which the CAS itself checks (it fails, and the loop goes on
+/// with the value it returns, when another block changed the word). Flow-
+/// insensitive, as `crate::work`: a register reused for two purposes may
+/// excuse a load it should not, never the other way round.
+pub(crate) fn checked_loads(code: &[Instr], info: &[InstrInfo]) -> Vec<bool> {
+    let mut compared: HashSet<Reg> = code
+        .iter()
+        .filter_map(|i| match i.op {
+            Op::Atom { op: AtomOp::Cas, a, .. } => Some(a),
+            _ => None,
+        })
+        .collect();
+    loop {
+        let before = compared.len();
+        for i in code {
+            let moved = match i.op {
+                Op::IUn { op: IUn::Mov | IUn::Zext | IUn::Sext, d, a, .. }
+                | Op::FUn { op: FUn::Mov, d, a, .. }
+                | Op::Cvt { d, a, .. } => Some((d, a)),
+                _ => None,
+            };
+            if let Some((d, a)) = moved {
+                if compared.contains(&d) {
+                    compared.insert(a);
+                }
+            }
+        }
+        if compared.len() == before {
+            break;
+        }
+    }
+    code.iter()
+        .zip(info)
+        .map(|(i, inf)| match i.op {
+            Op::Ld { dst, vec, .. } => {
+                let strong = [".volatile", ".relaxed", ".acquire"].iter().any(|m| inf.text.contains(m));
+                strong || dst[..vec as usize].iter().any(|r| compared.contains(r))
+            }
+            _ => false,
+        })
+        .collect()
 }
 
 fn word_mask(off: usize, len: usize, word: usize) -> u32 {
@@ -284,11 +343,12 @@ impl GlobalDetector {
     fn word(&mut self, alloc: usize, base: u64, word: usize, m: u32, info: u32, pc: u32, kind: Kind) {
         let me = self.block;
         let overlaps = |i: u32| (i >> MASK_SHIFT) & 0xf & m != 0;
+        let plain_read = kind == Kind::Read && !self.checked(pc);
         let mut hit: Option<(u32, u32, RaceKind)> = None;
         match kind {
             Kind::Read => {
                 if let Some(&mut [wb, wi]) = self.rec(alloc, word, false, false) {
-                    if wb != 0 && wb != me && wi & ATOMIC == 0 && overlaps(wi) {
+                    if wb != 0 && wb != me && (wi & ATOMIC == 0 || plain_read) && overlaps(wi) {
                         hit = Some((wb, wi, RaceKind::WriteRead));
                     }
                 }
@@ -320,6 +380,14 @@ impl GlobalDetector {
                 }
             }
             Kind::Atomic => {
+                // another block's plain read of the word, then this atomic: the
+                // value read may be stale by now
+                let read = self.rec(alloc, word, true, false).map(std::mem::take);
+                if let Some([rb, ri]) = read {
+                    if rb != 0 && rb != me && overlaps(ri) && !self.checked(ri & PC_MASK) {
+                        hit = Some((rb, ri, RaceKind::ReadWrite));
+                    }
+                }
                 if let Some(w) = self.rec(alloc, word, false, true) {
                     if w[0] != 0 && w[0] != me && w[1] & ATOMIC == 0 && overlaps(w[1]) {
                         hit = Some((w[0], w[1], RaceKind::WriteWrite));
@@ -328,10 +396,17 @@ impl GlobalDetector {
                 }
             }
         }
-        if let Some((block_a, info_a, kind)) = hit {
-            let c = Conflict { block_a, info_a, block_b: me, pc_b: pc, kind, addr: base + word as u64 * 4 };
+        if let Some((block_a, info_a, race)) = hit {
+            let atomic_b = kind == Kind::Atomic;
+            let addr = base + word as u64 * 4;
+            let c = Conflict { block_a, info_a, block_b: me, pc_b: pc, atomic_b, kind: race, addr };
             self.conflict(c);
         }
+    }
+
+    /// Whether the load at `pc` may read a word other blocks' atomics change.
+    fn checked(&self, pc: u32) -> bool {
+        self.pc_flags.get(pc as usize).is_some_and(|f| f & CHECKED != 0)
     }
 
     /// The running block takes a ticket (does an atomic) on `word`.
@@ -445,14 +520,43 @@ mod tests {
     }
 
     #[test]
+    fn a_plain_read_and_another_blocks_atomic_on_the_word_are_a_race() {
+        // `atomicExch(&bin, bin + n)`: read (pc 1), then the exchange (pc 2)
+        let mut d = GlobalDetector::new(1, vec![0, 0, LOCK, 0]);
+        for b in 0..3 {
+            d.new_block(b);
+            d.access(0, 0x1000, 0, 4, 1, Kind::Read);
+            d.access(0, 0x1000, 0, 4, 2, Kind::Atomic);
+        }
+        let found: Vec<_> = d.found.iter().map(|(c, n)| (c.kind, c.atomic_a(), c.atomic_b, *n)).collect();
+        assert_eq!(found, [(RaceKind::WriteRead, true, false, 2)]);
+        // every block reads first, then every block does its atomic
+        let mut d = GlobalDetector::new(1, vec![0; 4]);
+        d.new_block(0);
+        d.access(0, 0x1000, 0, 4, 1, Kind::Read);
+        d.new_block(1);
+        d.access(0, 0x1000, 0, 4, 2, Kind::Atomic);
+        let found: Vec<_> = d.found.iter().map(|(c, _)| (c.kind, c.atomic_a(), c.atomic_b)).collect();
+        assert_eq!(found, [(RaceKind::ReadWrite, false, true)]);
+    }
+
+    #[test]
+    fn a_checked_read_and_another_blocks_atomic_are_not() {
+        // the CAS loop's first read (pc 1, CHECKED), then the CAS (pc 2)
+        let mut d = GlobalDetector::new(1, vec![0, CHECKED, LOCK, 0]);
+        for b in 0..3 {
+            d.new_block(b);
+            d.access(0, 0x1000, 0, 4, 1, Kind::Read);
+            d.access(0, 0x1000, 0, 4, 2, Kind::Atomic);
+        }
+        assert!(d.found.is_empty());
+    }
+
+    #[test]
     fn atomics_disjoint_words_and_shared_inputs_are_not() {
         let mut d = GlobalDetector::new(1, vec![0; 8]);
         for b in 0..4 {
-            run(
-                &mut d,
-                b,
-                &[(0, Kind::Atomic), (64, Kind::Read), (128 + 4 * b as usize, Kind::Write), (0, Kind::Read)],
-            );
+            run(&mut d, b, &[(0, Kind::Atomic), (64, Kind::Read), (128 + 4 * b as usize, Kind::Write)]);
         }
         assert!(d.found.is_empty());
     }

@@ -165,6 +165,53 @@ pub enum IBin {
     Mul24LoU,
     Mul24HiS,
     Mul24HiU,
+    /// Packed 16-bit halves (`add.s16x2`, `min.relu.s16x2`, ...): each half on
+    /// its own, as clang emits for `short2` arithmetic.
+    Pair16(Pair16),
+}
+
+/// One packed 16-bit operation (`.u16x2`/`.s16x2`, PTX ISA 8.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pair16 {
+    pub op: Pair16Op,
+    pub signed: bool,
+    /// `.relu` (`min`/`max` on `.s16x2`): a negative half becomes 0.
+    pub relu: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pair16Op {
+    Add,
+    Sub,
+    Min,
+    Max,
+}
+
+impl Pair16 {
+    /// The result for the 32-bit operands `x` and `y`.
+    pub fn apply(self, x: u64, y: u64) -> u64 {
+        let half = |v: u64, i: u32| {
+            let h = (v >> (16 * i)) as u16;
+            if self.signed {
+                h as i16 as i64
+            } else {
+                h as i64
+            }
+        };
+        (0..2).fold(0u64, |acc, i| {
+            let (a, b) = (half(x, i), half(y, i));
+            let mut v = match self.op {
+                Pair16Op::Add => a.wrapping_add(b),
+                Pair16Op::Sub => a.wrapping_sub(b),
+                Pair16Op::Min => a.min(b),
+                Pair16Op::Max => a.max(b),
+            };
+            if self.relu {
+                v = v.max(0);
+            }
+            acc | ((v as u64 & 0xffff) << (16 * i))
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -119,8 +119,14 @@ pub struct Stats {
     pub shared_load_wavefronts: u64,
     pub shared_store_wavefronts: u64,
     pub shared_bank_conflicts: u64,
+    /// Local memory (`ld.local`/`st.local`, and generic accesses that reached
+    /// a thread's local frame): a per-thread array the compiler could not keep
+    /// in registers, or spilled registers. Warp-level requests, and the bytes
+    /// the active lanes moved.
     pub local_load_requests: u64,
     pub local_store_requests: u64,
+    pub local_load_bytes: u64,
+    pub local_store_bytes: u64,
     pub const_load_requests: u64,
     /// Constant-cache passes: distinct addresses summed over constant loads.
     pub const_load_passes: u64,
@@ -186,6 +192,8 @@ impl Stats {
         self.shared_bank_conflicts += o.shared_bank_conflicts;
         self.local_load_requests += o.local_load_requests;
         self.local_store_requests += o.local_store_requests;
+        self.local_load_bytes += o.local_load_bytes;
+        self.local_store_bytes += o.local_store_bytes;
         self.const_load_requests += o.const_load_requests;
         self.const_load_passes += o.const_load_passes;
         self.branches += o.branches;
@@ -250,6 +258,15 @@ impl Stats {
             "  shared        {:>10} loads {:>10} stores, {} bank-conflict wavefronts",
             self.shared_load_requests, self.shared_store_requests, self.shared_bank_conflicts
         );
+        if self.local_load_requests + self.local_store_requests > 0 {
+            let _ = writeln!(
+                s,
+                "  local         {:>10} loads {:>10} stores, {} bytes",
+                self.local_load_requests,
+                self.local_store_requests,
+                self.local_load_bytes + self.local_store_bytes
+            );
+        }
         let _ = writeln!(
             s,
             "  branches      {:>10} ({} divergent); atomics {} global, {} shared",

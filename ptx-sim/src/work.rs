@@ -45,6 +45,7 @@ pub fn data_additions(code: &[Instr]) -> Vec<bool> {
         .map(|ins| {
             let operands = match ins.op {
                 Op::IBin { op: IBin::Add | IBin::Sub | IBin::AddSat | IBin::SubSat, a, b, .. }
+                | Op::IBin { op: IBin::Pair16(Pair16 { op: Pair16Op::Add | Pair16Op::Sub, .. }), a, b, .. }
                 | Op::FBin { op: FBin::Add | FBin::Sub, a, b, .. }
                 | Op::Carry { op: CarryOp::Add | CarryOp::Sub, a, b, .. } => [a, b, NO_REG],
                 Op::Fma { a, b, c, .. } => [a, b, c],

@@ -115,3 +115,22 @@ fn a_carved_extern_array_passes_inside_the_launch_size_and_not_past_it() {
         r => panic!("expected an out-of-bounds write of the dynamic area, got {r:?}"),
     }
 }
+
+#[test]
+fn a_plain_read_then_an_atomic_is_a_race_a_cas_loop_and_a_volatile_read_are_not() {
+    let (mut sim, m) = sim_or_skip!();
+    let input: Vec<i32> = (0..256).map(|i| i % 3 - 1).collect();
+    let pin = upload_i32(&mut sim, &input);
+    let bin = sim.alloc(4).unwrap();
+    let args = |mode| [ptr(pin), ParamValue::I32(256), ptr(bin), ParamValue::I32(mode)];
+    let racy = sim.launch(m, "bin_merge", (4, 1, 1), (64, 1, 1), 0, &args(0)).unwrap();
+    let r = racy.global_races.first().expect("atomicExch(bin, *bin + count) by every block");
+    assert_eq!((r.kind, r.atomic_a, r.atomic_b), (RaceKind::WriteRead, true, false), "{r:?}");
+    assert!(r.source_b.as_deref().is_some_and(|s| s.ends_with("blocks.cu:121")), "{r:?}");
+    for mode in [1, 2] {
+        sim.write(bin, &[0; 4]).unwrap();
+        let ok = sim.launch(m, "bin_merge", (4, 1, 1), (64, 1, 1), 0, &args(mode)).unwrap();
+        assert!(ok.global_races.is_empty(), "mode {mode}: {:?}", ok.global_races);
+        assert_eq!(download_i32(&sim, bin, 1)[0], input.iter().filter(|&&x| x > 0).count() as i32);
+    }
+}

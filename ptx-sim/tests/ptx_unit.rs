@@ -817,3 +817,95 @@ fn half_precision_arithmetic_as_cuda_fp16_emits_it() {
     assert_eq!(out[3][3], 0xfc00, "-3 * 65504 overflows to -inf");
     assert_eq!(out[3][0], 0x7bff, "-3 + 65504 = 65501: the halves there are 32 apart; 65504 is nearest");
 }
+
+/// `add`/`sub`/`min`/`max` on `.s16x2`/`.u16x2` (PTX ISA 8.0; clang emits them
+/// for `short2` arithmetic): each 16-bit half on its own, wrapping.
+#[test]
+fn packed_16_bit_halves() {
+    let ops = [
+        "add.s16x2",
+        "add.u16x2",
+        "sub.s16x2",
+        "sub.u16x2",
+        "min.s16x2",
+        "min.u16x2",
+        "max.s16x2",
+        "max.u16x2",
+        "min.relu.s16x2",
+        "max.relu.s16x2",
+    ];
+    let body: String = ops
+        .iter()
+        .enumerate()
+        .map(|(j, op)| format!("    {op} %r{}, %r2, %r3;\n{}", 10 + j, st(j, &format!("%r{}", 10 + j))))
+        .collect();
+    let halves = |v: u32| [v as u16, (v >> 16) as u16];
+    let pack = |h: [u16; 2]| h[0] as u32 | (h[1] as u32) << 16;
+    let each = |a: u32, b: u32, f: &dyn Fn(u16, u16) -> u16| {
+        let (x, y) = (halves(a), halves(b));
+        pack([f(x[0], y[0]), f(x[1], y[1])])
+    };
+    let s = |h: u16| h as i16;
+    let mut inputs =
+        vec![[0x7fff_8000, 0x0001_ffff, 0, 0], [0xffff_0001, 0x8000_7fff, 0, 0], [0x1234_fedc, 0xfedc_1234, 0, 0]];
+    let mut x = 0x9e37_79b9u32;
+    for _ in 0..29 {
+        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        let a = x;
+        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        inputs.push([a, x, 0, 0]);
+    }
+    let out = run(&body, &inputs);
+    for (t, w) in inputs.iter().enumerate() {
+        let (a, b) = (w[0], w[1]);
+        let want = [
+            each(a, b, &|x, y| x.wrapping_add(y)),
+            each(a, b, &|x, y| x.wrapping_add(y)),
+            each(a, b, &|x, y| x.wrapping_sub(y)),
+            each(a, b, &|x, y| x.wrapping_sub(y)),
+            each(a, b, &|x, y| s(x).min(s(y)) as u16),
+            each(a, b, &|x, y| x.min(y)),
+            each(a, b, &|x, y| s(x).max(s(y)) as u16),
+            each(a, b, &|x, y| x.max(y)),
+            each(a, b, &|x, y| s(x).min(s(y)).max(0) as u16),
+            each(a, b, &|x, y| s(x).max(s(y)).max(0) as u16),
+        ];
+        for (j, op) in ops.iter().enumerate() {
+            assert_eq!(out[t][j], want[j], "{op} {a:#010x}, {b:#010x}");
+        }
+    }
+    // `.relu` is only for signed min and max
+    for bad in ["add.relu.s16x2", "min.relu.u16x2", "mul.s16x2"] {
+        match load_err(&kernel(&format!("    {bad} %r10, %r2, %r3;"))) {
+            SimError::Unsupported { instruction, .. } => assert!(instruction.contains(bad), "{instruction}"),
+            e => panic!("{bad}: {e}"),
+        }
+    }
+}
+
+/// Local memory is counted, generic accesses that reach a thread's frame too.
+#[test]
+fn local_loads_and_stores_are_counted() {
+    let body = "
+    .local .align 16 .b8 depot[32];
+    mov.u64 %rd11, depot;
+    st.local.v2.u32 [%rd11+8], {%r2, %r3};
+    ld.local.u32 %r16, [%rd11+12];
+    cvta.local.u64 %rd12, %rd11;
+    ld.u32 %r17, [%rd12+8];
+    st.global.u32 [%rd4], %r16;
+    st.global.u32 [%rd4+4], %r17;
+";
+    let mut sim = Simulator::new(SimConfig::default());
+    let m = sim.load_module(&kernel(body)).unwrap_or_else(|e| panic!("{e}"));
+    let (pin, pout) = (sim.alloc(64 * 64).unwrap(), sim.alloc(64 * 64).unwrap());
+    let rep = sim.launch(m, "t", (1, 1, 1), (40, 1, 1), 0, &[ParamValue::U64(pout), ParamValue::U64(pin)]).unwrap();
+    let s = &rep.stats;
+    // 40 threads: two warps, the second with 8 lanes
+    assert_eq!((s.local_store_requests, s.local_store_bytes), (2, 40 * 8));
+    assert_eq!((s.local_load_requests, s.local_load_bytes), (4, 40 * 8));
+    assert!(s.report().contains("local"), "{}", s.report());
+    let rows: Vec<_> = s.per_instruction.iter().filter(|r| r.kind == ptx_sim::AccessKind::LocalStore).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].thread_accesses, 40);
+}

@@ -14,7 +14,7 @@
 //! The text-like input repeats bins inside every block, so that one atomic per
 //! byte shows as many per bin. Deterministic for a seed: the same on every backend.
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
 use kit::{args, Ctx};
 
@@ -32,6 +32,10 @@ pub const COARSE_MEASURE_N: std::ops::RangeInclusive<usize> = 18_500..=40_000;
 pub const COARSE_MEASURE_BLOCKS: u32 = 2;
 /// The most global atomics one block may make to one bin: its private count, added once.
 pub const MAX_ATOMICS_PER_BLOCK_BIN: u64 = 1;
+/// Bytes of local memory per byte counted: none in a kernel whose counters are
+/// in shared memory; a 256-counter array per thread moves 8 per byte (a load
+/// and a store per count) plus 2 KiB per thread to clear and merge it.
+pub const MAX_LOCAL_BYTES_PER_BYTE: f64 = 1.0;
 /// 32-byte sectors per lane's read of `data`, at or under which the reads are
 /// interleaved: a warp reading consecutive bytes touches 1 sector for its 32
 /// lanes (1/32 per lane), consecutive `uchar4` 4 (1/8), consecutive `int4` 16
@@ -147,6 +151,9 @@ pub fn one_atomic_per_byte(ctx: &Ctx) -> Result<String> {
 /// `private`, `coarse`: each block adds to each global bin at most once.
 pub fn merged_once(Measured { m, n }: &Measured) -> Result<String> {
     let figures = |m: &Measurement| figures(m, *n);
+    let shared = "Keep one copy of the counters per block, in `__shared__` memory, and count with shared atomics";
+    m.require_little_local(*n as u64, "byte", MAX_LOCAL_BYTES_PER_BYTE, shared)
+        .map_err(|e| anyhow!("{e} ({})", figures(m)))?;
     let most = m.max_global_atomics_per_block_address();
     if most > MAX_ATOMICS_PER_BLOCK_BIN {
         let every_byte = m.stats.global_atomics >= *n as u64;

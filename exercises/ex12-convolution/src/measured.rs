@@ -43,6 +43,12 @@ pub const MAX_SECTORS_PER_REQUEST: f64 = 8.0;
 /// only the image comes from global memory: (2r + 1)^2 + 1 = 50 (the
 /// reference: 45.98, the taps inside the image; a mask read from global
 /// memory too: about 92).
+/// Bytes of local memory per output: none when every weight is read from `F`;
+/// a per-thread copy of the mask indexed at run time moves two floats per tap.
+pub const MAX_LOCAL_BYTES_PER_OUTPUT: f64 = 4.0;
+/// Where the mask belongs, for a kernel that copied it into a per-thread array.
+const MASK_NOT_COPIED: &str = "Read every weight from `F` itself: constant memory gives the whole warp one weight in \
+     one broadcast, where a per-thread copy is a load from device memory per tap";
 pub const MAX_CONSTANT_LOADS_PER_OUTPUT: f64 = (cpu::side(MEASURE_R) * cpu::side(MEASURE_R) + 1) as f64;
 /// Constant-cache passes per warp-level constant load at or under which the
 /// mask is read as broadcasts (the reference: 1.00; loops clipped per thread
@@ -233,6 +239,7 @@ pub fn coalesced_check(ctx: &Ctx) -> Result<String> {
 
 /// `constant`: the mask read from constant memory, as broadcasts.
 pub fn mask_in_constant(m: &Measured) -> Result<String> {
+    m.require_little_local(outputs(m.shape) as u64, "output", MAX_LOCAL_BYTES_PER_OUTPUT, MASK_NOT_COPIED)?;
     let global = per_output(m, global_floats(m));
     if m.stats.const_load_requests == 0 || global > MAX_CONSTANT_LOADS_PER_OUTPUT {
         bail!(
@@ -290,6 +297,7 @@ pub fn mask_in_constant_stand_in(ctx: &Ctx) -> Result<String> {
 
 /// `tiled`: the image staged once per tile, halo included; the mask in constant memory.
 pub fn halo_in_shared(m: &Measured) -> Result<String> {
+    m.require_little_local(outputs(m.shape) as u64, "output", MAX_LOCAL_BYTES_PER_OUTPUT, MASK_NOT_COPIED)?;
     let global = per_output(m, global_floats(m));
     let staged = staged_pixels(m.shape) as f64;
     if global > MAX_TILED_LOADS_PER_OUTPUT {

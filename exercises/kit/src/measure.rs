@@ -164,6 +164,8 @@ impl Measurement {
             shared_atomics: s.shared_atomics,
             const_requests: s.const_load_requests,
             const_passes: s.const_load_passes,
+            local_requests: s.local_load_requests + s.local_store_requests,
+            local_bytes: s.local_load_bytes + s.local_store_bytes,
             ..Default::default()
         }
     }
@@ -209,6 +211,47 @@ impl Measurement {
     /// Active lanes per warp-level global load: 32 when whole warps load together.
     pub fn global_lanes_per_load(&self) -> f64 {
         ratio(self.thread_global_loads(), self.stats.global_load_requests)
+    }
+    /// Bytes the threads moved to and from local memory (a per-thread array
+    /// the compiler could not keep in registers, or spilled registers).
+    pub fn local_bytes(&self) -> u64 {
+        self.stats.local_load_bytes + self.stats.local_store_bytes
+    }
+    /// Where the per-thread arrays are read or written: the local loads and
+    /// stores with the most thread accesses, at most `most` of them
+    /// (`kernels/x.cu:12 (`ld.local.u32`)`).
+    pub fn local_accesses(&self, most: usize) -> Vec<String> {
+        let mut rows: Vec<&InstrStats> =
+            self.rows(|k| matches!(k, AccessKind::LocalLoad | AccessKind::LocalStore)).collect();
+        rows.sort_by_key(|r| std::cmp::Reverse(r.thread_accesses));
+        let mut places: Vec<String> = Vec::new();
+        for place in rows.into_iter().map(at) {
+            if places.len() < most && !places.contains(&place) {
+                places.push(place);
+            }
+        }
+        places
+    }
+    /// Fails when the kernel moved more than `max_per_item` bytes of local
+    /// memory per `item` of its input (`items` of them): data a lesson wants in
+    /// registers or shared memory kept in an array of each thread's own, which
+    /// the compiler puts in local memory (device memory, one copy per thread)
+    /// when it cannot keep it in registers. `instead` says where it belongs.
+    pub fn require_little_local(&self, items: u64, item: &str, max_per_item: f64, instead: &str) -> Result<()> {
+        let bytes = self.local_bytes();
+        let per = bytes as f64 / items.max(1) as f64;
+        if per <= max_per_item {
+            return Ok(());
+        }
+        let places = self.local_accesses(3);
+        let place = if places.is_empty() { String::new() } else { format!(", at {}", places.join(", ")) };
+        Err(anyhow!(
+            "{}: {bytes} bytes of local memory loaded and stored for {items} {item}s ({per:.1} per {item}, at most \
+             {max_per_item}){place}: an array each thread keeps of its own lives in local memory, one copy per \
+             thread in device memory, when the compiler cannot keep it in registers (an index it cannot resolve at \
+             compile time, or too many elements). {instead}",
+            self.kernel
+        ))
     }
     pub fn thread_const_loads(&self) -> u64 {
         self.rows(|k| k == AccessKind::ConstLoad).map(|r| r.thread_accesses).sum()

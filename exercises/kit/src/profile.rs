@@ -36,6 +36,17 @@ pub struct MemoryProfile {
     pub const_requests: u64,
     #[serde(default)]
     pub const_passes: u64,
+    /// Warp-level local-memory loads and stores, and the bytes they moved: a
+    /// per-thread array the compiler could not keep in registers (one copy per
+    /// thread, in device memory), or spilled registers.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub local_requests: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub local_bytes: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// The addresses one warp gave one global load or store.
@@ -69,6 +80,8 @@ impl MemoryProfile {
         self.shared_atomics += o.shared_atomics;
         self.const_requests += o.const_requests;
         self.const_passes += o.const_passes;
+        self.local_requests += o.local_requests;
+        self.local_bytes += o.local_bytes;
         self.block_threads = self.block_threads.max(o.block_threads);
         self.dynamic_shared_bytes = self.dynamic_shared_bytes.max(o.dynamic_shared_bytes);
         let worse = |a: &WarpSample, b: &WarpSample| b.sectors_per_request > a.sectors_per_request;
@@ -115,10 +128,24 @@ impl MemoryProfile {
                 per(self.const_passes, self.const_requests)
             ));
         }
+        if self.local_requests > 0 {
+            parts.push(self.local_summary());
+        }
         if self.global_atomics + self.shared_atomics > 0 {
             parts.push(format!("atomics: {} global, {} shared", self.global_atomics, self.shared_atomics));
         }
         parts.join("; ")
+    }
+
+    /// The local-memory figures in words (empty when the kernel used none).
+    pub fn local_summary(&self) -> String {
+        if self.local_requests == 0 {
+            return String::new();
+        }
+        format!(
+            "local memory: {} loads/stores, {} bytes (a per-thread array or spilled registers, in device memory)",
+            self.local_requests, self.local_bytes
+        )
     }
 }
 
@@ -141,6 +168,8 @@ mod tests {
             divergent_branches: 5,
             const_requests: 2,
             const_passes: 16,
+            local_requests: 3,
+            local_bytes: 384,
             ..Default::default()
         };
         p.add(&p.clone());
@@ -149,6 +178,9 @@ mod tests {
         assert!(s.contains("1.50 passes/request (4 bank-conflict passes)"), "{s}");
         assert!(s.contains("50% of warp branches divergent"), "{s}");
         assert!(s.contains("constant 8.0 passes/load"), "{s}");
+        assert!(s.contains("local memory: 6 loads/stores, 768 bytes"), "{s}");
+        let none = MemoryProfile { kernel: "t".into(), ..Default::default() };
+        assert!(!none.summary().contains("local"));
         assert_eq!(p.launches, 2);
     }
 }

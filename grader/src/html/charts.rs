@@ -54,16 +54,19 @@ pub fn memory(test: &str, p: &MemoryProfile, reference: Option<&MemoryProfile>) 
     ];
     let series = [("your kernel", STUDENT), ("reference", REFERENCE)];
     let body = svg::grouped_bars(&series, &groups, &|v| svg::short(v));
-    let atomics = if p.global_atomics + p.shared_atomics > 0 {
+    let mut extra = if p.global_atomics + p.shared_atomics > 0 {
         format!("; atomics: {} global, {} shared", p.global_atomics, p.shared_atomics)
     } else {
         String::new()
     };
+    if p.local_requests > 0 {
+        extra += &format!("; {}", p.local_summary());
+    }
     svg::figure(
         "memory",
         &format!(
             "{}: memory behaviour in {test} (dashed: ideal, {ideal:.0} sector(s) when 32 lanes read consecutive \
-             elements; 1 shared pass without bank conflicts; a full bar is 32, one per lane, or 100%){atomics}{}",
+             elements; 1 shared pass without bank conflicts; a full bar is 32, one per lane, or 100%){extra}{}",
             p.kernel,
             if reference.is_none() { "; no reference figures for this test" } else { "" }
         ),

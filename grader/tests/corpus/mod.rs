@@ -341,7 +341,18 @@ pub fn run(
     settings: &Settings,
     extra: impl FnMut(&str, &Run, &mut Vec<String>),
 ) -> Outcome {
-    run_only(corpus, backend, settings, |_| true, extra)
+    // `CUDA_LAB_CASES=a,b`: only the cases whose name contains one of them (a
+    // change's own cases, in seconds rather than the whole sweep's minutes)
+    let picked: Vec<String> = std::env::var("CUDA_LAB_CASES")
+        .map(|v| v.split(',').filter(|s| !s.is_empty()).map(String::from).collect())
+        .unwrap_or_default();
+    run_only(
+        corpus,
+        backend,
+        settings,
+        |name| picked.is_empty() || picked.iter().any(|p| name.contains(p.as_str())),
+        extra,
+    )
 }
 
 /// [`run`] over the cases whose name `only` accepts (a sample of the corpus).

@@ -9,9 +9,13 @@ use crate::parse::ast::{self, Operand};
 
 impl KCtx<'_> {
     pub(super) fn binary(&mut self, ins: &ast::Instr, mods: &mut Mods, fs: &FnScope) -> Result<Op, SimError> {
-        let t = self.one_type(mods)?;
         let ops = &ins.ops;
         let name = ins.opcode.as_str();
+        let pair16 = match mods.any(&["s16x2", "u16x2"]) {
+            Some(ty) => Some(self.pair16(ins, mods, ty == "s16x2")?),
+            None => None,
+        };
+        let t = if pair16.is_some() { Ty::B(32) } else { self.one_type(mods)? };
         if t == Ty::Pred {
             let op = match name {
                 "and" => BoolOp::And,
@@ -25,6 +29,11 @@ impl KCtx<'_> {
             return Ok(Op::PLogic { op, d, a, na, b, nb });
         }
         let d = self.dst(fs, &ops[0])?;
+        if let Some(op) = pair16 {
+            let a = self.src(fs, &ops[1], Ty::B(32))?;
+            let b = self.src(fs, &ops[2], Ty::B(32))?;
+            return Ok(Op::IBin { op: IBin::Pair16(op), w: 32, d, a, b });
+        }
         if t.is_float() {
             if t.bits() == 16 {
                 return self.unsupported(format!("{} (half precision)", ins.text));
@@ -113,6 +122,22 @@ impl KCtx<'_> {
         let bt = if matches!(op, IBin::Shl | IBin::ShrS | IBin::ShrU) { Ty::U(32) } else { t };
         let b = self.src(fs, &ops[2], bt)?;
         Ok(Op::IBin { op, w, d, a, b })
+    }
+
+    /// `add`/`sub`/`min`/`max` on `.s16x2`/`.u16x2` (`.relu`: `min`/`max` on `.s16x2`).
+    fn pair16(&self, ins: &ast::Instr, mods: &mut Mods, signed: bool) -> Result<Pair16, SimError> {
+        let op = match ins.opcode.as_str() {
+            "add" => Pair16Op::Add,
+            "sub" => Pair16Op::Sub,
+            "min" => Pair16Op::Min,
+            "max" => Pair16Op::Max,
+            _ => return self.unsupported(&ins.text),
+        };
+        let relu = mods.has("relu");
+        if relu && !(signed && matches!(op, Pair16Op::Min | Pair16Op::Max)) {
+            return self.unsupported(&ins.text);
+        }
+        Ok(Pair16 { op, signed, relu })
     }
 
     pub(super) fn ternary(&mut self, ins: &ast::Instr, mods: &mut Mods, fs: &FnScope) -> Result<Op, SimError> {

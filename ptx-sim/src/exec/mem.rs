@@ -397,10 +397,13 @@ impl Exec<'_> {
             }
         }
         if lmask != 0 {
+            let bytes = lmask.count_ones() as u64 * len as u64;
             if store {
                 t.local_store_requests += 1;
+                t.local_store_bytes += bytes;
             } else {
                 t.local_load_requests += 1;
+                t.local_load_bytes += bytes;
             }
         }
         let row = st.row(self.k, pc);

@@ -295,6 +295,7 @@ impl<'a> Exec<'a> {
                         kernel: kname.clone(),
                         kind: c.kind,
                         atomic_a: c.atomic_a(),
+                        atomic_b: c.atomic_b,
                         ptx_line_a: k.ptx_line(c.pc_a() as usize),
                         ptx_line_b: k.ptx_line(c.pc_b as usize),
                         source_a: k.source_of(c.pc_a() as usize),
@@ -799,17 +800,21 @@ impl<'a> Exec<'a> {
 
 /// Per instruction, what the global race detector needs to know of an
 /// atomic: release semantics (`.release`, `.acq_rel`: its own
-/// `__threadfence()`) and whether it is an `atomicCAS`/`atomicExch`.
+/// `__threadfence()`) and whether it is an `atomicCAS`/`atomicExch`; of a
+/// load, whether it may read what other blocks' atomics change.
 fn atomic_flags(k: &Kernel) -> Vec<u8> {
-    use crate::global_race::{LOCK, RELEASE};
+    use crate::global_race::{CHECKED, LOCK, RELEASE};
+    let checked = crate::global_race::checked_loads(&k.code, &k.info);
     k.code
         .iter()
         .zip(&k.info)
-        .map(|(i, info)| match i.op {
+        .zip(checked)
+        .map(|((i, info), checked)| match i.op {
             Op::Atom { op, .. } => {
                 let release = info.text.contains(".release") || info.text.contains(".acq_rel");
                 (if release { RELEASE } else { 0 }) | if matches!(op, AtomOp::Cas | AtomOp::Exch) { LOCK } else { 0 }
             }
+            _ if checked => CHECKED,
             _ => 0,
         })
         .collect()

@@ -260,6 +260,7 @@ impl Exec<'_> {
                     IBin::MaxS => map2(r, m, d, a, b, |x, y| sext(x, wd).max(sext(y, wd)) as u64 & mk),
                     IBin::MinU => map2(r, m, d, a, b, |x, y| (x & mk).min(y & mk)),
                     IBin::MaxU => map2(r, m, d, a, b, |x, y| (x & mk).max(y & mk)),
+                    IBin::Pair16(op) => map2(r, m, d, a, b, |x, y| op.apply(x, y)),
                     IBin::And => map2(r, m, d, a, b, |x, y| x & y & mk),
                     IBin::Or => map2(r, m, d, a, b, |x, y| (x | y) & mk),
                     IBin::Xor => map2(r, m, d, a, b, |x, y| (x ^ y) & mk),

@@ -100,3 +100,32 @@ extern "C" __global__ void carved(const int *in, float *out)
     __syncthreads();
     out[t] = a[blockDim.x - 1 - t] + b[t];
 }
+
+// A histogram's merge of each block's count into one bin: `mode` 0 reads the
+// bin and exchanges in the sum (two steps: blocks lose each other's counts on
+// a GPU), 1 is the compare-and-swap loop (each step checked by the CAS), 2
+// polls the bin with a volatile load before adding (a strong load: no data race).
+extern "C" __global__ void bin_merge(const int *in, int n, int *bin, int mode)
+{
+    __shared__ int count;
+    if (threadIdx.x == 0)
+        count = 0;
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && in[i] > 0)
+        atomicAdd(&count, 1);
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
+    if (mode == 0) {
+        atomicExch(bin, *bin + count);
+    } else if (mode == 1) {
+        int old = *bin, assumed;
+        do {
+            assumed = old;
+            old = atomicCAS(bin, assumed, assumed + count);
+        } while (old != assumed);
+    } else if (*(volatile int *)bin >= 0) {
+        atomicAdd(bin, count);
+    }
+}

@@ -370,11 +370,16 @@ fn global_race_text(kernel: &str, r: &ptx_sim::GlobalRace, pairs: usize) -> Stri
         "writes"
     };
     let second = match r.kind {
+        _ if r.atomic_b => "does an atomic on",
         WriteRead => "reads",
         _ => "writes",
     };
     let same_line = r.source_a.is_some() && r.source_a == r.source_b;
-    let what = if r.atomic_a {
+    let what = if r.atomic_b || (r.atomic_a && r.kind == WriteRead) {
+        "a plain read of a word other blocks change with atomics: the read and the atomic are two steps, and \
+         another block's update between them is lost (`atomicExch(p, *p + x)`). Do the whole update in one \
+         atomic (atomicAdd(p, x)), or loop with atomicCAS on the value it returns"
+    } else if r.atomic_a {
         "a plain write after other blocks' atomics on the same word: make it an atomic too (atomicExch), or \
          leave it to a later kernel launch"
     } else if same_line || r.kind == WriteWrite {
@@ -506,6 +511,8 @@ impl Backend for SimBackend {
             warp_sample: worst_global_access(s),
             const_requests: s.const_load_requests,
             const_passes: s.const_load_passes,
+            local_requests: s.local_load_requests + s.local_store_requests,
+            local_bytes: s.local_load_bytes + s.local_store_bytes,
         });
         if let Some(r) = report.races.first() {
             return Err(BackendError::SharedRace(format!(
