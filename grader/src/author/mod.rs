@@ -10,3 +10,4 @@
 
 pub mod completeness;
 pub mod new_exercise;
+pub mod variants;
