@@ -17,31 +17,8 @@ use std::path::Path;
 use anyhow::{bail, ensure, Context, Result};
 use kit::Exercise;
 
+pub use crate::author::shape::Shape;
 use crate::author::{completeness, variants};
-
-/// What the generated exercise's kernel is laid over: its launch, yardstick
-/// and measured check follow (docs/authoring.md, "1. Generate it").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Shape {
-    /// One thread per element of a vector (a scaling): a 1-D grid.
-    #[default]
-    Linear,
-    /// One block per row of a matrix (a row sum): its threads share the row.
-    Rows,
-    /// A 2-D grid of 16 x 16 blocks over an image (a scaling), one thread per pixel.
-    #[value(name = "tiles-2d")]
-    Tiles2d,
-}
-
-impl Shape {
-    pub fn name(self) -> &'static str {
-        match self {
-            Shape::Linear => "linear",
-            Shape::Rows => "rows",
-            Shape::Tiles2d => "tiles-2d",
-        }
-    }
-}
 
 /// One shape's templates and the names of the files they become.
 struct Templates {
@@ -200,7 +177,16 @@ pub fn create(root: &Path, names: &Names, registered: &[Exercise]) -> Result<Cre
     let mut created = Created::default();
     let mut files: Vec<(String, String)> = names.files().into_iter().map(|(rel, t)| (rel, names.fill(t))).collect();
     // The timed check's family in the variants corpus, where the workspace has one.
-    let corpus = variants::Scaffold::new(root, names)?;
+    let fill = |t: &str| names.fill(t);
+    let naming = variants::Naming {
+        id: &names.id,
+        folder: &names.folder,
+        kernel: &names.kernel,
+        shape: names.shape,
+        style: names.style_template(),
+        fill: &fill,
+    };
+    let corpus = variants::Scaffold::new(root, &naming)?;
     if let Some(corpus) = &corpus {
         files.extend(corpus.files());
     }
@@ -220,9 +206,12 @@ pub fn create(root: &Path, names: &Names, registered: &[Exercise]) -> Result<Cre
     }
     register(root, names)?;
     created.changed.push("grader/Cargo.toml".into());
+    // Every exercise grader/Cargo.toml registers now: also those generated
+    // earlier by this same binary, which its registry does not know yet.
     let mut ids: Vec<String> = registered.iter().map(|e| e.id.to_string()).collect();
-    ids.push(names.id.clone());
+    ids.extend(registered_ids(root)?);
     ids.sort();
+    ids.dedup();
     let workflow = root.join(crate::template::WORKFLOW_PATH);
     if workflow.is_file() {
         let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
@@ -241,6 +230,17 @@ pub fn create(root: &Path, names: &Names, registered: &[Exercise]) -> Result<Cre
 fn format_rust(root: &Path, written: &[String]) {
     let files: Vec<_> = written.iter().filter(|f| f.ends_with(".rs")).map(|f| root.join(f)).collect();
     let _ = std::process::Command::new("rustfmt").args(["--edition", "2021"]).args(&files).current_dir(root).output();
+}
+
+/// The ids (`exNN`) of the exercises grader/Cargo.toml depends on.
+fn registered_ids(root: &Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(root.join("grader/Cargo.toml"))?;
+    Ok(text
+        .lines()
+        .filter_map(|l| l.split_once("path = \"../exercises/").map(|(_, rest)| rest))
+        .filter(|folder| folder.starts_with("ex") && folder.len() > 4)
+        .map(|folder| folder[..4].to_string())
+        .collect())
 }
 
 /// The dependency line that registers the exercise (build.rs reads it).

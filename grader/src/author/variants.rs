@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{ensure, Context, Result};
 
-use crate::author::new_exercise::{Names, Shape};
+use crate::author::shape::Shape;
 
 /// The corpus's table, relative to the workspace root.
 pub const TABLE: &str = "grader/tests/variants/expected.json";
@@ -31,8 +31,21 @@ struct Slow {
     says: &'static [&'static str],
 }
 
-fn family(names: &Names) -> ([Correct; 3], Slow) {
-    let style = names.style_template();
+/// What the family needs of a new exercise's names (given by
+/// `new_exercise`, which this module does not import).
+pub struct Naming<'a> {
+    pub id: &'a str,
+    pub folder: &'a str,
+    pub kernel: &'a str,
+    pub shape: Shape,
+    /// The shape's style variant's template (a correct case too).
+    pub style: &'static str,
+    /// Fills a template's placeholders.
+    pub fill: &'a dyn Fn(&str) -> String,
+}
+
+fn family(names: &Naming) -> ([Correct; 3], Slow) {
+    let style = names.style;
     match names.shape {
         Shape::Linear => (
             [
@@ -116,13 +129,13 @@ fn family(names: &Names) -> ([Correct; 3], Slow) {
 /// The family of one new exercise, to be written into the corpus at `root`.
 pub struct Scaffold<'a> {
     root: PathBuf,
-    names: &'a Names,
+    names: &'a Naming<'a>,
 }
 
 impl<'a> Scaffold<'a> {
     /// `None` where the workspace has no variants corpus (the students'
     /// template, a scratch workspace). Refuses cases that exist already.
-    pub fn new(root: &Path, names: &'a Names) -> Result<Option<Self>> {
+    pub fn new(root: &Path, names: &'a Naming<'a>) -> Result<Option<Self>> {
         let table = root.join(TABLE);
         if !table.is_file() {
             return Ok(None);
@@ -162,7 +175,7 @@ impl<'a> Scaffold<'a> {
                     n.folder,
                     n.kernel
                 );
-                (rel, n.fill(c.template))
+                (rel, (n.fill)(c.template))
             })
             .collect()
     }
@@ -232,6 +245,18 @@ impl<'a> Scaffold<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::author::new_exercise::Names;
+
+    fn naming(names: &Names) -> Naming<'_> {
+        Naming {
+            id: &names.id,
+            folder: &names.folder,
+            kernel: &names.kernel,
+            shape: names.shape,
+            style: names.style_template(),
+            fill: Box::leak(Box::new(|t: &str| names.fill(t))),
+        }
+    }
 
     fn corpus(cases: &str) -> tempfile::TempDir {
         let tmp = tempfile::tempdir().unwrap();
@@ -246,7 +271,8 @@ mod tests {
         for shape in [Shape::Linear, Shape::Rows, Shape::Tiles2d] {
             let tmp = corpus("\n    \"old\": {\n      \"parts\": {}\n    }");
             let names = Names::parse("ex42-row-sum", None).unwrap().shaped(shape);
-            let scaffold = Scaffold::new(tmp.path(), &names).unwrap().unwrap();
+            let naming = naming(&names);
+            let scaffold = Scaffold::new(tmp.path(), &naming).unwrap().unwrap();
             assert_eq!(scaffold.files().len(), 3);
             for (rel, text) in scaffold.files() {
                 assert!(rel.ends_with("/exercises/ex42-row-sum/kernels/row_sum.cu"), "{rel}");
@@ -269,7 +295,7 @@ mod tests {
             let slow = &cases["ex42-row-sum-slow"];
             assert_eq!(slow["slow_files"]["ex42-row-sum/kernels/row_sum.cu"], "ex42-row-sum/kernels/row_sum.cu");
             // Once more: refused.
-            assert!(Scaffold::new(tmp.path(), &names).is_err());
+            assert!(Scaffold::new(tmp.path(), &naming).is_err());
         }
     }
 
@@ -277,7 +303,7 @@ mod tests {
     fn an_empty_table_gets_its_first_cases() {
         let tmp = corpus("");
         let names = Names::parse("ex42-scale", None).unwrap();
-        Scaffold::new(tmp.path(), &names).unwrap().unwrap().add_rows().unwrap();
+        Scaffold::new(tmp.path(), &naming(&names)).unwrap().unwrap().add_rows().unwrap();
         let table: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(tmp.path().join(TABLE)).unwrap()).unwrap();
         assert_eq!(table["cases"].as_object().unwrap().len(), 4);
