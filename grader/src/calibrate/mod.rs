@@ -73,7 +73,7 @@ mod tests {
                 })
             };
             let wanted: std::collections::BTreeSet<String> =
-                plan.checks.iter().filter(|c| named.contains(*c) || !uncalibrated(*c)).cloned().collect();
+                plan.checks.iter().filter(|c| named.contains(*c) || !uncalibrated(c)).cloned().collect();
             assert_eq!(named, wanted, "{}: every calibrated timed check, and nothing else", path.display());
             for (name, c) in &f.checks {
                 assert!(c.threshold > 0.0 && c.threshold.is_finite(), "{name}");
