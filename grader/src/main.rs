@@ -350,6 +350,12 @@ enum New {
         /// The title `grader list` and the README show.
         #[arg(long)]
         title: Option<String>,
+        /// What the kernel is laid over: `linear` (a vector, one thread per
+        /// element), `rows` (a matrix, one block per row) or `tiles-2d` (an
+        /// image, a 2-D grid of 16 x 16 blocks). The launch, the yardstick and
+        /// the measured check follow.
+        #[arg(long, value_enum, default_value = "linear")]
+        shape: grader::author::new_exercise::Shape,
         /// The workspace to write into (default: as for grading).
         #[arg(long)]
         root: Option<PathBuf>,
@@ -622,9 +628,9 @@ fn run_command(command: Command) -> Result<ExitCode> {
                 done.gbps
             );
         }
-        Command::New(New::Exercise { name, title, root }) => {
+        Command::New(New::Exercise { name, title, shape, root }) => {
             use grader::author::new_exercise::{create, next_steps, Names};
-            let names = Names::parse(&name, title.as_deref())?;
+            let names = Names::parse(&name, title.as_deref())?.shaped(shape);
             let root = match root {
                 Some(r) => r,
                 None => default_root()?,

@@ -262,7 +262,9 @@ pub struct RunEnv {
     pub gpu: Option<Gpu>,
     compiler: Option<Compiler>,
     options: CompileOptions,
-    yardsticks: Mutex<HashMap<&'static str, Arc<Module>>>,
+    /// By name and source: two exercises may name their yardsticks alike
+    /// (`grader new exercise` writes `copy_rows` into every `rows` exercise).
+    yardsticks: Mutex<HashMap<(&'static str, &'static str), Arc<Module>>>,
     copy_gbps: OnceLock<Result<f64, String>>,
     /// The key of every timed input ([`crate::timed::Fresh`]): drawn from the
     /// operating system's entropy for each run, never from `seed`, so no
@@ -444,7 +446,7 @@ impl<'r> Ctx<'r> {
     pub fn yardstick(&self, name: &'static str, source: &'static str) -> Result<Arc<Module>> {
         let gpu = self.gpu()?;
         let mut cache = self.env.yardsticks.lock().unwrap();
-        if let Some(m) = cache.get(name) {
+        if let Some(m) = cache.get(&(name, source)) {
             return Ok(m.clone());
         }
         let compiler = self.env.compiler.as_ref().ok_or_else(|| anyhow!("no CUDA compiler available"))?;
@@ -452,7 +454,7 @@ impl<'r> Ctx<'r> {
             .compile(&SourceFile::from_text(format!("<grader>/{name}.cu"), source), &self.env.options)
             .with_context(|| format!("compiling the grader's yardstick `{name}`"))?;
         let module = Arc::new(gpu.load_graders(&ptx.text)?);
-        cache.insert(name, module.clone());
+        cache.insert((name, source), module.clone());
         Ok(module)
     }
 

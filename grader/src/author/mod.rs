@@ -10,3 +10,5 @@
 
 pub mod completeness;
 pub mod new_exercise;
+pub mod shape;
+pub mod variants;

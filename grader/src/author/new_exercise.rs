@@ -1,20 +1,74 @@
-//! `grader new exercise exNN-slug`: writes a complete exercise that builds
-//! and grades (its stub 0, its reference full marks), from the templates in
-//! `template/`: the crate (one part, a correctness check at sizes that are not
-//! multiples of the block, a timed check against a yardstick with a measured
-//! stand-in), README, hints, CALIBRATION.md with the measurements to take, the
-//! stub, the reference, the slow variant, a yardstick and calibration
-//! variants. It then registers the exercise (one dependency line in
-//! grader/Cargo.toml), adds it to the Classroom workflow and to the README's
-//! table, and says what to do next. The teacher replaces the task; the shape
-//! stays (docs/authoring.md).
+//! `grader new exercise exNN-slug [--shape linear|rows|tiles-2d]`: writes a
+//! complete exercise that builds and grades (its stub 0, its reference full
+//! marks), from the templates in `template/` (`linear`) or
+//! `template/<shape>/`: the crate (one part, a correctness check at sizes that
+//! are not multiples of the block, a measured structure check for `rows` and
+//! `tiles-2d`, a timed check against a yardstick with the same launch and a
+//! measured stand-in), README, hints, CALIBRATION.md with the measurements to
+//! take, the stub, the reference, the slow variant, a yardstick, calibration
+//! variants, and the timed check's family in the variants corpus
+//! ([`super::variants`]). It then registers the exercise (one dependency line
+//! in grader/Cargo.toml), adds it to the Classroom workflow and to the
+//! README's table, and says what to do next. The teacher replaces the task;
+//! the host code stays (docs/authoring.md).
 
 use std::path::Path;
 
 use anyhow::{bail, ensure, Context, Result};
 use kit::Exercise;
 
-use crate::author::completeness;
+pub use crate::author::shape::Shape;
+use crate::author::{completeness, variants};
+
+/// One shape's templates and the names of the files they become.
+struct Templates {
+    lib: &'static str,
+    measured: &'static str,
+    readme: &'static str,
+    hints: &'static str,
+    calibration_md: &'static str,
+    stub: &'static str,
+    solution: &'static str,
+    slow: &'static str,
+    /// `yardsticks/<name>.cu`.
+    yardstick: (&'static str, &'static str),
+    /// `calibration/<kernel>_<name>.cu`: a style variant that passes, and a
+    /// wrong-technique one the measured check fails.
+    style: (&'static str, &'static str),
+    technique: (&'static str, &'static str),
+}
+
+macro_rules! shape_templates {
+    ($dir:literal, $yardstick:literal, $style:literal, $style_file:literal, $technique:literal, $technique_file:literal) => {
+        Templates {
+            lib: include_str!(concat!("template/", $dir, "lib.rs.tmpl")),
+            measured: include_str!(concat!("template/", $dir, "measured.rs.tmpl")),
+            readme: include_str!(concat!("template/", $dir, "README.md.tmpl")),
+            hints: include_str!(concat!("template/", $dir, "hints.toml.tmpl")),
+            calibration_md: include_str!(concat!("template/", $dir, "CALIBRATION.md.tmpl")),
+            stub: include_str!(concat!("template/", $dir, "stub.cu.tmpl")),
+            solution: include_str!(concat!("template/", $dir, "solution.cu.tmpl")),
+            slow: include_str!(concat!("template/", $dir, "slow.cu.tmpl")),
+            yardstick: ($yardstick, include_str!(concat!("template/", $dir, "yardstick.cu.tmpl"))),
+            style: ($style, include_str!(concat!("template/", $dir, $style_file))),
+            technique: ($technique, include_str!(concat!("template/", $dir, $technique_file))),
+        }
+    };
+}
+
+fn templates(shape: Shape) -> Templates {
+    match shape {
+        Shape::Linear => {
+            shape_templates!("", "copy_linear", "grid_stride", "grid_stride.cu.tmpl", "chunked", "chunked.cu.tmpl")
+        }
+        Shape::Rows => {
+            shape_templates!("rows/", "copy_rows", "shuffle", "style.cu.tmpl", "chunked", "technique.cu.tmpl")
+        }
+        Shape::Tiles2d => {
+            shape_templates!("tiles-2d/", "copy_2d", "grid_stride", "style.cu.tmpl", "row_walk", "technique.cu.tmpl")
+        }
+    }
+}
 
 /// The names of a new exercise, all derived from `exNN-slug`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +82,8 @@ pub struct Names {
     /// The part, the kernel and its file: the slug as a C identifier ("picture").
     pub kernel: String,
     pub title: String,
+    /// The template's shape (`--shape`, linear by default).
+    pub shape: Shape,
 }
 
 impl Names {
@@ -51,10 +107,16 @@ impl Names {
             folder: name.to_string(),
             kernel: slug.replace('-', "_"),
             title: title.map(str::to_string).unwrap_or_else(|| format!("{} (a new exercise)", slug.replace('-', " "))),
+            shape: Shape::Linear,
         })
     }
 
-    fn fill(&self, template: &str) -> String {
+    /// The same names for the template of `shape`.
+    pub fn shaped(self, shape: Shape) -> Self {
+        Self { shape, ..self }
+    }
+
+    pub(crate) fn fill(&self, template: &str) -> String {
         template
             .replace("{{id}}", &self.id)
             .replace("{{slug}}", &self.slug)
@@ -67,20 +129,26 @@ impl Names {
     /// Every file the exercise consists of: path from the root, template.
     fn files(&self) -> Vec<(String, &'static str)> {
         let (ex, k) = (format!("exercises/{}", self.folder), &self.kernel);
+        let t = templates(self.shape);
         vec![
             (format!("{ex}/Cargo.toml"), include_str!("template/Cargo.toml.tmpl")),
-            (format!("{ex}/src/lib.rs"), include_str!("template/lib.rs.tmpl")),
-            (format!("{ex}/src/measured.rs"), include_str!("template/measured.rs.tmpl")),
-            (format!("{ex}/README.md"), include_str!("template/README.md.tmpl")),
-            (format!("{ex}/hints.toml"), include_str!("template/hints.toml.tmpl")),
-            (format!("{ex}/CALIBRATION.md"), include_str!("template/CALIBRATION.md.tmpl")),
-            (format!("{ex}/kernels/{k}.cu"), include_str!("template/stub.cu.tmpl")),
-            (format!("{ex}/yardsticks/copy_linear.cu"), include_str!("template/yardstick.cu.tmpl")),
-            (format!("{ex}/calibration/{k}_grid_stride.cu"), include_str!("template/grid_stride.cu.tmpl")),
-            (format!("{ex}/calibration/{k}_chunked.cu"), include_str!("template/chunked.cu.tmpl")),
-            (format!("reference/{}/kernels/{k}.cu", self.folder), include_str!("template/solution.cu.tmpl")),
-            (format!("reference/slow/{}/kernels/{k}.cu", self.folder), include_str!("template/slow.cu.tmpl")),
+            (format!("{ex}/src/lib.rs"), t.lib),
+            (format!("{ex}/src/measured.rs"), t.measured),
+            (format!("{ex}/README.md"), t.readme),
+            (format!("{ex}/hints.toml"), t.hints),
+            (format!("{ex}/CALIBRATION.md"), t.calibration_md),
+            (format!("{ex}/kernels/{k}.cu"), t.stub),
+            (format!("{ex}/yardsticks/{}.cu", t.yardstick.0), t.yardstick.1),
+            (format!("{ex}/calibration/{k}_{}.cu", t.style.0), t.style.1),
+            (format!("{ex}/calibration/{k}_{}.cu", t.technique.0), t.technique.1),
+            (format!("reference/{}/kernels/{k}.cu", self.folder), t.solution),
+            (format!("reference/slow/{}/kernels/{k}.cu", self.folder), t.slow),
         ]
+    }
+
+    /// The style variant's template (a correct case of the variants family too).
+    pub(crate) fn style_template(&self) -> &'static str {
+        templates(self.shape).style.1
     }
 }
 
@@ -107,22 +175,43 @@ pub fn create(root: &Path, names: &Names, registered: &[Exercise]) -> Result<Cre
         bail!("exercises/{f} exists already: choose another number");
     }
     let mut created = Created::default();
-    let files = names.files();
+    let mut files: Vec<(String, String)> = names.files().into_iter().map(|(rel, t)| (rel, names.fill(t))).collect();
+    // The timed check's family in the variants corpus, where the workspace has one.
+    let fill = |t: &str| names.fill(t);
+    let naming = variants::Naming {
+        id: &names.id,
+        folder: &names.folder,
+        kernel: &names.kernel,
+        shape: names.shape,
+        style: names.style_template(),
+        fill: &fill,
+    };
+    let corpus = variants::Scaffold::new(root, &naming)?;
+    if let Some(corpus) = &corpus {
+        files.extend(corpus.files());
+    }
     for (rel, _) in &files {
         ensure!(!root.join(rel).exists(), "{rel} exists already: nothing was written");
     }
-    for (rel, template) in files {
+    for (rel, text) in files {
         let path = root.join(&rel);
         std::fs::create_dir_all(path.parent().expect("a file has a folder"))?;
-        std::fs::write(&path, names.fill(template)).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
         created.written.push(rel);
     }
     format_rust(root, &created.written);
+    if let Some(corpus) = &corpus {
+        corpus.add_rows()?;
+        created.changed.push(variants::TABLE.into());
+    }
     register(root, names)?;
     created.changed.push("grader/Cargo.toml".into());
+    // Every exercise grader/Cargo.toml registers now: also those generated
+    // earlier by this same binary, which its registry does not know yet.
     let mut ids: Vec<String> = registered.iter().map(|e| e.id.to_string()).collect();
-    ids.push(names.id.clone());
+    ids.extend(registered_ids(root)?);
     ids.sort();
+    ids.dedup();
     let workflow = root.join(crate::template::WORKFLOW_PATH);
     if workflow.is_file() {
         let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
@@ -141,6 +230,17 @@ pub fn create(root: &Path, names: &Names, registered: &[Exercise]) -> Result<Cre
 fn format_rust(root: &Path, written: &[String]) {
     let files: Vec<_> = written.iter().filter(|f| f.ends_with(".rs")).map(|f| root.join(f)).collect();
     let _ = std::process::Command::new("rustfmt").args(["--edition", "2021"]).args(&files).current_dir(root).output();
+}
+
+/// The ids (`exNN`) of the exercises grader/Cargo.toml depends on.
+fn registered_ids(root: &Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(root.join("grader/Cargo.toml"))?;
+    Ok(text
+        .lines()
+        .filter_map(|l| l.split_once("path = \"../exercises/").map(|(_, rest)| rest))
+        .filter(|folder| folder.starts_with("ex") && folder.len() > 4)
+        .map(|folder| folder[..4].to_string())
+        .collect())
 }
 
 /// The dependency line that registers the exercise (build.rs reads it).
@@ -213,8 +313,10 @@ pub fn next_steps(names: &Names, created: &Created) -> String {
          cargo test -p {folder}                                                              # its own tests\n  \
          cargo test -p grader --lib author                                                   # complete, registered\n\
          then replace the task (src/lib.rs, kernels/, reference/), write its hints and README (and its parts in \
-         README.md's table of exercises: the completeness test checks them), add its variants to \
-         grader/tests/variants, regenerate its report baselines (`cargo run -p grader -- baseline-profiles {id}`: \
+         README.md's table of exercises: the completeness test checks them), grow its family of \
+         variants in grader/tests/variants (written here: three correct cases and the slow one; add the kinds of \
+         mistakes students make, then run the whole corpus: `cargo test -p grader --test variants -- \
+         --ignored`), regenerate its report baselines (`cargo run -p grader -- baseline-profiles {id}`: \
          only its entries) and calibrate the thresholds on a GPU (CALIBRATION.md). Before pushing, as CI does: \
          `cargo fmt --all -- --check` and `cargo clippy -p {folder} --all-targets -- -D warnings`. The kit's API: \
          `cargo doc -p cuda-lab-kit --no-deps --open`.\n",
@@ -243,15 +345,34 @@ mod tests {
 
     #[test]
     fn templates_are_filled_completely() {
-        let n = Names::parse("ex42-scale-it", Some("Scale \"it\"")).unwrap();
-        for (rel, template) in n.files() {
-            let text = n.fill(template);
-            assert!(!text.contains("{{"), "{rel} keeps a placeholder");
-            assert!(!rel.contains("scale-it") || rel.contains("/ex42-scale-it/"), "{rel}: the folder only");
+        for shape in [Shape::Linear, Shape::Rows, Shape::Tiles2d] {
+            let n = Names::parse("ex42-scale-it", Some("Scale \"it\"")).unwrap().shaped(shape);
+            for (rel, template) in n.files() {
+                let text = n.fill(template);
+                assert!(!text.contains("{{"), "{shape:?}: {rel} keeps a placeholder");
+                assert!(!rel.contains("scale-it") || rel.contains("/ex42-scale-it/"), "{rel}: the folder only");
+                if rel.ends_with(".rs") {
+                    // The yardstick the crate includes is the one written.
+                    for included in text.split("include_str!(\"../").skip(1) {
+                        let file = &included[..included.find('"').unwrap()];
+                        let written = format!("exercises/ex42-scale-it/{file}");
+                        assert!(n.files().iter().any(|(r, _)| *r == written), "{shape:?}: {rel} includes {file}");
+                    }
+                }
+            }
+            let rels: Vec<String> = n.files().into_iter().map(|(rel, _)| rel).collect();
+            assert!(rels.contains(&"exercises/ex42-scale-it/kernels/scale_it.cu".to_string()), "{rels:?}");
+            assert!(n.fill("\"{{title}}\"").contains("Scale 'it'"), "a title cannot break the Rust string");
         }
-        let rels: Vec<String> = n.files().into_iter().map(|(rel, _)| rel).collect();
-        assert!(rels.contains(&"exercises/ex42-scale-it/kernels/scale_it.cu".to_string()), "{rels:?}");
-        assert!(n.fill("\"{{title}}\"").contains("Scale 'it'"), "a title cannot break the Rust string");
+    }
+
+    #[test]
+    fn shapes_are_named_on_the_command_line() {
+        use clap::ValueEnum;
+        for shape in [Shape::Linear, Shape::Rows, Shape::Tiles2d] {
+            assert_eq!(Shape::from_str(shape.name(), false).unwrap(), shape);
+        }
+        assert_eq!(Shape::default(), Shape::Linear);
     }
 
     fn fake_workspace() -> tempfile::TempDir {
@@ -310,5 +431,23 @@ mod tests {
         let taken = Names::parse("ex01-other", None).unwrap();
         assert!(create(root, &taken, &registered).unwrap_err().to_string().contains("ex01 (ex01-pi) exists already"));
         assert!(create(&root.join("nowhere"), &Names::parse("ex43-a", None).unwrap(), &registered).is_err());
+    }
+
+    #[test]
+    fn with_a_variants_corpus_the_family_is_written_too() {
+        let tmp = fake_workspace();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join("grader/tests/variants")).unwrap();
+        std::fs::write(root.join(variants::TABLE), "{\n  \"cases\": {\n    \"a\": {}\n  }\n}\n").unwrap();
+        let registered = crate::registry::select(&["ex01".into()]).unwrap();
+        let n = Names::parse("ex43-row-sum", None).unwrap().shaped(Shape::Rows);
+        let created = create(root, &n, &registered).unwrap();
+        assert_eq!(created.written.len(), 15, "{:?}", created.written);
+        assert!(created.changed.contains(&variants::TABLE.to_string()));
+        let lib = std::fs::read_to_string(root.join("exercises/ex43-row-sum/src/lib.rs")).unwrap();
+        assert!(lib.contains("LaunchConfig::linear(rows as u32, THREADS)"), "one block per row");
+        assert!(root.join("exercises/ex43-row-sum/yardsticks/copy_rows.cu").is_file());
+        let table = std::fs::read_to_string(root.join(variants::TABLE)).unwrap();
+        assert!(table.contains("\"ex43-row-sum-slow\"") && table.contains("\"ex43/row_sum/perf::share-of-copy\""));
     }
 }
