@@ -1,4 +1,4 @@
-// Variant (slow candidate, a real mistake): the reference's private bins and
+// Variant (a real mistake that costs nothing on an H100: the merge bounds the kernel): the reference's private bins and
 // merge, but the byte index transposed, i = threadIdx.x * gridDim.x +
 // blockIdx.x ("the grid as a matrix, one row per thread"): every byte is still
 // counted once, but the 32 lanes of a warp read bytes gridDim.x apart, 32
