@@ -5,7 +5,7 @@
 //! The audit must find exactly those two, and name the CSV row that matches
 //! no repository.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -31,7 +31,7 @@ const GRADING: &[&str] =
 /// Ignored in the plain test run: grading a class of 20 on the simulator took 8
 /// of the 12 minutes of `cargo test --workspace` on 2 cores. The audit's logic
 /// has unit tests in src/audit.rs; CI runs this whole-class lane with
-/// `cargo test -p grader --test audit -- --ignored` (.ci/run).
+/// `cargo test -p grader --test suite -- --ignored audit::` (.ci/run).
 #[test]
 #[ignore]
 fn audit_finds_a_planted_score_and_an_edited_workflow_in_a_class_of_20() {

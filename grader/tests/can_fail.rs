@@ -9,7 +9,7 @@
 //!
 //! The normal lane runs one check of every exercise (the first correctness
 //! check of its first part); the whole sweep is `#[ignore]`d, for .ci/run:
-//! `cargo test -p grader --test can_fail -- --ignored`.
+//! `cargo test -p grader --test suite -- --ignored can_fail::`.
 //!
 //! Checks too large for the simulator (`heavy`) are graded on a GPU only and
 //! are listed, not run. Timed launches are covered by their own test below:
@@ -289,7 +289,7 @@ fn every_exercise_fails_every_mutant() {
     require_every_check_fails_every_mutant(&findings);
 }
 
-/// The whole sweep (several minutes): `cargo test -p grader --test can_fail -- --ignored`.
+/// The whole sweep (several minutes): `cargo test -p grader --test suite -- --ignored can_fail::`.
 #[test]
 #[ignore = "several minutes: every correctness check of every part; .ci/run runs it"]
 fn every_correctness_check_fails_every_mutant() {

@@ -7,8 +7,8 @@
 //! verdict without a GPU, and `grader/tests/corpus/run-gpu.sh cheats` checks
 //! the `gpu` column on a GPU.
 
-mod corpus;
-mod support;
+use crate::corpus;
+use crate::support;
 
 use corpus::{Backend, Corpus, Settings};
 

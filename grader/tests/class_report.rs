@@ -5,7 +5,7 @@
 //! CSV; and the page opened in headless Chromium (when installed: CI installs
 //! it), its screenshot not blank and its charts drawn.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -8,11 +8,11 @@
 //! Needs both compilers: skipped with a note where either is missing, and a
 //! failure when CUDA_LAB_REQUIRE_NVRTC=1 (CI), as NVRTC's own tests do. The
 //! whole sweep takes minutes in a debug build, so it is `#[ignore]`d and run by
-//! `.ci/run` (`cargo test -p grader --test compilers_agree -- --ignored`); the
+//! `.ci/run` (`cargo test -p grader --test suite -- --ignored compilers_agree::`); the
 //! normal lane grades a quick subset (two references, two variants).
 
-mod corpus;
-mod support;
+use crate::corpus;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -111,11 +111,20 @@ fn first_line(s: &str) -> &str {
     &l[..(0..=l.len().min(240)).rev().find(|&i| l.is_char_boundary(i)).unwrap_or(0)]
 }
 
+/// `grade` with NVRTC and with clang at once: each grader process keeps one
+/// core busy, so the pair takes the time of one on a 2-core machine.
+fn both(grade: impl Fn(&str) -> Verdicts + Sync) -> (Verdicts, Verdicts) {
+    std::thread::scope(|s| {
+        let clang = s.spawn(|| grade("clang"));
+        let nvrtc = grade("nvrtc");
+        (nvrtc, clang.join().expect("the clang grading panicked"))
+    })
+}
+
 /// The references (`all`, or the given exercises) from `sources`.
 fn references(sources: &str, exercises: &[&str], lines: &mut Vec<String>, problems: &mut Vec<String>) {
     let root = workspace();
-    let n = grade(&root, exercises, None, Some(sources), "nvrtc");
-    let c = grade(&root, exercises, None, Some(sources), "clang");
+    let (n, c) = both(|compiler| grade(&root, exercises, None, Some(sources), compiler));
     compare(sources, &n, &c, lines, problems);
 }
 
@@ -134,8 +143,7 @@ fn variants(only: &[&str], lines: &mut Vec<String>, problems: &mut Vec<String>) 
             (1, 1) => case.parts.keys().next().and_then(|k| k.split_once('/')).map(|(_, p)| p),
             _ => None,
         };
-        let n = grade(&root, &exercises, part, None, "nvrtc");
-        let c = grade(&root, &exercises, part, None, "clang");
+        let (n, c) = both(|compiler| grade(&root, &exercises, part, None, compiler));
         compare(&format!("variants/{name}"), &n, &c, lines, problems);
     }
 }

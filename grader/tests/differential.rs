@@ -4,7 +4,7 @@
 //! outputs that are cheap to compute on the CPU match it exactly. On a GPU,
 //! `grader differential --backend cuda` produces the digests to compare with.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -13,7 +13,7 @@ use grader::report::{GradeReport, NotGraded, Status};
 use kit::CheckKind;
 use serde_json::Value;
 
-mod support;
+use crate::support;
 
 fn grader(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_grader"))

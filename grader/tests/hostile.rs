@@ -6,8 +6,8 @@
 //! in the output, and no message may be huge. The `gpu` column is checked on a
 //! GPU by `grader/tests/hostile/run-gpu.sh`.
 
-mod corpus;
-mod support;
+use crate::corpus;
+use crate::support;
 
 use std::time::Duration;
 

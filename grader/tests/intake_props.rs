@@ -6,7 +6,7 @@
 //!
 //! Case counts: `PROPTEST_CASES` (CI's fuzz smoke step raises it).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! `--backend none` (no GPU, no simulated correctness): the references pass
 //! them, and the slow variants whose flaw shows in memory fail them.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

@@ -6,7 +6,7 @@
 //! plural noun: "1 points" written out, or `{n} points` with nothing that
 //! makes it "1 point" (`grader::words::count`, `words::points`).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -29,7 +29,7 @@ use grader::platforms::{
 use grader::report::{GradeReport, Status};
 use serde_json::Value;
 
-mod support;
+use crate::support;
 
 fn workspace() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -4,7 +4,7 @@
 //! their performance points where a measured stand-in judges them; and
 //! Gradescope's own script gives a reference full marks without a GPU.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -73,7 +73,7 @@ fn full_marks_of_what_can_be_graded(policy: &str, selection: &str) {
 
 // The whole-course runs grade every reference twice (tens of seconds each on
 // 2 cores; docs/authoring.md, "Before pushing"): CI runs them with
-// `cargo test -p grader --test policy -- --ignored`; the default lane grades
+// `cargo test -p grader --test suite -- --ignored policy::`; the default lane grades
 // two exercises' references under each policy.
 
 #[test]
@@ -119,7 +119,7 @@ fn fail_keeps_the_old_maximum() {
 const STAND_INS_EXPECTED: bool = true;
 
 /// Every part with a slow variant and a stand-in: one grader process each
-/// (CI runs it with `cargo test -p grader --test policy -- --ignored`).
+/// (CI runs it with `cargo test -p grader --test suite -- --ignored policy::`).
 #[test]
 #[ignore = "every part: CI runs it with -- --ignored; the default lane grades a sample"]
 fn slow_variants_lose_their_performance_points_where_a_stand_in_judges() {

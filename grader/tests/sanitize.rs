@@ -3,7 +3,7 @@
 //! The pass replays the correctness cases on a real simulator and must fail
 //! the test anyway, naming the student's line and the backend that found it.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

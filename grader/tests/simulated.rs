@@ -3,7 +3,7 @@
 //! flaws that a GPU hides (a race, uncoalesced writes, bank conflicts) are
 //! caught or shown. This is what a student without an NVIDIA GPU gets.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

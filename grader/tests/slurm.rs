@@ -1,7 +1,7 @@
 //! `scripts/slurm-grade.sh` on a real one-node Slurm (installed from Debian's
 //! packages when absent, started and stopped by `scripts/test-slurm.sh`).
 //! Needs root and apt on a fresh machine, and a few minutes: `#[ignore]`d;
-//! `.ci/run` runs it with `cargo test -p grader --test slurm -- --ignored`.
+//! `.ci/run` runs it with `cargo test -p grader --test suite -- --ignored slurm::`.
 
 use std::path::Path;
 use std::process::Command;

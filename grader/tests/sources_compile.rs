@@ -7,7 +7,7 @@
 //! with half the kernels filled in, and these tests are about the course's
 //! files, not the student's.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

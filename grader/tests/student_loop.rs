@@ -3,7 +3,7 @@
 //! HTML report's charts for a failing and a passing run; the report in headless
 //! Chromium with a screenshot checked; the coalescing lab's curves.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -7,8 +7,8 @@
 //! by `grader/tests/corpus/run-gpu.sh variants`, which also times every family
 //! of variants the performance thresholds are calibrated from.
 
-mod corpus;
-mod support;
+use crate::corpus;
+use crate::support;
 
 use std::collections::BTreeMap;
 
@@ -19,7 +19,7 @@ const SETTINGS: Settings = Settings { seed: 1, compile_timeout_secs: "60" };
 /// The whole corpus (169 cases, one grader process each): minutes on 2 cores
 /// (docs/authoring.md, "Before pushing"), so it is left out of
 /// `cargo test --workspace` and CI runs it explicitly:
-/// `cargo test -p grader --test variants -- --ignored`.
+/// `cargo test -p grader --test suite -- --ignored variants::`.
 #[test]
 #[ignore = "the whole corpus, minutes on 2 cores: CI runs it with -- --ignored; the default lane grades a sample"]
 fn on_the_simulator_every_variant_gets_its_verdict() {

@@ -315,8 +315,8 @@ pub fn next_steps(names: &Names, created: &Created) -> String {
          then replace the task (src/lib.rs, kernels/, reference/), write its hints and README (and its parts in \
          README.md's table of exercises: the completeness test checks them), grow its family of \
          variants in grader/tests/variants (written here: three correct cases and the slow one; add the kinds of \
-         mistakes students make, then run the whole corpus: `cargo test -p grader --test variants -- \
-         --ignored`), regenerate its report baselines (`cargo run -p grader -- baseline-profiles {id}`: \
+         mistakes students make, then run the whole corpus: `cargo test -p grader --test suite -- \
+         --ignored variants::`), regenerate its report baselines (`cargo run -p grader -- baseline-profiles {id}`: \
          only its entries) and calibrate the thresholds on a GPU (CALIBRATION.md). Before pushing, as CI does: \
          `cargo fmt --all -- --check` and `cargo clippy -p {folder} --all-targets -- -D warnings`. The kit's API: \
          `cargo doc -p cuda-lab-kit --no-deps --open`.\n",
