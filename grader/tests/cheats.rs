@@ -15,6 +15,7 @@ use corpus::{Backend, Corpus, Settings};
 const SETTINGS: Settings = Settings { seed: 1, compile_timeout_secs: "60" };
 
 #[test]
+#[ignore = "the whole cheat corpus, about 25 s on 2 cores: .ci/run runs the ignored lane; kit/tests/timed_cheats.rs proves each family in the plain run"]
 fn on_the_simulator_every_trick_passes_what_it_does_not_game() {
     if !support::nvrtc_available() {
         return;
