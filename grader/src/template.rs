@@ -15,7 +15,7 @@ use kit::Exercise;
 
 /// Top-level entries of the workspace that go into the template. Anything
 /// else (a new folder of solutions, say) stays out until it is added here.
-const TOP_LEVEL: &[&str] = &[
+pub const TOP_LEVEL: &[&str] = &[
     "Cargo.toml",
     "Cargo.lock",
     "rustfmt.toml",
@@ -83,6 +83,7 @@ pub fn export(root: &Path, dest: &Path, exercises: &[Exercise]) -> Result<Export
                 continue; // folders are created with their files; links are never copied
             }
             let rel = entry.path().strip_prefix(root).expect("walked under root");
+            refuse_a_solution(root, rel)?;
             let to = dest.join(rel);
             std::fs::create_dir_all(to.parent().expect("a file has a folder"))?;
             exported.bytes += std::fs::copy(entry.path(), &to).with_context(|| format!("copying {}", rel.display()))?;
@@ -97,6 +98,28 @@ pub fn export(root: &Path, dest: &Path, exercises: &[Exercise]) -> Result<Export
         exported.bytes += text.len() as u64;
     }
     Ok(exported)
+}
+
+/// A kernel under `exercises/` that is its reference solution (the same text
+/// but for white space) would hand the solution to every student: an
+/// instructor who filled in a stub to try it exports it by mistake.
+fn refuse_a_solution(root: &Path, rel: &Path) -> Result<()> {
+    let Ok(in_exercises) = rel.strip_prefix("exercises") else { return Ok(()) };
+    let solution = root.join("reference").join(in_exercises);
+    let (Ok(stub), Ok(reference)) = (std::fs::read(root.join(rel)), std::fs::read(&solution)) else {
+        return Ok(());
+    };
+    let text = |b: &[u8]| b.iter().filter(|c| !c.is_ascii_whitespace()).copied().collect::<Vec<u8>>();
+    if text(&stub) == text(&reference) {
+        bail!(
+            "{} is the reference solution (the same as reference/{}): the template would give it to every \
+             student. Put the stub back (`git checkout -- {}`) and export again",
+            rel.display(),
+            in_exercises.display(),
+            rel.display()
+        );
+    }
+    Ok(())
 }
 
 fn keep(root: &Path, path: &Path) -> bool {

@@ -6,6 +6,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::support;
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -19,15 +21,39 @@ fn files(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+fn export(root: &Path, dest: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_grader"))
+        .args(["export-template", dest.to_str().unwrap(), "--root", root.to_str().unwrap()])
+        .current_dir(workspace())
+        .output()
+        .unwrap()
+}
+
+/// An instructor who filled in a stub to try it and then exports: refused,
+/// naming the file and how to put the stub back, and nothing half-written
+/// stands for a template.
+#[test]
+fn a_stub_filled_in_with_its_reference_is_refused() {
+    let shipped = support::shipped_copy();
+    let stub = "exercises/ex04-dna/kernels/search_v2.cu";
+    let solution = std::fs::read_to_string(workspace().join("reference/ex04-dna/kernels/search_v2.cu")).unwrap();
+    std::fs::write(shipped.path().join(stub), solution.replace('\n', "\r\n")).unwrap();
+    let dest = tempfile::tempdir().unwrap().path().join("template");
+    let out = export(shipped.path(), &dest);
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    for says in [stub, "is the reference solution", "git checkout -- exercises/ex04-dna/kernels/search_v2.cu"] {
+        assert!(text.contains(says), "{says}: {text}");
+    }
+}
+
 #[test]
 fn the_template_has_no_reference_and_everything_a_student_needs() {
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("template");
-    let out = Command::new(env!("CARGO_BIN_EXE_grader"))
-        .args(["export-template", dest.to_str().unwrap()])
-        .current_dir(workspace())
-        .output()
-        .unwrap();
+    // The course as committed: a student's or teacher's filled-in stubs stay out of it.
+    let shipped = support::shipped_copy();
+    let out = export(shipped.path(), &dest);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
     let exported = files(&dest);
@@ -64,7 +90,7 @@ fn the_template_has_no_reference_and_everything_a_student_needs() {
     }
     assert_eq!(
         std::fs::read(dest.join("exercises/ex01-pi/kernels/pi_global.cu")).unwrap(),
-        std::fs::read(workspace().join("exercises/ex01-pi/kernels/pi_global.cu")).unwrap(),
+        support::shipped("exercises/ex01-pi/kernels/pi_global.cu").into_bytes(),
         "the stubs are the students' starting point"
     );
     // Every workspace member is there, so the template builds.

@@ -97,6 +97,30 @@ pub fn shipped_root() -> tempfile::TempDir {
     dir
 }
 
+/// A copy of what `grader export-template` exports (it never follows a
+/// link), with every part's stub as shipped ([`shipped`]) and `reference/`
+/// linked: pass it as `--root` to export the template a clean checkout would.
+pub fn shipped_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = workspace().canonicalize().unwrap();
+    for top in grader::template::TOP_LEVEL {
+        let walk = walkdir::WalkDir::new(root.join(top)).into_iter().filter_entry(|e| {
+            let rel = e.path().strip_prefix(&root).unwrap();
+            e.file_name() != "target" && !rel.starts_with("grader/tests")
+        });
+        for entry in walk.map(|e| e.unwrap()).filter(|e| e.file_type().is_file()) {
+            let to = dir.path().join(entry.path().strip_prefix(&root).unwrap());
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(entry.path(), to).unwrap();
+        }
+    }
+    for (rel, _, text) in part_sources(&root, "exercises") {
+        std::fs::write(dir.path().join(rel), text).unwrap();
+    }
+    std::os::unix::fs::symlink(root.join("reference"), dir.path().join("reference")).unwrap();
+    dir
+}
+
 /// Picks the default test lane's sample from a whole-corpus sweep: `per`
 /// items of each group (e.g. one variants case per exercise), chosen by a
 /// hash of the group, the item and the sample seed, so that the same seed
