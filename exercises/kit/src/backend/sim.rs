@@ -347,11 +347,14 @@ fn global_out_of_bounds(a: &GlobalAccess, zone: &str, site: &str) -> BackendErro
 }
 
 /// What a race within a block on shared memory says: the two threads and
-/// lines, and for a plain read against an atomic, why that is one.
+/// lines, and for a plain read against another thread's atomic (in either
+/// order), why that is one.
 fn shared_race_text(kernel: &str, r: &ptx_sim::Race, pairs: usize) -> String {
+    use ptx_sim::RaceKind::{ReadWrite, WriteRead};
     let (a, b) = (at(r.ptx_line_a, &r.source_a), at(r.ptx_line_b, &r.source_b));
     let (ta, tb, block, off) = (r.thread_a, r.thread_b, r.block, r.offset);
-    if r.atomic_a == r.atomic_b {
+    let read_vs_atomic = (r.atomic_a && r.kind == WriteRead) || (r.atomic_b && r.kind == ReadWrite);
+    if !read_vs_atomic {
         return format!(
             "{kernel}: threads {ta:?} and {tb:?} of block {block:?} touch the same shared-memory byte (offset {off}) \
              at {a} and {b} with no __syncthreads() between, and at least one of them writes ({pairs} such pair(s) \
@@ -588,6 +591,37 @@ fn worst_global_access(s: &ptx_sim::Stats) -> Option<crate::profile::WarpSample>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shared_race_says_read_against_atomic_only_where_one_side_reads() {
+        use ptx_sim::RaceKind::*;
+        let race = |kind, atomic_a, atomic_b| ptx_sim::Race {
+            kernel: "k".into(),
+            kind,
+            atomic_a,
+            atomic_b,
+            ptx_line_a: 10,
+            ptx_line_b: 20,
+            source_a: Some("k.cu:3".into()),
+            source_b: Some("k.cu:5".into()),
+            offset: 0,
+            thread_a: (0, 0, 0),
+            thread_b: (33, 0, 0),
+            block: (0, 0, 0),
+            occurrences: 1,
+        };
+        let merge = shared_race_text("k", &race(WriteRead, true, false), 1);
+        let (read_late, atomic_first) = ("(33, 0, 0) of block (0, 0, 0) reads plainly at k.cu:5", "(0, 0, 0) changes");
+        assert!(merge.contains(read_late) && merge.contains(atomic_first), "{merge}");
+        let late = shared_race_text("k", &race(ReadWrite, false, true), 1);
+        let (read_first, atomic_late) = ("(0, 0, 0) of block (0, 0, 0) reads plainly at k.cu:3", "(33, 0, 0) changes");
+        assert!(late.contains(read_first) && late.contains(atomic_late), "{late}");
+        // a counter cleared with no barrier before the atomics: a write, not a read
+        for (kind, a, b) in [(WriteWrite, false, true), (WriteWrite, true, false)] {
+            let text = shared_race_text("k", &race(kind, a, b), 1);
+            assert!(!text.contains("reads plainly") && text.contains("at least one of them writes"), "{text}");
+        }
+    }
 
     #[test]
     fn a_message_names_a_ptx_line_and_not_its_prefixes() {
