@@ -164,7 +164,7 @@ pub(crate) struct GlobalDetector {
 }
 
 /// Per instruction: whether it is a load that may read a word other blocks'
-/// atomics change with no race. Either a strong load (`ld.volatile`,
+/// (or, in shared memory, other threads') atomics change with no race. Either a strong load (`ld.volatile`,
 /// `.relaxed`, `.acquire`: a polled flag), or one whose value reaches, through
 /// moves and conversions, the compare operand of an `atom.cas`: the CAS loop's
 /// first read, which the CAS itself checks (it fails, and the loop goes on

@@ -5,11 +5,19 @@
 //! when they come from different threads of a block, no barrier separates them
 //! (`bar.sync` orders the whole block, `bar.warp.sync` / `__syncwarp` the lanes
 //! of one warp), and
-//! - a plain write meets a plain read, a plain write, or an atomic; but
-//! - atomic vs atomic is never a race, nor is a plain read vs an atomic (the
-//!   Programming Guide's `atomicCAS` loop reads the word plainly first), and
-//! - a plain write that leaves the bytes as they were (every thread storing the
-//!   same value) is harmless, racecheck's "INFO" level: it is not recorded.
+//! - a plain write meets a plain read, a plain write, or an atomic; or
+//! - a plain read meets an atomic, in either order: the value read depends on
+//!   whether the other thread's atomic came first (a privatized histogram
+//!   merged by a warp while other warps still count into it). Racecheck does
+//!   not pair these; the rule is the one `crate::global_race` applies between
+//!   blocks, with its exceptions: a load whose value an `atomicCAS` compares
+//!   the word with (the Programming Guide's CAS loop reads the word plainly
+//!   first, and the CAS fails if it changed) and a `volatile`/`.relaxed`/
+//!   `.acquire` load (a polled flag) never race with an atomic
+//!   (`crate::global_race::checked_loads`);
+//! - atomic vs atomic is never a race, and a plain write that leaves the bytes
+//!   as they were (every thread storing the same value) is harmless,
+//!   racecheck's "INFO" level: it is not recorded.
 //!
 //! A plain write then an atomic *is* a race: a counter cleared by one thread
 //! with no barrier before the others `atomicAdd` to it passes on a GPU by luck.
@@ -33,6 +41,10 @@ pub enum RaceKind {
 pub struct Race {
     pub kernel: String,
     pub kind: RaceKind,
+    /// The earlier access was an atomic.
+    pub atomic_a: bool,
+    /// The later access was an atomic.
+    pub atomic_b: bool,
     /// The earlier access.
     pub ptx_line_a: usize,
     /// The later access.
@@ -49,13 +61,18 @@ pub struct Race {
 }
 
 const NONE: u16 = u16::MAX;
-const ATOMIC: u32 = 1 << 31;
+/// `Acc::pc` bit: an atomic.
+pub(crate) const ATOMIC: u32 = 1 << 31;
+/// `Acc::pc` bit: a load that may meet another thread's atomic (see the module doc).
+const CHECKED: u32 = 1 << 30;
+/// `Acc::pc` bits of the instruction's index.
+pub(crate) const PC: u32 = CHECKED - 1;
 
 /// One recorded access, packed to 12 bytes (the shadow is large).
 #[derive(Clone, Copy)]
 struct Acc {
     epoch: u32,
-    /// pc, with `ATOMIC` set for atomics.
+    /// pc, with `ATOMIC` set for atomics and `CHECKED` for checked loads.
     pc: u32,
     tid: u16,
     /// The warp's `__syncwarp` count at the access (wrapping; compared for equality).
@@ -73,7 +90,8 @@ struct Cell {
 
 const EMPTY_CELL: Cell = Cell { w: EMPTY, r1: EMPTY, r2: EMPTY };
 
-/// A conflict found by the shadow: `(pc_a, tid_a, pc_b, tid_b, offset, kind)`.
+/// A conflict found by the shadow: `(pc_a, tid_a, pc_b, tid_b, offset, kind)`;
+/// each pc with its `ATOMIC` bit (mask with `PC` for the index).
 pub(crate) type Conflict = (u32, u32, u32, u32, u32, RaceKind);
 
 /// Distinct instruction pairs reported per launch.
@@ -91,6 +109,8 @@ pub(crate) struct Detector {
     /// One entry per `(pc_a, pc_b, kind)`: the first conflict, its block and a count.
     pub found: Vec<(Conflict, Dim3, u64)>,
     index: std::collections::HashMap<(u32, u32, u8), usize>,
+    /// Per instruction: a load that may meet another thread's atomic.
+    checked: Vec<bool>,
 }
 
 /// Whether an earlier access `a` is unordered with one by thread `tid` now.
@@ -117,8 +137,9 @@ fn check(c: &mut Cell, me: Acc, kind: Kind, wsync: &[u32]) -> Option<(Acc, RaceK
     let w_atomic = c.w.pc & ATOMIC != 0;
     match kind {
         Kind::Read => {
-            // a plain read never races with an atomic
-            let hit = (!w_atomic && concurrent(&c.w, me.epoch, me.tid, wsync)).then_some((c.w, RaceKind::WriteRead));
+            // a checked read (a CAS loop's first, a volatile one) may meet an atomic
+            let excused = w_atomic && me.pc & CHECKED != 0;
+            let hit = (!excused && concurrent(&c.w, me.epoch, me.tid, wsync)).then_some((c.w, RaceKind::WriteRead));
             if c.r1.epoch != me.epoch || c.r1.tid == me.tid {
                 c.r1 = me;
             } else {
@@ -130,20 +151,18 @@ fn check(c: &mut Cell, me: Acc, kind: Kind, wsync: &[u32]) -> Option<(Acc, RaceK
         Kind::Write => {
             let mut hit = concurrent(&c.w, me.epoch, me.tid, wsync).then_some((c.w, RaceKind::WriteWrite));
             if hit.is_none() {
-                for r in [c.r1, c.r2] {
-                    if concurrent(&r, me.epoch, me.tid, wsync) {
-                        hit = Some((r, RaceKind::ReadWrite));
-                        break;
-                    }
-                }
+                hit = unordered_reader(c, me, wsync, false);
             }
             c.w = me;
             hit
         }
         Kind::Atomic => {
-            // only an unordered plain write races with an atomic; reads and atomics do not
+            // an unordered plain write or plain read races with an atomic; atomics do not
             let plain_w = !w_atomic && c.w.epoch == me.epoch && c.w.tid != NONE;
-            let hit = (plain_w && concurrent(&c.w, me.epoch, me.tid, wsync)).then_some((c.w, RaceKind::WriteWrite));
+            let mut hit = (plain_w && concurrent(&c.w, me.epoch, me.tid, wsync)).then_some((c.w, RaceKind::WriteWrite));
+            if hit.is_none() {
+                hit = unordered_reader(c, me, wsync, true);
+            }
             // keep a plain write of this interval: later atomics and reads of other threads race with it
             if !plain_w {
                 c.w = me;
@@ -153,8 +172,20 @@ fn check(c: &mut Cell, me: Acc, kind: Kind, wsync: &[u32]) -> Option<(Acc, RaceK
     }
 }
 
+/// A recorded read unordered with `me`'s write (`atomic`: an atomic, which
+/// checked reads may meet).
+#[inline(always)]
+fn unordered_reader(c: &Cell, me: Acc, wsync: &[u32], atomic: bool) -> Option<(Acc, RaceKind)> {
+    [c.r1, c.r2]
+        .into_iter()
+        .find(|r| !(atomic && r.pc & CHECKED != 0) && concurrent(r, me.epoch, me.tid, wsync))
+        .map(|r| (r, RaceKind::ReadWrite))
+}
+
 impl Detector {
-    pub fn new(shared_bytes: usize, nwarps: usize) -> Self {
+    /// `checked`: per instruction, a load that may meet another thread's
+    /// atomic (`crate::global_race::checked_loads`).
+    pub fn new(shared_bytes: usize, nwarps: usize, checked: Vec<bool>) -> Self {
         let nwords = shared_bytes.div_ceil(4);
         Detector {
             words: vec![EMPTY_CELL; nwords],
@@ -165,6 +196,7 @@ impl Detector {
             block: (0, 0, 0),
             found: Vec::new(),
             index: Default::default(),
+            checked,
         }
     }
 
@@ -179,8 +211,12 @@ impl Detector {
 
     pub fn access(&mut self, off: usize, len: usize, tid: u32, pc: u32, kind: Kind) {
         let wsync = self.wsync[(tid / 32) as usize] as u16;
-        let atomic = kind == Kind::Atomic;
-        let me = Acc { epoch: self.epoch, pc: pc | if atomic { ATOMIC } else { 0 }, tid: tid as u16, wsync };
+        let flag = match kind {
+            Kind::Atomic => ATOMIC,
+            Kind::Read if self.checked.get(pc as usize).copied().unwrap_or(false) => CHECKED,
+            _ => 0,
+        };
+        let me = Acc { epoch: self.epoch, pc: pc | flag, tid: tid as u16, wsync };
         let end = (off + len).min(self.words.len() * 4);
         if off % 4 == 0 && len % 4 == 0 {
             for wd in off / 4..end / 4 {
@@ -211,7 +247,8 @@ impl Detector {
 
     #[cold]
     fn report(&mut self, (a, kind): (Acc, RaceKind), me: Acc, off: usize) {
-        let c: Conflict = (a.pc & !ATOMIC, a.tid as u32, me.pc & !ATOMIC, me.tid as u32, off as u32, kind);
+        let keep = PC | ATOMIC;
+        let c: Conflict = (a.pc & keep, a.tid as u32, me.pc & keep, me.tid as u32, off as u32, kind);
         let key = (c.0, c.2, c.5 as u8);
         if let Some(&i) = self.index.get(&key) {
             self.found[i].2 += 1;
@@ -219,5 +256,89 @@ impl Detector {
             self.index.insert(key, self.found.len());
             self.found.push((c, self.block, 1));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COUNT: u32 = 1; // pc of the atomic
+    const MERGE: u32 = 2; // pc of a plain read
+    const CAS_READ: u32 = 3; // pc of a load that feeds a CAS (checked)
+
+    /// A block of 64 threads (two warps) over 16 bytes of shared memory.
+    fn detector() -> Detector {
+        let mut checked = vec![false; 4];
+        checked[CAS_READ as usize] = true;
+        Detector::new(16, 2, checked)
+    }
+
+    fn kinds(d: &Detector) -> Vec<(RaceKind, bool, bool)> {
+        d.found.iter().map(|&((a, _, b, _, _, kind), ..)| (kind, a & ATOMIC != 0, b & ATOMIC != 0)).collect()
+    }
+
+    #[test]
+    fn a_plain_read_and_another_threads_atomic_race_in_either_order() {
+        // warp 0 counts and merges before warp 1 has counted
+        let mut d = detector();
+        d.access(0, 4, 0, COUNT, Kind::Atomic);
+        d.access(0, 4, 40, MERGE, Kind::Read);
+        assert_eq!(kinds(&d), [(RaceKind::WriteRead, true, false)]);
+        let mut d = detector();
+        d.access(0, 4, 0, MERGE, Kind::Read);
+        d.access(0, 4, 40, COUNT, Kind::Atomic);
+        assert_eq!(kinds(&d), [(RaceKind::ReadWrite, false, true)]);
+        // lanes of one warp with no __syncwarp between are not ordered either
+        let mut d = detector();
+        d.access(0, 4, 3, COUNT, Kind::Atomic);
+        d.access(0, 4, 5, MERGE, Kind::Read);
+        assert_eq!(kinds(&d).len(), 1);
+    }
+
+    #[test]
+    fn a_cas_loops_first_read_meets_atomics_cleanly() {
+        let mut d = detector();
+        for t in 0..64 {
+            d.access(4, 4, t, CAS_READ, Kind::Read);
+            d.access(4, 4, t, COUNT, Kind::Atomic);
+        }
+        assert!(d.found.is_empty());
+        // a plain write still races with them
+        d.access(4, 4, 9, MERGE, Kind::Write);
+        assert_eq!(kinds(&d), [(RaceKind::WriteWrite, true, false)]);
+    }
+
+    #[test]
+    fn atomics_alone_never_race() {
+        let mut d = detector();
+        for t in 0..64 {
+            d.access(8 * (t as usize % 2), 4, t, COUNT, Kind::Atomic);
+        }
+        assert!(d.found.is_empty());
+    }
+
+    #[test]
+    fn a_read_after_a_barrier_or_a_syncwarp_or_by_the_same_thread_is_ordered() {
+        let mut d = detector();
+        for t in 0..64 {
+            d.access(0, 4, t, COUNT, Kind::Atomic);
+        }
+        d.access(0, 4, 63, MERGE, Kind::Read);
+        assert_eq!(d.found.len(), 0, "the last thread's own atomic");
+        d.barrier();
+        for t in 0..64 {
+            d.access(0, 4, t, MERGE, Kind::Read);
+        }
+        d.barrier();
+        for t in 0..64 {
+            d.access(0, 4, t, COUNT, Kind::Atomic);
+        }
+        // within one warp, __syncwarp orders the lanes
+        d.barrier();
+        d.access(4, 4, 1, COUNT, Kind::Atomic);
+        d.wsync[0] += 1;
+        d.access(4, 4, 2, MERGE, Kind::Read);
+        assert!(d.found.is_empty(), "{:?}", kinds(&d));
     }
 }

@@ -1,7 +1,8 @@
 //! The sanitizer's findings, and the correct kernels it must leave alone:
 //! races judged as compute-sanitizer's racecheck does (atomics never race with
-//! each other or with plain reads; a plain write races with everything
-//! unordered; a write that changes nothing is harmless), reads of shared memory
+//! each other; a plain write races with everything unordered; a write that
+//! changes nothing is harmless) and a plain read against another thread's
+//! atomic (except the CAS loop's first read), reads of shared memory
 //! nobody wrote, and accesses to a buffer's guard zones.
 
 mod common;
@@ -47,6 +48,27 @@ fn a_counter_cleared_without_a_barrier_before_atomics_is_a_race() {
     assert!(r.source_b.as_deref().is_some_and(|s| s.ends_with("sanitize.cu:35")), "{:?}", r.source_b);
     let ok = sim.launch(m, "counter", (1, 1, 1), (64, 1, 1), 0, &[ptr(pin), ptr(pout), ParamValue::I32(1)]).unwrap();
     assert!(ok.races.is_empty(), "atomics after a barrier, then a read after another: {:?}", ok.races);
+}
+
+#[test]
+fn a_merge_of_shared_bins_without_a_barrier_after_the_atomics_is_a_race() {
+    let (mut sim, m) = sim_or_skip!();
+    let input: Vec<i32> = (0..128).map(|i| i * 5 % 11).collect();
+    let pin = upload_i32(&mut sim, &input);
+    let pbins = sim.alloc(8 * 4).unwrap();
+    let args = |b| [ptr(pin), ptr(pbins), ParamValue::I32(b)];
+    let racy = sim.launch(m, "private_bins", (2, 1, 1), (64, 1, 1), 0, &args(0)).unwrap();
+    assert!(!racy.races.is_empty());
+    for r in &racy.races {
+        // one side reads plainly, the other is a thread's atomic
+        assert!(r.atomic_a != r.atomic_b && r.thread_a != r.thread_b, "{r:?}");
+        let read = if r.atomic_a { &r.source_b } else { &r.source_a };
+        assert!(read.as_deref().is_some_and(|s| s.contains("sanitize.cu:")), "{r:?}");
+    }
+    let kinds: Vec<_> = racy.races.iter().map(|r| r.kind).collect();
+    assert!(kinds.contains(&RaceKind::WriteRead) && kinds.contains(&RaceKind::ReadWrite), "{kinds:?}");
+    let ok = sim.launch(m, "private_bins", (2, 1, 1), (64, 1, 1), 0, &args(1)).unwrap();
+    assert!(ok.races.is_empty(), "the merge after a barrier: {:?}", ok.races);
 }
 
 #[test]

@@ -15,6 +15,8 @@
 //! byte shows as many per bin. Deterministic for a seed: the same on every backend.
 
 use anyhow::{anyhow, bail, Result};
+use kit::backend::sim::names_ptx_line;
+use kit::backend::BackendError;
 use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
 use kit::{args, Ctx};
 
@@ -189,71 +191,53 @@ pub fn merged_once_stand_in(ctx: &Ctx, kernel: &str) -> Result<String> {
 /// Bytes of the race diagnosis's input: nine blocks of text-like bytes (a few for `coarse`'s grid).
 const RACE_N: usize = 9 * crate::THREADS as usize - 37;
 
-/// A privatized kernel's wrong count, diagnosed on the simulator: when the
-/// same kernel counts every byte right with one warp per block (no other warp
-/// of its block to wait for) and loses counts with 256 threads, the warps of
-/// a block race on its shared bins: a warp merges them before the others have
-/// counted (the race detector does not pair a plain read with another
-/// thread's atomic, which a compare-and-swap loop does legitimately). The
-/// error is a shared-memory race, naming the count and the merge lines.
-/// `None` when the kernel is as wrong with one warp, or cannot run.
-pub fn warps_race(ctx: &Ctx, kernel: &str) -> Option<anyhow::Error> {
+/// A privatized kernel's race between counting and merging, in the
+/// exercise's words: the kernel counts [`RACE_N`] text-like bytes on the
+/// measuring simulator, whose race check pairs a plain read of a shared word
+/// with another thread's atomic on it when no barrier orders the two. Where
+/// its report pairs a shared atomic (the count) with a shared load (the
+/// merge), the error names both lines and says where the barrier goes.
+/// `None` when the report names no such pair (another race keeps the
+/// simulator's own message), or the kernel cannot run.
+pub fn merge_race(ctx: &Ctx, kernel: &str) -> Option<anyhow::Error> {
     let data = measured_bytes(&mut ctx.rng_for("warps race"), RACE_N);
-    let expected = cpu::histogram(&data);
-    let run = |threads: u32| {
-        let blocks = if kernel == COARSE {
-            crate::COARSE_TEST_BLOCKS
-        } else {
-            u32::try_from(RACE_N.div_ceil(threads as usize)).ok()?
-        };
-        let got = std::cell::RefCell::new(Vec::new());
-        let m = ctx
-            .measure(kernel, |module| {
-                let gpu = module.gpu();
-                let (input, bins) = (gpu.upload("data", &data)?, gpu.zeros::<u32>("bins", cpu::BINS)?);
-                module.launch(
-                    kernel,
-                    kit::LaunchConfig::linear(blocks, threads),
-                    &args![&input, RACE_N as u32, &bins],
-                )?;
-                *got.borrow_mut() = bins.read()?;
-                Ok(())
-            })
-            .ok()?;
-        let got = got.into_inner();
-        let counted: u64 = got.iter().map(|&c| c as u64).sum();
-        Some((got == expected, counted, m))
-    };
-    let (right, counted, m) = run(crate::THREADS)?;
-    let (one_warp_right, _, _) = run(32)?;
-    if right || !one_warp_right {
-        return None;
-    }
-    let count = m.rows(|k| k == AccessKind::SharedAtomic).max_by_key(|r| r.thread_accesses);
-    let merge = m
-        .rows(|k| k == AccessKind::SharedLoad)
-        .max_by_key(|r| r.thread_accesses)
-        .or_else(|| m.rows(|k| k == AccessKind::GlobalAtomic).max_by_key(|r| r.thread_accesses));
-    let line = |r: Option<&kit::measure::InstrStats>, what: &str| match r {
-        Some(r) => format!("{what} at {}", kit::measure::at(r)),
-        None => what.to_string(),
-    };
-    let lost = if counted < RACE_N as u64 {
-        format!("loses {} of them", RACE_N as u64 - counted)
-    } else {
-        "counts them into the wrong bins".to_string()
-    };
-    Some(anyhow::anyhow!(kit::backend::BackendError::SharedRace(format!(
-        "{kernel}: the warps of a block race on its shared bins: {} reads bins that other warps of the block still \
-         count into ({}), with no __syncthreads() between counting and merging. Measured on the simulator on {RACE_N} \
-         text-like bytes: with one warp per block (32 threads: no other warp to wait for) the same kernel counts every \
-         byte right; with {} threads per block it {lost}, because a warp merges before the later warps of its block \
-         have counted. Add __syncthreads() before the merge (after the counting loop), so that every warp has \
-         counted before any thread reads the block's bins",
-        line(merge, "the merge"),
-        line(count, "the count"),
-        crate::THREADS
+    let blocks =
+        if kernel == COARSE { crate::COARSE_TEST_BLOCKS } else { RACE_N.div_ceil(crate::THREADS as usize) as u32 };
+    let report = std::cell::RefCell::new(None);
+    let m = ctx
+        .measure(kernel, |module| {
+            let gpu = module.gpu();
+            let (input, bins) = (gpu.upload("data", &data)?, gpu.zeros::<u32>("bins", cpu::BINS)?);
+            let cfg = kit::LaunchConfig::linear(blocks, crate::THREADS);
+            if let Err(e) = module.launch(kernel, cfg, &args![&input, RACE_N as u32, &bins]) {
+                let Some(text) = shared_race(&e).map(str::to_string) else { return Err(e) };
+                *report.borrow_mut() = Some(text);
+            }
+            Ok(())
+        })
+        .ok()?;
+    let report = report.into_inner()?;
+    let named = |r: &&kit::measure::InstrStats| names_ptx_line(&report, r.ptx_line);
+    let count = m.rows(|k| k == AccessKind::SharedAtomic).find(named)?;
+    let merge = m.rows(|k| k == AccessKind::SharedLoad).find(named)?;
+    Some(anyhow!(BackendError::SharedRace(format!(
+        "{kernel}: the warps of a block race on its shared bins: the merge at {} reads bins that other threads of \
+         the block count into at {}, with no __syncthreads() between counting and merging (the simulator's race \
+         check, on {RACE_N} text-like bytes). A warp that reaches the merge first adds a bin to the global ones \
+         before the later warps of its block have counted into it, and their counts are lost. Add \
+         __syncthreads() before the merge (after the counting loop), so that every warp has counted before any \
+         thread reads the block's bins",
+        kit::measure::at(merge),
+        kit::measure::at(count),
     ))))
+}
+
+/// The text of a launch's shared-memory race, if that is what failed it.
+pub fn shared_race(e: &anyhow::Error) -> Option<&str> {
+    e.chain().find_map(|c| match c.downcast_ref::<BackendError>() {
+        Some(BackendError::SharedRace(text)) => Some(text.as_str()),
+        _ => None,
+    })
 }
 
 /// `coarse`: the byte reads interleaved across the grid.
@@ -387,18 +371,14 @@ mod tests {
                 |t| t,
                 |ctx| {
                     let e = crate::correct(ctx, kernel, 4099, Bytes::Text).expect_err("loses counts");
-                    let race = e.chain().any(|c| {
-                        matches!(
-                            c.downcast_ref::<kit::backend::BackendError>(),
-                            Some(kit::backend::BackendError::SharedRace(_))
-                        )
-                    });
+                    let race = super::shared_race(&e).is_some();
                     let msg = format!("{e:#}");
-                    assert!(race && msg.contains("Add __syncthreads() before the merge"), "{file}: {msg}");
+                    let lines = msg.contains("the merge at") && msg.contains("count into at");
+                    assert!(race && lines && msg.contains("Add __syncthreads() before the merge"), "{file}: {msg}");
                 },
             );
         }
-        // Counted once per thread only: as wrong with one warp per block, no race named.
+        // Counted once per thread only: wrong with no race, and none named.
         let wrong = variant("ex10-coarse-one-byte-per-thread", "histogram_coarse.cu");
         kit::trial::on_sim(
             "ex10::x::correct::n=4099",

@@ -44,27 +44,38 @@ pub struct Naming<'a> {
     pub fill: &'a dyn Fn(&str) -> String,
 }
 
+/// Three correct cases, each `(suffix, what, template)`.
+fn correct(cases: [(&'static str, &'static str, &'static str); 3]) -> [Correct; 3] {
+    cases.map(|(suffix, what, template)| Correct { suffix, what, template })
+}
+
+/// A slow case that a structure check (`check`) fails on every backend.
+fn structure_slow(what: &'static str, check: &'static str, says: &'static [&'static str]) -> Slow {
+    Slow { what, sim: "structure", gpu: "structure", check, says }
+}
+
 fn family(names: &Naming) -> ([Correct; 3], Slow) {
     let style = names.style;
     match names.shape {
         Shape::Linear => (
-            [
-                Correct {
-                    suffix: "early-return",
-                    what: "an early return, unsigned indices, the doubling as an addition",
-                    template: include_str!("template/variant_a.cu.tmpl"),
-                },
-                Correct {
-                    suffix: "wide-index",
-                    what: "64-bit indices and pointers advanced to the element",
-                    template: include_str!("template/variant_b.cu.tmpl"),
-                },
-                Correct { suffix: "grid-stride", what: "a grid-stride loop, __restrict__ and __ldg", template: style },
-            ],
+            correct([
+                (
+                    "early-return",
+                    "an early return, unsigned indices, the doubling as an addition",
+                    include_str!("template/variant_a.cu.tmpl"),
+                ),
+                (
+                    "wide-index",
+                    "64-bit indices and pointers advanced to the element",
+                    include_str!("template/variant_b.cu.tmpl"),
+                ),
+                ("grid-stride", "a grid-stride loop, __restrict__ and __ldg", style),
+            ]),
             // No structure check: without a GPU the timed check is left out
             // (cuda-lab.toml's own-runs policy), on the GPU it is too slow.
             Slow {
-                what: "reference/slow: a chunk of 32 elements per thread. Correct; uncoalesced (32 sectors per request)",
+                what:
+                    "reference/slow: a chunk of 32 elements per thread. Correct; uncoalesced (32 sectors per request)",
                 sim: "pass",
                 gpu: "too-slow",
                 check: "perf::share-of-copy",
@@ -72,56 +83,44 @@ fn family(names: &Naming) -> ([Correct; 3], Slow) {
             },
         ),
         Shape::Rows => (
-            [
-                Correct {
-                    suffix: "unrolled-interleaved",
-                    what: "the row's loop unrolled by two, a 64-bit row pointer, the tree with interleaved addressing",
-                    template: include_str!("template/rows/variant_a.cu.tmpl"),
-                },
-                Correct {
-                    suffix: "shuffle-tail",
-                    what: "an early return for rows past the end, the last warp of the tree done with shuffles",
-                    template: include_str!("template/rows/variant_b.cu.tmpl"),
-                },
-                Correct {
-                    suffix: "warp-shuffles",
-                    what: "__restrict__, __ldg, warp shuffles and one shared word per warp",
-                    template: style,
-                },
-            ],
-            Slow {
-                what: "reference/slow: thread 0 of each block walks its row alone. Correct; measured: 1 active lane per load",
-                sim: "structure",
-                gpu: "structure",
-                check: "structure::coalesced",
-                says: &["active lanes per global load"],
-            },
+            correct([
+                (
+                    "unrolled-interleaved",
+                    "the row's loop unrolled by two, a 64-bit row pointer, the tree with interleaved addressing",
+                    include_str!("template/rows/variant_a.cu.tmpl"),
+                ),
+                (
+                    "shuffle-tail",
+                    "an early return for rows past the end, the last warp of the tree done with shuffles",
+                    include_str!("template/rows/variant_b.cu.tmpl"),
+                ),
+                ("warp-shuffles", "__restrict__, __ldg, warp shuffles and one shared word per warp", style),
+            ]),
+            structure_slow(
+                "reference/slow: thread 0 of each block walks its row alone. Correct; measured: 1 active lane per load",
+                "structure::coalesced",
+                &["active lanes per global load"],
+            ),
         ),
         Shape::Tiles2d => (
-            [
-                Correct {
-                    suffix: "flat-thread-index",
-                    what: "the block's threads flattened and split again, unsigned indices, an early return",
-                    template: include_str!("template/tiles-2d/variant_a.cu.tmpl"),
-                },
-                Correct {
-                    suffix: "row-pointers",
-                    what: "row pointers with 64-bit offsets, one early return per dimension",
-                    template: include_str!("template/tiles-2d/variant_b.cu.tmpl"),
-                },
-                Correct {
-                    suffix: "grid-stride",
-                    what: "2-D grid-stride loops, __restrict__ and __ldg",
-                    template: style,
-                },
-            ],
-            Slow {
-                what: "reference/slow: the column from threadIdx.y. Correct; measured: 16 sectors per request instead of 4",
-                sim: "structure",
-                gpu: "structure",
-                check: "structure::coalesced",
-                says: &["sectors per global load request"],
-            },
+            correct([
+                (
+                    "flat-thread-index",
+                    "the block's threads flattened and split again, unsigned indices, an early return",
+                    include_str!("template/tiles-2d/variant_a.cu.tmpl"),
+                ),
+                (
+                    "row-pointers",
+                    "row pointers with 64-bit offsets, one early return per dimension",
+                    include_str!("template/tiles-2d/variant_b.cu.tmpl"),
+                ),
+                ("grid-stride", "2-D grid-stride loops, __restrict__ and __ldg", style),
+            ]),
+            structure_slow(
+                "reference/slow: the column from threadIdx.y. Correct; measured: 16 sectors per request instead of 4",
+                "structure::coalesced",
+                &["sectors per global load request"],
+            ),
         ),
     }
 }

@@ -130,6 +130,8 @@ impl<'a> Exec<'a> {
         let shared_bytes = k.shared_layout.sim_bytes(dyn_bytes);
         let any_zones = mem.allocs.iter().any(|a| !a.zones.is_empty());
         let nallocs = mem.allocs.len();
+        // loads that may meet an atomic without a race, for both race checks
+        let checked = cfg.detect_races.then(|| crate::global_race::checked_loads(&k.code, &k.info));
         Exec {
             k,
             mem,
@@ -151,10 +153,11 @@ impl<'a> Exec<'a> {
             cancel: cfg.cancel.clone(),
             thread_instr: 0,
             stats: cfg.track_stats.then(|| Collector::new(k)),
-            race: cfg.detect_races.then(|| Detector::new(shared_bytes, nwarps)),
+            race: checked.clone().map(|c| Detector::new(shared_bytes, nwarps, c)),
             // one block races with no other
-            grace: (cfg.detect_races && grid.0 as u64 * grid.1 as u64 * grid.2 as u64 > 1)
-                .then(|| GlobalDetector::new(nallocs, atomic_flags(k))),
+            grace: checked
+                .filter(|_| grid.0 as u64 * grid.1 as u64 * grid.2 as u64 > 1)
+                .map(|c| GlobalDetector::new(nallocs, atomic_flags(k, c))),
             printf: PrintfOutput { discard: !cfg.capture_printf, ..PrintfOutput::default() },
             dyn_bytes,
             gcache: Cell::new(0),
@@ -266,18 +269,23 @@ impl<'a> Exec<'a> {
             Some(d) => d
                 .found
                 .iter()
-                .map(|&((pa, ta, pb, tb, off, kind), block, n)| crate::race::Race {
-                    kernel: kname.clone(),
-                    kind,
-                    ptx_line_a: k.ptx_line(pa as usize),
-                    ptx_line_b: k.ptx_line(pb as usize),
-                    source_a: k.source_of(pa as usize),
-                    source_b: k.source_of(pb as usize),
-                    offset: crate::shared_layout::gpu_offset(&self.shared_vars, off),
-                    thread_a: self.thread_coords(ta),
-                    thread_b: self.thread_coords(tb),
-                    block,
-                    occurrences: n,
+                .map(|&((a, ta, b, tb, off, kind), block, n)| {
+                    let (pa, pb) = ((a & crate::race::PC) as usize, (b & crate::race::PC) as usize);
+                    crate::race::Race {
+                        kernel: kname.clone(),
+                        kind,
+                        atomic_a: a & crate::race::ATOMIC != 0,
+                        atomic_b: b & crate::race::ATOMIC != 0,
+                        ptx_line_a: k.ptx_line(pa),
+                        ptx_line_b: k.ptx_line(pb),
+                        source_a: k.source_of(pa),
+                        source_b: k.source_of(pb),
+                        offset: crate::shared_layout::gpu_offset(&self.shared_vars, off),
+                        thread_a: self.thread_coords(ta),
+                        thread_b: self.thread_coords(tb),
+                        block,
+                        occurrences: n,
+                    }
                 })
                 .collect(),
             None => Vec::new(),
@@ -801,10 +809,10 @@ impl<'a> Exec<'a> {
 /// Per instruction, what the global race detector needs to know of an
 /// atomic: release semantics (`.release`, `.acq_rel`: its own
 /// `__threadfence()`) and whether it is an `atomicCAS`/`atomicExch`; of a
-/// load, whether it may read what other blocks' atomics change.
-fn atomic_flags(k: &Kernel) -> Vec<u8> {
+/// load, whether it may read what other blocks' atomics change (`checked`,
+/// from `crate::global_race::checked_loads`).
+fn atomic_flags(k: &Kernel, checked: Vec<bool>) -> Vec<u8> {
     use crate::global_race::{CHECKED, LOCK, RELEASE};
-    let checked = crate::global_race::checked_loads(&k.code, &k.info);
     k.code
         .iter()
         .zip(&k.info)

@@ -1,5 +1,5 @@
-// Kernels for the sanitizer rules (tests/sanitizer.rs): races judged as
-// compute-sanitizer's racecheck does, uninitialised shared reads, guard zones.
+// Kernels for the sanitizer rules (tests/sanitizer.rs): racecheck's races and a
+// plain read against an atomic, uninitialised shared reads, guard zones.
 
 // The Programming Guide's atomicCAS loop on shared memory: a plain read, then
 // atomicCAS until it sticks. Correct: no race.
@@ -75,4 +75,21 @@ extern "C" __global__ void fill(int *out, int n, int past)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n + past)
         out[i] = i;
+}
+
+// A privatized histogram: shared bins counted with atomics, then merged by one
+// thread per bin. Without the barrier between counting and merging, a warp
+// merges bins the other warps still count into: a plain read racing other
+// threads' atomics (in either order).
+extern "C" __global__ void private_bins(const int *in, int *bins, int with_barrier)
+{
+    __shared__ int bins_s[8];
+    if (threadIdx.x < 8)
+        bins_s[threadIdx.x] = 0;
+    __syncthreads();
+    atomicAdd(&bins_s[in[blockIdx.x * blockDim.x + threadIdx.x] & 7], 1);
+    if (with_barrier)
+        __syncthreads();
+    if (threadIdx.x < 8)
+        atomicAdd(&bins[threadIdx.x], bins_s[threadIdx.x]);
 }

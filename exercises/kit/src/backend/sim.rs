@@ -100,33 +100,33 @@ impl SimBackend {
     /// rows where the exercise gave them, and as a 2-D kernel's where the
     /// launch is 2-D.
     fn classify_launch(&self, e: SimError, cfg: &LaunchConfig) -> BackendError {
-        let SimError::OutOfBounds {
-            write,
-            addr,
-            size,
-            zone,
-            before,
-            distance,
-            ptx_line,
-            location,
-            kernel,
-            thread,
-            block,
-        } = e
-        else {
-            return classify(e);
+        let two_d = cfg.grid.1 > 1 || cfg.block.1 > 1 || cfg.grid.2 > 1 || cfg.block.2 > 1;
+        let shapes = self.shapes.lock().unwrap();
+        let rows = |edge: u64, before: bool| {
+            shapes.iter().find_map(|&(p, s)| {
+                let end = p + (s.width * s.height * s.element_bytes) as u64;
+                (if before { p == edge } else { end == edge }).then_some(s)
+            })
         };
-        // The buffer's first byte (before it) or the byte after its last.
-        let edge = if before { addr + distance } else { addr - distance };
-        let shape = self.shapes.lock().unwrap().iter().find_map(|&(p, s)| {
-            let end = p + (s.width * s.height * s.element_bytes) as u64;
-            (if before { p == edge } else { end == edge }).then_some(s)
-        });
-        let two_d = shape.is_some() || cfg.grid.1 > 1 || cfg.block.1 > 1 || cfg.grid.2 > 1 || cfg.block.2 > 1;
-        let access = GlobalAccess { write, size, before, distance, shape, two_d };
-        let site = format!("`{kernel}` at {}, thread {thread:?} of block {block:?}", at(ptx_line, &location));
-        global_out_of_bounds(&access, &zone, &site)
+        out_of_bounds(e, rows, two_d)
     }
+}
+
+/// The message of `SimError::OutOfBounds` (any other error: [`classify`]'s):
+/// `rows` gives the buffer's rows from its edge (its first byte for an access
+/// `before` it, else the byte after its last), if known; `two_d`: the launch
+/// is 2-D (so is a buffer with rows).
+fn out_of_bounds(e: SimError, rows: impl FnOnce(u64, bool) -> Option<Shape2d>, two_d: bool) -> BackendError {
+    let SimError::OutOfBounds { write, addr, size, zone, before, distance, ptx_line, location, kernel, thread, block } =
+        e
+    else {
+        return classify(e);
+    };
+    let edge = if before { addr.wrapping_add(distance) } else { addr.wrapping_sub(distance) };
+    let shape = rows(edge, before);
+    let access = GlobalAccess { write, size, before, distance, shape, two_d: two_d || shape.is_some() };
+    let site = format!("`{kernel}` at {}, thread {thread:?} of block {block:?}", at(ptx_line, &location));
+    global_out_of_bounds(&access, &zone, &site)
 }
 
 impl Default for SimBackend {
@@ -142,6 +142,14 @@ fn at(ptx_line: usize, location: &Option<String>) -> String {
         Some(s) => format!("{} (PTX line {ptx_line})", relative_source(s)),
         None => format!("PTX line {ptx_line}"),
     }
+}
+
+/// Whether a message of this backend names PTX line `line` (as [`at`] writes
+/// it): how an exercise finds which of its measured instructions a race
+/// report pairs.
+pub fn names_ptx_line(text: &str, line: usize) -> bool {
+    let needle = format!("PTX line {line}");
+    text.match_indices(&needle).any(|(i, _)| !text[i + needle.len()..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// A `.file` path (or `path:line`) as the student knows it, relative to the
@@ -210,26 +218,7 @@ fn classify(e: SimError) -> BackendError {
         SimError::MissingKernel(k) => BackendError::MissingKernel(k),
         SimError::MissingSymbol(s) => BackendError::MissingSymbol(s),
         SimError::StepLimit { steps, .. } => BackendError::Timeout(format!("{steps} simulated warp instructions")),
-        SimError::OutOfBounds {
-            write,
-            size,
-            zone,
-            before,
-            distance,
-            ptx_line,
-            location,
-            kernel,
-            thread,
-            block,
-            ..
-        } => {
-            let access = GlobalAccess { write, size, before, distance, shape: None, two_d: false };
-            global_out_of_bounds(
-                &access,
-                &zone,
-                &format!("`{kernel}` at {}, thread {thread:?} of block {block:?}", at(ptx_line, &location)),
-            )
-        }
+        e @ SimError::OutOfBounds { .. } => out_of_bounds(e, |_, _| None, false),
         SimError::SharedOutOfBounds {
             write,
             size,
@@ -355,6 +344,31 @@ fn global_out_of_bounds(a: &GlobalAccess, zone: &str, site: &str) -> BackendErro
     } else {
         BackendError::OutOfBoundsRead(text)
     }
+}
+
+/// What a race within a block on shared memory says: the two threads and
+/// lines, and for a plain read against another thread's atomic (in either
+/// order), why that is one.
+fn shared_race_text(kernel: &str, r: &ptx_sim::Race, pairs: usize) -> String {
+    use ptx_sim::RaceKind::{ReadWrite, WriteRead};
+    let (a, b) = (at(r.ptx_line_a, &r.source_a), at(r.ptx_line_b, &r.source_b));
+    let (ta, tb, block, off) = (r.thread_a, r.thread_b, r.block, r.offset);
+    let read_vs_atomic = (r.atomic_a && r.kind == WriteRead) || (r.atomic_b && r.kind == ReadWrite);
+    if !read_vs_atomic {
+        return format!(
+            "{kernel}: threads {ta:?} and {tb:?} of block {block:?} touch the same shared-memory byte (offset {off}) \
+             at {a} and {b} with no __syncthreads() between, and at least one of them writes ({pairs} such pair(s) \
+             of instructions)"
+        );
+    }
+    let (atomic, read) = if r.atomic_a { ((ta, &a), (tb, &b)) } else { ((tb, &b), (ta, &a)) };
+    format!(
+        "{kernel}: thread {:?} of block {block:?} reads plainly at {} a shared word (offset {off}) that thread {:?} \
+         changes with an atomic at {}, with no __syncthreads() between: the value read depends on whether the \
+         atomic came first. Put a __syncthreads() between the atomics and the reads, or, to update the word, do it \
+         in one atomic (or an atomicCAS loop on the value it returns) ({pairs} such pair(s) of instructions)",
+        read.0, read.1, atomic.0, atomic.1
+    )
 }
 
 /// What a race between blocks says: the two lines, the two blocks, the
@@ -515,16 +529,7 @@ impl Backend for SimBackend {
             local_bytes: s.local_load_bytes + s.local_store_bytes,
         });
         if let Some(r) = report.races.first() {
-            return Err(BackendError::SharedRace(format!(
-                "{kernel}: threads {:?} and {:?} of block {:?} touch the same shared-memory byte (offset {}) at {} and {} with no __syncthreads() between, and at least one of them writes ({} such pair(s) of instructions)",
-                r.thread_a,
-                r.thread_b,
-                r.block,
-                r.offset,
-                at(r.ptx_line_a, &r.source_a),
-                at(r.ptx_line_b, &r.source_b),
-                report.races.len()
-            )));
+            return Err(BackendError::SharedRace(shared_race_text(kernel, r, report.races.len())));
         }
         if let Some(r) = report.global_races.first() {
             return Err(BackendError::GlobalRace(global_race_text(kernel, r, report.global_races.len())));
@@ -586,6 +591,44 @@ fn worst_global_access(s: &ptx_sim::Stats) -> Option<crate::profile::WarpSample>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shared_race_says_read_against_atomic_only_where_one_side_reads() {
+        use ptx_sim::RaceKind::*;
+        let race = |kind, atomic_a, atomic_b| ptx_sim::Race {
+            kernel: "k".into(),
+            kind,
+            atomic_a,
+            atomic_b,
+            ptx_line_a: 10,
+            ptx_line_b: 20,
+            source_a: Some("k.cu:3".into()),
+            source_b: Some("k.cu:5".into()),
+            offset: 0,
+            thread_a: (0, 0, 0),
+            thread_b: (33, 0, 0),
+            block: (0, 0, 0),
+            occurrences: 1,
+        };
+        let merge = shared_race_text("k", &race(WriteRead, true, false), 1);
+        let (read_late, atomic_first) = ("(33, 0, 0) of block (0, 0, 0) reads plainly at k.cu:5", "(0, 0, 0) changes");
+        assert!(merge.contains(read_late) && merge.contains(atomic_first), "{merge}");
+        let late = shared_race_text("k", &race(ReadWrite, false, true), 1);
+        let (read_first, atomic_late) = ("(0, 0, 0) of block (0, 0, 0) reads plainly at k.cu:3", "(33, 0, 0) changes");
+        assert!(late.contains(read_first) && late.contains(atomic_late), "{late}");
+        // a counter cleared with no barrier before the atomics: a write, not a read
+        for (kind, a, b) in [(WriteWrite, false, true), (WriteWrite, true, false)] {
+            let text = shared_race_text("k", &race(kind, a, b), 1);
+            assert!(!text.contains("reads plainly") && text.contains("at least one of them writes"), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_message_names_a_ptx_line_and_not_its_prefixes() {
+        let text = format!("at {} and {}", at(12, &Some("k.cu:3".into())), at(130, &None));
+        assert!(names_ptx_line(&text, 12) && names_ptx_line(&text, 130));
+        assert!(!names_ptx_line(&text, 1) && !names_ptx_line(&text, 13));
+    }
 
     #[test]
     fn a_source_path_is_relative_to_the_repository_whatever_the_folder_it_was_compiled_in() {
