@@ -161,8 +161,8 @@ impl Format {
 enum Command {
     /// List the exercises, their parts, files and points.
     List,
-    /// Measure every performance threshold on this GPU (needs a CUDA GPU; about
-    /// 10-20 minutes): writes calibration/<gpu model>.toml and a copy in the cache.
+    /// Measure every performance threshold on this GPU (needs a CUDA GPU; 3 to 6
+    /// minutes on an H100 or an H200): writes calibration/<gpu model>.toml and a copy in the cache.
     Calibrate(CalibrateArgs),
     /// Keep the GPU busy streaming memory for SECONDS, then stop: a noisy
     /// neighbour for trying grading on a shared GPU.
@@ -974,7 +974,8 @@ fn run_calibrate(args: CalibrateArgs) -> Result<ExitCode> {
         Ok(gpu) => gpu,
         Err(e) => {
             eprintln!(
-                "grader calibrate needs a CUDA GPU: it times the kernels of every performance check, which the                  simulator cannot ({e})"
+                "grader calibrate needs a CUDA GPU: it times the kernels of every performance check, which the \
+                 simulator cannot ({e})"
             );
             return Ok(ExitCode::from(2));
         }

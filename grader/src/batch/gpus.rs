@@ -63,21 +63,32 @@ pub fn visible(backend: BackendChoice) -> Vec<String> {
 
 /// The batch's choice for `--gpus` (possibly empty) and `backend`.
 pub fn choose(cli: &[String], backend: BackendChoice) -> Choice {
-    if !cli.is_empty() {
-        // Asking the driver loads it: not where the flag already says.
-        return gpus_to_use(cli, &[]);
-    }
+    let no_gpu = |why| Choice { ids: Vec::new(), why };
     match backend {
-        BackendChoice::Cuda | BackendChoice::Auto => gpus_to_use(cli, &visible(backend)),
-        BackendChoice::Sim | BackendChoice::None | BackendChoice::LuckySim => {
-            Choice { ids: Vec::new(), why: "this --backend uses no GPU" }
+        // `auto` on a machine with no GPU grades on the simulator: the named GPUs are not used.
+        BackendChoice::Auto if !cli.is_empty() && visible(backend).is_empty() => {
+            no_gpu("no GPU visible, so the simulator grades: --gpus is ignored")
         }
+        // Asking the driver loads it: not where the flag already says. With a
+        // simulator backend the named sets of workers still split the class (the tests' plumbing).
+        _ if !cli.is_empty() => gpus_to_use(cli, &[]),
+        BackendChoice::Cuda | BackendChoice::Auto => gpus_to_use(cli, &visible(backend)),
+        BackendChoice::Sim | BackendChoice::None | BackendChoice::LuckySim => no_gpu("this --backend uses no GPU"),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpus_named_where_auto_finds_no_gpu_are_said_to_be_ignored() {
+        if visible(BackendChoice::Auto).is_empty() {
+            // Where no GPU is visible, as in CI: the simulator grades.
+            let auto = choose(&ids(&["0", "1"]), BackendChoice::Auto);
+            assert!(auto.ids.is_empty() && auto.why.contains("--gpus is ignored"), "{auto}");
+        }
+    }
 
     fn ids(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
