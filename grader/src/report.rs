@@ -355,6 +355,15 @@ impl GradeReport {
         for e in &self.exercises {
             out += &format!("  {:<6} {:<58} {:>6.2} / {:<6.2}\n", e.id, e.title, e.score, e.max_score);
             for p in &e.parts {
+                let judged = p.tests.iter().any(|t| matches!(t.status, Status::Pass | Status::Fail));
+                if p.compile.status != CompileStatus::Error
+                    && !judged
+                    && p.tests.iter().any(|t| t.status == Status::NotRun)
+                {
+                    // Filtered out: a 0 here would read as a part that failed.
+                    out += &format!("    {:<10} {:<50} {:>6} / {:<6.2}\n", p.name, p.file, "not run", p.max_score);
+                    continue;
+                }
                 out += &format!("    {:<10} {:<50} {:>6.2} / {:<6.2}\n", p.name, p.file, p.score, p.max_score);
                 if p.compile.status == CompileStatus::Error {
                     out += &format!("               {}\n", p.compile.failure_line());
@@ -370,6 +379,14 @@ impl GradeReport {
         let pct = if self.max_score > 0.0 { 100.0 * self.score / self.max_score } else { 0.0 };
         out += &format!("  {:<65} {:>6.2} / {:<6.2} ({pct:.0}%)\n", "total", self.score, self.max_score);
         out += &self.not_graded_lines();
+        if self.counts.not_run > 0 && self.environment.compiler.is_some() {
+            out += &format!(
+                "  {} test{} not run (a filter chose the others): this total counts only the tests that ran; \
+                 run without a filter for the grade\n",
+                self.counts.not_run,
+                if self.counts.not_run == 1 { "" } else { "s" }
+            );
+        }
         out += &self.counts_line();
         out += "\n";
         if let Some(compiler) = &self.environment.compiler {

@@ -16,6 +16,35 @@ fn grader(args: &[&str]) -> std::process::Output {
         .expect("grader runs")
 }
 
+/// A test filter leaves whole parts out: they read "not run", not 0 points,
+/// and the total says it counts only what ran.
+#[test]
+fn a_filtered_run_says_which_parts_did_not_run() {
+    if !support::nvrtc_available() {
+        return;
+    }
+    let out = grader(&[
+        "ex03",
+        "--reference",
+        "--backend",
+        "sim",
+        "--seed",
+        "1",
+        "--no-report",
+        "--",
+        "::rect::correct::m=17",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let line = |part: &str| text.lines().find(|l| l.trim_start().starts_with(part)).unwrap_or_default().to_string();
+    assert!(line("naive ").contains("not run / 10.00"), "{text}");
+    assert!(line("rect ").contains("0.55 / 7.50"), "{text}");
+    assert!(
+        text.contains("tests not run (a filter chose the others): this total counts only the tests that ran"),
+        "{text}"
+    );
+}
+
 #[test]
 fn list_names_every_exercise() {
     let out = grader(&["list"]);
