@@ -144,7 +144,7 @@ fn at(ptx_line: usize, location: &Option<String>) -> String {
     }
 }
 
-/// Whether a message of this backend names PTX line `line` (as [`at`] writes
+/// Whether a message of this backend names PTX line `line` (as this backend's `at` writes
 /// it): how an exercise finds which of its measured instructions a race
 /// report pairs.
 pub fn names_ptx_line(text: &str, line: usize) -> bool {
