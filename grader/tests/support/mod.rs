@@ -84,11 +84,7 @@ pub fn part_sources(root: &std::path::Path, tree: &str) -> Vec<(String, &'static
 pub fn shipped_root() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = workspace().canonicalize().unwrap();
-    for (rel, _, text) in part_sources(&root, "exercises") {
-        let to = dir.path().join(&rel);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::write(to, text).unwrap();
-    }
+    write_shipped_stubs(&root, dir.path());
     for link in ["reference", "calibration", "grader", "cuda-lab.toml"] {
         if root.join(link).exists() {
             std::os::unix::fs::symlink(root.join(link), dir.path().join(link)).unwrap();
@@ -114,11 +110,18 @@ pub fn shipped_copy() -> tempfile::TempDir {
             std::fs::copy(entry.path(), to).unwrap();
         }
     }
-    for (rel, _, text) in part_sources(&root, "exercises") {
-        std::fs::write(dir.path().join(rel), text).unwrap();
-    }
+    write_shipped_stubs(&root, dir.path());
     std::os::unix::fs::symlink(root.join("reference"), dir.path().join("reference")).unwrap();
     dir
+}
+
+/// Every part's stub as shipped ([`shipped`]) from `root`, written under `dir`.
+fn write_shipped_stubs(root: &std::path::Path, dir: &std::path::Path) {
+    for (rel, _, text) in part_sources(root, "exercises") {
+        let to = dir.join(&rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, text).unwrap();
+    }
 }
 
 /// Picks the default test lane's sample from a whole-corpus sweep: `per`
