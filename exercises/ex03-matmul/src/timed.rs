@@ -199,7 +199,11 @@ impl TimedProduct {
             return Ok(Some(0));
         }
         let (mnx, w, px, p_abs) = (self.mnx.read()?, self.w.read()?, self.px.read()?, self.p_abs.read()?);
-        Ok((0..s.m).find(|&i| !((px[i] - mnx[i]).abs() <= freivalds_bound(s.k, s.n, w[i], p_abs[i]))))
+        // NaN is outside (never <=).
+        Ok((0..s.m).find(|&i| {
+            let within = (px[i] - mnx[i]).abs() <= freivalds_bound(s.k, s.n, w[i], p_abs[i]);
+            !within
+        }))
     }
 }
 
