@@ -19,6 +19,7 @@ mod devcontainer;
 mod differential;
 mod formats;
 mod hostile;
+mod input_ranges;
 mod intake_props;
 mod measured;
 mod messages;

@@ -102,6 +102,20 @@ pub fn uniform(rng: &mut impl Rng, n: usize) -> Vec<f32> {
     kit::inputs::uniform_f32(rng, n, 0.0, 1.0)
 }
 
+/// The ends of the README's range [0, 1) planted in a and b of every
+/// rounding-bound check: 0 and the largest float below 1, paired with every
+/// kind of partner (planted at the same places in a and b: 0 * 0, and the
+/// largest times itself).
+pub const EDGES: [f32; 2] = [0.0, 0.999_999_94];
+
+/// The inputs of a rounding-bound check: a and b [`uniform`], [`EDGES`] planted.
+pub fn correctness_inputs(rng: &mut impl Rng, n: usize) -> (Vec<f32>, Vec<f32>) {
+    let (mut a, mut b) = (uniform(rng, n), uniform(rng, n));
+    kit::inputs::plant(&mut a, &EDGES);
+    kit::inputs::plant(&mut b, &EDGES);
+    (a, b)
+}
+
 /// Pairs of small integers whose product is 1, 2 or 3 (one factor is 1, the
 /// other 1, 2 or 3, on either side). Every sum of such products over fewer than
 /// 2^24 / 3 elements is an integer below 2^24, which a float holds exactly: the
@@ -154,8 +168,7 @@ fn sum_of_partials(partial: &[f32]) -> Result<f64> {
 fn within_rounding_bound(ctx: &Ctx, n: usize) -> Result<String> {
     // The same for every student of a batch: drawn and summed once per seed.
     let inputs = ctx.shared("a+b+dot", || {
-        let mut rng = ctx.rng();
-        let (a, b) = (uniform(&mut rng, n), uniform(&mut rng, n));
+        let (a, b) = correctness_inputs(&mut ctx.rng(), n);
         let (expected, abs_sum) = cpu_dot(&a, &b);
         (a, b, expected, abs_sum)
     });
@@ -201,13 +214,14 @@ pub fn perf_len(gpu: &kit::Gpu) -> usize {
     (kit::exercise::bandwidth_elements(gpu) / 2).min(i32::MAX as usize)
 }
 
-/// Values of the timed a and b: `k * 2^-PERF_SHIFT` with `k` in
-/// `-PERF_K..=PERF_K` (steps of 1/16 in [-1, 1]). Every product is a multiple
-/// of 2^-8 of at most 1 in size: the grader's f64 sums are exact, and so are
-/// a kernel's float sums while no sum reaches 2^16 (up to 256 products per
-/// thread, n up to 2^26), so every correct kernel then gives the same bits.
-pub const PERF_K: i32 = 16;
-pub const PERF_SHIFT: u32 = 4;
+/// Values of the timed a and b: full-precision floats in [2^-PERF_BINADES, 1),
+/// their exponents uniform over the PERF_BINADES binades below 1
+/// (`kit::timed::Values::Wide`), all positive as in the correctness inputs
+/// (so sum |a_i b_i| is the result and the bound is a relative error of
+/// gamma_k). No structure to exploit (the old k/16 let a kernel read them as
+/// bytes and multiply with `__dp4a`), and a kernel that reads them in fixed
+/// point loses the small ones: always downwards, far past the bound.
+pub const PERF_BINADES: u32 = 24;
 
 /// The timed check's inputs, output and expected sum. Every launch gets fresh
 /// a and b from the run's secret key (kit::timed::Fresh), and the grader's own
@@ -228,7 +242,7 @@ impl TimedDot {
     pub fn new(ctx: &Ctx, n: usize) -> Result<Self> {
         let gpu = ctx.gpu()?;
         let dot_check = ctx.yardstick("dot_check", include_str!("../yardsticks/dot_check.cu"))?;
-        let values = |name| Fresh::dyadic(ctx, name, n, -PERF_K, PERF_K, PERF_SHIFT);
+        let values = |name| Fresh::wide(ctx, name, n, PERF_BINADES, false);
         Ok(Self {
             n,
             a: values("a")?,
@@ -362,18 +376,67 @@ mod tests {
         kit::trial::on_sim("ex02::dot::perf::share-of-copy-bandwidth", file, edit, check)
     }
 
-    /// The f64 dot product of launch `launch`'s a and b, from the host's copy of the generator.
-    fn host_dot(timed: &TimedDot, launch: usize) -> f64 {
+    /// The f64 dot product of launch `launch`'s a and b, from the host's copy
+    /// of the generator, and sum |a_i b_i|.
+    fn host_dot(timed: &TimedDot, launch: usize) -> (f64, f64) {
         let (a, b) = (timed.a.host_values(launch, 0, timed.n), timed.b.host_values(launch, 0, timed.n));
-        assert!(a.iter().chain(&b).all(|&v| v.abs() <= 1.0 && (v * 16.0).fract() == 0.0));
-        cpu_dot(&a, &b).0
+        assert!(a.iter().chain(&b).all(|&v| v > 0.0 && v < 1.0));
+        assert!(a.iter().filter(|&&v| (v * 16.0).fract() != 0.0).count() > timed.n / 2, "not multiples of 1/16");
+        cpu_dot(&a, &b)
+    }
+
+    /// Positive full-precision floats over `binades` binades below 1, as the timed inputs.
+    fn wide(rng: &mut impl Rng, n: usize, binades: i32) -> Vec<f32> {
+        (0..n).map(|_| rng.random_range(1.0f32..2.0) * (-(rng.random_range(1..=binades) as f32)).exp2()).collect()
+    }
+
+    /// The timed inputs' bound holds for float sums in the reference's order
+    /// and one after the other, and fails the sums of a kernel that reads the
+    /// values in fixed point (as bytes: k/16, the old timed inputs' grid,
+    /// rounded or truncated; or on a 2^-12 grid): on inputs spread over 24
+    /// binades the values it loses are all small, so the error is one-sided.
+    #[test]
+    fn the_timed_bound_fails_fixed_point_kernels() {
+        let n = 300_007;
+        let mut rng = rng_for(4, "wide");
+        let (a, b) = (wide(&mut rng, n, PERF_BINADES as i32), wide(&mut rng, n, PERF_BINADES as i32));
+        let (expected, abs_sum) = cpu_dot(&a, &b);
+        let bound = gamma(roundings(n)) * abs_sum;
+        let threads = blocks(n) as usize * THREADS as usize;
+        let f32_sum = |q: &dyn Fn(f32) -> f32, fused: bool| -> f64 {
+            let sums: Vec<f32> = (0..threads)
+                .map(|t| {
+                    (t..n).step_by(threads).fold(0.0f32, |acc, i| {
+                        if fused {
+                            q(a[i]).mul_add(q(b[i]), acc)
+                        } else {
+                            acc + q(a[i]) * q(b[i])
+                        }
+                    })
+                })
+                .collect();
+            sums.chunks(THREADS as usize).map(|blk| blk.iter().rev().sum::<f32>() as f64).sum()
+        };
+        for fused in [false, true] {
+            let got = f32_sum(&|v| v, fused);
+            assert!((got - expected).abs() <= bound, "a right float sum: {got} vs {expected} ({bound:e})");
+        }
+        let quantized: [(&str, &dyn Fn(f32) -> f32); 3] = [
+            ("k/16, rounded", &|v| (v * 16.0).round() / 16.0),
+            ("k/16, truncated", &|v| (v * 16.0).trunc() / 16.0),
+            ("k/4096, rounded", &|v| (v * 4096.0).round() / 4096.0),
+        ];
+        for (what, q) in quantized {
+            let got = f32_sum(q, true);
+            assert!((got - expected).abs() > 3.0 * bound, "{what}: {got} vs {expected} within {bound:e}");
+        }
     }
 
     /// The timing needs a GPU; its launches and their checks run here, on a
     /// shorter input (more elements than the grid has threads): the references'
     /// partial sums add up to the grader's dot product on every launch
-    /// (exactly: the inputs are dyadic), another launch's partial sums fail,
-    /// and a write into a or b is caught.
+    /// (within the bound: the inputs are full-precision floats), another
+    /// launch's partial sums fail, and a write into a or b is caught.
     #[test]
     fn timed_launches_are_checked_in_full() {
         let n = 300_007;
@@ -390,18 +453,16 @@ mod tests {
                         module.launch("dot", launch_config(n), &timed.args()).unwrap();
                         timed.check(launch).unwrap_or_else(|e| panic!("{file}, launch {launch}: {e:#}"));
                         let partial = timed.partial.read().unwrap();
-                        assert_eq!(
-                            sum_of_partials(&partial).unwrap(),
-                            host_dot(&timed, launch),
-                            "{file}, launch {launch}"
-                        );
+                        let (expected, abs_sum) = host_dot(&timed, launch);
+                        let got = sum_of_partials(&partial).unwrap();
+                        assert!((got - expected).abs() <= gamma(roundings(n)) * abs_sum, "{file}, launch {launch}");
                         outputs.push(partial);
                     }
                     // Launch 0's a and b with launch 1's partial sums.
                     timed.prepare(0).unwrap();
                     timed.partial.write(&outputs[1]).unwrap();
                     let e = format!("{:#}", timed.check(0).unwrap_err());
-                    assert!(e.contains(&format!("expected {} (the grader's", host_dot(&timed, 0))), "{e}");
+                    assert!(e.contains("(the grader's dot product of the same"), "{e}");
                     // One block that wrote nothing.
                     timed.prepare(3).unwrap();
                     module.launch("dot", launch_config(n), &timed.args()).unwrap();

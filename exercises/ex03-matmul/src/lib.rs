@@ -168,9 +168,19 @@ pub fn launch_config(s: Shape) -> LaunchConfig {
     LaunchConfig::grid2d((blocks(s.n), blocks(s.m)), (TILE, TILE))
 }
 
-/// Two matrices with entries uniform in [-1, 1), M m x k and N k x n.
+/// The ends of the README's range [-1, 1) planted in M and N of every
+/// correctness product (and of the measured ones): -1, -0.0, 0 and the
+/// largest float below 1.
+pub const EDGES: [f32; 4] = [-1.0, -0.0, 0.0, 0.999_999_94];
+
+/// Two matrices with entries uniform in [-1, 1), M m x k and N k x n, with
+/// [`EDGES`] planted in each (the first element, the last, and between).
 pub fn matrices(rng: &mut impl Rng, s: Shape) -> (Vec<f32>, Vec<f32>) {
-    (kit::inputs::uniform_f32(rng, s.m * s.k, -1.0, 1.0), kit::inputs::uniform_f32(rng, s.k * s.n, -1.0, 1.0))
+    let (mut m, mut n) =
+        (kit::inputs::uniform_f32(rng, s.m * s.k, -1.0, 1.0), kit::inputs::uniform_f32(rng, s.k * s.n, -1.0, 1.0));
+    kit::inputs::plant(&mut m, &EDGES);
+    kit::inputs::plant(&mut n, &EDGES);
+    (m, n)
 }
 
 /// NaNs appended after a matrix with rows of `row_len`: enough to cover every

@@ -2,41 +2,67 @@
 //! without recomputing it.
 //!
 //! Every launch gets M and N of its own, drawn on the device under the run's
-//! secret key ([`kit::timed::Fresh`]): M holds multiples of 2^-12 in
-//! (-1, 1), N holds -1, 0 and 1, so that every product is a multiple of
-//! 2^-12, every sum of up to 4096 of them is exact in float, and every
-//! correct kernel, in whatever order it adds, gives the same bits. M's 12
-//! significant bits are more than half precision (11), bfloat16 (8) or tf32
-//! (11) keep, so a kernel that multiplies in a narrower format at the timed
-//! size gets a wrong product. The naive product takes 26 ms a launch at 4096
-//! on an H100, and a timing makes a dozen launches: instead, Freivalds' check
-//! (yardsticks/matmul_check.cu) compares C r with A (B r) for a random r, in
-//! integers mod 2^64 (A = 4096 M, B = N, C = 4096 P), in O(mk + kn + mn).
-//! Only when that fails does the naive kernel compute the expected product,
-//! to name the first wrong element.
+//! secret key ([`kit::timed::Fresh`]): full-precision floats uniform in
+//! [-1, 1), as in the correctness inputs, so a right product is not exact but
+//! within float's rounding error, and no kernel gains by assuming the values
+//! are few (the old timed inputs, multiples of 2^-12 and -1/0/1, let a kernel
+//! split them into bytes and multiply them with `__dp4a`). The naive product
+//! takes 26 ms a launch at 4096 on an H100, and a timing makes a dozen
+//! launches: instead, Freivalds' check (yardsticks/matmul_check.cu) compares
+//! P x with M (N x) in double for a random sign vector x, against the
+//! rigorous rounding bound of any float summation order ([`freivalds_bound`]),
+//! in O(mk + kn + mn). Only when that fails does the grader compute the
+//! product in double, element by element, to name the first wrong element.
 
 use std::sync::Arc;
 
 use anyhow::{bail, Result};
-use kit::timed::{same_as_expected, Fresh};
+use kit::timed::Fresh;
 use kit::{Ctx, DeviceBuffer, LaunchConfig, Module};
 
 use crate::{launch_config, Kernel, Shape};
 
-/// M's elements are `k * 2^-M_SHIFT` with `k` in `-M_MAX..=M_MAX`: (-1, 1), 12 significant bits.
-pub const M_SHIFT: u32 = 12;
-pub const M_MAX: i32 = (1 << M_SHIFT) - 1;
-/// N's elements are -1, 0 or 1.
-pub const N_MAX: i32 = 1;
-/// The longest inner dimension the argument holds for: |P| < k, so every
-/// sum is a multiple of 2^-12 under 2^12 (exact in float), and an error of
-/// C = 4096 P is an integer below 2^25 in magnitude, which a random r hides
-/// mod 2^64 with probability at most 2^-39.
+/// M and N are uniform in [-LIMIT, LIMIT), like the correctness inputs.
+pub const LIMIT: f32 = 1.0;
+/// The longest inner dimension the check is written for (the bound holds for
+/// any k with k u < 1; this keeps the timed shapes under it on purpose).
 pub const MAX_K: usize = 4096;
 /// Threads per block of the check's `row_dot` (its THREADS).
 const ROW_THREADS: u32 = 256;
 
 const _: () = assert!(crate::PERF_WIDTH <= MAX_K && crate::PERF_RECT.k <= MAX_K);
+
+/// Higham's gamma_k = k u / (1 - k u) for unit roundoff `u`.
+pub fn gamma(k: usize, u: f64) -> f64 {
+    let ku = k as f64 * u;
+    assert!(ku < 0.5, "gamma_{k} is not defined for u = {u:e}");
+    ku / (1.0 - ku)
+}
+
+/// Unit roundoff of float and double.
+pub const U32: f64 = 1.0 / (1u64 << 24) as f64;
+pub const U64: f64 = 1.0 / (1u64 << 53) as f64;
+
+/// The largest |(P x)_i - (M (N x))_i| that a right row can show, as the
+/// grader computes them in double: `w` = (|M| (|N| |x|))_i and `p_abs` =
+/// (|P| |x|)_i from the same passes. A float k-term dot product in any order
+/// (every term rounded at most k times: once multiplied, at most k - 1 times
+/// added; a product or sum that underflows cannot occur for inputs of at
+/// least 2^-24 in magnitude, or 0) is within gamma_k sum_l |M_il N_lj| of the
+/// exact one; summed over a row, weighted by |x_j|, that is gamma_k w. The
+/// double passes add their own rounding: N x and |N| |x| within gamma_n of
+/// their sums, M (N x) and |M| (..) within gamma_k more, P x within gamma_n
+/// |P| |x|.
+pub fn freivalds_bound(k: usize, n: usize, w: f64, p_abs: f64) -> f64 {
+    let g64 = gamma(n + k + 1, U64);
+    (gamma(k, U32) + 2.0 * g64) * w * (1.0 + 2.0 * g64) + 2.0 * gamma(n, U64) * p_abs
+}
+
+/// The per-element bound that `element_check` applies: gamma_k of the
+/// float product plus the double sum's own rounding (gamma_k in double, twice).
+pub fn element_gamma(k: usize) -> f64 {
+    gamma(k, U32) + 2.0 * gamma(k + 1, U64)
+}
 
 /// One timed product's buffers, and the grader's kernels that check it.
 pub struct TimedProduct {
@@ -45,36 +71,45 @@ pub struct TimedProduct {
     pub n: Fresh<f32>,
     /// Poisoned before every launch.
     pub p: DeviceBuffer<f32>,
-    /// Freivalds' vector: 2n random words, read as n u64 (drawn in `check`,
-    /// after the launch, so no kernel ever sees it).
-    r: Fresh<i32>,
-    br: DeviceBuffer<u64>,
-    abr: DeviceBuffer<u64>,
-    cr: DeviceBuffer<u64>,
+    /// Freivalds' vector: n random words, x_j = +-(1 + u_j) from word j (see
+    /// matmul_check.cu; drawn in `check`, after the launch, so no kernel
+    /// ever sees it). Not +-1 alone: two errors that cancel in a row would
+    /// then go unseen half the time; with u_j uniform, an error e in a row
+    /// hides only if |e . x| falls under the bound, which has probability at
+    /// most bound / max |e_j|.
+    x: Fresh<i32>,
+    nx: DeviceBuffer<f64>,
+    n_abs: DeviceBuffer<f64>,
+    mnx: DeviceBuffer<f64>,
+    w: DeviceBuffer<f64>,
+    px: DeviceBuffer<f64>,
+    p_abs: DeviceBuffer<f64>,
     bad: DeviceBuffer<i32>,
+    first: DeviceBuffer<u64>,
     check: Arc<Module>,
-    naive: Arc<Module>,
-    /// The grader's naive kernel of the same form (`yardstick_naive` or `yardstick_naive_rect`).
-    yardstick: Kernel,
 }
 
 impl TimedProduct {
-    pub fn new(ctx: &Ctx, s: Shape, yardstick: Kernel) -> Result<Self> {
+    /// `_yardstick` is the grader's naive kernel of the same form; the check
+    /// no longer needs it (the slow path computes in double).
+    pub fn new(ctx: &Ctx, s: Shape, _yardstick: Kernel) -> Result<Self> {
         anyhow::ensure!(s.k <= MAX_K, "k = {} is beyond the check's {MAX_K}", s.k);
         let gpu = ctx.gpu()?;
         Ok(Self {
             s,
-            m: Fresh::dyadic(ctx, "M", s.m * s.k, -M_MAX, M_MAX, M_SHIFT)?,
-            n: Fresh::dyadic(ctx, "N", s.k * s.n, -N_MAX, N_MAX, 0)?,
+            m: Fresh::uniform(ctx, "M", s.m * s.k, -LIMIT, LIMIT)?,
+            n: Fresh::uniform(ctx, "N", s.k * s.n, -LIMIT, LIMIT)?,
             p: gpu.poisoned("P", s.m * s.n)?,
-            r: Fresh::ints(ctx, "r (Freivalds)", 2 * s.n, i32::MIN, i32::MAX)?,
-            br: gpu.zeros("B r", s.k)?,
-            abr: gpu.zeros("A B r", s.m)?,
-            cr: gpu.zeros("C r", s.m)?,
+            x: Fresh::ints(ctx, "x (Freivalds)", s.n, i32::MIN, i32::MAX)?,
+            nx: gpu.zeros("N x", s.k)?,
+            n_abs: gpu.zeros("|N| |x|", s.k)?,
+            mnx: gpu.zeros("M N x", s.m)?,
+            w: gpu.zeros("|M| |N| |x|", s.m)?,
+            px: gpu.zeros("P x", s.m)?,
+            p_abs: gpu.zeros("|P| |x|", s.m)?,
             bad: gpu.zeros("bad", 1)?,
+            first: gpu.zeros("first wrong", 1)?,
             check: ctx.yardstick("matmul_check", include_str!("../yardsticks/matmul_check.cu"))?,
-            naive: ctx.yardstick("matmul_naive", include_str!("../yardsticks/matmul_naive.cu"))?,
-            yardstick,
         })
     }
 
@@ -95,37 +130,80 @@ impl TimedProduct {
     pub fn check(&self, launch: usize) -> Result<()> {
         self.m.intact(launch)?;
         self.n.intact(launch)?;
-        if self.freivalds(launch)? {
-            return Ok(());
-        }
+        let Some(row) = self.freivalds(launch)? else { return Ok(()) };
         let s = self.s;
-        let gpu = self.naive.gpu();
-        let expected = gpu.poisoned::<f32>("P (the grader's naive product)", s.m * s.n)?;
-        let args = self.yardstick.args_of(s, self.m.arg(), self.n.arg(), expected.arg());
-        self.naive.launch(self.yardstick.name, launch_config(s), &args)?;
-        same_as_expected("P", &expected, &self.p, |i| format!(" (row {}, column {})", i / s.n, i % s.n))?;
+        self.first.write(&[u64::MAX])?;
+        let args = [
+            self.m.arg(),
+            self.n.arg(),
+            self.p.arg(),
+            (s.m as i32).into(),
+            (s.k as i32).into(),
+            (s.n as i32).into(),
+            element_gamma(s.k).into(),
+            self.first.arg(),
+        ];
+        self.check.launch("element_check", launch_config(s), &args)?;
+        let first = self.first.read()?[0];
+        if first == u64::MAX {
+            bail!(
+                "`P` failed Freivalds' check (row {row}) but every element is within the rounding bound of the \
+                 grader's double product: the grader's two checks disagree (a bug in the grader; please report it)"
+            );
+        }
+        let i = first as usize;
+        let (r, c) = (i / s.n, i % s.n);
+        let got = self.p.read_range(i, 1)?[0];
+        let row_m = self.m.host_values(launch, r * s.k, s.k);
+        let col_n: Vec<f32> = (0..s.k).map(|l| self.n.host_values(launch, l * s.n + c, 1)[0]).collect();
+        let (want, abs) = row_m.iter().zip(&col_n).fold((0.0f64, 0.0f64), |(sum, abs), (&a, &b)| {
+            let p = a as f64 * b as f64;
+            (sum + p, abs + p.abs())
+        });
+        let got = if kit::check::is_poison(&got) { "nothing (never written)".to_string() } else { format!("{got:?}") };
         bail!(
-            "`P` failed Freivalds' check but equals the grader's naive product in every element: the grader's \
-             two checks disagree (a bug in the grader; please report it)"
+            "`P`[{i}] (row {r}, column {c}): expected {want:?} (in double; a float sum in any order stays within \
+             {:.3e} of it), got {got} (the first wrong element of {})",
+            element_gamma(s.k) * abs,
+            s.m * s.n
         )
     }
 
-    /// Whether C r == A (B r) mod 2^64, row by row, with every element of P a
-    /// multiple of 2^-12 no larger than k.
-    fn freivalds(&self, launch: usize) -> Result<bool> {
+    /// The first row where |P x - M (N x)| exceeds [`freivalds_bound`], or
+    /// where P holds a value that is not finite; None when every row is right.
+    fn freivalds(&self, launch: usize) -> Result<Option<usize>> {
         let s = self.s;
-        self.r.fill(launch)?;
+        self.x.fill(launch)?;
         self.bad.write(&[0])?;
-        let row_dot = |x, rows: usize, cols: usize, scale: f32, limit: f32, v, out: &DeviceBuffer<u64>| {
+        type Pair<'a> = (&'a DeviceBuffer<f64>, &'a DeviceBuffer<f64>);
+        let row_dot = |x, rows: usize, cols: usize, signs: bool, v: Pair, out: Pair| {
             let cfg = LaunchConfig::linear(rows as u32, ROW_THREADS);
-            let args = [x, (cols as i32).into(), scale.into(), limit.into(), v, out.arg(), self.bad.arg()];
+            let args = [
+                x,
+                (cols as i32).into(),
+                (signs as i32).into(),
+                self.x.arg(),
+                v.0.arg(),
+                v.1.arg(),
+                out.0.arg(),
+                out.1.arg(),
+                self.bad.arg(),
+            ];
             self.check.launch("row_dot", cfg, &args)
         };
-        let a = (1 << M_SHIFT) as f32;
-        row_dot(self.n.arg(), s.k, s.n, 1.0, N_MAX as f32, self.r.arg(), &self.br)?;
-        row_dot(self.m.arg(), s.m, s.k, a, M_MAX as f32, self.br.arg(), &self.abr)?;
-        row_dot(self.p.arg(), s.m, s.n, a, a * s.k as f32, self.r.arg(), &self.cr)?;
-        Ok(self.bad.read()?[0] == 0 && self.abr.read()? == self.cr.read()?)
+        // N x and |N| |x| (the vector pair is unread with signs: any buffers do).
+        row_dot(self.n.arg(), s.k, s.n, true, (&self.mnx, &self.w), (&self.nx, &self.n_abs))?;
+        row_dot(self.m.arg(), s.m, s.k, false, (&self.nx, &self.n_abs), (&self.mnx, &self.w))?;
+        row_dot(self.p.arg(), s.m, s.n, true, (&self.nx, &self.n_abs), (&self.px, &self.p_abs))?;
+        if self.bad.read()?[0] != 0 {
+            return Ok(Some(0));
+        }
+        let (mnx, w, px, p_abs) = (self.mnx.read()?, self.w.read()?, self.px.read()?, self.p_abs.read()?);
+        // NaN is outside (never <=).
+        Ok((0..s.m).find(|&i| {
+            let within = (px[i] - mnx[i]).abs() <= freivalds_bound(s.k, s.n, w[i], p_abs[i]);
+            !within
+        }))
     }
 }
 
@@ -133,10 +211,118 @@ impl TimedProduct {
 mod tests {
     use super::*;
     use crate::{RECT, TILED, YARDSTICK, YARDSTICK_RECT};
+    use kit::inputs::rng_for;
     use kit::{Gpu, PartBuild, RunEnv};
 
     /// A change to a right product at one element.
     type Change = fn(&mut [f32], usize);
+
+    /// What the three passes compute, on the host (in double, as the device
+    /// does), and whether every row passes [`freivalds_bound`].
+    fn host_freivalds(s: Shape, m: &[f32], n: &[f32], p: &[f32], x: &[f64]) -> bool {
+        let mut nx = vec![(0.0f64, 0.0f64); s.k];
+        for (l, v) in nx.iter_mut().enumerate() {
+            for j in 0..s.n {
+                let e = n[l * s.n + j] as f64;
+                *v = (v.0 + e * x[j], v.1 + e.abs() * x[j].abs());
+            }
+        }
+        (0..s.m).all(|i| {
+            let (mut z, mut w, mut c, mut c_abs) = (0.0, 0.0, 0.0, 0.0);
+            for (l, &(y, y_abs)) in nx.iter().enumerate() {
+                z += m[i * s.k + l] as f64 * y;
+                w += (m[i * s.k + l] as f64).abs() * y_abs;
+            }
+            for j in 0..s.n {
+                c += p[i * s.n + j] as f64 * x[j];
+                c_abs += (p[i * s.n + j] as f64).abs() * x[j].abs();
+            }
+            (c - z).abs() <= freivalds_bound(s.k, s.n, w, c_abs)
+        })
+    }
+
+    /// P in float, each element's k terms added in the order `order` gives
+    /// (a permutation of 0..k), products rounded or fused as `fused` says.
+    fn f32_product(s: Shape, m: &[f32], n: &[f32], order: &[usize], fused: bool) -> Vec<f32> {
+        let mut p = vec![0.0f32; s.m * s.n];
+        for i in 0..s.m {
+            for j in 0..s.n {
+                let mut acc = 0.0f32;
+                for &l in order {
+                    let (a, b) = (m[i * s.k + l], n[l * s.n + j]);
+                    acc = if fused { a.mul_add(b, acc) } else { acc + a * b };
+                }
+                p[i * s.n + j] = acc;
+            }
+        }
+        p
+    }
+
+    /// The bound holds for float sums in any order (forwards, backwards,
+    /// pairwise by tiles of 16, with and without FMA), and fails the products
+    /// a quantizing kernel makes on full-precision inputs: N read as integers
+    /// (the `__dp4a` byte-split kernel written for the old -1/0/1 inputs),
+    /// M and N read as multiples of 1/16 (the same for ex02's old k/16).
+    #[test]
+    fn the_bound_passes_every_order_and_fails_quantized_products() {
+        let s = Shape::new(24, 1024, 40);
+        let mut rng = rng_for(3, "bound");
+        let m = kit::inputs::uniform_f32(&mut rng, s.m * s.k, -1.0, 1.0);
+        let n = kit::inputs::uniform_f32(&mut rng, s.k * s.n, -1.0, 1.0);
+        let x: Vec<f64> = (0..s.n)
+            .map(|_| {
+                let u: f64 = rand::Rng::random(&mut rng);
+                if rand::Rng::random::<bool>(&mut rng) {
+                    1.0 + u
+                } else {
+                    -1.0 - u
+                }
+            })
+            .collect();
+        let forward: Vec<usize> = (0..s.k).collect();
+        let backward: Vec<usize> = (0..s.k).rev().collect();
+        // Tile by tile of 16 (what `tiled` does), the tiles' sums taken in turn.
+        let tiles: Vec<usize> = (0..16).flat_map(|t| (t..s.k).step_by(16)).collect();
+        for (order, fused) in [(&forward, false), (&forward, true), (&backward, false), (&tiles, true)] {
+            let p = f32_product(s, &m, &n, order, fused);
+            assert!(host_freivalds(s, &m, &n, &p, &x), "a right float product (fused: {fused}) failed the bound");
+        }
+        // A float sum that is exact in f64 and then rounded once passes too.
+        let exact = cpu_product(s, &m, &n);
+        assert!(host_freivalds(s, &m, &n, &exact, &x));
+        let quantized = |f: fn(f32) -> f32, on_m: bool| {
+            let qm: Vec<f32> = m.iter().map(|&v| if on_m { f(v) } else { v }).collect();
+            let qn: Vec<f32> = n.iter().map(|&v| f(v)).collect();
+            f32_product(s, &qm, &qn, &forward, true)
+        };
+        let truncated = quantized(|v| v.trunc(), false);
+        assert!(!host_freivalds(s, &m, &n, &truncated, &x), "N read as integers passed");
+        let sixteenths = quantized(|v| (v * 16.0).round() / 16.0, true);
+        assert!(!host_freivalds(s, &m, &n, &sixteenths, &x), "values read as multiples of 1/16 passed");
+        // One element off by 1 is more than rounding allows in its row. (The
+        // row check sees an element's error against the whole row's bound,
+        // about n times an element's: here 0.9 against 0.016.)
+        let mut off = exact.clone();
+        off[5 * s.n + 7] += 1.0;
+        assert!(!host_freivalds(s, &m, &n, &off, &x));
+    }
+
+    fn cpu_product(s: Shape, m: &[f32], n: &[f32]) -> Vec<f32> {
+        let mut p = vec![0.0f32; s.m * s.n];
+        for i in 0..s.m {
+            for j in 0..s.n {
+                p[i * s.n + j] = (0..s.k).map(|l| m[i * s.k + l] as f64 * n[l * s.n + j] as f64).sum::<f64>() as f32;
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn gamma_is_k_u_to_first_order() {
+        assert!((gamma(4096, U32) / (4096.0 * U32) - 1.0).abs() < 3e-4);
+        assert!(element_gamma(4096) < 2.5e-4 && element_gamma(4096) > gamma(4096, U32));
+        assert!(freivalds_bound(4096, 4096, 1.0, 1.0) < 2.5e-4);
+    }
 
     /// One context on the simulator whose student file is `file` (compiled).
     fn with_student(compiler: &ptx_build::Compiler, file: &str, f: impl FnOnce(&Ctx)) {
@@ -149,10 +335,11 @@ mod tests {
     }
 
     /// The timing needs a GPU; its launches and their checks run here: the
-    /// references pass on several launches, and a product that is not the
-    /// launch's own, an element off by the inputs' smallest step, one that is
-    /// no multiple of it, one never written, two errors that cancel in a
-    /// row's plain sum, and a write into M are each caught, the element named.
+    /// references pass on several launches of full-precision inputs, and a
+    /// product that is not the launch's own, an element off by a hundredth,
+    /// one never written, one far too large, two errors that cancel in a
+    /// row's plain sum, a product with N read as integers, and a write into M
+    /// are each caught, the element named.
     #[test]
     fn timed_launches_are_checked_in_full() {
         let Some(compiler) = kit::trial::compiler() else { return };
@@ -172,10 +359,11 @@ mod tests {
                     run(launch);
                     t.check(launch).unwrap_or_else(|e| panic!("{}, launch {launch}: {e:#}", kernel.name));
                 }
+                let (m, n) = (t.m.host_values(5, 0, s.m * s.k), t.n.host_values(5, 0, s.k * s.n));
+                assert!(m.iter().chain(&n).all(|v| (-1.0..1.0).contains(v)));
+                assert!(m.iter().any(|v| (v * 4096.0).fract() != 0.0), "full precision, not multiples of 2^-12");
+                assert!(n.iter().filter(|v| v.fract() != 0.0).count() > n.len() - 2, "N is not -1/0/1");
                 let right = t.p.read().unwrap();
-                assert!(right.iter().all(|v| (v * 4096.0).fract() == 0.0 && v.abs() <= s.k as f32));
-                assert!(right.iter().filter(|v| v.abs() >= 1.0).count() > right.len() / 4, "not all tiny");
-                assert!(right.iter().any(|v| (v * 2048.0).fract() != 0.0), "M's last bit is used");
                 let fails = |launch, change: &dyn Fn(&mut Vec<f32>)| {
                     let mut p = right.clone();
                     change(&mut p);
@@ -185,10 +373,8 @@ mod tests {
                 let (row, col) = (s.m - 2, 3);
                 let at = row * s.n + col;
                 let place = format!("`P`[{at}] (row {row}, column {col})");
-                let changes: [(&str, Change); 5] = [
-                    ("a step off", |p, i| p[i] += 1.0 / 4096.0),
-                    // Away from 0: what truncating to an integer would take back.
-                    ("no multiple of a step", |p, i| p[i] += p[i].signum() / 16384.0),
+                let changes: [(&str, Change); 4] = [
+                    ("a hundredth off", |p, i| p[i] += 0.01),
                     ("far too large", |p, i| p[i] += (1 << 24) as f32),
                     ("never written", |p, i| p[i] = f32::from_bits(u32::MAX)),
                     ("two that cancel", |p, i| {
@@ -202,6 +388,10 @@ mod tests {
                 }
                 let err = fails(5, &|p| p[at] = f32::from_bits(u32::MAX));
                 assert!(err.contains("got nothing (never written)"), "{err}");
+                // What a kernel that reads N as integers writes (N truncated: mostly 0).
+                let truncated: Vec<f32> = n.iter().map(|v| v.trunc()).collect();
+                let err = fails(5, &|p| *p = f32_product(s, &m, &truncated, &(0..s.k).collect::<Vec<_>>(), true));
+                assert!(err.contains("(the first wrong element of"), "{err}");
                 // Launch 5's product, right, checked as launch 6's.
                 t.prepare(6).unwrap();
                 let err = fails(6, &|_| {});

@@ -1,43 +1,80 @@
 // The grader's check of a timed product P = M x N, without recomputing it
-// (Freivalds): M holds multiples of 2^-12 in (-1, 1) and N holds -1, 0, 1, so
-// A = 4096 M, B = N and C = 4096 P are integer matrices, and P is right
-// exactly when C = A B. For a random vector r the grader compares C r with
-// A (B r), in 64-bit integers that wrap (mod 2^64): three passes of
-// `row_dot`, O(mk + kn + mn) instead of the product's O(mkn).
+// (Freivalds): M and N hold full-precision floats, so a right P is not the
+// exact product but one within float's rounding error of it. For a random
+// vector x (x_j = +-(1 + u_j), u_j uniform in [0, 1), drawn after the launch)
+// the grader computes, in double, P x, M (N x) and |M| (|N| |x|): three
+// passes of `row_dot`,
+// O(mk + kn + mn) instead of the product's O(mkn). Any float k-term dot
+// product, in any order, with or without FMA, is within
+// gamma_k (|M||N|)[i][j] of the exact one (Higham, Accuracy and Stability of
+// Numerical Algorithms, 3.1), so a right row i has
+//   |(P x)_i - (M (N x))_i| <= gamma_k (|M| |N| |x|)_i
+// (plus the double passes' own rounding, far smaller; the host adds it). A
+// kernel that drops or quantizes terms is off by far more.
 //
-// An element that is wrong changes its row's sum, unless its error times
-// r_j vanishes mod 2^64: the errors are integers below 2^25 in magnitude
-// (|P| < k <= 4096 when right; larger is caught below), so for a uniform
-// r that happens with probability at most 2^-39 per row.
+// `element_check` is the slow path, run only when Freivalds fails: every
+// element of P against the double product, to name the first wrong one.
 
-// One block of THREADS per row: out[row] = sum over j of (X[row][j] * scale) * v[j] mod 2^64.
-// An element of X times `scale` that is not an integer of magnitude at most
-// `limit` (NaN, infinite, not a multiple of 1 / scale, too large) cannot
-// belong to a right product: it sets *bad instead of adding.
 #define THREADS 256
 
-extern "C" __global__ void row_dot(const float *X, int cols, float scale, float limit,
-                                   const unsigned long long *v, unsigned long long *out, int *bad)
+// One block of THREADS per row:
+//   out[row] = sum over j of X[row][j] * v_j,  abs_out[row] = sum of |X[row][j]| * |v|_j
+// in double, where v_j = x_j above (from the random word signs[j]) and
+// |v|_j = |x_j| when `use_signs`, else v_j = v[j] and |v|_j = vabs[j]. An
+// element of X that is NaN or infinite (never written: the poison is NaN)
+// sets *bad.
+extern "C" __global__ void row_dot(const float *X, int cols, int use_signs, const int *signs, const double *v,
+                                   const double *vabs, double *out, double *abs_out, int *bad)
 {
-    __shared__ unsigned long long partial[THREADS];
+    __shared__ double partial[THREADS], partial_abs[THREADS];
     int row = blockIdx.x;
     const float *x = X + (size_t)row * cols;
-    unsigned long long sum = 0;
+    double sum = 0.0, abs_sum = 0.0;
     for (int j = threadIdx.x; j < cols; j += THREADS) {
-        float y = x[j] * scale; // exact: scale is a power of two
-        if (!(fabsf(y) <= limit) || y != truncf(y)) {
+        float y = x[j];
+        if (!isfinite(y)) {
             atomicOr(bad, 1);
             continue;
         }
-        sum += (unsigned long long)(long long)y * v[j];
+        double aj = use_signs ? 1.0 + (double)(signs[j] & 0x7fffffff) * (1.0 / 2147483648.0) : vabs[j];
+        double vj = use_signs ? (signs[j] < 0 ? -aj : aj) : v[j];
+        sum += (double)y * vj;
+        abs_sum += fabs((double)y) * aj;
     }
     partial[threadIdx.x] = sum;
+    partial_abs[threadIdx.x] = abs_sum;
     __syncthreads();
     for (int s = THREADS / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s)
+        if (threadIdx.x < s) {
             partial[threadIdx.x] += partial[threadIdx.x + s];
+            partial_abs[threadIdx.x] += partial_abs[threadIdx.x + s];
+        }
         __syncthreads();
     }
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
         out[row] = partial[0];
+        abs_out[row] = partial_abs[0];
+    }
+}
+
+// One thread per element of P (m x n, from M m x k and N k x n): lowers
+// *first to the index of an element further from the double product than
+// gamma * sum |M[i][l] N[l][j]| (plus `slack` of that sum for the double's
+// own rounding), or not finite.
+extern "C" __global__ void element_check(const float *M, const float *N, const float *P, int m, int k, int n,
+                                         double gamma, unsigned long long *first)
+{
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= m || col >= n)
+        return;
+    double sum = 0.0, abs_sum = 0.0;
+    for (int l = 0; l < k; ++l) {
+        double p = (double)M[(size_t)row * k + l] * (double)N[(size_t)l * n + col];
+        sum += p;
+        abs_sum += fabs(p);
+    }
+    float got = P[(size_t)row * n + col];
+    if (!isfinite(got) || fabs((double)got - sum) > gamma * abs_sum)
+        atomicMin(first, (unsigned long long)row * n + col);
 }

@@ -30,9 +30,22 @@ fn mean(window: &[i32]) -> i32 {
 /// random too (so a kernel that treats the borders as zeros fails).
 pub fn padded_input(rng: &mut impl Rng, n: usize) -> Vec<i32> {
     let mut values = kit::inputs::uniform_i32(rng, n + 2 * RADIUS, -MAX_ABS, MAX_ABS);
+    kit::inputs::plant(&mut values, &EDGES);
+    // Two whole windows of the extremes in the middle: the largest sums of
+    // either sign (7 * 2^28 needs 31 bits), where a narrower accumulator or a
+    // float average goes wrong.
+    let mid = values.len() / 2;
+    if values.len() >= 2 * WINDOW + 2 {
+        values[mid - WINDOW..mid].fill(-MAX_ABS);
+        values[mid..mid + WINDOW].fill(MAX_ABS - 1);
+    }
     avoid_poison_first_output(&mut values);
     values
 }
+
+/// The ends of the README's range planted in every input (the first value,
+/// the last, and between): the smallest, the largest and 0.
+pub const EDGES: [i32; 3] = [-MAX_ABS, 0, MAX_ABS - 1];
 
 /// Makes sure `out[0]` is not the all-ones poison pattern (-1), so that a
 /// kernel that writes nothing can never pass, even for n = 1.

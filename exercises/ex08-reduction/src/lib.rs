@@ -78,8 +78,14 @@ fn part(v: &'static Variant) -> Part {
 
 /// `n` values in `1..MAX_VALUE`.
 pub fn values(rng: &mut impl Rng, n: usize) -> Vec<i32> {
-    kit::inputs::uniform_i32(rng, n, 1, MAX_VALUE)
+    let mut v = kit::inputs::uniform_i32(rng, n, 1, MAX_VALUE);
+    kit::inputs::plant(&mut v, &EDGES);
+    v
 }
+
+/// The ends of the README's range `1 .. 2^20 - 1`, planted in every input
+/// (the first element, the last, and between).
+pub const EDGES: [i32; 2] = [1, MAX_VALUE - 1];
 
 /// The CPU reference: the sum of each block's 256 elements (the last block's
 /// missing elements count as 0), accumulated in i64.

@@ -17,6 +17,20 @@ pub fn image(rng: &mut impl Rng, pixels: usize) -> Vec<f32> {
     kit::inputs::uniform_f32(rng, pixels, 0.0, 256.0)
 }
 
+/// The ends of the README's range [0, 256) planted in every correctness
+/// image ([`kit::inputs::plant`]): 0.0 (which a kernel that doubles by adding
+/// 1 to the exponent bits turns into 2^-126), the smallest subnormal and the
+/// smallest normal float, and the largest float below 256.
+pub const EDGES: [f32; 4] = [0.0, f32::from_bits(1), f32::MIN_POSITIVE, 255.999_98];
+
+/// A correctness image: [`image`] with [`EDGES`] planted (the first pixel,
+/// the last, and two between).
+pub fn correctness_image(rng: &mut impl Rng, pixels: usize) -> Vec<f32> {
+    let mut image = image(rng, pixels);
+    kit::inputs::plant(&mut image, &EDGES);
+    image
+}
+
 /// `out = FACTOR * in`, in f64 (a float times 2 is exact, so any correct
 /// kernel matches it to the bit).
 pub fn scaled(image: &[f32]) -> Vec<f64> {

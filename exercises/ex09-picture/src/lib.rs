@@ -72,7 +72,7 @@ fn correct(ctx: &Ctx, n: usize, m: usize) -> Result<String> {
     let module = ctx.kernel_module(KERNEL)?;
     // The same for every student of a batch: drawn and computed once per seed.
     let inputs = ctx.shared("in+out", || {
-        let image = cpu::image(&mut ctx.rng(), n * m);
+        let image = cpu::correctness_image(&mut ctx.rng(), n * m);
         let expected = cpu::scaled(&image);
         (image, expected)
     });

@@ -40,6 +40,20 @@ impl Bytes {
 const TEXT: &[u8] = b"etaoinshrdlcumwfgypbvkjxqz";
 const PUNCTUATION: &[u8] = b".,;:'\"!?-()\n";
 
+/// The ends of a byte's range, planted in every uniform and text-like
+/// correctness input ([`correctness_bytes`]): the first and the last bin.
+pub const EDGES: [u8; 2] = [0x00, 0xFF];
+
+/// A correctness input: [`bytes`], with [`EDGES`] planted where the bytes
+/// are not all one value.
+pub fn correctness_bytes(rng: &mut impl Rng, n: usize, kind: Bytes) -> Vec<u8> {
+    let mut data = bytes(rng, n, kind);
+    if !matches!(kind, Bytes::Same(_)) {
+        kit::inputs::plant(&mut data, &EDGES);
+    }
+    data
+}
+
 /// `n` bytes drawn as `kind` says. Written before `kit::inputs::bytes` and
 /// `bytes_weighted` existed; they draw other streams from the same seed, so
 /// moving to them would change every input the GPUs were calibrated and

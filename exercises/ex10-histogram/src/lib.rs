@@ -33,15 +33,19 @@ pub const THREADS: u32 = 256;
 /// number of blocks' worth, and millions (the last too large for the
 /// simulator). Distributions alternate so that each part meets contention
 /// (text, one repeated byte) and bytes from 0x80 up (uniform, one repeated
-/// byte from 0x80 up). Every input is drawn from the seed.
+/// byte from 0x80 up); uniform and text inputs hold the bytes 0x00 and 0xFF
+/// ([`cpu::EDGES`]). Every input is drawn from the seed.
 pub const SIZES: [(usize, Bytes); 8] = [
     (1, Bytes::Same(0x80)),
     (31, Bytes::Text),
     (255, Bytes::Uniform),
     (257, Bytes::Text),
-    (4099, Bytes::Same(0)),
+    (4099, Bytes::Text),
     (65_537, Bytes::Uniform),
-    (1_000_003, Bytes::Text),
+    // One byte a million times: each of the coarse part's 7 blocks counts
+    // more than 65 535 of it, so bins of 16 bits (or a counter of 16 bits
+    // per thread) overflow.
+    (1_000_003, Bytes::Same(0)),
     (4_194_319, Bytes::Uniform),
 ];
 /// The coarse part's grid in the correctness checks: at most this many
@@ -160,7 +164,7 @@ fn correct(ctx: &Ctx, kernel: &str, n: usize, kind: Bytes) -> Result<String> {
     let module = ctx.kernel_module(kernel)?;
     // The same for every student of a batch: drawn and counted once per seed.
     let inputs = ctx.shared("bytes+bins", || {
-        let data = cpu::bytes(&mut ctx.rng(), n, kind);
+        let data = cpu::correctness_bytes(&mut ctx.rng(), n, kind);
         let bins = cpu::histogram(&data);
         (data, bins)
     });
@@ -301,6 +305,11 @@ mod tests {
             assert!(SIZES.iter().filter(|&&(_, k)| k == kind).count() >= 3, "{kind:?}");
         }
         assert!(SIZES.iter().any(|&(_, k)| matches!(k, Bytes::Same(_))));
+        // One byte repeated past what 16 bits count, in every block of the coarse grid, on the simulator.
+        let blocks = COARSE_TEST_BLOCKS as usize;
+        assert!(SIZES
+            .iter()
+            .any(|&(n, k)| matches!(k, Bytes::Same(_)) && n / blocks > u16::MAX as usize && n <= SIM_MAX_ELEMENTS));
     }
 
     #[test]

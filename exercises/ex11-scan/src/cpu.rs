@@ -17,8 +17,14 @@ pub const MAX_VALUE: i32 = 100;
 
 /// `n` values in `1..=MAX_VALUE`.
 pub fn values(rng: &mut impl Rng, n: usize) -> Vec<i32> {
-    kit::inputs::uniform_i32(rng, n, 1, MAX_VALUE + 1)
+    let mut v = kit::inputs::uniform_i32(rng, n, 1, MAX_VALUE + 1);
+    kit::inputs::plant(&mut v, &EDGES);
+    v
 }
+
+/// The ends of the README's range 1..100, planted in every input (the
+/// first element, the last, and between).
+pub const EDGES: [i32; 2] = [1, MAX_VALUE];
 
 /// The inclusive scan of each section of `SECTION` elements on its own (the
 /// kogge-stone and brent-kung parts), summed in i64 and wrapped to `int`.

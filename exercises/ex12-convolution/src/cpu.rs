@@ -21,20 +21,19 @@ pub const MASK_CAPACITY: usize = side(MAX_MASK_RADIUS) * side(MAX_MASK_RADIUS);
 /// An image of `pixels` values in [0, 1): every pixel distinct enough that one
 /// read from the wrong place shows.
 pub fn image(rng: &mut impl Rng, pixels: usize) -> Vec<f32> {
-    kit::inputs::uniform_f32(rng, pixels, 0.0, 1.0)
+    let mut image = kit::inputs::uniform_f32(rng, pixels, 0.0, 1.0);
+    kit::inputs::plant(&mut image, &EDGES);
+    image
 }
+
+/// The ends of the README's pixel range [0, 1), planted in every image (the
+/// first pixel, the last, and between): 0 and the largest float below 1.
+pub const EDGES: [f32; 2] = [0.0, 0.999_999_94];
 
 /// A (2r + 1)^2 mask of values in [-1, 1): not symmetric, so that a mask read
 /// transposed or flipped gives other sums.
 pub fn mask(rng: &mut impl Rng, r: usize) -> Vec<f32> {
     kit::inputs::uniform_f32(rng, side(r) * side(r), -1.0, 1.0)
-}
-
-/// A (2r + 1)^2 mask of `k / 16`, `k` in -16..=16, for the timed checks:
-/// products with the timed image's `k / 16` pixels are multiples of 2^-8, so
-/// every output sum is exact in float and every correct kernel gives the same bits.
-pub fn dyadic_mask(rng: &mut impl Rng, r: usize) -> Vec<f32> {
-    (0..side(r) * side(r)).map(|_| rng.random_range(-16..=16) as f32 / 16.0).collect()
 }
 
 /// `mask` followed by zeros up to [`MASK_CAPACITY`]: what the grader writes

@@ -287,24 +287,23 @@ pub fn perf_rows(gpu: &kit::Gpu) -> usize {
     (kit::exercise::bandwidth_elements(gpu) / 2 / PERF_WIDTH).max(1)
 }
 
-/// Pixels of the timed image: `k / 16` with `k` in -16..=16 (`Fresh::dyadic`),
-/// so that with the timed mask every product is a multiple of 2^-8 and every
-/// sum of at most 49 of them is exact in float: every correct kernel gives
-/// the same bits, in whatever order it adds, with or without FMA.
-pub const PERF_PIXELS: (i32, i32, u32) = (-16, 16, 4);
-
-/// The grader's kernel that computes a timed launch's expected output.
+/// The grader's kernel that the `constant` part's timing is compared with.
 const EXPECTED_KERNEL: (&str, &str) = ("conv2d_global_mask", include_str!("../yardsticks/conv2d_global_mask.cu"));
 
-/// A timed check's buffers: the image, fresh for every launch; the mask; the
-/// student's output; and the grader's own output of the same launch, from
-/// the global-mask loop (yardsticks/conv2d_global_mask.cu).
+/// A timed check's buffers: the image, fresh for every launch (pixels
+/// uniform in [0, 1), as in the correctness checks, full-precision floats);
+/// the mask; the student's output; and the grader's check of every output
+/// pixel against the double convolution within the correctness checks'
+/// rounding bound (yardsticks/conv2d_check.cu). The old timed image held
+/// k / 16 with a mask of sixteenths, exact in float: a structure a kernel
+/// could compute on in small integers.
 pub struct TimedImage {
     pub input: Fresh<f32>,
     pub mask: DeviceBuffer<f32>,
     pub out: DeviceBuffer<f32>,
-    expected: DeviceBuffer<f32>,
-    grader: Arc<Module>,
+    mask_host: Vec<f32>,
+    first: DeviceBuffer<u64>,
+    checker: Arc<Module>,
     /// (width, height, r).
     shape: (usize, usize, usize),
 }
@@ -312,13 +311,13 @@ pub struct TimedImage {
 impl TimedImage {
     pub fn new(ctx: &Ctx, mask: &[f32], (w, h, r): (usize, usize, usize)) -> Result<Self> {
         let gpu = ctx.gpu()?;
-        let (lo, hi, shift) = PERF_PIXELS;
         Ok(Self {
-            input: Fresh::dyadic(ctx, "in", w * h, lo, hi, shift)?,
+            input: Fresh::uniform(ctx, "in", w * h, 0.0, 1.0)?,
             mask: gpu.upload("mask", mask)?,
             out: gpu.poisoned::<f32>("out", w * h)?.with_2d_shape(w, h)?,
-            expected: gpu.poisoned::<f32>("expected out", w * h)?,
-            grader: ctx.yardstick(EXPECTED_KERNEL.0, EXPECTED_KERNEL.1)?,
+            mask_host: mask.to_vec(),
+            first: gpu.zeros::<u64>("first wrong pixel", 1)?,
+            checker: ctx.yardstick("conv2d_check", include_str!("../yardsticks/conv2d_check.cu"))?,
             shape: (w, h, r),
         })
     }
@@ -330,23 +329,45 @@ impl TimedImage {
     }
 
     /// After launch `launch`: the image as it was made, then every pixel of
-    /// the output against the grader's kernel's on the same image, exactly.
+    /// the output against the double convolution of the same image, within
+    /// the rounding bound of any float order ([`cpu::tolerance`]).
     pub fn check(&self, launch: usize) -> Result<()> {
         self.input.intact(launch)?;
         let (w, h, r) = self.shape;
-        self.expected.poison()?;
+        let taps = cpu::side(r) * cpu::side(r);
+        // tolerance(k, m) = gamma2 * m + floor.
+        let floor = cpu::tolerance(taps, 0.0);
+        let gamma2 = cpu::tolerance(taps, 1.0) - floor;
+        self.first.write(&[u64::MAX])?;
         let args = [
             self.input.arg(),
             self.mask.arg(),
-            self.expected.arg(),
+            self.out.arg(),
             (r as i32).into(),
             (w as i32).into(),
             (h as i32).into(),
+            gamma2.into(),
+            floor.into(),
+            self.first.arg(),
         ];
-        self.grader.launch(EXPECTED_KERNEL.0, launch_config(w, h), &args)?;
-        kit::timed::same_as_expected("out", &self.expected, &self.out, |i| {
-            format!(" (row {}, column {}; {w} x {h}, r = {r})", i / w, i % w)
-        })
+        self.checker.launch("conv2d_check", launch_config(w, h), &args)?;
+        let first = self.first.read()?[0];
+        if first == u64::MAX {
+            return Ok(());
+        }
+        let i = first as usize;
+        let (row, col) = (i / w, i % w);
+        let pixel = |y: usize, x: usize| self.input.host_values(launch, y * w + x, 1)[0];
+        let expected = cpu::conv_at(pixel, &self.mask_host, r, w, h, row, col);
+        let got = self.out.read_range(i, 1)?[0];
+        let got = if kit::check::is_poison(&got) { "nothing (never written)".to_string() } else { format!("{got:?}") };
+        bail!(
+            "`out`[{i}] (row {row}, column {col}; {w} x {h}, r = {r}): expected {:?} (in double; a float sum in any \
+             order stays within {:.3e} of it), got {got} (the first wrong element of {})",
+            expected.0,
+            cpu::tolerance(taps, expected.1),
+            w * h
+        )
     }
 }
 
@@ -368,7 +389,7 @@ fn faster_than_yardstick(ctx: &Ctx, v: Variant) -> Result<String> {
     };
     let ys = ctx.yardstick(yardstick.0, yardstick.1)?;
     let (w, h, r) = (PERF_WIDTH, perf_rows(gpu), PERF_RADIUS);
-    let mask = ctx.shared("perf-mask", || cpu::dyadic_mask(&mut ctx.rng_for("perf-mask"), r));
+    let mask = ctx.shared("perf-mask", || cpu::mask(&mut ctx.rng_for("perf-mask"), r));
     // Every launch convolves an image of its own, generated on the device from
     // the run's secret key, and its whole output is compared on the device
     // with the grader's kernel's on the same image.
@@ -426,8 +447,8 @@ mod tests {
 
     /// The timed checks' plumbing, on the simulator with a small image: each
     /// reference and yardstick passes the check of several launches, and its
-    /// output is the exact convolution (dyadic values: the same bits from
-    /// every correct kernel); the output of one launch fails the check of the
+    /// output is within the rounding bound of the double convolution (on the
+    /// host); the output of one launch fails the check of the
     /// next, a wrong kernel fails naming the pixel, and a kernel that writes
     /// into the image fails `input-modified`.
     #[test]
@@ -436,11 +457,12 @@ mod tests {
         on_sim(None, |ctx| {
             let gpu = ctx.gpu().unwrap();
             let compiler = kit::trial::compiler().unwrap();
-            let mask = cpu::dyadic_mask(&mut kit::inputs::rng_for(7, "timed"), r);
+            let mask = cpu::mask(&mut kit::inputs::rng_for(7, "timed"), r);
             let timed = TimedImage::new(ctx, &mask, (w, h, r)).unwrap();
-            let exact = |launch| -> Vec<f32> {
+            let exact = |launch| -> Vec<(f64, f64)> {
                 let image = timed.input.host_values(launch, 0, w * h);
-                cpu::convolve(&image, &mask, r, w, h).iter().map(|&(v, _)| v as f32).collect()
+                assert!(image.iter().filter(|&&p| (p * 16.0).fract() != 0.0).count() > w * h - 2, "no k / 16");
+                cpu::convolve(&image, &mask, r, w, h)
             };
             let run = |module: &Module, v: Variant, launch| {
                 timed.prepare(launch).unwrap();
@@ -454,8 +476,8 @@ mod tests {
                 for launch in [0, 1, 5] {
                     run(&module, v, launch);
                     timed.check(launch).unwrap_or_else(|e| panic!("{v:?}, launch {launch}: {e:#}"));
-                    let bits = |x: Vec<f32>| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-                    assert_eq!(bits(timed.out.read().unwrap()), bits(exact(launch)), "{v:?}: exact");
+                    let out = timed.out.read().unwrap();
+                    assert!(out.iter().zip(exact(launch)).all(|(&o, e)| cpu::close_enough(o, e, r)), "{v:?}");
                     timed.input.fill(launch + 1).unwrap();
                     let e = timed.check(launch + 1).unwrap_err().to_string();
                     assert!(e.starts_with("`out`[") && e.contains(": expected") && e.contains("(row "), "{e}");
@@ -504,7 +526,7 @@ mod tests {
                 correct(&check, Variant::Constant, w, h, r).unwrap_or_else(|e| panic!("{w}x{h}-r{r}: {e:#}"));
             }
             let module = ctx.module().unwrap();
-            let mask = cpu::dyadic_mask(&mut ctx.rng(), 3);
+            let mask = cpu::mask(&mut ctx.rng(), 3);
             let timed = TimedImage::new(ctx, &mask, (50, 30, 3)).unwrap();
             Variant::Constant.prepare(module, &mask).unwrap();
             for launch in 0..3 {
@@ -554,19 +576,42 @@ mod tests {
         assert!(rows * PERF_WIDTH < i32::MAX as usize);
     }
 
-    /// The timed values make every output sum exact in float: products are
-    /// multiples of 2^-8 below 1 in magnitude, and 49 of them need 14 bits.
+    /// The timed check's bound (the correctness checks' `tolerance`) holds for
+    /// float sums of the taps in any order, fused or not, and fails a kernel
+    /// that reads pixels and weights as sixteenths (what the old timed image
+    /// and mask were, exact there).
     #[test]
-    fn timed_sums_are_exact_in_float() {
-        let (lo, hi, shift) = PERF_PIXELS;
-        let mask = cpu::dyadic_mask(&mut kit::inputs::rng_for(1, "m"), PERF_RADIUS);
-        assert!(mask.iter().all(|&m| (m * 16.0).fract() == 0.0 && m.abs() <= 1.0));
-        assert!(mask.iter().any(|&m| m < 0.0) && mask.iter().any(|&m| m > 0.0));
-        let largest = lo.unsigned_abs().max(hi.unsigned_abs()) as f64 / (1u64 << shift) as f64;
-        let taps = cpu::side(PERF_RADIUS).pow(2) as f64;
-        // In units of 2^-(shift + 4): the largest sum must fit the 24-bit significand.
-        let units = taps * largest * (1u64 << (shift + 4)) as f64;
-        assert!(units < (1u64 << 24) as f64, "{units}");
+    fn the_timed_bound_passes_float_orders_and_fails_sixteenths() {
+        let (w, h, r) = (64, 8, PERF_RADIUS);
+        let mut rng = kit::inputs::rng_for(1, "timed bound");
+        let (image, mask) = (kit::inputs::uniform_f32(&mut rng, w * h, 0.0, 1.0), cpu::mask(&mut rng, r));
+        let expected = cpu::convolve(&image, &mask, r, w, h);
+        let side = cpu::side(r);
+        let float_conv = |q: &dyn Fn(f32) -> f32, reverse: bool, fused: bool| -> Vec<f32> {
+            (0..w * h)
+                .map(|i| {
+                    let (row, col) = (i / w, i % w);
+                    let mut taps: Vec<(f32, f32)> = Vec::new();
+                    for a in 0..side {
+                        for b in 0..side {
+                            let (y, x) = ((row + a).checked_sub(r), (col + b).checked_sub(r));
+                            if let (Some(y), Some(x)) = (y.filter(|&y| y < h), x.filter(|&x| x < w)) {
+                                taps.push((q(mask[a * side + b]), q(image[y * w + x])));
+                            }
+                        }
+                    }
+                    if reverse {
+                        taps.reverse();
+                    }
+                    taps.iter().fold(0.0f32, |acc, &(m, p)| if fused { m.mul_add(p, acc) } else { acc + m * p })
+                })
+                .collect()
+        };
+        let passes = |out: &[f32]| out.iter().zip(&expected).all(|(&o, &e)| cpu::close_enough(o, e, r));
+        for (reverse, fused) in [(false, false), (false, true), (true, false), (true, true)] {
+            assert!(passes(&float_conv(&|v| v, reverse, fused)), "a float order (reverse {reverse}, fused {fused})");
+        }
+        assert!(!passes(&float_conv(&|v| (v * 16.0).round() / 16.0, false, true)), "sixteenths passed");
     }
 
     #[test]

@@ -36,13 +36,19 @@ __device__ __forceinline__ void lower(unsigned long long *first, unsigned long l
 // 32-bit values: kind 0, integers lo + [0, span) (span 0: all 2^32 values);
 // kind 1, those integers times `scale` as floats (dyadic: sums of a few
 // thousand of them are exact in float, whatever the order); kind 2, floats
-// uniform in [lo_f, lo_f + width_f). Buffers start 256-byte aligned, so a
+// uniform in [lo_f, lo_f + width_f); kind 3, full-precision floats over
+// `span` binades below 1 (the low 23 bits the significand, the next 8 the
+// binade, the top bit the sign where `lo` is 1). Buffers start 256-byte aligned, so a
 // whole block of four is one 16-byte store.
 __device__ __forceinline__ unsigned value_of(unsigned u, int kind, int lo, unsigned span, float scale, float lo_f,
                                              float width_f)
 {
     if (kind == 2)
         return __float_as_uint(__fmaf_rn(width_f, (float)(u >> 8) * (1.0f / 16777216.0f), lo_f));
+    if (kind == 3) {
+        unsigned e = (((u >> 23) & 0xFFu) * span) >> 8;
+        return (lo ? u & 0x80000000u : 0u) | (126u - e) << 23 | (u & 0x7FFFFFu);
+    }
     int k = lo + (int)(span == 0 ? u : __umulhi(u, span));
     return kind == 1 ? __float_as_uint((float)k * scale) : (unsigned)k;
 }

@@ -95,9 +95,54 @@ pub fn bytes_weighted(rng: &mut impl Rng, n: usize, weights: &[f64]) -> Vec<u8> 
         .collect()
 }
 
+/// Writes the ends of an input's range into a random draw, at fixed places:
+/// edge `j` of `E` at index `j * (len - 1) / (E - 1)`, so the first edge is
+/// element 0 and the last is element `len - 1` (the last index, where an
+/// off-by-one guard or a loop that stops early shows). A uniform draw
+/// almost never yields 0, the largest value or -0.0; planted, every seed's
+/// input holds them. With fewer elements than edges, the first `len` edges.
+/// Returns the indices written.
+///
+/// ```
+/// let mut x = vec![0.5f32; 10];
+/// assert_eq!(kit::inputs::plant(&mut x, &[0.0, -0.0, 255.99998]), [0, 4, 9]);
+/// assert_eq!((x[0], x[4].to_bits(), x[9]), (0.0, 0x8000_0000, 255.99998));
+/// ```
+pub fn plant<T: Copy>(values: &mut [T], edges: &[T]) -> Vec<usize> {
+    let (len, e) = (values.len(), edges.len());
+    let at: Vec<usize> =
+        if len <= e || e == 1 { (0..len.min(e)).collect() } else { (0..e).map(|j| j * (len - 1) / (e - 1)).collect() };
+    for (&i, &v) in at.iter().zip(edges) {
+        values[i] = v;
+    }
+    at
+}
+
+/// Whether `values` holds every one of `edges`, compared bit for bit (so
+/// -0.0 is not 0.0): what the tests of the edge cases assert.
+pub fn holds_bits<T: bytemuck::Pod>(values: &[T], edges: &[T]) -> bool {
+    let bits = |v: &T| bytemuck::bytes_of(v).to_vec();
+    let have: std::collections::HashSet<Vec<u8>> = values.iter().map(bits).collect();
+    edges.iter().all(|e| have.contains(&bits(e)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn planted_edges_land_at_the_ends_and_between() {
+        let mut x = vec![7i32; 1000];
+        assert_eq!(plant(&mut x, &[1, 2, 3, 4]), [0, 333, 666, 999]);
+        assert!(holds_bits(&x, &[1, 2, 3, 4]) && !holds_bits(&x, &[5]));
+        let mut short = vec![0u8; 2];
+        assert_eq!(plant(&mut short, &[9, 8, 7]), [0, 1]);
+        assert_eq!(short, [9, 8]);
+        assert!(plant(&mut Vec::<u8>::new(), &[1]).is_empty());
+        let mut one = vec![0.5f32; 3];
+        plant(&mut one, &[-0.0]);
+        assert!(holds_bits(&one, &[-0.0f32]) && !holds_bits(&[0.0f32], &[-0.0f32]));
+    }
 
     #[test]
     fn same_seed_same_inputs_other_name_other_inputs() {

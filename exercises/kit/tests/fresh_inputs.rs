@@ -25,16 +25,19 @@ fn the_device_makes_what_the_host_computes_for_every_kind_and_length() {
             let ints = Fresh::ints(ctx, "ints", len, -100, 100).unwrap();
             let dyadic = Fresh::dyadic(ctx, "dyadic", len, 0, 2047, 11).unwrap();
             let uniform = Fresh::uniform(ctx, "uniform", len, -1.0, 1.0).unwrap();
+            let wide = Fresh::wide(ctx, "wide", len, 24, true).unwrap();
             let bytes = Fresh::bytes(ctx, "bytes", len + 13, &table).unwrap();
             for launch in [0, 1, 37] {
                 ints.fill(launch).unwrap();
                 dyadic.fill(launch).unwrap();
                 uniform.fill(launch).unwrap();
+                wide.fill(launch).unwrap();
                 bytes.fill(launch).unwrap();
                 assert_eq!(ints.buffer().read().unwrap(), ints.host_values(launch, 0, len), "len {len}");
                 let bits = |v: Vec<f32>| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(dyadic.buffer().read().unwrap()), bits(dyadic.host_values(launch, 0, len)));
                 assert_eq!(bits(uniform.buffer().read().unwrap()), bits(uniform.host_values(launch, 0, len)));
+                assert_eq!(bits(wide.buffer().read().unwrap()), bits(wide.host_values(launch, 0, len)));
                 assert_eq!(bytes.buffer().read().unwrap(), bytes.host_values(launch, 0, len + 13));
                 assert!(ints.buffer().read().unwrap().iter().all(|v| (-100..=100).contains(v)));
                 ints.intact(launch).unwrap();

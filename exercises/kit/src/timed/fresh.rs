@@ -31,6 +31,15 @@ pub enum Values {
     Dyadic { lo: i32, hi: i32, shift: u32 },
     /// Floats uniform in `[lo, hi)`, 24 random bits each.
     Uniform { lo: f32, hi: f32 },
+    /// Full-precision floats spread over `binades` binades below 1: the
+    /// exponent uniform (`2^-e` for `e` in `1..=binades`), all 23 bits of
+    /// the significand random, negative half the time if `signed`: values in
+    /// `[2^-binades, 1)` (or `(-1, -2^-binades]` too), as real data spreads
+    /// over magnitudes. A kernel that reads them in fixed point (integers,
+    /// bytes, multiples of 2^-12) loses the small ones entirely, one that
+    /// reads them in a narrower float keeps fewer bits: neither stays within
+    /// a float sum's rounding bound.
+    Wide { binades: u32, signed: bool },
     /// Bytes drawn through a table of [`BYTE_TABLE`] entries (a byte value as
     /// many times as its share of the distribution: text, DNA letters);
     /// [`byte_table`] makes one.
@@ -83,6 +92,13 @@ impl Fresh<f32> {
         ensure!(lo <= hi && shift < 64, "`{name}`: empty range {lo}..={hi} or shift {shift}");
         ensure!(lo.unsigned_abs().max(hi.unsigned_abs()) < 1 << 24, "`{name}`: {lo}..={hi} is not exact in float");
         Self::new(ctx, name, len, Values::Dyadic { lo, hi, shift })
+    }
+
+    /// `len` full-precision floats over `binades` binades below 1 per launch
+    /// (see [`Values::Wide`]).
+    pub fn wide(ctx: &Ctx, name: &str, len: usize, binades: u32, signed: bool) -> Result<Self> {
+        ensure!((1..=126).contains(&binades), "`{name}`: {binades} binades below 1 is not 1..=126");
+        Self::new(ctx, name, len, Values::Wide { binades, signed })
     }
 
     /// `len` floats uniform in `[lo, hi)` per launch.
@@ -227,6 +243,7 @@ impl<T: Pod> Fresh<T> {
                     Values::Ints { lo, hi } => (0i32, lo, span(lo, hi), 1.0, 0.0, 0.0),
                     Values::Dyadic { lo, hi, shift } => (1, lo, span(lo, hi), (-(shift as f32)).exp2(), 0.0, 0.0),
                     Values::Uniform { lo, hi } => (2, 0, 0, 1.0, lo, hi - lo),
+                    Values::Wide { binades, signed } => (3, signed as i32, binades, 1.0, 0.0, 0.0),
                     Values::Bytes(_) => unreachable!(),
                 };
                 let args = vec![
@@ -268,8 +285,18 @@ fn value_of(values: &Values, u: u32) -> u32 {
         Values::Ints { lo, hi } => from_span(lo, hi) as u32,
         Values::Dyadic { lo, hi, shift } => (from_span(lo, hi) as f32 * (-(shift as f32)).exp2()).to_bits(),
         Values::Uniform { lo, hi } => ((hi - lo).mul_add((u >> 8) as f32 * (1.0 / 16_777_216.0), lo)).to_bits(),
+        Values::Wide { binades, signed } => wide_bits(u, binades, signed),
         Values::Bytes(_) => unreachable!("bytes come four to a word"),
     }
+}
+
+/// A [`Values::Wide`] element from the random word `u`, as `value_of` in
+/// fresh.cu: the low 23 bits are the significand, the next 8 pick the
+/// binade, the top bit the sign (where signed).
+fn wide_bits(u: u32, binades: u32, signed: bool) -> u32 {
+    let e = (((u >> 23) & 0xFF) * binades) >> 8; // 0..binades
+    let sign = if signed { u & 0x8000_0000 } else { 0 };
+    sign | (126 - e) << 23 | (u & 0x7F_FFFF)
 }
 
 /// Philox4x32-10 of the counter (block, launch, stream) under `key`, as in fresh.cu.
@@ -343,6 +370,15 @@ mod tests {
         let u = Values::Uniform { lo: -1.0, hi: 1.0 };
         assert!((0..4000).all(|x| (-1.0..1.0).contains(&f32::from_bits(value_of(&u, x * 1_073_807)))));
         assert_eq!(f32::from_bits(value_of(&u, u32::MAX)), 1.0 - 2.0 / 16_777_216.0);
+        let w = Values::Wide { binades: 24, signed: false };
+        let f: Vec<f32> = (0..40_000u32).map(|x| f32::from_bits(value_of(&w, x.wrapping_mul(2_654_435_761)))).collect();
+        assert!(f.iter().all(|&v| v >= (-24f32).exp2() && v < 1.0), "[2^-24, 1)");
+        assert!(f.iter().any(|&v| v < (-23f32).exp2()) && f.iter().any(|&v| v >= 0.5), "every binade used");
+        assert!(f.iter().filter(|&&v| (v * 4096.0).fract() != 0.0).count() > 30_000, "not a fixed-point grid");
+        assert!(f.iter().filter(|&&v| v.to_bits() & 1 == 1).count() > 15_000, "the last significand bit is random");
+        let s = Values::Wide { binades: 3, signed: true };
+        let f: Vec<f32> = (0..4000).map(|x| f32::from_bits(value_of(&s, x * 1_073_807))).collect();
+        assert!(f.iter().all(|&v| (0.125..1.0).contains(&v.abs())) && f.iter().any(|&v| v < 0.0));
     }
 
     #[test]
