@@ -2,7 +2,7 @@
 # On an H200 (issue 51, part 2): does this machine make the same decision
 # "graded by the clock" as the committed calibration of its model?
 # `grader calibrate --check` times every performance check's family (seeds
-# 1,2,3, as the committed file was made; about 2.5 minutes on an H200) and
+# 1,2,3, as the committed file was made; a few minutes: 2.3 min for 282 gradings in docs/gpu-runs.md) and
 # compares it with calibration/nvidia-h200.toml without writing it.
 #
 #   OUT=/some/dir scripts/gpu-51-calibrate-check.sh          # grader from $GRADER or ./.device/grader
