@@ -220,6 +220,11 @@ pub fn uses_device_headers(text: &str) -> bool {
     device_names().any(|h| text.contains(h)) || FAMILIES.iter().filter_map(|f| f.folder).any(|d| text.contains(d))
 }
 
+/// Whether `text` may include a CUB header.
+pub fn uses_cub(text: &str) -> bool {
+    text.contains("cub/")
+}
+
 /// "<stdio.h>, <cstdio>, ..." for messages: the in-memory headers and the
 /// headers of the `families` allowed.
 pub fn allowed_list(families: &[&'static Family]) -> String {

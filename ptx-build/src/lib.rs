@@ -390,6 +390,17 @@ impl Compiler {
     /// sees it.
     pub fn compile(&self, src: &SourceFile, opts: &CompileOptions) -> Result<Ptx, BuildError> {
         check_source_with(src, &opts.headers)?;
+        // CUB's own headers use what CCCL deprecates (`Traits::CATEGORY`):
+        // those warnings are not the student's to read.
+        let quiet;
+        let opts = if headers::uses_cub(&src.text) {
+            let mut defines = opts.defines.clone();
+            defines.push(("CCCL_IGNORE_DEPRECATED_API".to_string(), String::new()));
+            quiet = CompileOptions { defines, ..opts.clone() };
+            &quiet
+        } else {
+            opts
+        };
         opts.validate()?;
         let key = self.cache_dir.as_ref().map(|_| {
             // Headers from another toolkit may compile differently.
