@@ -73,7 +73,13 @@ fn header_cases_get_their_verdicts() {
     if !support::nvrtc_available() {
         return;
     }
-    let outcome = corpus::run_only(&Corpus::open("variants"), Backend::Sim, &SETTINGS, |name| HEADER_CASES.contains(&name), |_, _, _| {});
+    let outcome = corpus::run_only(
+        &Corpus::open("variants"),
+        Backend::Sim,
+        &SETTINGS,
+        |name| HEADER_CASES.contains(&name),
+        |_, _, _| {},
+    );
     let report = outcome.report("variants", Backend::Sim);
     println!("{report}");
     assert!(outcome.problems.is_empty(), "{report}");
