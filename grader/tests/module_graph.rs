@@ -62,7 +62,7 @@ fn describe(cycles: &[Vec<String>]) -> String {
     cycles.iter().map(|c| format!("  {}\n", c.join(" <-> "))).collect()
 }
 
-/// Reads every `.rs` file under `src` (`main.rs`, a separate binary crate, left out).
+/// Reads every `.rs` file under `src` (`main.rs` and `cli/`, the binary's crate, left out).
 fn read_crate(src: &Path) -> Crate {
     let mut files = Vec::new();
     collect(src, &mut files);
@@ -95,7 +95,7 @@ fn read_crate(src: &Path) -> Crate {
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
-        if path.is_dir() {
+        if path.is_dir() && path.file_name().is_some_and(|n| n != "cli") {
             collect(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") && path.file_name().is_some_and(|n| n != "main.rs") {
             out.push(path);
