@@ -8,7 +8,7 @@
 #
 # Look for: references full marks on every seed (170/170 with ex09), every structure test `pass`; the
 # slow run's structure failures only where CALIBRATION.md ("Measured structure")
-# says (ex01 shared-counter, ex06 dynamic-shared, ex07 coalesced shared-tile,
+# says (ex01 few-global-atomics-per-block, ex06 dynamic-shared, ex07 coalesced coalesced-reads-and-writes,
 # ex07 padded padded-tile, ex08 sequential shared-tree, ex09 picture coalesced; ex01 global, ex04 v1 and
 # ex08 interleaved have no slow file and show as not compiled); the stubs fail
 # every structure test; and in

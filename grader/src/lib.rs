@@ -14,6 +14,7 @@ pub mod differential;
 pub mod digests;
 pub mod gpu_load;
 pub mod grade;
+pub mod headers;
 pub mod html;
 pub mod lab;
 pub mod not_graded_here;

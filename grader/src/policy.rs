@@ -62,6 +62,10 @@ struct CourseConfig {
     #[serde(default)]
     #[allow(dead_code)]
     performance: Option<toml::Value>,
+    /// `[headers]`: read by crate::headers.
+    #[serde(default)]
+    #[allow(dead_code)]
+    headers: Option<toml::Value>,
 }
 
 /// `[perf-without-gpu]`: the policy per audience.

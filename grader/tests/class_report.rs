@@ -164,7 +164,7 @@ fn a_graded_class_gets_a_report_whose_numbers_are_the_gradebooks() {
     assert!(html.contains("href=\"results/cy/ex05-stencil.json\""), "an example submission is linked");
 
     // Memory lessons: the class against the reference's measured figures.
-    assert!(html.contains("ex05::stencil::structure::shared-halo"), "the measured check is shown");
+    assert!(html.contains("ex05::stencil::structure::few-global-loads-per-output"), "the measured check is shown");
     assert!(!html.contains("could not be measured here"), "the reference's figures were measured");
     assert!(html.contains("data-figure=\"global load sectors/request\""));
 

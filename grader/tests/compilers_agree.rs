@@ -171,6 +171,20 @@ fn a_quick_subset_gets_the_same_verdicts_from_both_compilers() {
     finish(lines, problems);
 }
 
+/// The cases of issue 51 (CUB and cooperative groups under a course's
+/// `[headers]`): both compilers refuse or compile them alike, and grade what
+/// they compile alike. `cargo test -p grader --test suite -- --ignored compilers_agree::header_cases`.
+#[test]
+#[ignore = "six gradings per compiler (a minute on 2 cores); run by name or with the whole lane"]
+fn header_cases_get_the_same_verdicts_from_both_compilers() {
+    if !both_compilers() {
+        return;
+    }
+    let (mut lines, mut problems) = (Vec::new(), Vec::new());
+    variants(crate::variants::HEADER_CASES, &mut lines, &mut problems);
+    finish(lines, problems);
+}
+
 /// `ex01-shared-if-converted-read` proves the simulator's rule for discarded
 /// reads only while both compilers do load `cache[0]` in every thread and keep
 /// it with a `selp`: checked on their PTX, at the grader's options.

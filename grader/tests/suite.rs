@@ -12,6 +12,7 @@ mod batch_workers;
 mod can_fail;
 mod cheats;
 mod check_limits;
+mod check_names;
 mod class_report;
 mod cli;
 mod compilers_agree;

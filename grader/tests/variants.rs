@@ -53,6 +53,38 @@ fn on_the_simulator_a_sample_of_variants_gets_its_verdict() {
     assert!(outcome.problems.is_empty(), "{report}");
 }
 
+/// Issue 51: kernels using CUB (`cub::BlockReduce`, `cub::BlockScan`) and
+/// cooperative groups' reduce, each under the default `[headers]` and under a
+/// course's own (the case's cuda-lab.toml): a compile error naming the setting
+/// where the family is not allowed, graded by memory like any kernel where it is.
+pub const HEADER_CASES: &[&str] = &[
+    "ex08-sequential-cub-block-reduce",
+    "ex08-sequential-cub-block-reduce-allowed",
+    "ex08-sequential-cg-reduce",
+    "ex08-sequential-cg-reduce-forbidden",
+    "ex11-brent-kung-cub-block-scan",
+    "ex11-brent-kung-cub-block-scan-allowed",
+];
+
+/// `cargo test -p grader --test suite -- --ignored variants::header_cases`.
+#[test]
+#[ignore = "six gradings on the simulator (a minute on 2 cores); run by name or with the whole corpus"]
+fn header_cases_get_their_verdicts() {
+    if !support::nvrtc_available() {
+        return;
+    }
+    let outcome = corpus::run_only(
+        &Corpus::open("variants"),
+        Backend::Sim,
+        &SETTINGS,
+        |name| HEADER_CASES.contains(&name),
+        |_, _, _| {},
+    );
+    let report = outcome.report("variants", Backend::Sim);
+    println!("{report}");
+    assert!(outcome.problems.is_empty(), "{report}");
+}
+
 /// Needs no compiler: the table, the folders and the registry agree.
 #[test]
 fn the_table_covers_the_corpus_and_names_real_parts() {

@@ -521,8 +521,12 @@ mod tests {
             cuda: "/c".into(),
             version: "clang 22.1.8".into(),
         };
-        let o =
-            CompileOptions { arch: (9, 0), line_info: true, defines: vec![("N".into(), "4".into())], extra: vec![] };
+        let o = CompileOptions {
+            arch: (9, 0),
+            line_info: true,
+            defines: vec![("N".into(), "4".into())],
+            ..Default::default()
+        };
         let a = args(&i, &o, Side::Device);
         assert_eq!(a[0], "clang");
         for want in ["--cuda-gpu-arch=sm_90", "--cuda-path=/c", "-gline-tables-only", "-nostdlibinc"] {

@@ -128,40 +128,114 @@ using ::fma; using ::hypot; using ::isnan; using ::isinf; using ::isfinite; usin
     Header { name: "device_launch_parameters.h", text: EMPTY },
 ];
 
-/// CUDA's device headers, read from the provisioned CUDA include folder
-/// (see `provision::DEVICE_HEADERS`), never from the student's folder: they may
+/// A family of CUDA's device headers a course may allow (cuda-lab.toml
+/// `[headers] allow`), read from the machine's CUDA toolkit or the
+/// provisioned CUDA include folder (see `provision::DEVICE_HEADERS`, which
+/// carries CCCL: CUB and libcu++), never from the student's folder: they may
 /// be included only as `<name>`. Host headers of that folder
-/// (`cuda_runtime_api.h`, ...) stay refused.
-pub const DEVICE: &[&str] = &[
-    "cuda_fp16.h",
-    "cuda_bf16.h",
-    "cooperative_groups.h",
-    "cooperative_groups/reduce.h",
-    "cooperative_groups/scan.h",
-    "cooperative_groups/memcpy_async.h",
-];
-
-pub fn is_allowed(name: &str) -> bool {
-    ALLOWED.iter().any(|h| h.name == name) || is_device(name)
+/// (`cuda_runtime_api.h`, ...) stay refused whatever a course allows.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Family {
+    /// As cuda-lab.toml names it.
+    pub name: &'static str,
+    /// For people.
+    pub about: &'static str,
+    /// The headers of the family, exactly as included.
+    pub headers: &'static [&'static str],
+    /// A folder whose `.cuh` headers all belong to the family (`cub/`), where any.
+    pub folder: Option<&'static str>,
 }
 
+pub const FAMILIES: &[Family] = &[
+    Family { name: "cuda_fp16", about: "half precision (`__half`)", headers: &["cuda_fp16.h"], folder: None },
+    Family { name: "cuda_bf16", about: "bfloat16 (`__nv_bfloat16`)", headers: &["cuda_bf16.h"], folder: None },
+    Family {
+        name: "cooperative_groups",
+        about: "cooperative groups, with their reduce, scan and memcpy_async collectives",
+        headers: &[
+            "cooperative_groups.h",
+            "cooperative_groups/reduce.h",
+            "cooperative_groups/scan.h",
+            "cooperative_groups/memcpy_async.h",
+        ],
+        folder: None,
+    },
+    Family {
+        name: "cub",
+        about: "CUB's block- and warp-level primitives (`cub::BlockReduce`, `cub::BlockScan`, ...; CCCL)",
+        headers: &["cub/cub.cuh"],
+        folder: Some("cub/"),
+    },
+];
+
+/// The families allowed where a course says nothing: today's device headers
+/// (CUB is the course's to allow).
+pub const DEFAULT_FAMILIES: &[&str] = &["cuda_fp16", "cuda_bf16", "cooperative_groups"];
+
+/// Every family's headers (the old list of device headers, CUB's umbrella header).
+pub fn device_names() -> impl Iterator<Item = &'static str> {
+    FAMILIES.iter().flat_map(|f| f.headers.iter().copied())
+}
+
+pub fn family(name: &str) -> Option<&'static Family> {
+    FAMILIES.iter().find(|f| f.name == name)
+}
+
+impl Family {
+    /// Whether `name` (as included) is a header of this family. A folder's
+    /// headers are plain relative paths: no `..`, no empty or odd components.
+    pub fn holds(&self, name: &str) -> bool {
+        if self.headers.contains(&name) {
+            return true;
+        }
+        let Some(rest) = self.folder.and_then(|f| name.strip_prefix(f)) else { return false };
+        rest.ends_with(".cuh")
+            && rest.split('/').all(|c| {
+                !c.is_empty()
+                    && !c.starts_with('.')
+                    && c.chars().all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-'))
+            })
+    }
+}
+
+/// The family `name` belongs to, allowed or not.
+pub fn family_of(name: &str) -> Option<&'static Family> {
+    FAMILIES.iter().find(|f| f.holds(name))
+}
+
+/// Whether `name` is one of the in-memory headers every exercise may include.
+pub fn is_served(name: &str) -> bool {
+    ALLOWED.iter().any(|h| h.name == name)
+}
+
+/// Whether `name` is a device header of any family (allowed or not): such a
+/// header is never read from the student's folder.
 pub fn is_device(name: &str) -> bool {
-    DEVICE.contains(&name)
+    family_of(name).is_some()
 }
 
 /// Whether `text` may include a device header (a mention in a comment counts
 /// too: it only costs a lookup of the provisioned headers).
 pub fn uses_device_headers(text: &str) -> bool {
-    DEVICE.iter().any(|h| text.contains(h))
+    device_names().any(|h| text.contains(h)) || FAMILIES.iter().filter_map(|f| f.folder).any(|d| text.contains(d))
 }
 
-/// "<stdio.h>, <cstdio>, ..." for messages.
-pub fn allowed_list() -> String {
+/// Whether `text` may include a CUB header.
+pub fn uses_cub(text: &str) -> bool {
+    text.contains("cub/")
+}
+
+/// "<stdio.h>, <cstdio>, ..." for messages: the in-memory headers and the
+/// headers of the `families` allowed.
+pub fn allowed_list(families: &[&'static Family]) -> String {
     ALLOWED
         .iter()
-        .map(|h| h.name)
-        .chain(DEVICE.iter().copied())
-        .map(|n| format!("<{n}>"))
+        .map(|h| format!("<{}>", h.name))
+        .chain(
+            families
+                .iter()
+                .flat_map(|f| f.headers.iter().map(|h| format!("<{h}>")).chain(f.folder.map(|d| format!("<{d}...>")))),
+        )
         .collect::<Vec<_>>()
         .join(", ")
 }

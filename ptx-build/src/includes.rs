@@ -14,6 +14,7 @@
 //! `%:include` works, trigraphs are off, `__has_include("/f")` tests for files.
 
 use crate::headers;
+use crate::AllowedHeaders;
 
 /// Why a source was refused, and where (1-based line).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,9 +23,9 @@ pub(crate) struct Refusal {
     pub reason: String,
 }
 
-/// Checks `text` against the include policy (and for NUL bytes, which a C string
-/// cannot carry).
-pub(crate) fn check(text: &str) -> Result<(), Refusal> {
+/// Checks `text` against the include policy, the device header families
+/// `allowed` (and for NUL bytes, which a C string cannot carry).
+pub(crate) fn check(text: &str, allowed: &AllowedHeaders) -> Result<(), Refusal> {
     let lines = LineIndex::new(text.as_bytes());
     if let Some(nul) = text.find('\0') {
         return Err(Refusal {
@@ -33,7 +34,7 @@ pub(crate) fn check(text: &str) -> Result<(), Refusal> {
         });
     }
     for dialect in Dialect::relevant(text.as_bytes()) {
-        Scanner { s: text.as_bytes(), d: dialect, lines: &lines }.run()?;
+        Scanner { s: text.as_bytes(), d: dialect, lines: &lines, allowed }.run()?;
     }
     Ok(())
 }
@@ -137,6 +138,7 @@ struct Scanner<'a> {
     s: &'a [u8],
     d: Dialect,
     lines: &'a LineIndex,
+    allowed: &'a AllowedHeaders,
 }
 
 impl Scanner<'_> {
@@ -343,7 +345,7 @@ impl Scanner<'_> {
                 format!(
                     "`#{}` is not allowed in exercise files; only {} may be included",
                     String::from_utf8_lossy(&name),
-                    headers::allowed_list()
+                    self.allowed.list()
                 ),
             )),
             _ => Ok(()),
@@ -386,17 +388,34 @@ impl Scanner<'_> {
                 ),
             ));
         }
-        if closed && headers::is_allowed(&name) {
+        if closed && self.allowed.allows(&name) {
             return Ok(());
         }
         let shown = show_name(&name);
         let written = if close == b'"' { format!("\"{shown}\"") } else { format!("<{shown}>") };
+        let setting = self.allowed.setting();
+        if let Some(family) = headers::family_of(&name).filter(|_| closed) {
+            return Err(self.refuse(
+                hash,
+                format!(
+                    "`#include {written}` is not allowed here: it is a header of `{}` ({}), and this course does not \
+                     allow that family for this exercise ({setting} allows {}). A course allows it by adding \
+                     \"{}\" to that list; until then, write the kernel without it. Allowed: {}",
+                    family.name,
+                    family.about,
+                    self.allowed.names(),
+                    family.name,
+                    self.allowed.list()
+                ),
+            ));
+        }
         Err(self.refuse(
             hash,
             format!(
                 "`#include {written}` is not allowed: only {} may be included in exercise files \
-                 (the compiler has everything else a kernel needs built in)",
-                headers::allowed_list()
+                 (the compiler has everything else a kernel needs built in; {setting} names the CUDA header \
+                 families allowed)",
+                self.allowed.list()
             ),
         ))
     }
@@ -418,14 +437,22 @@ mod tests {
     use super::*;
 
     fn refused(src: &str) -> Refusal {
-        check(src).expect_err(&format!("should be refused: {src:?}"))
+        check(src, &AllowedHeaders::default()).expect_err(&format!("should be refused: {src:?}"))
+    }
+
+    fn check(src: &str, allowed: &AllowedHeaders) -> Result<(), Refusal> {
+        super::check(src, allowed)
+    }
+
+    fn ok(src: &str) -> Result<(), Refusal> {
+        check(src, &AllowedHeaders::default())
     }
 
     #[test]
     fn allowed_headers_pass() {
         let src = "#include <stdio.h>\n  #  include \"cuda_runtime.h\"\n#include<stdint.h>\n#include <cmath>\n\
                    # /* why not */ include <float.h>\nextern \"C\" __global__ void k() {}\n";
-        assert_eq!(check(src), Ok(()));
+        assert_eq!(ok(src), Ok(()));
     }
 
     #[test]
@@ -456,7 +483,7 @@ mod tests {
         let src = "// #include \"/etc/passwd\"\n/* #include <iostream>\n#include \"x.h\" */\n\
                    const char *s = \"#include </etc/passwd>\"; char c = '#';\n\
                    // a spliced comment \\\n#include \"/etc/passwd\"\n";
-        assert_eq!(check(src), Ok(()));
+        assert_eq!(ok(src), Ok(()));
     }
 
     #[test]
@@ -514,15 +541,15 @@ mod tests {
         let src = "#define STR(x) #x\n#define CAT(a, b) a##b\n#define N 256\n#if N > 128\n#pragma unroll\n#endif\n\
                    #line 10\nint x = 1'000'000; float f = 1.5e+3f; double d = .5; char q = '\\'';\n\
                    extern \"C\" __global__ void k(int *a) { a[0] = N; }\n";
-        assert_eq!(check(src), Ok(()));
+        assert_eq!(ok(src), Ok(()));
     }
 
     #[test]
     fn refused_names_are_shown_short_and_printable() {
         let long = "a".repeat(500);
         let r = refused(&format!("#include \"{long}\"\n"));
-        // The allowed list itself is ~400 bytes; the name adds at most 80 characters.
-        assert!(r.reason.len() < 600, "{}", r.reason);
+        // The allowed list and the setting are ~500 bytes; the name adds at most 80 characters.
+        assert!(r.reason.len() < 700, "{}", r.reason);
         assert!(refused("#include \"a\x1bb\"\n").reason.contains("a?b"));
     }
 
@@ -530,7 +557,7 @@ mod tests {
     fn device_headers_pass_only_in_angle_brackets() {
         let src = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <cooperative_groups.h>\n\
                    #include <cooperative_groups/reduce.h>\n";
-        assert_eq!(check(src), Ok(()));
+        assert_eq!(ok(src), Ok(()));
         // `"name"` searches the student's folder first: a cuda_fp16.h of their own could include anything.
         let r = refused("#include <cuda_fp16.h>\n#include \"cuda_fp16.h\"\n");
         assert_eq!(r.line, 2);
@@ -556,11 +583,51 @@ mod tests {
     }
 
     #[test]
+    fn cub_is_the_courses_to_allow_and_the_refusal_names_the_setting() {
+        let src = "#include <cub/block/block_reduce.cuh>\n";
+        let r = refused(src);
+        assert_eq!(r.line, 1);
+        assert!(
+            r.reason
+                .starts_with("`#include <cub/block/block_reduce.cuh>` is not allowed here: it is a header of `cub`"),
+            "{}",
+            r.reason
+        );
+        assert!(
+            r.reason.contains(
+                "the default of cuda-lab.toml's `[headers] allow` allows cuda_fp16, cuda_bf16, cooperative_groups"
+            ),
+            "{}",
+            r.reason
+        );
+        assert!(r.reason.contains("adding \"cub\" to that list"), "{}", r.reason);
+        let cub = AllowedHeaders::new(&["cuda_fp16", "cub"], "cuda-lab.toml, `[headers.ex08] allow`").unwrap();
+        assert_eq!(check(src, &cub), Ok(()));
+        assert_eq!(check("#include <cub/cub.cuh>\n#include <cub/warp/warp_reduce.cuh>\n", &cub), Ok(()));
+        // A course that forbids cooperative groups for an exercise: refused, naming where.
+        let r = check("#include <cooperative_groups.h>\n", &cub).unwrap_err();
+        assert!(
+            r.reason.contains("`cooperative_groups`")
+                && r.reason.contains("`[headers.ex08] allow` allows cuda_fp16, cub"),
+            "{}",
+            r.reason
+        );
+        // Whatever is allowed: no way out of the folder, no host headers, no quotes.
+        for bad in ["cub/../../etc/passwd.cuh", "cub/./x.cuh", "cub//x.cuh", "cub/.hidden.cuh", "cub/block/x.h", "cub/"]
+        {
+            let r = check(&format!("#include <{bad}>\n"), &cub).unwrap_err();
+            assert!(r.reason.contains("is not allowed"), "{bad}: {}", r.reason);
+        }
+        assert!(check("#include \"cub/cub.cuh\"\n", &cub).unwrap_err().reason.contains("angle brackets"));
+        assert!(AllowedHeaders::new(&["thrust-ish"], "x").unwrap_err().contains("`cub`"));
+    }
+
+    #[test]
     fn a_large_file_is_scanned_quickly() {
         let line = "    sum += x[i] * y[i]; // it's a 'comment' with \"quotes\" and 1'000\n";
         let src = line.repeat((1 << 20) / line.len());
         let t = std::time::Instant::now();
-        assert_eq!(check(&src), Ok(()));
+        assert_eq!(ok(&src), Ok(()));
         assert!(t.elapsed().as_secs() < 20, "{:?}", t.elapsed());
     }
 }

@@ -74,9 +74,15 @@ pub mod fuzzing {
 }
 
 /// Checks `src` against the include policy without compiling it (what
-/// [`Compiler::compile`] does first): `Err(BuildError::Refused)` with the line.
+/// [`Compiler::compile`] does first), with the default header families:
+/// `Err(BuildError::Refused)` with the line.
 pub fn check_source(src: &SourceFile) -> Result<(), BuildError> {
-    includes::check(&src.text).map_err(|r| BuildError::Refused {
+    check_source_with(src, &AllowedHeaders::default())
+}
+
+/// As [`check_source`], with the header families `allowed`.
+pub fn check_source_with(src: &SourceFile, allowed: &AllowedHeaders) -> Result<(), BuildError> {
+    includes::check(&src.text, allowed).map_err(|r| BuildError::Refused {
         file: src.display_path.clone(),
         line: r.line,
         reason: r.reason,
@@ -95,10 +101,81 @@ pub fn allowed_headers() -> impl Iterator<Item = &'static str> {
     headers::ALLOWED.iter().map(|h| h.name)
 }
 
-/// CUDA's device headers exercise files may include as `<name>` (read from
-/// the machine's CUDA toolkit, else a CUDA include folder installed on first use).
+/// CUDA's device headers exercise files may include as `<name>` where a
+/// course allows their family (read from the machine's CUDA toolkit, else a
+/// CUDA include folder installed on first use).
 pub fn device_headers() -> impl Iterator<Item = &'static str> {
-    headers::DEVICE.iter().copied()
+    headers::device_names()
+}
+
+/// The header families a course may allow: `(name, what it is)`.
+pub fn header_families() -> impl Iterator<Item = (&'static str, &'static str)> {
+    headers::FAMILIES.iter().map(|f| (f.name, f.about))
+}
+
+/// Which families of CUDA's device headers a file may include besides the
+/// in-memory C headers every file may (`<stdio.h>`, `<stdint.h>`, ...), and
+/// where that was set, for the refusal's message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AllowedHeaders {
+    families: Vec<&'static headers::Family>,
+    /// Where the choice was made, as the student is told it: "cuda-lab.toml, `[headers] allow`".
+    setting: String,
+}
+
+/// Where the default is said to come from.
+pub const DEFAULT_HEADERS_SETTING: &str = "the default of cuda-lab.toml's `[headers] allow`";
+
+impl Default for AllowedHeaders {
+    /// [`headers::DEFAULT_FAMILIES`]: `cuda_fp16`, `cuda_bf16`, `cooperative_groups`.
+    fn default() -> Self {
+        Self::new(headers::DEFAULT_FAMILIES, DEFAULT_HEADERS_SETTING).expect("known families")
+    }
+}
+
+impl AllowedHeaders {
+    /// The families named `names` (each a [`header_families`] name), set by `setting`.
+    pub fn new<S: AsRef<str>>(names: &[S], setting: impl Into<String>) -> Result<Self, String> {
+        let mut families = Vec::new();
+        for n in names {
+            let n = n.as_ref();
+            let f = headers::family(n).ok_or_else(|| {
+                let known = headers::FAMILIES.iter().map(|f| format!("`{}`", f.name)).collect::<Vec<_>>().join(", ");
+                format!("`{n}` is no header family the grader knows; it knows {known}")
+            })?;
+            if !families.contains(&f) {
+                families.push(f);
+            }
+        }
+        Ok(AllowedHeaders { families, setting: setting.into() })
+    }
+
+    /// The names of the families allowed, in the order given.
+    pub fn families(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.families.iter().map(|f| f.name)
+    }
+
+    pub fn setting(&self) -> &str {
+        &self.setting
+    }
+
+    /// Whether `name` (as included) may be included.
+    pub fn allows(&self, name: &str) -> bool {
+        headers::is_served(name) || self.families.iter().any(|f| f.holds(name))
+    }
+
+    /// "<stdio.h>, ..., <cuda_fp16.h>, ..." for messages.
+    pub fn list(&self) -> String {
+        headers::allowed_list(&self.families)
+    }
+
+    /// "cuda_fp16, cuda_bf16, cooperative_groups" (or "none").
+    pub fn names(&self) -> String {
+        match self.families.len() {
+            0 => "none".into(),
+            _ => self.families().collect::<Vec<_>>().join(", "),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,13 +188,21 @@ pub struct CompileOptions {
     pub defines: Vec<(String, String)>,
     /// Passed to the compiler as they are, after everything else.
     pub extra: Vec<String>,
+    /// The families of CUDA's device headers the file may include (the course's choice).
+    pub headers: AllowedHeaders,
 }
 
 impl Default for CompileOptions {
     /// compute_75 (Turing): old enough for every GPU in use, new enough that
     /// current CUDA releases still accept it. Used when there is no GPU to ask.
     fn default() -> Self {
-        CompileOptions { arch: (7, 5), line_info: false, defines: Vec::new(), extra: Vec::new() }
+        CompileOptions {
+            arch: (7, 5),
+            line_info: false,
+            defines: Vec::new(),
+            extra: Vec::new(),
+            headers: AllowedHeaders::default(),
+        }
     }
 }
 
@@ -304,7 +389,18 @@ impl Compiler {
     /// source that breaks the include policy is refused before any compiler
     /// sees it.
     pub fn compile(&self, src: &SourceFile, opts: &CompileOptions) -> Result<Ptx, BuildError> {
-        check_source(src)?;
+        check_source_with(src, &opts.headers)?;
+        // CUB's own headers use what CCCL deprecates (`Traits::CATEGORY`):
+        // those warnings are not the student's to read.
+        let quiet;
+        let opts = if headers::uses_cub(&src.text) {
+            let mut defines = opts.defines.clone();
+            defines.push(("CCCL_IGNORE_DEPRECATED_API".to_string(), String::new()));
+            quiet = CompileOptions { defines, ..opts.clone() };
+            &quiet
+        } else {
+            opts
+        };
         opts.validate()?;
         let key = self.cache_dir.as_ref().map(|_| {
             // Headers from another toolkit may compile differently.

@@ -593,6 +593,7 @@ mod tests {
             line_info: true,
             defines: vec![("N".into(), "256".into()), ("FAST".into(), String::new())],
             extra: vec!["--use_fast_math".into()],
+            ..Default::default()
         };
         assert_eq!(
             args(&o),

@@ -58,7 +58,7 @@ pub(crate) const NVRTC: Bundle = Bundle {
 /// the CUDA runtime wheel's include folder, plus CCCL's (`<nv/target>`).
 pub(crate) const DEVICE_HEADERS: Bundle = Bundle {
     dir: "cuda-headers-12.9",
-    what: "the CUDA 12.9 device headers (cuda_fp16.h, cuda_bf16.h, cooperative_groups.h)",
+    what: "the CUDA 12.9 device headers (cuda_fp16.h, cuda_bf16.h, cooperative_groups.h, CUB)",
     packages: &["nvidia-cuda-runtime-cu12==12.9.79", "nvidia-cuda-cccl-cu12==12.9.27"],
     proof: "nvidia/cuda_runtime/include/cuda_fp16.h",
     prune: &["nvidia/cuda_runtime/lib", "nvidia/cuda_cccl/lib"],

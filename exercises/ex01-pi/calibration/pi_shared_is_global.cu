@@ -1,6 +1,6 @@
 // Wrong-technique variant for ex01 `shared` (measured checks): declares a
 // shared counter and a barrier, but every hit goes straight to the global
-// counter. Correct, spells the technique: must fail `shared-counter` and the stand-in.
+// counter. Correct, spells the technique: must fail `few-global-atomics-per-block` and the stand-in.
 extern "C" __global__ void pi_shared(const float *x, const float *y, int n, unsigned int *hits)
 {
     __shared__ unsigned int block_hits;

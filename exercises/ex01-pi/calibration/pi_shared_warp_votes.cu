@@ -1,6 +1,6 @@
 // Style variant for ex01 `shared` (measured checks): warps count with ballots,
 // one shared atomic per warp, one global atomic per block. Correct, one global
-// update per block: must pass `shared-counter` and the stand-in.
+// update per block: must pass `few-global-atomics-per-block` and the stand-in.
 extern "C" __global__ void pi_shared(const float *x, const float *y, int n, unsigned int *hits)
 {
     __shared__ unsigned int block_hits;

@@ -48,7 +48,7 @@ fn part(name: &'static str, file: &'static str, kernels: &'static [&'static str]
     if kernel == "pi_global" {
         part.check(Check::structure("global-atomics", measured::global_atomics))
     } else {
-        part.check(Check::structure("shared-counter", measured::shared_counter)).check(
+        part.check(Check::structure("few-global-atomics-per-block", measured::few_global_atomics_per_block)).check(
             Check::performance("faster-than-global-atomics", shared_speedup)
                 // The timing compares contention on one global counter: count it.
                 .with_stand_in(|ctx| kit::measure::skip_unmeasurable(measured::few_atomics_per_hit(ctx))),

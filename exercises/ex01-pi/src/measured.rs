@@ -153,8 +153,8 @@ pub fn per_block(c: &Counted) -> Result<String> {
     Ok(c.figures())
 }
 
-/// The structure check `shared-counter`.
-pub fn shared_counter(ctx: &Ctx) -> Result<String> {
+/// The structure check `few-global-atomics-per-block`.
+pub fn few_global_atomics_per_block(ctx: &Ctx) -> Result<String> {
     let result = measure(ctx, "pi_shared").and_then(|c| per_block(&c));
     if let (Err(e), false) = (&result, ctx.kernel_ptx("pi_shared")?.uses_shared()) {
         bail!(
@@ -201,7 +201,7 @@ mod tests {
         let ptx = compiler.compile(&source, &options).unwrap().text;
         let env = RunEnv::new(seed, None, Some(compiler), options);
         let build = PartBuild::new(ptx);
-        let ctx = Ctx::new("ex01::shared::structure::shared-counter", &env, &build);
+        let ctx = Ctx::new("ex01::shared::structure::few-global-atomics-per-block", &env, &build);
         for &shape in shapes {
             let verdict = measure_on(&ctx, kernel, shape).and_then(|c| judge(&c));
             eprintln!("{file} on {shape:?}: {:?}", verdict.as_ref().map_err(|e| e.to_string()));
@@ -254,7 +254,8 @@ mod tests {
         let shapes: std::collections::BTreeSet<(u32, usize)> = (0..20)
             .map(|seed| {
                 let env = RunEnv::new(seed, None, None, Default::default());
-                let (blocks, n) = measured_shape(&Ctx::new("ex01::shared::structure::shared-counter", &env, &build));
+                let (blocks, n) =
+                    measured_shape(&Ctx::new("ex01::shared::structure::few-global-atomics-per-block", &env, &build));
                 let threads = (blocks * crate::THREADS) as usize;
                 assert!(MEASURE_BLOCKS.contains(&blocks) && n > 3 * threads && n < 4 * threads - 128, "{n}");
                 assert!(n % crate::THREADS as usize != 0);
@@ -271,11 +272,11 @@ mod tests {
         passes(&ex, "global", "global-atomics", Run::Check, "exercises/ex01-pi/calibration/pi_global_ballot.cu");
         for file in ["reference/ex01-pi/kernels/pi_shared.cu", "exercises/ex01-pi/calibration/pi_shared_warp_votes.cu"]
         {
-            passes(&ex, "shared", "shared-counter", Run::Check, file);
+            passes(&ex, "shared", "few-global-atomics-per-block", Run::Check, file);
             passes(&ex, "shared", "faster-than-global-atomics", Run::StandIn, file);
         }
         let slow = "reference/slow/ex01-pi/kernels/pi_shared.cu";
-        if let Some(msg) = fails(&ex, "shared", "shared-counter", Run::Check, slow) {
+        if let Some(msg) = fails(&ex, "shared", "few-global-atomics-per-block", Run::Check, slow) {
             assert!(msg.contains("global atomics per block"), "{msg}");
         }
         fails(&ex, "shared", "faster-than-global-atomics", Run::StandIn, slow);
@@ -288,7 +289,7 @@ mod tests {
         );
         // The right count, but each thread counts its own slice: uncoalesced.
         let slices = format!("{VARIANTS}/ex01-shared-contiguous-slices/exercises/ex01-pi/kernels/pi_shared.cu");
-        if let Some(msg) = fails(&ex, "shared", "shared-counter", Run::Check, &slices) {
+        if let Some(msg) = fails(&ex, "shared", "few-global-atomics-per-block", Run::Check, &slices) {
             assert!(msg.contains("16.0 sectors per warp request") && msg.contains("pi_shared.cu:"), "{msg}");
         }
     }

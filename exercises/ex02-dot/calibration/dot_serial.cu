@@ -1,6 +1,6 @@
 // Wrong-technique variant for ex02 (measured checks): the sums go to shared
 // memory behind a barrier, then thread 0 adds all 256 one after another.
-// Correct, spells shared memory and a barrier: must fail `shared-tree`.
+// Correct, spells shared memory and a barrier: must fail `parallel-block-reduction`.
 extern "C" __global__ void dot(const float *a, const float *b, int n, float *partial)
 {
     __shared__ float cache[256];

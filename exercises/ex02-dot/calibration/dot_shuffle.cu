@@ -1,6 +1,6 @@
 // Style variant for ex02 (measured checks): register sums, warp shuffles, the
 // eight warp sums in shared memory, a last shuffle in warp 0. Correct, a
-// reduction without a shared tree: must pass `shared-tree`.
+// reduction without a shared tree: must pass `parallel-block-reduction`.
 extern "C" __global__ void dot(const float *__restrict__ a, const float *__restrict__ b, int n, float *partial)
 {
     __shared__ float warpSums[8];

@@ -153,8 +153,8 @@ pub fn tree(measured: &Measured) -> Result<String> {
     Ok(figures(measured))
 }
 
-/// The structure check `shared-tree`.
-pub fn shared_tree(ctx: &Ctx) -> Result<String> {
+/// The structure check `parallel-block-reduction`.
+pub fn parallel_block_reduction(ctx: &Ctx) -> Result<String> {
     let k = ctx.kernel_ptx("dot")?;
     if !k.uses_shared() && !k.uses("shfl") {
         bail!(
@@ -183,7 +183,7 @@ mod tests {
         let ptx = compiler.compile(&source, &options).unwrap().text;
         let env = RunEnv::new(seed, None, Some(compiler), options);
         let build = PartBuild::new(ptx);
-        let ctx = Ctx::new("ex02::dot::structure::shared-tree", &env, &build);
+        let ctx = Ctx::new("ex02::dot::structure::parallel-block-reduction", &env, &build);
         for &shape in shapes {
             let verdict = measure_on(&ctx, shape).and_then(|m| tree(&m)).map_err(|e| format!("{e:#}"));
             eprintln!("{file} on {shape:?}: {verdict:?}");
@@ -230,7 +230,8 @@ mod tests {
         let shapes: std::collections::BTreeSet<(u32, usize)> = (0..20)
             .map(|seed| {
                 let env = RunEnv::new(seed, None, None, Default::default());
-                let (blocks, n) = measured_shape(&Ctx::new("ex02::dot::structure::shared-tree", &env, &build));
+                let (blocks, n) =
+                    measured_shape(&Ctx::new("ex02::dot::structure::parallel-block-reduction", &env, &build));
                 let threads = (blocks * crate::THREADS) as usize;
                 assert!(MEASURE_BLOCKS.contains(&blocks) && n > 3 * threads && n < 4 * threads - 128, "{n}");
                 assert!(n % crate::THREADS as usize != 0);
@@ -248,7 +249,7 @@ mod tests {
             "reference/slow/ex02-dot/kernels/dot.cu",
             "exercises/ex02-dot/calibration/dot_shuffle.cu",
         ] {
-            passes(&ex, "dot", "shared-tree", Run::Check, file);
+            passes(&ex, "dot", "parallel-block-reduction", Run::Check, file);
         }
         for file in [
             "reference/slow/ex02-dot/extra/dot_atomic.cu",
@@ -256,11 +257,11 @@ mod tests {
             // 76 loads per block: under the old allowance of 113, over the README's 64
             "grader/tests/variants/ex02-dot-tree-then-serial/exercises/ex02-dot/kernels/dot.cu",
         ] {
-            fails(&ex, "dot", "shared-tree", Run::Check, file);
+            fails(&ex, "dot", "parallel-block-reduction", Run::Check, file);
         }
         // Right numbers, but each thread sums its own slice: uncoalesced.
         let slices = format!("{VARIANTS}/ex02-dot-contiguous-slices/exercises/ex02-dot/kernels/dot.cu");
-        if let Some(msg) = fails(&ex, "dot", "shared-tree", Run::Check, &slices) {
+        if let Some(msg) = fails(&ex, "dot", "parallel-block-reduction", Run::Check, &slices) {
             assert!(msg.contains("16.0 sectors per warp request") && msg.contains("dot.cu:"), "{msg}");
         }
     }

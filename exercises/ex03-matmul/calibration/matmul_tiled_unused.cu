@@ -1,7 +1,7 @@
 // Wrong-technique variant for ex03 `tiled` (measured checks): stages both tiles
 // in shared memory behind two barriers and reads one value back from each, but
 // the products read M and N from global memory. Correct, spells the technique:
-// must fail `shared-tiles` and the stand-in.
+// must fail `tiled-global-loads` and the stand-in.
 #define TILE 16
 
 extern "C" __global__ void matmul_tiled(const float *M, const float *N, float *P, int width)

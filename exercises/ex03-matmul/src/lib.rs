@@ -151,7 +151,7 @@ fn correctness(mut part: Part, kernel: Kernel, shapes: &[Shape]) -> Part {
 /// Correctness, plus the structure checks of a tiled kernel.
 fn tiled(part: Part, kernel: Kernel, shapes: &[Shape]) -> Part {
     correctness(part, kernel, shapes)
-        .check(Check::structure("shared-tiles", move |ctx| measured::shared_tiles(ctx, kernel)))
+        .check(Check::structure("tiled-global-loads", move |ctx| measured::tiled_global_loads(ctx, kernel)))
         .check(Check::structure("two-barriers", move |ctx| measured::barriers(ctx, kernel)))
 }
 
@@ -342,7 +342,7 @@ mod tests {
         assert_eq!(names.iter().map(|n| n.0).collect::<Vec<_>>(), ["naive", "tiled", "rect"]);
         assert!(names[0].1.iter().all(|n| n.starts_with("correct::")));
         for (_, checks) in &names[1..] {
-            for c in ["structure::shared-tiles", "structure::two-barriers", "perf::faster-than-naive"] {
+            for c in ["structure::tiled-global-loads", "structure::two-barriers", "perf::faster-than-naive"] {
                 assert!(checks.iter().any(|n| n == c), "{c}");
             }
         }

@@ -166,8 +166,8 @@ fn race(e: &anyhow::Error) -> Option<String> {
     })
 }
 
-/// The structure check `shared-tiles`.
-pub fn shared_tiles(ctx: &Ctx, kernel: Kernel) -> Result<String> {
+/// The structure check `tiled-global-loads`.
+pub fn tiled_global_loads(ctx: &Ctx, kernel: Kernel) -> Result<String> {
     let result = measure(ctx, kernel).and_then(|(m, s)| tiled_traffic(&m, s));
     if let Err(e) = &result {
         // The PTX says it better when there is no shared memory at all.
@@ -287,25 +287,25 @@ mod tests {
             ("tiled", &format!("{MINE}/matmul_tiled_padded_walk.cu")),
             ("rect", "reference/ex03-matmul/kernels/matmul_rect.cu"),
         ] {
-            passes(&ex, part, "shared-tiles", Run::Check, file);
+            passes(&ex, part, "tiled-global-loads", Run::Check, file);
             passes(&ex, part, "faster-than-naive", Run::StandIn, file);
         }
         for (part, file) in [
             ("tiled", "reference/slow/ex03-matmul/kernels/matmul_tiled.cu"),
             ("rect", "reference/slow/ex03-matmul/kernels/matmul_rect.cu"),
         ] {
-            passes(&ex, part, "shared-tiles", Run::Check, file);
+            passes(&ex, part, "tiled-global-loads", Run::Check, file);
             fails(&ex, part, "faster-than-naive", Run::StandIn, file);
         }
         for file in ["reference/slow/ex03-matmul/extra/matmul_tiled_half.cu", &format!("{MINE}/matmul_tiled_unused.cu")]
         {
-            if let Some(msg) = fails(&ex, "tiled", "shared-tiles", Run::Check, file) {
+            if let Some(msg) = fails(&ex, "tiled", "tiled-global-loads", Run::Check, file) {
                 assert!(msg.contains("global loads per multiply-add"), "{msg}");
             }
             fails(&ex, "tiled", "faster-than-naive", Run::StandIn, file);
         }
         let cheat = format!("{CHEAT}/matmul_tiled.cu");
-        if let Some(msg) = fails(&ex, "tiled", "shared-tiles", Run::Check, &cheat) {
+        if let Some(msg) = fails(&ex, "tiled", "tiled-global-loads", Run::Check, &cheat) {
             assert!(msg.contains("2.000 global loads per multiply-add"), "{msg}");
         }
         fails(&ex, "tiled", "faster-than-naive", Run::StandIn, &cheat);
@@ -323,7 +323,7 @@ mod tests {
         let ex = crate::exercise();
         for (part, file) in [("tiled", "matmul_tiled.cu"), ("rect", "matmul_rect.cu")] {
             let case = variant(&format!("ex03-{part}-column-fill"), file);
-            if let Some(msg) = fails(&ex, part, "shared-tiles", Run::Check, &case) {
+            if let Some(msg) = fails(&ex, part, "tiled-global-loads", Run::Check, &case) {
                 assert!(msg.contains("sectors per warp request") && msg.contains(&format!("{file}:")), "{msg}");
             }
         }

@@ -1,6 +1,6 @@
 // Style variant for ex05 (measured checks): the block fills its window with a
 // block-stride loop (no special halo threads), then sums with a pointer walk.
-// Correct and staged: must pass `shared-halo` and the `share-of-copy` stand-in.
+// Correct and staged: must pass `few-global-loads-per-output` and the `share-of-copy` stand-in.
 #define BLOCK_SIZE 512
 #define RADIUS 3
 

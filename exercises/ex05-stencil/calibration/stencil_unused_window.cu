@@ -1,6 +1,6 @@
 // Wrong-technique variant for ex05 (measured checks): fills the shared window
 // behind a barrier and reads its own element back, but takes the neighbours
-// from global memory. Correct, spells the technique: must fail `shared-halo`.
+// from global memory. Correct, spells the technique: must fail `few-global-loads-per-output`.
 #define BLOCK_SIZE 512
 #define RADIUS 3
 

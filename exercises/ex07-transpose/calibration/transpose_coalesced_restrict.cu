@@ -1,6 +1,6 @@
 // Style variant for ex07 `coalesced` (measured checks): the notes' tile with
 // __restrict__ pointers, __ldg loads, a padded tile and pointer walks instead
-// of index arithmetic. Correct and coalesced: must pass `shared-tile` and the
+// of index arithmetic. Correct and coalesced: must pass `coalesced-reads-and-writes` and the
 // `faster-than-naive` stand-in.
 #define TILE_DIM 32
 #define BLOCK_ROWS 8

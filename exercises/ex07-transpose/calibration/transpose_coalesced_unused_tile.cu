@@ -1,7 +1,7 @@
 // Wrong-technique variant for ex07 `coalesced` (measured checks): declares and
 // fills a 32 x 32 shared tile behind a barrier, but writes `out` straight from
 // `in`, in columns, as the naive kernel does. Correct, spells the technique,
-// has none of its effect: must fail `shared-tile` and the stand-in.
+// has none of its effect: must fail `coalesced-reads-and-writes` and the stand-in.
 #define TILE_DIM 32
 #define BLOCK_ROWS 8
 

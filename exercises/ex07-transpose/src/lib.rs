@@ -53,7 +53,9 @@ pub fn exercise() -> Exercise {
         parts: vec![
             part("naive", "kernels/transpose_naive.cu", &["transpose_naive"]),
             part("coalesced", "kernels/transpose_coalesced.cu", &["transpose_coalesced"])
-                .check(Check::structure("shared-tile", |ctx| measured::shared_tile(ctx, "transpose_coalesced")))
+                .check(Check::structure("coalesced-reads-and-writes", |ctx| {
+                    measured::coalesced_reads_and_writes(ctx, "transpose_coalesced")
+                }))
                 .check(
                     Check::performance("faster-than-naive", |ctx| {
                         timed_against(ctx, "transpose_coalesced", &NAIVE, Need::Speedup(MIN_COALESCED_SPEEDUP))
@@ -66,7 +68,9 @@ pub fn exercise() -> Exercise {
                     }),
                 ),
             part("padded", "kernels/transpose_padded.cu", &["transpose_padded"])
-                .check(Check::structure("shared-tile", |ctx| measured::shared_tile(ctx, "transpose_padded")))
+                .check(Check::structure("coalesced-reads-and-writes", |ctx| {
+                    measured::coalesced_reads_and_writes(ctx, "transpose_padded")
+                }))
                 .check(Check::structure("padded-tile", measured::padded_tile))
                 .check(
                     Check::performance("share-of-copy", |ctx| {

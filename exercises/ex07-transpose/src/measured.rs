@@ -117,9 +117,9 @@ pub fn conflict_free(m: &Measurement) -> Result<String> {
     Ok(figures(m))
 }
 
-/// The structure check `shared-tile`: global memory read and written in rows.
+/// The structure check `coalesced-reads-and-writes`: global memory read and written in rows.
 /// When it fails and the PTX shows no shared memory at all, say that first.
-pub fn shared_tile(ctx: &Ctx, kernel: &str) -> Result<String> {
+pub fn coalesced_reads_and_writes(ctx: &Ctx, kernel: &str) -> Result<String> {
     let result = measure(ctx, kernel).and_then(|m| coalesced(&m));
     if let (Err(e), false) = (&result, ctx.kernel_ptx(kernel)?.uses_shared()) {
         bail!(
@@ -223,7 +223,7 @@ mod tests {
     fn coalesced_is_measured_not_spelled() {
         let ex = ex();
         for file in [format!("{REF}/transpose_coalesced.cu"), format!("{MINE}/transpose_coalesced_restrict.cu")] {
-            passes(&ex, "coalesced", "shared-tile", Run::Check, &file);
+            passes(&ex, "coalesced", "coalesced-reads-and-writes", Run::Check, &file);
             passes(&ex, "coalesced", "faster-than-naive", Run::StandIn, &file);
         }
         for file in [
@@ -231,14 +231,14 @@ mod tests {
             format!("{PLANTED}/transpose_coalesced.cu"),
             format!("{MINE}/transpose_coalesced_unused_tile.cu"),
         ] {
-            if let Some(msg) = fails(&ex, "coalesced", "shared-tile", Run::Check, &file) {
+            if let Some(msg) = fails(&ex, "coalesced", "coalesced-reads-and-writes", Run::Check, &file) {
                 assert!(msg.contains("stores: 32.0 sectors per request (ideal 4)"), "{file}: {msg}");
                 assert!(msg.contains("transpose_coalesced.cu:") || msg.contains("unused_tile.cu:"), "{msg}");
             }
             fails(&ex, "coalesced", "faster-than-naive", Run::StandIn, &file);
         }
         let cheat = format!("{CHEAT}/transpose_coalesced.cu");
-        if let Some(msg) = fails(&ex, "coalesced", "shared-tile", Run::Check, &cheat) {
+        if let Some(msg) = fails(&ex, "coalesced", "coalesced-reads-and-writes", Run::Check, &cheat) {
             assert!(msg.contains("stores: 32.0 sectors per request (ideal 4)"), "{msg}");
         }
         fails(&ex, "coalesced", "faster-than-naive", Run::StandIn, &cheat);
@@ -248,7 +248,7 @@ mod tests {
     fn padding_is_measured_not_spelled() {
         let ex = ex();
         for file in [format!("{REF}/transpose_padded.cu"), format!("{MINE}/transpose_padded_swizzle.cu")] {
-            for check in ["shared-tile", "padded-tile"] {
+            for check in ["coalesced-reads-and-writes", "padded-tile"] {
                 passes(&ex, "padded", check, Run::Check, &file);
             }
             for perf in ["share-of-copy", "faster-than-unpadded-tile"] {
@@ -256,7 +256,7 @@ mod tests {
             }
         }
         for file in [format!("{SLOW}/transpose_padded.cu"), format!("{PLANTED}/transpose_padded.cu")] {
-            passes(&ex, "padded", "shared-tile", Run::Check, &file);
+            passes(&ex, "padded", "coalesced-reads-and-writes", Run::Check, &file);
             if let Some(msg) = fails(&ex, "padded", "padded-tile", Run::Check, &file) {
                 assert!(msg.contains("passes per request (ideal 1)"), "{msg}");
             }

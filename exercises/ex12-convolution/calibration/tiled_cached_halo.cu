@@ -1,4 +1,4 @@
-// Wrong technique for part `tiled` (must fail `halo-in-shared`): PMPP's
+// Wrong technique for part `tiled` (must fail `few-global-loads-per-output`): PMPP's
 // "tiled convolution using caches for halo cells". Only the block's own 16 x 16
 // pixels go to shared memory; taps in the halo are read from global memory
 // (through L1 and L2). Correct, and the halo is not staged: about 8 global

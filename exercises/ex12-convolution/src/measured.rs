@@ -66,7 +66,7 @@ pub const MAX_CONST_PASSES: f64 = 4.0;
 /// starting at their own taps (reference/slow) about 21.
 pub const MAX_CONST_PASSES_PER_OUTPUT: f64 =
     MAX_CONST_PASSES * (cpu::side(MEASURE_R) * cpu::side(MEASURE_R)) as f64 / 32.0;
-/// `tiled::halo-in-shared`: 32-byte sectors per warp-level global load, at
+/// `tiled::few-global-loads-per-output`: 32-byte sectors per warp-level global load, at
 /// the worst load (the loads that fill the tile), at or under which warps
 /// fill the tile along its rows (the reference's flat loop and 2-D loops, and
 /// edge threads loading the halo: at most about 5; a tile filled down its
@@ -79,7 +79,7 @@ pub const MAX_FILL_SECTORS_PER_REQUEST: f64 = 8.0;
 /// of each row 0.3 to 0.7 (but 4 per request); a tile filled down its
 /// columns 0.5 to 0.65.
 pub const MAX_FILL_SECTORS_PER_LANE: f64 = 0.3;
-/// `tiled::halo-in-shared`: global loads per output at or under which the
+/// `tiled::few-global-loads-per-output`: global loads per output at or under which the
 /// image comes from a staged tile (the reference: 1.60; the halo read from
 /// global memory through the caches: about 8; untiled: 45.98).
 pub const MAX_TILED_LOADS_PER_OUTPUT: f64 = 3.0;
@@ -350,7 +350,7 @@ pub fn halo_in_shared(m: &Measured) -> Result<String> {
     ))
 }
 
-/// The structure check `tiled::halo-in-shared`.
+/// The structure check `tiled::few-global-loads-per-output`.
 pub fn halo_in_shared_check(ctx: &Ctx) -> Result<String> {
     unless_unmeasurable(measure(ctx, Variant::Tiled).and_then(|m| halo_in_shared(&m)))
 }
@@ -517,15 +517,17 @@ mod tests {
     fn the_staged_halo_is_measured() {
         let ex = crate::exercise();
         for file in [format!("{REF}/conv2d_tiled.cu"), format!("{MINE}/tiled_2d_loops.cu")] {
-            passes(&ex, "tiled", "halo-in-shared", Run::Check, &file);
+            passes(&ex, "tiled", "few-global-loads-per-output", Run::Check, &file);
             passes(&ex, "tiled", "faster-than-untiled", Run::StandIn, &file);
         }
         let slow = format!("{SLOW}/conv2d_tiled.cu");
-        passes(&ex, "tiled", "halo-in-shared", Run::Check, &slow);
+        passes(&ex, "tiled", "few-global-loads-per-output", Run::Check, &slow);
         if let Some(msg) = fails(&ex, "tiled", "faster-than-untiled", Run::StandIn, &slow) {
             assert!(msg.contains("active lanes per global load"), "{msg}");
         }
-        if let Some(msg) = fails(&ex, "tiled", "halo-in-shared", Run::Check, &format!("{MINE}/tiled_cached_halo.cu")) {
+        if let Some(msg) =
+            fails(&ex, "tiled", "few-global-loads-per-output", Run::Check, &format!("{MINE}/tiled_cached_halo.cu"))
+        {
             assert!(msg.contains("the halo"), "{msg}");
         }
         for file in [

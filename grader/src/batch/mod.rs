@@ -148,6 +148,9 @@ pub fn run(opts: &Options) -> Result<Summary> {
         grading_flags: opts.grading_flags.clone(),
         gpu_locks: (!opts.isolate).then(|| out.join("locks")),
         check_limits: defaults::limits_from_reference(opts, &out, seed, gpus.ids.first().map(String::as_str))?,
+        // Absolute: the children run in their staging folders.
+        course_config: crate::class_report::course_root()
+            .and_then(|r| std::path::absolute(r.join(crate::policy::CONFIG_FILE)).ok()),
     };
     if let Some(dir) = &settings.gpu_locks {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -49,6 +49,9 @@ pub struct ChildSettings {
     pub gpu_locks: Option<PathBuf>,
     /// `OUT/check-limits.json` with `--timeout-from-reference` (crate::check_limits).
     pub check_limits: Option<PathBuf>,
+    /// The course's cuda-lab.toml, whose `[headers]` every child grades with
+    /// (crate::headers::COURSE_CONFIG_ENV), never a submission's own.
+    pub course_config: Option<PathBuf>,
 }
 
 impl ChildSettings {
@@ -57,6 +60,10 @@ impl ChildSettings {
     /// ([`super::lock_hold`]): keep it until the process has been reaped.
     pub fn child_env(&self, cmd: &mut Command, gpu: Option<&str>) -> Option<std::fs::File> {
         cmd.env(crate::grade::PTX_CACHE_ENV, &self.ptx_cache).env("NO_COLOR", "1");
+        // The course's `[headers]`, not a submission's own cuda-lab.toml (crate::headers).
+        if let Some(config) = &self.course_config {
+            cmd.env(crate::headers::COURSE_CONFIG_ENV, config);
+        }
         if let Some(gpu) = gpu {
             cmd.env("CUDA_VISIBLE_DEVICES", gpu);
         }
@@ -322,6 +329,7 @@ mod tests {
             grading_flags: Vec::new(),
             gpu_locks: None,
             check_limits: None,
+            course_config: None,
         }
     }
 

@@ -12,9 +12,11 @@
 //! Split by concern: `rule` is the rule (pure), `file` the TOML schema and
 //! where files live, `choose` which file grades on a GPU, `families` what is
 //! measured, `run` the orchestration over a source of figures (the grader's
-//! own grading in a child process, or a fake in tests), `markdown` the tables
+//! own grading in a child process, or a fake in tests), `check` this machine
+//! against the committed file (`--check`), `markdown` the tables
 //! of every calibrated model side by side.
 
+pub mod check;
 pub mod choose;
 pub mod families;
 pub mod file;

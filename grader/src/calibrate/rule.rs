@@ -25,6 +25,15 @@ pub const REFERENCE_SHARE: f64 = 0.7;
 pub const MIN_REFERENCE_SHARE: f64 = 0.6;
 /// Each side must clear the threshold by at least this factor (5 %).
 pub const MIN_MARGIN: f64 = 1.05;
+/// The hysteresis of the decision "graded by the clock" against a committed
+/// calibration of the same GPU model ([`place_keeping`]): a check the
+/// committed file grades stays graded while its decisive margin is at least
+/// `MIN_MARGIN / HYSTERESIS` (1.00: every correct kernel still clears the bar
+/// and every slow one still falls under it); one it does not grade becomes
+/// graded only at `MIN_MARGIN * HYSTERESIS` (1.1025: 10 %) or more. Margins in
+/// between are the band where two machines of one model disagree by noise
+/// (two H200s reproduced every threshold within 4.1 %), and keep the committed side.
+pub const HYSTERESIS: f64 = 1.05;
 /// Partial credit (`scaled`): full points at or above this share of the
 /// reference's figure (Stanford CS149's renderer: within 1.2x the
 /// reference's time).
@@ -38,7 +47,8 @@ pub const RULE: &str = "threshold = min(max(0.7 x reference, fastest slow x 1.05
                         faster-than-X; graded only where it is >= 0.6 x reference, every correct kernel clears it by \
                         5 % and every slow one falls under it by 5 % (or under the name's promise), else not graded here (the measured stand-in \
                         grades the lesson). Scaled credit: full at >= reference / 1.2, none at or under the fastest \
-                        slow kernel, between them figure / reference in steps of 0.25";
+                        slow kernel, between them figure / reference in steps of 0.25. Against the committed file of the same GPU model the decision \
+                        graded / not graded moves only where the least margin leaves 1.00..1.1025 (hysteresis)";
 
 /// The least figure a check's name promises: 1.0 (as fast as X) for a
 /// speedup named `faster-than-X`, nothing for a share of a yardstick.
@@ -81,12 +91,52 @@ pub struct Placement {
     /// The figure at and under which it gets none (`scaled`): the fastest
     /// slow kernel, or the threshold where there is none.
     pub no_credit: f64,
+    /// The least of the margins the decision reads (`margin_correct`, and
+    /// `margin_slow` where the slow kernel does not fail by the name's promise):
+    /// graded by the rule alone where it is at least [`MIN_MARGIN`]. NaN without usable figures.
+    pub decisive_margin: f64,
+    /// What the rule alone decides, before any hysteresis ([`place_keeping`]).
+    pub graded_by_rule: bool,
     /// In words, for the file and the reports.
     pub why: String,
 }
 
+/// Where a measured decision lands against the committed one of the same GPU model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// No committed decision, or the same one: the rule decides.
+    ByRule,
+    /// The rule alone would move it, but the margin is inside the hysteresis band: the committed side stays.
+    Kept,
+    /// The margin clears the band: the decision moves.
+    Moved,
+}
+
+/// The decision for a check whose decisive margin is `margin`, given the
+/// committed file's decision (`None`: no committed file, the rule alone).
+pub fn decide(margin: f64, committed: Option<bool>) -> (bool, Decision) {
+    // Compared in ratios with a hair of slack, so that rounding cannot decide.
+    let at_least = |bar: f64| margin.is_finite() && margin >= bar * (1.0 - 1e-12);
+    let by_rule = at_least(MIN_MARGIN);
+    match committed {
+        None => (by_rule, Decision::ByRule),
+        Some(c) if c == by_rule => (by_rule, Decision::ByRule),
+        Some(true) if at_least(MIN_MARGIN / HYSTERESIS) => (true, Decision::Kept),
+        Some(false) if !at_least(MIN_MARGIN * HYSTERESIS) => (false, Decision::Kept),
+        Some(_) => (by_rule, Decision::Moved),
+    }
+}
+
 /// Places the threshold of a check from its family's figures (see the module).
 pub fn place(f: Family) -> Placement {
+    place_keeping(f, None)
+}
+
+/// As [`place`], with the decision "graded by the clock" kept from the
+/// committed calibration of the same GPU model (`committed`) unless the
+/// new figures clear the hysteresis band ([`HYSTERESIS`], [`decide`]). The
+/// threshold itself is always the new figures'.
+pub fn place_keeping(f: Family, committed: Option<bool>) -> Placement {
     let usable = |x: f64| x.is_finite() && x > 0.0;
     if !usable(f.reference) || !usable(f.slowest_correct) || f.fastest_slow.is_some_and(|s| !usable(s)) {
         return Placement {
@@ -96,6 +146,8 @@ pub fn place(f: Family) -> Placement {
             margin_slow: None,
             full_credit: f64::NAN,
             no_credit: f64::NAN,
+            decisive_margin: f64::NAN,
+            graded_by_rule: false,
             why: format!("no usable figures ({f:?})"),
         };
     }
@@ -134,22 +186,43 @@ pub fn place(f: Family) -> Placement {
     .into_iter()
     .flatten()
     .collect();
-    let graded = reasons.is_empty();
+    let graded_by_rule = reasons.is_empty();
+    let slow_counts = !f.fastest_slow.is_some_and(by_promise);
+    let decisive_margin = margin_slow.filter(|_| slow_counts).map_or(margin_correct, |m| m.min(margin_correct));
+    let (graded, decision) = decide(decisive_margin, committed);
+    debug_assert!(decision != Decision::ByRule || graded == graded_by_rule, "{f:?}");
+    let graded = if decision == Decision::ByRule { graded_by_rule } else { graded };
     let bar = match f.promise {
         Some(p) if threshold <= p => format!("{p:.2} (the check's name promises as fast as its baseline)"),
         _ => format!("{:.2} of the reference's {r:.3}", threshold / r),
     };
-    let why = if graded {
-        format!(
-            "threshold {threshold:.3} = {bar}; slowest correct {:.3} ({:.0} % over){}",
-            f.slowest_correct,
-            (margin_correct - 1.0) * 100.0,
-            f.fastest_slow
-                .map(|s| format!(", fastest slow {s:.3} ({:.0} % under)", (threshold / s - 1.0) * 100.0))
-                .unwrap_or_default()
-        )
-    } else {
-        format!("not graded here: {} (a bar at {bar})", reasons.join("; "))
+    let figures = format!(
+        "threshold {threshold:.3} = {bar}; slowest correct {:.3} ({:.0} % over){}",
+        f.slowest_correct,
+        (margin_correct - 1.0) * 100.0,
+        f.fastest_slow
+            .map(|s| format!(", fastest slow {s:.3} ({:.0} % under)", (threshold / s - 1.0) * 100.0))
+            .unwrap_or_default()
+    );
+    let band = format!(
+        "the hysteresis band {:.3}..{:.3} of the decisive margin {decisive_margin:.3}",
+        MIN_MARGIN / HYSTERESIS,
+        MIN_MARGIN * HYSTERESIS
+    );
+    let why = match (graded, decision) {
+        (true, Decision::Kept) => format!(
+            "{figures}; graded, kept from the committed calibration of this model: {} ({band}; \
+             it moves to not graded under {:.3})",
+            reasons.join("; "),
+            MIN_MARGIN / HYSTERESIS
+        ),
+        (false, Decision::Kept) => format!(
+            "not graded here, kept from the committed calibration of this model: the rule alone would grade it \
+             ({figures}), but within {band} (it moves to graded at {:.3})",
+            MIN_MARGIN * HYSTERESIS
+        ),
+        (true, _) => figures,
+        (false, _) => format!("not graded here: {} (a bar at {bar})", reasons.join("; ")),
     };
     Placement {
         threshold,
@@ -158,6 +231,8 @@ pub fn place(f: Family) -> Placement {
         margin_slow,
         full_credit: r * FULL_CREDIT_SHARE,
         no_credit: f.fastest_slow.unwrap_or(threshold).min(threshold),
+        decisive_margin,
+        graded_by_rule,
         why,
     }
 }
@@ -248,6 +323,51 @@ mod tests {
         assert!(!place(family(f64::NAN, 1.0, Some(1.0), "x")).graded);
         assert!(!place(family(1.0, 1.0, Some(0.0), "x")).graded);
         assert!(!place(family(1.0, -1.0, None, "x")).graded);
+    }
+
+    #[test]
+    fn near_the_margin_the_committed_decision_stays_on_both_sides() {
+        // ex03 rect on the committed H200: slowest correct 1.052x naive (5.2 % over the promised 1.0): graded.
+        let rect = |slowest| family(1.35, slowest, Some(0.979), "ex03::rect::perf::faster-than-naive");
+        assert!(place(rect(1.052)).graded);
+        // Another H200 measures 1.047: the rule alone would stop grading it...
+        let other = place(rect(1.047));
+        assert!(!other.graded && !other.graded_by_rule, "{other:?}");
+        // ...the committed file grades it, and 1.047 is inside the band: it stays graded.
+        let kept = place_keeping(rect(1.047), Some(true));
+        assert!(kept.graded && !kept.graded_by_rule, "{kept:?}");
+        assert!(
+            kept.why.contains("kept from the committed calibration") && kept.why.contains("1.000..1.103"),
+            "{}",
+            kept.why
+        );
+        assert_eq!(kept.threshold, other.threshold, "hysteresis keeps the decision, not the threshold");
+        // The other side: committed not graded, new figures at 1.06 (the rule alone would grade): stays not graded.
+        let held = place_keeping(rect(1.06), Some(false));
+        assert!(!held.graded && held.graded_by_rule, "{held:?}");
+        assert!(held.why.starts_with("not graded here, kept"), "{}", held.why);
+        // The slow side's margin counts the same way (a slow kernel 3.6 % under a bar the correct ones hold down).
+        let slow_near = family(0.898, 0.87, Some(0.80), "ex09::picture::perf::share-of-linear");
+        assert!(!place(slow_near).graded);
+        assert!(place_keeping(slow_near, Some(true)).graded);
+    }
+
+    #[test]
+    fn a_clear_move_moves_the_decision() {
+        let rect = |slowest| family(1.35, slowest, Some(0.979), "ex03::rect::perf::faster-than-naive");
+        // A correct kernel slower than naive (margin 0.99 < 1.00): no longer graded, whatever was committed.
+        let gone = place_keeping(rect(0.99), Some(true));
+        assert!(!gone.graded && gone.why.starts_with("not graded here:"), "{gone:?}");
+        // Margins of 10.25 % or more: graded, whatever was committed.
+        assert!(place_keeping(rect(1.11), Some(false)).graded);
+        assert_eq!(decide(1.11, Some(false)), (true, Decision::Moved));
+        assert_eq!(decide(0.99, Some(true)), (false, Decision::Moved));
+        assert_eq!(decide(1.06, None), (true, Decision::ByRule));
+        assert_eq!(decide(1.06, Some(true)), (true, Decision::ByRule));
+        assert_eq!(decide(1.0, Some(true)), (true, Decision::Kept), "the band's lower edge is inside");
+        assert_eq!(decide(f64::NAN, Some(true)), (false, Decision::Moved), "no figures: never kept");
+        // Unusable figures are never kept graded.
+        assert!(!place_keeping(family(f64::NAN, 1.0, None, "x"), Some(true)).graded);
     }
 
     #[test]

@@ -122,6 +122,12 @@ impl CheckFigures {
 
     /// The rule over these figures of check `name` (whose name may promise a bar).
     pub fn calibration(&self, name: &str) -> CheckCalibration {
+        self.calibration_keeping(name, None)
+    }
+
+    /// As [`Self::calibration`], keeping the decision `committed` (the same GPU
+    /// model's committed file) inside the hysteresis band ([`rule::place_keeping`]).
+    pub fn calibration_keeping(&self, name: &str, committed: Option<bool>) -> CheckCalibration {
         let (correct, slow) = self.bounds();
         let reference = self.reference();
         let variants = self
@@ -137,12 +143,9 @@ impl CheckFigures {
             })
             .collect();
         let placed = correct.zip(reference).map(|(c, r)| {
-            rule::place(rule::Family {
-                reference: r,
-                slowest_correct: c,
-                fastest_slow: slow,
-                promise: rule::promise(name),
-            })
+            let family =
+                rule::Family { reference: r, slowest_correct: c, fastest_slow: slow, promise: rule::promise(name) };
+            rule::place_keeping(family, committed)
         });
         let mut why = match &placed {
             Some(p) => p.why.clone(),
@@ -171,9 +174,11 @@ impl CheckFigures {
 
 /// Places every threshold of `file` again with today's rule, from the
 /// figures it recorded (a rule changes without a GPU): each check's
-/// thresholds, margins and credit scale; the figures stay as measured.
+/// thresholds, margins and credit scale; the figures stay as measured. Each
+/// decision is the file's own, kept inside the hysteresis band.
 pub fn replace(file: &mut CalibrationFile) {
     for (name, c) in file.checks.iter_mut() {
+        let committed = Some(c.graded);
         let figures = CheckFigures {
             kind: Some(c.kind.clone()),
             compiled: c.compiled_threshold,
@@ -187,7 +192,7 @@ pub fn replace(file: &mut CalibrationFile) {
                 .collect(),
             problems: Vec::new(),
         };
-        let placed = figures.calibration(name);
+        let placed = figures.calibration_keeping(name, committed);
         *c = CheckCalibration { variants: std::mem::take(&mut c.variants), ..placed };
     }
     file.rule = rule::RULE.into();
@@ -201,7 +206,19 @@ pub struct Provenance {
 }
 
 /// The calibration file of `gpu` from `collected`.
-pub fn calibration_file(mut gpu: GpuModel, collected: &Collected, how: Provenance) -> CalibrationFile {
+pub fn calibration_file(gpu: GpuModel, collected: &Collected, how: Provenance) -> CalibrationFile {
+    calibration_file_keeping(gpu, collected, how, None)
+}
+
+/// As [`calibration_file`], each decision kept from `committed` (the same GPU
+/// model's committed file, where there is one) inside the hysteresis band.
+pub fn calibration_file_keeping(
+    mut gpu: GpuModel,
+    collected: &Collected,
+    how: Provenance,
+    committed: Option<&CalibrationFile>,
+) -> CalibrationFile {
+    let decision = |k: &str| committed.and_then(|f| f.checks.get(k)).map(|c| c.graded);
     gpu.copy_gbps = gpu.copy_gbps.or(collected.copy_gbps);
     CalibrationFile {
         schema: SCHEMA.into(),
@@ -212,7 +229,7 @@ pub fn calibration_file(mut gpu: GpuModel, collected: &Collected, how: Provenanc
         grader_version: env!("CARGO_PKG_VERSION").into(),
         seeds: how.seeds,
         rule: rule::RULE.into(),
-        checks: collected.checks.iter().map(|(k, f)| (k.clone(), f.calibration(k))).collect(),
+        checks: collected.checks.iter().map(|(k, f)| (k.clone(), f.calibration_keeping(k, decision(k)))).collect(),
     }
 }
 

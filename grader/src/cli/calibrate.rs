@@ -42,6 +42,11 @@ pub struct Args {
     /// rule, from the figures they recorded (no GPU needed).
     #[arg(long)]
     replace: bool,
+    /// Measure, compare with the committed file of this GPU model and write
+    /// nothing there: every threshold and decision that would move. Exit 1
+    /// only where a decision moves beyond the hysteresis band.
+    #[arg(long)]
+    check: bool,
 }
 
 /// `grader calibrate`: exit 2 without a GPU.
@@ -122,16 +127,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .chain(std::env::args().skip(1).filter(|a| !a.starts_with('/')))
         .collect::<Vec<_>>()
         .join(" ");
-    let provenance = run::Provenance { date: run::today(), command, seeds: args.seeds.clone() };
-    let mut calibration = run::calibration_file(run::gpu_model(&info), &collected, provenance);
+    let provenance = || run::Provenance { date: run::today(), command: command.clone(), seeds: args.seeds.clone() };
+    if args.check {
+        let (text, moved) =
+            calibrate::check::against_committed(&root, run::gpu_model(&info), &collected, provenance, &work)?;
+        print!("{text}");
+        return Ok(if moved { ExitCode::FAILURE } else { ExitCode::SUCCESS });
+    }
     let out = args.out.clone().unwrap_or_else(|| file::path_in(&file::course_dir(&root), &info.name));
+    // The same model's file keeps its decisions inside the hysteresis band (calibrate::rule::HYSTERESIS).
+    let before = file::CalibrationFile::read(&out)
+        .ok()
+        .filter(|b| file::model_slug(&b.gpu.name) == file::model_slug(&info.name));
+    let mut calibration =
+        run::calibration_file_keeping(run::gpu_model(&info), &collected, provenance(), before.as_ref());
     // Calibrating in pieces (`--exercises`): the checks of this model not measured now keep their entries.
-    if let Ok(before) = file::CalibrationFile::read(&out) {
-        if file::model_slug(&before.gpu.name) == file::model_slug(&info.name) {
-            let kept = run::keep_unmeasured(&mut calibration, before);
-            if kept > 0 {
-                println!("{kept} check(s) not measured in this run keep their entries from {}", out.display());
-            }
+    if let Some(before) = before {
+        let kept = run::keep_unmeasured(&mut calibration, before);
+        if kept > 0 {
+            println!("{kept} check(s) not measured in this run keep their entries from {}", out.display());
         }
     }
     calibration.write(&out)?;

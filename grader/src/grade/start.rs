@@ -70,7 +70,10 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
         options.arch.1,
         env_report.device_headers.as_deref().unwrap_or("none")
     );
+    // The course's header families, per exercise (cuda-lab.toml `[headers]`).
+    let headers = crate::headers::resolve(&opts.root)?;
     for ex in exercises {
+        let options = ptx_build::CompileOptions { headers: headers.for_exercise(ex.id), ..options.clone() };
         for part in &ex.parts {
             let rel = format!("{}/{}/{}", opts.sources, ex.folder_name(), part.file);
             let built = compile_part(&opts.root, &opts.sources, &rel, compiler.as_ref(), &options);
