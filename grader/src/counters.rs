@@ -69,8 +69,14 @@ pub fn read_for(exercises: &[kit::Exercise], opts: &crate::grade::Options) -> St
     if kit::counters::collecting() {
         return "being read (this is the profiler's run)".into();
     }
-    if kit::counters::turned_off() {
-        return format!("not read ({}=off); structure checks measured on the simulator", kit::counters::ENV);
+    if let Some(why) = kit::counters::turned_off() {
+        return format!("not read ({why}); structure checks measured on the simulator");
+    }
+    // Only parts with a structure check measure anything worth a profiler's start.
+    let measures =
+        exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.checks).any(|c| c.kind == kit::CheckKind::Structure);
+    if !measures {
+        return "not needed (no structure check selected)".into();
     }
     let Some(ncu) = find_ncu() else {
         return format!("not read here (no Nsight Compute `ncu` found): structure checks are measured on the simulator; to read them, {HOW_TO_ENABLE}");

@@ -28,8 +28,14 @@ use serde::{Deserialize, Serialize};
 
 /// Set in the child run under `ncu`: the file its measurements' launches are written to.
 pub const COLLECT_ENV: &str = "CUDA_LAB_COUNTERS_COLLECT";
-/// `off` turns the GPU's counters off (`auto`, the default, reads them where it can).
+/// `off` turns the GPU's counters off, `on` reads them also in a batch's
+/// workers; unset (or `auto`), a run reads them where it can and a batch does
+/// not ([`BATCH_DEFAULT`]).
 pub const ENV: &str = "CUDA_LAB_COUNTERS";
+/// What a batch's workers set [`ENV`] to when the TA left it unset: every part
+/// would start the profiler once more (seconds a part), so a batch reads
+/// counters only when asked (`CUDA_LAB_COUNTERS=on`).
+pub const BATCH_DEFAULT: &str = "batch-default";
 
 /// A measurement: the check's full name, the kernel, and how many
 /// measurements that check made before this one.
@@ -145,9 +151,15 @@ pub fn collecting() -> bool {
     std::env::var_os(COLLECT_ENV).is_some()
 }
 
-/// Whether the course or the user turned the counters off ([`ENV`]).
-pub fn turned_off() -> bool {
-    std::env::var(ENV).is_ok_and(|v| v == "off" || v == "0")
+/// Why the counters are off here ([`ENV`]), if they are: the header's words.
+pub fn turned_off() -> Option<&'static str> {
+    match std::env::var(ENV).as_deref() {
+        Ok("off" | "0") => Some("CUDA_LAB_COUNTERS=off"),
+        Ok(BATCH_DEFAULT) => {
+            Some("a batch reads them only with CUDA_LAB_COUNTERS=on: each part would start the profiler")
+        }
+        _ => None,
+    }
 }
 
 /// The grading run's counters, per measurement (replacing any earlier).
