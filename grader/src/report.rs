@@ -66,6 +66,10 @@ pub struct Environment {
     /// Where the performance thresholds came from (`grader calibrate`; a GPU run only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<CalibrationUsed>,
+    /// Whether the GPU's hardware counters witnessed the structure checks
+    /// (a GPU run only): "read …", or why not and how to enable them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<String>,
 }
 
 /// The calibration a GPU run's performance thresholds came from (decided in

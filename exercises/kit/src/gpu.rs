@@ -57,6 +57,8 @@ struct Inner {
     last_launch_2d: std::sync::atomic::AtomicBool,
     /// The current check's own limit, when shorter than `timeout` ([`Gpu::limit_check`]).
     check_limit: Mutex<Option<Duration>>,
+    /// The kernels launched while [`Gpu::log_launches`] is on, in order.
+    launch_log: Mutex<Option<Vec<String>>>,
 }
 
 /// A live buffer: its base pointer (before the leading guard zone), its
@@ -154,8 +156,21 @@ impl Gpu {
                 last_launch: Mutex::default(),
                 last_launch_2d: Default::default(),
                 check_limit: Mutex::default(),
+                launch_log: Mutex::default(),
             }),
         }
+    }
+
+    /// Starts (`true`) or stops (`false`) writing down every kernel launched,
+    /// and returns those written down since the last start: which launches a
+    /// profiler's rows belong to ([`crate::counters`]).
+    pub fn log_launches(&self, on: bool) -> Vec<String> {
+        let mut log = self.inner.launch_log.lock().unwrap_or_else(|p| p.into_inner());
+        let before = log.take().unwrap_or_default();
+        if on {
+            *log = Some(Vec::new());
+        }
+        before
     }
 
     /// The PTX simulator (no GPU needed).
@@ -538,6 +553,9 @@ impl Module {
             }
         }
         *self.gpu.inner.last_launch.lock().unwrap() = Some((kernel.to_string(), args.to_vec()));
+        if let Some(log) = &mut *self.gpu.inner.launch_log.lock().unwrap_or_else(|p| p.into_inner()) {
+            log.push(kernel.to_string());
+        }
         let two_d = cfg.grid.1 > 1 || cfg.block.1 > 1 || cfg.grid.2 > 1 || cfg.block.2 > 1;
         self.gpu.inner.last_launch_2d.store(two_d, std::sync::atomic::Ordering::Relaxed);
         self.gpu

@@ -108,6 +108,7 @@
 pub mod backend;
 pub mod calibration;
 pub mod check;
+pub mod counters;
 pub mod digest;
 pub mod exercise;
 pub mod gpu;

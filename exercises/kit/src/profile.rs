@@ -43,6 +43,11 @@ pub struct MemoryProfile {
     pub local_requests: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub local_bytes: u64,
+    /// What the GPU's own counters read for the same launches, where they were
+    /// read ([`crate::counters`]): the figures the check graded, beside the
+    /// simulator's above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<crate::counters::GpuCounters>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -90,6 +90,12 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
         env_report.device_headers = Some(c.header_source());
     }
 
+    // The GPU's own counters for the structure checks' measurements, read
+    // before anything is timed (crate::counters); said once in the header.
+    if can_time && !opts.test_args.list {
+        env_report.counters = Some(crate::counters::read_for(exercises, opts));
+        println!("hardware counters: {}", env_report.counters.as_deref().unwrap_or_default());
+    }
     let yardstick_compiler = compiler_for_env.clone().map(|c| yardstick_compiler(c, can_time));
     let env = Arc::new(RunEnv::new(opts.seed, gpu.clone(), yardstick_compiler, options.clone()));
     let records: Arc<Mutex<HashMap<String, TestReport>>> = Arc::default();
@@ -195,6 +201,11 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     let whole_run = args.filter.is_none() && args.skip.is_empty() && !args.ignored;
     let ahead = (can_time && whole_run).then(|| Ahead::start(opts.seed, options, ahead_jobs));
     let conclusion = libtest_mimic::run(&args, trials);
+    if kit::counters::collecting() {
+        // The child run under the profiler: its launches were all it was for.
+        std::process::exit(0);
+    }
+    kit::counters::clear();
     drop(ahead);
     kit::backend::traced::phase("checks run");
     let records = std::mem::take(&mut *records.lock().unwrap());

@@ -93,6 +93,15 @@ pub(super) fn make_trial(
             mismatches: recorded.mismatches,
             ..TestReport::new(name.clone(), check.kind, Status::Pass)
         };
+        // Where the GPU's counters witnessed a measurement: its figures beside the simulator's.
+        let witnessed = kit::counters::side_by_side(&record.measured);
+        let with_witnesses = |text: String| -> String {
+            std::iter::once(text)
+                .chain(witnessed.iter().cloned())
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
         let result = match outcome {
             Err(e) if not_graded_here::cause(&e).is_some() => {
                 let why = not_graded_here::message(&e);
@@ -103,7 +112,7 @@ pub(super) fn make_trial(
                 Ok(Completion::ignored_with(first))
             }
             Ok(note) => {
-                let lines: Vec<String> = std::iter::once(note)
+                let lines: Vec<String> = std::iter::once(with_witnesses(note))
                     .chain(record.profile.iter().map(|p| p.summary()))
                     .filter(|l| !l.is_empty())
                     .collect();
@@ -128,7 +137,7 @@ pub(super) fn make_trial(
                     (Verdict::GpuLost, Some(why)) => {
                         format!("not run: the GPU context was lost earlier ({why})\n{e:#}")
                     }
-                    _ => format!("{e:#}"),
+                    _ => with_witnesses(format!("{e:#}")),
                 };
                 record.status = Status::Fail;
                 record.verdict = Some(verdict.into());

@@ -527,6 +527,7 @@ impl Backend for SimBackend {
             const_passes: s.const_load_passes,
             local_requests: s.local_load_requests + s.local_store_requests,
             local_bytes: s.local_load_bytes + s.local_store_bytes,
+            gpu: None,
         });
         if let Some(r) = report.races.first() {
             return Err(BackendError::SharedRace(shared_race_text(kernel, r, report.races.len())));

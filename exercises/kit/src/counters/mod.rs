@@ -1,0 +1,366 @@
+//! The GPU's own witness of a structure check: hardware counters for the
+//! launches a measurement makes ([`crate::measure`]), read by Nsight Compute,
+//! beside the simulator's figures.
+//!
+//! A measurement replays the student's kernel on ptx-sim. On a GPU that lets
+//! its counters be read, the grader first runs the same measurements on the GPU
+//! in a child process under Nsight Compute's `ncu` (the grader's `counters`
+//! module runs it and reads its rows): every measurement there runs its
+//! launches on the simulator *and* on the GPU, and writes which launches it
+//! made ([`Mode::Collect`]). The grading run then loads the counters per
+//! measurement ([`Mode::Apply`]) and [`crate::measure::measure_ptx`] grades the
+//! figures the GPU counts (global requests and sectors, shared-memory requests
+//! and wavefronts, local memory) from the GPU's counters, keeping the
+//! simulator's for what only it can see (lanes, per-instruction rows, atomics
+//! per address). Both figures go into the record, side by side.
+//!
+//! A measurement is known in both runs by the check it belongs to and its
+//! place among that check's measurements ([`Key`]): the shapes and inputs come
+//! from the run's seed and the check's name, so both runs make the same ones.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+use ptx_sim::Stats;
+use serde::{Deserialize, Serialize};
+
+/// Set in the child run under `ncu`: the file its measurements' launches are written to.
+pub const COLLECT_ENV: &str = "CUDA_LAB_COUNTERS_COLLECT";
+/// `off` turns the GPU's counters off, `on` reads them also in a batch's
+/// workers; unset (or `auto`), a run reads them where it can and a batch does
+/// not ([`BATCH_DEFAULT`]).
+pub const ENV: &str = "CUDA_LAB_COUNTERS";
+/// What a batch's workers set [`ENV`] to when the TA left it unset: every part
+/// would start the profiler once more (seconds a part), so a batch reads
+/// counters only when asked (`CUDA_LAB_COUNTERS=on`).
+pub const BATCH_DEFAULT: &str = "batch-default";
+
+/// A measurement: the check's full name, the kernel, and how many
+/// measurements that check made before this one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Key {
+    pub check: String,
+    pub kernel: String,
+    pub ordinal: usize,
+}
+
+/// What the GPU counted for one kernel over the launches of one measurement.
+/// Warp-level requests and 32-byte sectors, as Nsight Compute names them
+/// (the grader's `counters::METRICS`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuCounters {
+    pub launches: u64,
+    pub global_load_requests: u64,
+    pub global_load_sectors: u64,
+    pub global_store_requests: u64,
+    pub global_store_sectors: u64,
+    pub shared_load_requests: u64,
+    pub shared_store_requests: u64,
+    pub shared_load_wavefronts: u64,
+    pub shared_store_wavefronts: u64,
+    pub local_load_requests: u64,
+    pub local_store_requests: u64,
+    pub branches: u64,
+    pub divergent_branches: u64,
+    pub global_atomic_requests: u64,
+    pub shared_atomic_requests: u64,
+}
+
+impl GpuCounters {
+    fn add(&mut self, o: &GpuCounters) {
+        self.launches += o.launches;
+        self.global_load_requests += o.global_load_requests;
+        self.global_load_sectors += o.global_load_sectors;
+        self.global_store_requests += o.global_store_requests;
+        self.global_store_sectors += o.global_store_sectors;
+        self.shared_load_requests += o.shared_load_requests;
+        self.shared_store_requests += o.shared_store_requests;
+        self.shared_load_wavefronts += o.shared_load_wavefronts;
+        self.shared_store_wavefronts += o.shared_store_wavefronts;
+        self.local_load_requests += o.local_load_requests;
+        self.local_store_requests += o.local_store_requests;
+        self.branches += o.branches;
+        self.divergent_branches += o.divergent_branches;
+        self.global_atomic_requests += o.global_atomic_requests;
+        self.shared_atomic_requests += o.shared_atomic_requests;
+    }
+
+    /// `sim` with the figures the GPU counts replaced by the GPU's: what a
+    /// structure check grades where counters were read. Branches stay the
+    /// simulator's: the GPU counts SASS branches, and the compiler turns many
+    /// of the PTX's short branches into predicated instructions, so the two
+    /// counts are not of the same thing (docs/grading-accuracy.md).
+    pub fn overlay(&self, sim: &Stats) -> Stats {
+        Stats {
+            global_load_requests: self.global_load_requests,
+            global_load_sectors: self.global_load_sectors,
+            global_store_requests: self.global_store_requests,
+            global_store_sectors: self.global_store_sectors,
+            shared_load_requests: self.shared_load_requests,
+            shared_store_requests: self.shared_store_requests,
+            shared_load_wavefronts: self.shared_load_wavefronts,
+            shared_store_wavefronts: self.shared_store_wavefronts,
+            local_load_requests: self.local_load_requests,
+            local_store_requests: self.local_store_requests,
+            ..sim.clone()
+        }
+    }
+}
+
+/// One measurement's launches in the child run, in the order they ran.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Launches {
+    pub key: Key,
+    /// Every kernel launched on the GPU by the measurement, in order (the
+    /// measured kernel and any other kernel of the module it calls).
+    pub kernels: Vec<String>,
+    /// Why the GPU's run of the measurement failed, if it did (its launches
+    /// then grade nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+}
+
+/// One launch as the profiler counted it: the kernel's name and its counters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountedLaunch {
+    pub kernel: String,
+    pub counters: GpuCounters,
+}
+
+/// What this process does with counters.
+enum Mode {
+    /// The child under `ncu`: run each measurement on the GPU too, and write its launches here.
+    Collect { log: PathBuf, gpu: Option<crate::Gpu> },
+    /// The grading run: the GPU's counters per measurement.
+    Apply(HashMap<Key, GpuCounters>),
+}
+
+static MODE: OnceLock<Mutex<Option<Mode>>> = OnceLock::new();
+
+fn mode() -> &'static Mutex<Option<Mode>> {
+    MODE.get_or_init(|| {
+        let collect = std::env::var_os(COLLECT_ENV).map(|log| Mode::Collect { log: PathBuf::from(log), gpu: None });
+        Mutex::new(collect)
+    })
+}
+
+/// Whether this process is the child run whose measurements the counters are read for.
+pub fn collecting() -> bool {
+    std::env::var_os(COLLECT_ENV).is_some()
+}
+
+/// Why the counters are off here ([`ENV`]), if they are: the header's words.
+pub fn turned_off() -> Option<&'static str> {
+    match std::env::var(ENV).as_deref() {
+        Ok("off" | "0") => Some("CUDA_LAB_COUNTERS=off"),
+        Ok(BATCH_DEFAULT) => {
+            Some("a batch reads them only with CUDA_LAB_COUNTERS=on: each part would start the profiler")
+        }
+        _ => None,
+    }
+}
+
+/// The grading run's counters, per measurement (replacing any earlier).
+pub fn install(figures: HashMap<Key, GpuCounters>) {
+    *mode().lock().unwrap_or_else(|p| p.into_inner()) = Some(Mode::Apply(figures));
+}
+
+/// Forgets the installed counters (the next exercise's run installs its own).
+pub fn clear() {
+    if !collecting() {
+        *mode().lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+/// The key of the measurement about to be recorded in the running check, if
+/// a graded check runs on this thread (a sanitizer replay or work done ahead
+/// records nowhere, and gets no counters).
+pub(crate) fn key_here(kernel: &str) -> Option<Key> {
+    let check = crate::record::check_name().filter(|_| crate::record::recording())?;
+    let mut ordinal = 0;
+    crate::record::with(|r| ordinal = r.measured.len());
+    Some(Key { check, kernel: kernel.to_string(), ordinal })
+}
+
+/// The GPU's counters for the measurement `key`, where the grading run has them.
+pub(crate) fn for_key(key: &Key) -> Option<GpuCounters> {
+    match &*mode().lock().unwrap_or_else(|p| p.into_inner()) {
+        Some(Mode::Apply(figures)) => figures.get(key).cloned(),
+        _ => None,
+    }
+}
+
+/// In the child run: runs the measurement `run` on the GPU as well (its
+/// launches are what `ncu` profiles) and writes which kernels it launched.
+pub(crate) fn collect(key: Key, ptx: &str, run: impl FnOnce(&crate::Module) -> anyhow::Result<()>) {
+    let mut guard = mode().lock().unwrap_or_else(|p| p.into_inner());
+    let Some(Mode::Collect { log, gpu }) = &mut *guard else { return };
+    if gpu.is_none() {
+        *gpu = crate::Gpu::cuda(std::time::Duration::from_secs(20)).ok();
+    }
+    let Some(gpu) = gpu.clone() else { return };
+    let log = log.clone();
+    drop(guard);
+    gpu.log_launches(true);
+    let outcome = gpu.load(ptx).and_then(|module| run(&module));
+    let kernels = gpu.log_launches(false);
+    let entry = Launches { key, kernels, failed: outcome.err().map(|e| format!("{e:#}")) };
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&log) {
+        let _ = writeln!(f, "{}", serde_json::to_string(&entry).unwrap_or_default());
+    }
+}
+
+/// The counters of each measurement: the child's launches (in order) zipped
+/// with `ncu`'s rows (one per profiled launch, in the same order). Launches
+/// of other kernels than the measured one are left out, as the simulator's
+/// measurement leaves them out; a measurement whose GPU run failed, or whose
+/// rows do not name the kernels it launched, gets none.
+pub fn per_measurement(launches: &[Launches], rows: &[CountedLaunch]) -> HashMap<Key, GpuCounters> {
+    let mut figures = HashMap::new();
+    let mut rows = rows.iter();
+    for m in launches {
+        let mine: Vec<&CountedLaunch> = rows.by_ref().take(m.kernels.len()).collect();
+        let named_alike = mine.len() == m.kernels.len() && mine.iter().zip(&m.kernels).all(|(r, k)| r.kernel == *k);
+        if m.failed.is_some() || !named_alike {
+            continue;
+        }
+        let mut total = GpuCounters::default();
+        for row in mine.iter().filter(|r| r.kernel == m.key.kernel) {
+            total.add(&row.counters);
+        }
+        if total.launches > 0 {
+            figures.insert(m.key.clone(), total);
+        }
+    }
+    figures
+}
+
+/// A figure per request, 0 where nothing was requested.
+fn per(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// Whether two witnesses' figures per request tell different stories: apart by
+/// more than a quarter and by more than half a sector or pass (the references
+/// and the slow families agree far closer: docs/grading-accuracy.md).
+pub fn disagree(gpu: f64, sim: f64) -> bool {
+    let gap = (gpu - sim).abs();
+    gap > 0.5 && gap > 0.25 * gpu.max(sim)
+}
+
+/// The GPU's figures beside the simulator's, one line per measured kernel
+/// whose counters were read: what a structure check's message adds, so that
+/// a student sees what graded and where the two witnesses part.
+pub fn side_by_side(measured: &[crate::profile::MemoryProfile]) -> Vec<String> {
+    measured
+        .iter()
+        .filter_map(|p| {
+            let g = p.gpu.as_ref()?;
+            let pairs = [
+                (
+                    "global loads",
+                    per(g.global_load_sectors, g.global_load_requests),
+                    per(p.global_load_sectors, p.global_load_requests),
+                    "sectors per request",
+                ),
+                (
+                    "global stores",
+                    per(g.global_store_sectors, g.global_store_requests),
+                    per(p.global_store_sectors, p.global_store_requests),
+                    "sectors per request",
+                ),
+                (
+                    "shared memory",
+                    per(
+                        g.shared_load_wavefronts + g.shared_store_wavefronts,
+                        g.shared_load_requests + g.shared_store_requests,
+                    ),
+                    per(p.shared_wavefronts, p.shared_requests),
+                    "passes per request",
+                ),
+            ];
+            let shown: Vec<String> = pairs
+                .iter()
+                .filter(|(_, gpu, sim, _)| *gpu > 0.0 || *sim > 0.0)
+                .map(|(what, gpu, sim, unit)| format!("{what} {gpu:.2} {unit} (simulator {sim:.2})"))
+                .collect();
+            let parted: Vec<&str> =
+                pairs.iter().filter(|(_, gpu, sim, _)| disagree(*gpu, *sim)).map(|(what, ..)| *what).collect();
+            let mut line = format!("counted on the GPU for `{}`: {}", p.kernel, shown.join(", "));
+            if !parted.is_empty() {
+                line.push_str(&format!(
+                    "; the kernel behaved differently on the simulator ({}): the GPU's figures graded",
+                    parted.join(", ")
+                ));
+            }
+            Some(line)
+        })
+        .collect()
+}
+
+/// Reads the child's launch log.
+pub fn read_launches(path: &std::path::Path) -> anyhow::Result<Vec<Launches>> {
+    let text = std::fs::read_to_string(path)?;
+    text.lines().filter(|l| !l.trim().is_empty()).map(|l| Ok(serde_json::from_str(l)?)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kernel: &str, sectors: u64) -> CountedLaunch {
+        CountedLaunch {
+            kernel: kernel.into(),
+            counters: GpuCounters {
+                launches: 1,
+                global_load_requests: 4,
+                global_load_sectors: sectors,
+                ..Default::default()
+            },
+        }
+    }
+
+    fn launches(check: &str, kernel: &str, ordinal: usize, kernels: &[&str]) -> Launches {
+        Launches {
+            key: Key { check: check.into(), kernel: kernel.into(), ordinal },
+            kernels: kernels.iter().map(|k| k.to_string()).collect(),
+            failed: None,
+        }
+    }
+
+    #[test]
+    fn rows_are_matched_to_measurements_in_launch_order_and_other_kernels_left_out() {
+        let log = vec![
+            launches("a", "scan", 0, &["scan", "add_sums", "scan"]),
+            launches("b", "transpose", 0, &["transpose"]),
+        ];
+        let rows = vec![row("scan", 16), row("add_sums", 99), row("scan", 16), row("transpose", 128)];
+        let f = per_measurement(&log, &rows);
+        let a = &f[&log[0].key];
+        assert_eq!((a.launches, a.global_load_sectors, a.global_load_requests), (2, 32, 8));
+        assert_eq!(f[&log[1].key].global_load_sectors, 128);
+    }
+
+    #[test]
+    fn a_measurement_whose_rows_name_other_kernels_gets_no_counters() {
+        // A row lost (ncu skipped a launch): the order no longer matches, and
+        // nothing after it is trusted to belong to the measurement it lines up with.
+        let log = vec![launches("a", "k", 0, &["k"]), launches("b", "t", 0, &["t"])];
+        let f = per_measurement(&log, &[row("t", 4)]);
+        assert!(f.is_empty(), "{f:?}");
+    }
+
+    #[test]
+    fn the_overlay_takes_the_gpus_memory_figures_and_keeps_the_simulators_branches() {
+        let sim = Stats { global_load_sectors: 4, branches: 7, global_load_lanes: 32, ..Default::default() };
+        let gpu = GpuCounters { global_load_sectors: 32, branches: 1, ..Default::default() };
+        let s = gpu.overlay(&sim);
+        assert_eq!((s.global_load_sectors, s.branches, s.global_load_lanes), (32, 7, 32));
+    }
+}
