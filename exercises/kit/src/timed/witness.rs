@@ -84,7 +84,7 @@ impl WitnessKernel {
 /// words took `once_ms`: fewer words for a short target, more passes for a
 /// long one.
 fn size_for(target_ms: f64, once_ms: f64, full: u64) -> (u64, u32) {
-    if !(once_ms > 0.0) {
+    if once_ms.is_nan() || once_ms <= 0.0 {
         return (full, 1);
     }
     let ratio = target_ms / once_ms;
