@@ -96,7 +96,7 @@ pub fn student(
     let witness = witness::current(gpu);
     let mut sizing = None;
     let mut time_witness = |target_ms: f64| witness.as_ref().map_or(Ok(0.0), |w| w.time(target_ms, &mut sizing));
-    let beside = witness.is_some().then(|| perf::Witness { time: &mut time_witness });
+    let beside = witness.is_some().then_some(perf::Witness { time: &mut time_witness });
     let (timing, again) =
         perf::measure_launches(gpu, &mut prepare, &mut launch, &mut checked, true, Whose::Student(beside))?;
     // Against its usual launch: the median, or for a kernel whose launches
