@@ -45,9 +45,38 @@ pub fn score_part(points: f64, tests: &mut [TestReport]) {
         .iter()
         .find(|t| t.kind == CheckKind::Correctness && t.not_graded.is_none() && t.status == Status::Fail)
         .map(|t| not_counted_note(&t.name));
-    for t in tests.iter_mut() {
+    // A timed launch the grader proved wrong fails the part's correctness
+    // (docs/hostile.md): the timed size counts as one more correctness case,
+    // which failed, and structure and performance points are held back as
+    // for any other. (Where a correctness check failed already, it is held
+    // back as any timed failure.)
+    let wrong_timed = tests
+        .iter()
+        .position(|t| {
+            failed.is_none() && count(CheckKind::Correctness) > 0 && t.not_graded.is_none() && is_wrong_when_timed(t)
+        })
+        .map(|i| (i, tests[i].name.clone()));
+    let correctness_cases = count(CheckKind::Correctness) + wrong_timed.is_some() as usize;
+    let correct_ok = correct_ok && wrong_timed.is_none();
+    let failed = failed.or_else(|| wrong_timed.as_ref().map(|(_, name)| not_counted_note(name)));
+    for (i, t) in tests.iter_mut().enumerate() {
         let kind = t.kind;
-        t.max_score = points * share(kind) / present / count(kind) as f64;
+        t.max_score = match kind {
+            CheckKind::Correctness => points * share(kind) / present / correctness_cases as f64,
+            _ => points * share(kind) / present / count(kind) as f64,
+        };
+        if wrong_timed.as_ref().is_some_and(|(w, _)| *w == i) {
+            // Its own points and those of the correctness case it was.
+            t.max_score += points * share(CheckKind::Correctness) / present / correctness_cases as f64;
+            t.score = 0.0;
+            let head = "fails this part's correctness: a timed launch's output was wrong, and the timed size \
+                        counts as one more correctness case of this part";
+            t.message = Some(match t.message.take().filter(|m| !m.is_empty()) {
+                Some(found) => format!("{head}\n{found}"),
+                None => head.into(),
+            });
+            continue;
+        }
         if let Some(not_graded) = &mut t.not_graded {
             not_graded.points = t.max_score;
             t.max_score = 0.0;
@@ -88,6 +117,13 @@ pub fn score_part(points: f64, tests: &mut [TestReport]) {
     }
 }
 
+/// A timed check that failed because a timed launch's output was wrong.
+fn is_wrong_when_timed(t: &TestReport) -> bool {
+    t.kind == CheckKind::Performance
+        && t.status == Status::Fail
+        && t.verdict.as_deref() == Some(crate::verdict::Verdict::WrongWhenTimed.to_string().as_str())
+}
+
 /// Why a part's structure and performance checks are not counted, naming the
 /// correctness check `name` that failed.
 fn not_counted_note(name: &str) -> String {
@@ -123,6 +159,39 @@ mod tests {
         assert!((s - 10.0).abs() < 1e-9 && (m - 10.0).abs() < 1e-9);
         assert!((tests[0].max_score - 3.0).abs() < 1e-9);
         assert!((tests[3].max_score - 2.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_timed_launch_proven_wrong_fails_the_parts_correctness() {
+        use CheckKind::*;
+        let part = |verdict: &str| {
+            let mut tests = vec![
+                t(Correctness, Status::Pass),
+                t(Correctness, Status::Pass),
+                t(Structure, Status::Pass),
+                t(Performance, Status::Fail),
+            ];
+            tests[1].name = "ex10::coarse::correct::n=1000".into();
+            tests[3].name = "ex10::coarse::perf::share-of-copy".into();
+            tests[3].verdict = Some(verdict.into());
+            tests[3].message = Some("wrong when timed: launch 1 of the timing, on `data`: 268435456 elements …".into());
+            score_part(10.0, &mut tests);
+            tests
+        };
+        // Too slow: only the timed check's 2.5 points.
+        let slow = part("too-slow");
+        assert!((total(&slow).0 - 7.5).abs() < 1e-9, "{:?}", total(&slow));
+        // Wrong when timed: one more correctness case failed (6 / 3 = 2 of the 6),
+        // and structure (1.5) and performance (2.5) held back.
+        let wrong = part("wrong-when-timed");
+        let (score, max) = total(&wrong);
+        assert!((max - 10.0).abs() < 1e-9 && (score - 4.0).abs() < 1e-9, "{score} / {max}: {wrong:?}");
+        assert!((wrong[0].max_score - 2.0).abs() < 1e-9 && (wrong[3].max_score - 4.5).abs() < 1e-9, "{wrong:?}");
+        assert_eq!(wrong[2].status, Status::NotCounted);
+        assert!(wrong[2].message.as_deref().unwrap().contains("`ex10::coarse::perf::share-of-copy` failed"));
+        let msg = wrong[3].message.as_deref().unwrap();
+        assert!(msg.starts_with("fails this part's correctness") && msg.contains("268435456 elements"), "{msg}");
+        assert_eq!((wrong[3].status, wrong[3].verdict.as_deref()), (Status::Fail, Some("wrong-when-timed")));
     }
 
     #[test]

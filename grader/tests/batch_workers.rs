@@ -183,6 +183,14 @@ fn a_part_that_hangs_a_worker_is_graded_alone_once() {
     };
     assert_eq!(sent("ex01-shared"), 2, "one worker each, then alone: {timeline}");
     assert!(took < std::time::Duration::from_secs(4 * 2 + 30), "took {took:?}: {time}");
+    // The same kernel, the same figure (issue 46): a worker started after a
+    // kill gets exactly what the first one got (arguments, GPU, compiler,
+    // caches, lock, limits), so nothing but the GPU can make it measure apart.
+    let log = std::fs::read_to_string(dir.path().join("workers/workers/worker-0.log")).unwrap();
+    let started: Vec<&str> = log.lines().filter(|l| l.starts_with(grader::batch::worker::STARTED_WITH)).collect();
+    assert!(started.len() >= 2, "a replacement after the kill: {log}");
+    assert!(started.iter().all(|l| *l == started[0]), "every worker of the slot started alike: {started:#?}");
+    assert!(started[0].contains("--seed 5") && started[0].contains("CUDA_LAB_GPU_LOCK="), "{}", started[0]);
 }
 
 /// Two GPU entries (the simulator stands in for both): each gets a worker, both

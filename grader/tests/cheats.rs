@@ -27,14 +27,32 @@ fn on_the_simulator_every_trick_passes_what_it_does_not_game() {
 
 /// Needs no compiler: the table, the folders and the registry agree, and
 /// every trick is expected to lose its point on a GPU with a verdict of its
-/// own, never `too-slow`.
+/// own, never a bare `too-slow`: a kernel that makes its own timing spread
+/// (the jitter family) is too slow by its slow launches, and its message must
+/// say the spread was charged to it.
 #[test]
 fn the_table_covers_the_corpus_and_every_trick_has_its_own_verdict() {
     let corpus = Corpus::open("cheats");
     corpus::check_table(&corpus);
     let table = std::fs::read_to_string(corpus::workspace().join("grader/tests/cheats/expected.json")).unwrap();
-    assert!(!table.contains("too-slow"), "a trick's verdict names what happened");
-    for verdict in ["wrong-when-timed", "replays-results", "input-modified"] {
+    for verdict in ["wrong-when-timed", "replays-results", "input-modified", "too-slow"] {
         assert!(table.contains(&format!("\"gpu\": \"{verdict}\"")), "no case of {verdict}");
     }
+    let mut jitter = Vec::new();
+    for (name, case) in &corpus.table.cases {
+        for (key, e) in &case.parts {
+            if e.gpu.as_deref() == Some("too-slow") {
+                let own = e.says.iter().any(|s| s.contains("the spread is the kernel's own"));
+                assert!(own, "{name} {key}: a trick's `too-slow` says that its spread was charged to it");
+                jitter.push(key.split('/').next().unwrap().to_string());
+            }
+        }
+    }
+    jitter.dedup();
+    assert!(jitter.len() >= 3, "the jitter family covers at least three exercises: {jitter:?}");
+    let wrong_timed = &corpus.table.cases["ex10-coarse-16-bit-bins"].parts["ex10/coarse"];
+    assert!(
+        wrong_timed.says.iter().any(|s| s == "fails this part's correctness"),
+        "wrong when timed fails correctness"
+    );
 }

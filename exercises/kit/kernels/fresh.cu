@@ -147,3 +147,29 @@ extern "C" __global__ void fresh_settle(const uint4 *scratch, unsigned long long
     if (acc == 0x9E3779B9u)
         *sink = acc;
 }
+
+// The witness (kit::perf): a grader kernel timed beside a student's kernel in
+// the same rounds, once the student's samples spread. It streams `n4` 16-byte
+// words of the scratch buffer `reps` times, each pass starting elsewhere (so
+// that no pass can be folded into another), sized by the kit to last about
+// as long as the student's launch. Its time depends on nothing the student's
+// kernel controls: where it spreads too, the GPU is noisy; where it stays
+// steady and the student's kernel spreads, the spread is the kernel's own.
+// The store never happens (the scratch is zeros); it keeps the loads.
+extern "C" __global__ void fresh_witness(const uint4 *scratch, unsigned long long n4, unsigned reps, unsigned *sink)
+{
+    unsigned acc = 0;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned r = 0; r < reps; ++r) {
+        unsigned long long offset = (r * 40503ull * 64ull) % n4;
+        for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n4; i += stride) {
+            unsigned long long k = i + offset;
+            if (k >= n4)
+                k -= n4;
+            uint4 v = scratch[k];
+            acc = (acc ^ v.x ^ v.y ^ v.z ^ v.w) * 31u + r;
+        }
+    }
+    if (acc == 0x9E3779B9u)
+        *sink = acc;
+}

@@ -20,27 +20,48 @@ pub const SAMPLES: usize = 15;
 pub const MIN_SAMPLES: usize = 5;
 pub const SAMPLE_BUDGET_MS: f64 = 100.0;
 /// Samples whose spread (interquartile range over the median) is above this
-/// were disturbed (another process on the GPU, a clock change): the kernel is
-/// timed once more, and if the second round is disturbed too the check says
-/// so ([`TimingDisturbed`]) instead of passing or failing on noise. Beside a
-/// process streaming memory on the same H100, ex03's 20-50 ms launches spread
-/// by 14-30 % (docs/gpu-runs.md, the noisy neighbour).
+/// are not one steady figure. For the grader's own kernels that means a
+/// disturbed GPU (another process, a clock change): the kernel is timed once
+/// more, and a second disturbed round is [`TimingDisturbed`]. A student's
+/// kernel can spread on its own (a random spin in one block, slow and fast
+/// launches in turn), so its second round is timed beside a [`Witness`], and
+/// [`judge`] decides whose spread it is. Beside a process streaming memory
+/// on the same H100, ex03's 20-50 ms launches spread by 14-30 %
+/// (docs/gpu-runs.md, the noisy neighbour).
 pub const MAX_SPREAD: f64 = 0.10;
 /// Rounds of samples at most: the first and one more when it was disturbed.
 pub const ROUNDS: usize = 2;
-/// The most launches one timing makes (warm-ups, samples, the repeated last one).
+/// The most launches of the student's kernel one timing makes (warm-ups,
+/// samples, the repeated last one); a second round also times as many of
+/// the witness's.
 pub const MAX_LAUNCHES: usize = WARMUPS + ROUNDS * SAMPLES + 1;
 
-/// Two rounds of samples were disturbed: no verdict is given on them, and
-/// the grader reports the check as not graded here (out of the maximum).
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "not graded here: the timing was disturbed twice (the middle half of the samples spread over {spread:.0}% of \
-     their median, more than {max:.0}%): another process is probably using this GPU. Grade again on a quiet GPU",
-    spread = .spread * 100.0, max = MAX_SPREAD * 100.0
-)]
+/// Two rounds of samples were disturbed, the grader's own kernel's too: no
+/// verdict is given on them, and the grader reports the check as not graded
+/// here (out of the maximum; a batch grades such parts again at its end).
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
 pub struct TimingDisturbed {
     pub spread: f64,
+    /// The spread of the grader's kernel timed in the same rounds (a student's
+    /// timing); `None` for a timing of the grader's own kernel.
+    pub witness_spread: Option<f64>,
+}
+
+impl std::fmt::Display for TimingDisturbed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let beside = match self.witness_spread {
+            Some(w) => format!(", and the grader's own kernel timed beside it spread over {:.0}% too", w * 100.0),
+            None => String::new(),
+        };
+        write!(
+            f,
+            "not graded here: the timing was disturbed twice (the middle half of the samples spread over {:.0}% of \
+             their median, more than {:.0}%{beside}): another process is probably using this GPU. Grade again on a \
+             quiet GPU",
+            self.spread * 100.0,
+            MAX_SPREAD * 100.0
+        )
+    }
 }
 
 /// Samples of one kernel's run time, in milliseconds.
@@ -49,37 +70,170 @@ pub struct Timing {
     pub samples_ms: Vec<f64>,
     /// Launches made, warm-ups included (launch `launches - 1` was the last).
     pub launches: usize,
+    /// Set where the kernel's samples spread and the grader's kernel timed
+    /// beside them did not: the spread is the kernel's own, and it is graded
+    /// by its upper quartile ([`Timing::graded_ms`]).
+    pub own_spread: Option<OwnSpread>,
+}
+
+/// A student's kernel whose samples spread while the grader's kernel timed
+/// in the same rounds stayed steady: whatever makes it spread (a random spin,
+/// launches slow and fast in turn) is the kernel's, and so is the cost.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OwnSpread {
+    /// The student's samples' spread (see [`Timing::spread`]).
+    pub spread: f64,
+    /// The witness's, in the same rounds; `None` where none could be timed.
+    pub witness_spread: Option<f64>,
+}
+
+impl OwnSpread {
+    /// What the check's line adds, so the student sees why the figure is slow.
+    pub fn note(&self) -> String {
+        let beside = match self.witness_spread {
+            Some(w) => {
+                format!("while the grader's own kernel timed in the same rounds spread over only {:.0}%", w * 100.0)
+            }
+            None => "and no grader's kernel could be timed beside it".into(),
+        };
+        format!(
+            "; its launches spread over {:.0}% of their median {beside}: the spread is the kernel's own, so it is \
+             graded by its slower launches (upper quartile), not its median. Make every launch do the same work",
+            self.spread * 100.0
+        )
+    }
 }
 
 impl Timing {
-    /// The median sample, in milliseconds: what every comparison uses.
+    /// The median sample, in milliseconds.
     pub fn median_ms(&self) -> f64 {
-        let mut s = self.samples_ms.clone();
-        s.sort_by(f64::total_cmp);
-        let n = s.len();
-        if n % 2 == 1 {
-            s[n / 2]
+        quantile(&self.samples_ms, 0.5)
+    }
+
+    /// The lower quartile of the samples, in milliseconds.
+    pub fn lower_quartile_ms(&self) -> f64 {
+        quantile(&self.samples_ms, 0.25)
+    }
+
+    /// The upper quartile of the samples, in milliseconds.
+    pub fn upper_quartile_ms(&self) -> f64 {
+        quantile(&self.samples_ms, 0.75)
+    }
+
+    /// What every comparison uses: the median, or the upper quartile where the
+    /// kernel's spread is its own ([`Timing::own_spread`]).
+    pub fn graded_ms(&self) -> f64 {
+        if self.own_spread.is_some() {
+            self.upper_quartile_ms()
         } else {
-            (s[n / 2 - 1] + s[n / 2]) / 2.0
+            self.median_ms()
         }
     }
 
     /// The interquartile range of the samples over their median: 0 for
     /// identical samples (see [`MAX_SPREAD`]).
     pub fn spread(&self) -> f64 {
-        let mut s = self.samples_ms.clone();
-        s.sort_by(f64::total_cmp);
-        if s.len() < 4 {
-            return 0.0;
-        }
-        let quartile = |q: f64| s[((s.len() - 1) as f64 * q).round() as usize];
-        (quartile(0.75) - quartile(0.25)) / self.median_ms()
+        spread(&self.samples_ms)
     }
 
-    /// Throughput for a kernel that moves `bytes` (read + written) per launch.
+    /// Throughput for a kernel that moves `bytes` (read + written) per launch,
+    /// at [`Timing::graded_ms`].
     pub fn gb_per_s(&self, bytes: usize) -> f64 {
-        bytes as f64 / (self.median_ms() * 1e-3) / 1e9
+        bytes as f64 / (self.graded_ms() * 1e-3) / 1e9
     }
+}
+
+/// The `q` quantile of `samples` (the mean of the two middle ones for an even
+/// median), 0 for none.
+fn quantile(samples: &[f64], q: f64) -> f64 {
+    let mut s = samples.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n == 0 {
+        return 0.0;
+    }
+    if q == 0.5 {
+        return if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 };
+    }
+    s[((n - 1) as f64 * q).round() as usize]
+}
+
+/// The interquartile range of `samples` over their median (0 for fewer than 4).
+fn spread(samples: &[f64]) -> f64 {
+    if samples.len() < 4 {
+        return 0.0;
+    }
+    (quantile(samples, 0.75) - quantile(samples, 0.25)) / quantile(samples, 0.5)
+}
+
+/// What a round of a student's samples, with the witness's samples of the same
+/// rounds where it was timed, says: the rule that every outcome a kernel can
+/// cause is charged to the kernel (docs/hostile.md).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Judgement {
+    /// The samples agree: graded by their median.
+    Steady,
+    /// The student's samples spread and the witness's did not (or no witness
+    /// could be timed): graded by the upper quartile.
+    KernelsOwn(OwnSpread),
+    /// Both spread: the GPU is noisy; no verdict on these samples.
+    Disturbed(TimingDisturbed),
+    /// The student's samples spread and nothing was timed beside them yet:
+    /// time a round with the witness.
+    TimeBeside,
+}
+
+/// A student's samples that spread more than this many times the witness's
+/// in the same rounds spread on their own, even on a noisy GPU: beside a
+/// process streaming memory an honest kernel spreads about as much as the
+/// witness (14-30 % for ex03 on an H100), a jittering one by 48-301 %.
+pub const OWN_SPREAD_MULTIPLE: f64 = 3.0;
+
+/// The decision, on samples alone: `student`'s of one round and the
+/// `witness`'s of the same round (`None`: not timed in that round). With
+/// `last` the round is the last one, and a student's spread without a
+/// witness is charged to the kernel: a check never leaves the maximum on
+/// the student's samples alone.
+pub fn judge(student: &[f64], witness: Option<&[f64]>, last: bool) -> Judgement {
+    let s = spread(student);
+    if s <= MAX_SPREAD {
+        return Judgement::Steady;
+    }
+    match witness.map(spread) {
+        // Noise spreads the student's kernel about as much as the witness; far more is the kernel's.
+        Some(w) if w > MAX_SPREAD && s <= OWN_SPREAD_MULTIPLE * w => {
+            Judgement::Disturbed(TimingDisturbed { spread: s, witness_spread: Some(w) })
+        }
+        Some(w) => Judgement::KernelsOwn(OwnSpread { spread: s, witness_spread: Some(w) }),
+        None if last => Judgement::KernelsOwn(OwnSpread { spread: s, witness_spread: None }),
+        None => Judgement::TimeBeside,
+    }
+}
+
+/// A grader kernel timed right after each of the student's launches in a
+/// round ([`crate::timed::student`] makes one from the check's timed inputs'
+/// generator): `time(target_ms)` launches it once, sized to last about
+/// `target_ms`, and returns its milliseconds. Nothing the student's kernel
+/// does can change its time, short of slowing the whole GPU.
+pub struct Witness<'a> {
+    pub time: &'a mut dyn FnMut(f64) -> Result<f64>,
+}
+
+thread_local! {
+    /// The note of the last student's timing graded by its upper quartile,
+    /// taken by the verdict ([`require_speedup`], [`require_share`]) that
+    /// follows it in the same check.
+    static OWN_SPREAD: std::cell::Cell<Option<OwnSpread>> = const { std::cell::Cell::new(None) };
+}
+
+/// Remembers (or forgets) a student's timing's own spread for the verdict
+/// that follows it in this check.
+pub(crate) fn note_own_spread(own: Option<OwnSpread>) {
+    OWN_SPREAD.with(|c| c.set(own));
+}
+
+fn take_own_spread_note() -> String {
+    OWN_SPREAD.with(|c| c.take()).map(|o| o.note()).unwrap_or_default()
 }
 
 /// Times one of the grader's own kernels (a yardstick, the copy bandwidth, a
@@ -99,7 +253,7 @@ pub fn measure_trusted(
     }
     let mut prepare = |_| reset();
     let mut launch = |_| module.launch_async(kernel, cfg, args);
-    measure_launches(module.gpu(), &mut prepare, &mut launch, &mut |_| Ok(()), false).map(|(t, _)| t)
+    measure_launches(module.gpu(), &mut prepare, &mut launch, &mut |_| Ok(()), false, Whose::Graders).map(|(t, _)| t)
 }
 
 /// The one timing loop. Every launch, warm-ups included, is one launch timed
@@ -115,6 +269,7 @@ pub(crate) fn measure_launches(
     launch: &mut dyn FnMut(usize) -> Result<()>,
     check: &mut dyn FnMut(usize) -> Result<()>,
     repeat_last: bool,
+    whose: Whose<'_>,
 ) -> Result<(Timing, Option<f64>)> {
     if !gpu.capabilities().times_kernels {
         return Err(
@@ -124,7 +279,7 @@ pub(crate) fn measure_launches(
     // Nothing else may run on the GPU while it times (other batch workers).
     let _sole = crate::gpu_lock::exclusive();
     let start = std::time::Instant::now();
-    let timed = launches_alone(gpu, prepare, launch, check).and_then(|timing| {
+    let timed = launches_alone(gpu, prepare, launch, check, whose).and_then(|timing| {
         let last = timing.launches.saturating_sub(1);
         let again = repeat_last
             .then(|| measure_one(gpu, &mut || prepare(last), &mut || launch(last), &mut || check(last)))
@@ -135,16 +290,29 @@ pub(crate) fn measure_launches(
     timed
 }
 
+/// Whose kernel a timing times, which decides what a spread means.
+pub(crate) enum Whose<'a> {
+    /// The grader's own (a yardstick): a spread is the GPU's.
+    Graders,
+    /// A student's, with the witness to time beside it where there is one
+    /// ([`judge`]).
+    Student(Option<Witness<'a>>),
+}
+
 fn launches_alone(
     gpu: &Gpu,
     prepare: &mut dyn FnMut(usize) -> Result<()>,
     launch: &mut dyn FnMut(usize) -> Result<()>,
     check: &mut dyn FnMut(usize) -> Result<()>,
+    mut whose: Whose<'_>,
 ) -> Result<Timing> {
     gpu.finish()?;
     let warming = std::time::Instant::now();
     let mut samples_ms: Vec<f64> = Vec::with_capacity(SAMPLES);
-    let (mut warmups, mut launches, mut round) = (0, 0, 1);
+    let mut witness_ms: Vec<f64> = Vec::new();
+    let (mut warmups, mut launches, mut round, mut own_spread) = (0, 0, 1, None);
+    // How long the witness should last: the student's first round's median.
+    let mut target_ms = 0.0;
     // Ends by the rounds' rules, within MAX_LAUNCHES - 1 launches.
     for n in 0.. {
         let warm = warmups == WARMUPS || warming.elapsed().as_secs_f64() * 1e3 >= WARMUP_BUDGET_MS;
@@ -152,16 +320,38 @@ fn launches_alone(
             && (samples_ms.len() == SAMPLES
                 || samples_ms.len() >= MIN_SAMPLES && samples_ms.iter().sum::<f64>() >= SAMPLE_BUDGET_MS)
         {
-            let spread = Timing { samples_ms: samples_ms.clone(), launches }.spread();
-            if spread <= MAX_SPREAD {
-                break;
+            let last = round == ROUNDS;
+            match &whose {
+                Whose::Graders => {
+                    let spread = spread(&samples_ms);
+                    if spread <= MAX_SPREAD {
+                        break;
+                    }
+                    if last {
+                        // Not a verdict on the kernel: the grader leaves the check
+                        // out of the maximum (not graded here), never fails it.
+                        return Err(TimingDisturbed { spread, witness_spread: None }.into());
+                    }
+                }
+                Whose::Student(witness) => {
+                    let beside = (round > 1 && witness.is_some()).then_some(&witness_ms[..]);
+                    match judge(&samples_ms, beside, last) {
+                        Judgement::Steady => break,
+                        Judgement::KernelsOwn(own) => {
+                            own_spread = Some(own);
+                            break;
+                        }
+                        // Not a verdict on the kernel: the grader leaves the check
+                        // out of the maximum (not graded here; a batch grades it
+                        // again at its end), never fails it.
+                        Judgement::Disturbed(d) => return Err(d.into()),
+                        Judgement::TimeBeside => {}
+                    }
+                }
             }
-            if round == ROUNDS {
-                // Not a verdict on the kernel: the grader leaves the check
-                // out of the maximum (not graded here), never fails it.
-                return Err(TimingDisturbed { spread }.into());
-            }
-            // Disturbed: a second round of samples, the first one dropped.
+            // Disturbed: a second round of samples, the first one dropped
+            // (a student's timed beside the witness).
+            target_ms = quantile(&samples_ms, 0.5);
             round += 1;
             samples_ms.clear();
         }
@@ -169,11 +359,14 @@ fn launches_alone(
         launches += 1;
         if warm {
             samples_ms.push(ms);
+            if let (true, Whose::Student(Some(witness))) = (round > 1, &mut whose) {
+                witness_ms.push((witness.time)(target_ms)?);
+            }
         } else {
             warmups += 1;
         }
     }
-    Ok(Timing { samples_ms, launches })
+    Ok(Timing { samples_ms, launches, own_spread })
 }
 
 /// One launch of the loop: prepared, timed, its guard zones and watched
@@ -193,7 +386,7 @@ fn measure_one(
 }
 
 /// Milliseconds of one launch between two events.
-fn time_launch(gpu: &Gpu, launch: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+pub(crate) fn time_launch(gpu: &Gpu, launch: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
     let mut failure = None;
     let ms = gpu.backend().time_ms(
         &mut || {
@@ -256,14 +449,14 @@ pub fn require_speedup(
     baseline_name: &str,
     min_speedup: f64,
 ) -> Result<String> {
-    let speedup = baseline.median_ms() / faster.median_ms();
+    let speedup = baseline.median_ms() / faster.graded_ms();
     let chosen = chosen_threshold(min_speedup);
     let min_speedup = chosen.value;
     record_figures(PerfFigures {
         kind: "speedup".into(),
         value: speedup,
         threshold: min_speedup,
-        student: faster.median_ms(),
+        student: faster.graded_ms(),
         baseline: baseline.median_ms(),
         unit: "ms".into(),
         baseline_name: baseline_name.into(),
@@ -271,10 +464,11 @@ pub fn require_speedup(
         margin: Some(speedup / min_speedup),
     });
     let line = format!(
-        "{what}: {:.3} ms vs {baseline_name} {:.3} ms = {speedup:.2}x (needs >= {min_speedup:.2}x{})",
-        faster.median_ms(),
+        "{what}: {:.3} ms vs {baseline_name} {:.3} ms = {speedup:.2}x (needs >= {min_speedup:.2}x{}){}",
+        faster.graded_ms(),
         baseline.median_ms(),
-        provenance(speedup, &chosen)
+        provenance(speedup, &chosen),
+        take_own_spread_note()
     );
     if speedup >= min_speedup {
         Ok(line)
@@ -324,10 +518,11 @@ pub fn require_share(
         margin: Some(share / min_share),
     });
     let line = format!(
-        "{what}: {achieved_gbps:.0} GB/s = {:.0}% of {reference_name} ({reference_gbps:.0} GB/s); needs >= {:.0}%{}",
+        "{what}: {achieved_gbps:.0} GB/s = {:.0}% of {reference_name} ({reference_gbps:.0} GB/s); needs >= {:.0}%{}{}",
         share * 100.0,
         min_share * 100.0,
-        provenance(share, &chosen)
+        provenance(share, &chosen),
+        take_own_spread_note()
     );
     if share >= min_share {
         Ok(line)
@@ -345,22 +540,88 @@ mod tests {
         let recorder = std::sync::Arc::new(crate::record::Recorder::default());
         let _recording = recorder.install();
         let take_figures = || recorder.take().perf;
-        let t = Timing { samples_ms: vec![3.0, 1.0, 2.0], launches: 3 };
+        let t = Timing { samples_ms: vec![3.0, 1.0, 2.0], launches: 3, ..Default::default() };
         assert_eq!(t.median_ms(), 2.0);
-        assert_eq!(Timing { samples_ms: vec![4.0, 1.0, 2.0, 3.0], launches: 4 }.median_ms(), 2.5);
+        assert_eq!(Timing { samples_ms: vec![4.0, 1.0, 2.0, 3.0], launches: 4, ..Default::default() }.median_ms(), 2.5);
         assert_eq!(t.gb_per_s(2_000_000), 1.0);
-        let slow = Timing { samples_ms: vec![10.0], launches: 1 };
+        let slow = Timing { samples_ms: vec![10.0], launches: 1, ..Default::default() };
         assert!(require_speedup("s", &t, &slow, "base", 4.0).is_ok());
         let err = require_speedup("s", &t, &slow, "base", 6.0).unwrap_err().to_string();
         assert!(err.contains("5.00x") && err.contains(">= 6.00x"), "{err}");
         assert!(require_share("k", 50.0, "copy", 100.0, 0.4).is_ok());
         assert!(require_share("k", 30.0, "copy", 100.0, 0.4).is_err());
-        assert_eq!(Timing { samples_ms: vec![1.0; 9], launches: 9 }.spread(), 0.0);
-        let noisy = Timing { samples_ms: vec![1.0, 1.0, 1.0, 1.3, 1.3, 1.3, 1.0, 1.0, 1.3], launches: 9 };
+        assert_eq!(Timing { samples_ms: vec![1.0; 9], launches: 9, ..Default::default() }.spread(), 0.0);
+        let noisy =
+            Timing { samples_ms: vec![1.0, 1.0, 1.0, 1.3, 1.3, 1.3, 1.0, 1.0, 1.3], launches: 9, ..Default::default() };
         assert!(noisy.spread() > MAX_SPREAD, "{}", noisy.spread());
         let f = take_figures().expect("the last verdict's figures");
         assert_eq!((f.kind.as_str(), f.value, f.threshold), ("share", 0.3, 0.4));
         assert_eq!(take_figures(), None, "taken once");
+    }
+
+    /// Samples around `ms`: `pattern` gives each one's factor.
+    fn samples(ms: f64, pattern: impl Fn(usize) -> f64) -> Vec<f64> {
+        (0..SAMPLES).map(|i| ms * pattern(i)).collect()
+    }
+
+    #[test]
+    fn a_steady_witness_charges_a_jittering_kernel_its_slow_launches() {
+        // Slow and fast launches in turn (a counter in `__device__` memory), or a
+        // random spin in one block: the kernel's own spread.
+        let alternating = samples(4.0, |i| if i % 2 == 0 { 1.0 } else { 1.6 });
+        let spin = samples(4.0, |i| 1.0 + ((i * 7919) % 13) as f64 / 10.0);
+        let witness = samples(4.0, |i| 1.0 + (i % 3) as f64 * 0.005);
+        for student in [&alternating, &spin] {
+            let Judgement::KernelsOwn(own) = judge(student, Some(&witness), false) else {
+                panic!("{:?}", judge(student, Some(&witness), false))
+            };
+            assert!(own.spread > MAX_SPREAD && own.witness_spread.unwrap() <= MAX_SPREAD, "{own:?}");
+            let t = Timing { samples_ms: student.clone(), launches: SAMPLES, own_spread: Some(own) };
+            assert!(t.graded_ms() > t.median_ms(), "graded by the upper quartile: {t:?}");
+            assert_eq!(t.graded_ms(), t.upper_quartile_ms());
+            assert!(own.note().contains("the spread is the kernel's own") && own.note().contains("upper quartile"));
+        }
+        // Graded slow, the same kernel misses a bar its median would clear.
+        let t = Timing { samples_ms: alternating, launches: SAMPLES, own_spread: None };
+        let own =
+            Timing { own_spread: Some(OwnSpread { spread: t.spread(), witness_spread: Some(0.01) }), ..t.clone() };
+        let base = Timing { samples_ms: vec![20.0; SAMPLES], ..Default::default() };
+        assert!(require_speedup("k", &t, &base, "base", 4.0).is_ok(), "the old rule: the median 4.0 ms");
+        note_own_spread(own.own_spread);
+        let err = require_speedup("k", &own, &base, "base", 4.0).unwrap_err().to_string();
+        assert!(err.starts_with("too slow") && err.contains("6.400 ms") && err.contains("kernel's own"), "{err}");
+        assert_eq!(take_own_spread_note(), "", "the note goes with one verdict");
+    }
+
+    #[test]
+    fn only_a_disturbed_witness_makes_a_timing_not_graded() {
+        // A noisy neighbour slows launch pairs, the witness's with the student's.
+        let noisy = |i: usize| if (i / 2) % 2 == 1 { 1.5 } else { 1.0 };
+        let (student, witness) = (samples(4.0, noisy), samples(4.0, |i| noisy(i + 1)));
+        let Judgement::Disturbed(d) = judge(&student, Some(&witness), true) else { panic!() };
+        assert!(d.spread > MAX_SPREAD && d.witness_spread.unwrap() > MAX_SPREAD, "{d:?}");
+        let msg = d.to_string();
+        assert!(msg.starts_with("not graded here: the timing was disturbed twice"), "{msg}");
+        assert!(msg.contains("the grader's own kernel timed beside it spread over"), "{msg}");
+        // A noisy GPU spreads the witness, but a kernel spreading far more spreads on its own.
+        let wide = samples(4.0, |i| [1.0, 2.5, 1.2, 3.9, 1.0, 1.7, 3.1][i % 7]);
+        let Judgement::KernelsOwn(own) = judge(&wide, Some(&witness), true) else { panic!() };
+        assert!(own.spread > OWN_SPREAD_MULTIPLE * own.witness_spread.unwrap(), "{own:?}");
+        // The first round alone decides nothing: a round beside the witness follows.
+        assert_eq!(judge(&student, None, false), Judgement::TimeBeside);
+        // Never on the student's samples alone: without a witness the spread is charged.
+        assert!(matches!(judge(&student, None, true), Judgement::KernelsOwn(OwnSpread { witness_spread: None, .. })));
+    }
+
+    #[test]
+    fn steady_samples_are_graded_by_their_median_whatever_the_witness() {
+        let steady = samples(4.0, |i| 1.0 + (i % 4) as f64 * 0.01);
+        let noisy = samples(4.0, |i| if i % 2 == 0 { 1.0 } else { 2.0 });
+        for witness in [None, Some(&steady[..]), Some(&noisy[..])] {
+            assert_eq!(judge(&steady, witness, true), Judgement::Steady, "{witness:?}");
+        }
+        let t = Timing { samples_ms: steady, ..Default::default() };
+        assert_eq!(t.graded_ms(), t.median_ms());
     }
 
     #[test]

@@ -144,7 +144,7 @@ mod tests {
                 "check/yard".into(),
                 || {
                     timed += 1;
-                    Ok(Timing { samples_ms: vec![ms], launches: 1 })
+                    Ok(Timing { samples_ms: vec![ms], launches: 1, ..Default::default() })
                 },
                 || {
                     launched += 1;

@@ -19,7 +19,8 @@ use kit::{Ctx, Gpu, Module, PartBuild, RunEnv};
 /// host; branches are exact, and a kernel that skips its loop skips them.
 struct Stopwatch(SimBackend, Neighbour);
 
-/// Another process on the "GPU": every other launch takes twice as long.
+/// Another process on the "GPU": every other pair of launches takes twice as
+/// long (a student's launch and the witness timed right after it, alike).
 #[derive(Default)]
 struct Neighbour(Option<std::sync::atomic::AtomicU32>);
 
@@ -65,7 +66,8 @@ impl Backend for Stopwatch {
         work()?;
         self.synchronize(timeout)?;
         let ms = self.0.take_profiles().iter().map(|p| p.branches).sum::<u64>() as f32 / 1e3;
-        let slowed = self.1 .0.as_ref().is_some_and(|n| n.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 1);
+        let slowed =
+            self.1 .0.as_ref().is_some_and(|n| (n.fetch_add(1, std::sync::atomic::Ordering::Relaxed) / 2) % 2 == 1);
         Ok(if slowed { 2.0 * ms } else { ms })
     }
     fn take_profiles(&self) -> Vec<kit::profile::MemoryProfile> {
@@ -153,6 +155,24 @@ extern "C" __global__ void half_when_large(const unsigned *in, unsigned *out, in
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (n >= 2048 && i % 2 == 1) return;
     if (i < n) out[i] = hash(in[i]);
+}
+
+// Right on every launch, slow on every other one (a counter in `__device__`
+// memory): its samples spread on their own, so that the old rule left the
+// check out of the maximum as "disturbed".
+__device__ unsigned turns, turns_sink;
+extern "C" __global__ void alternating(const unsigned *in, unsigned *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned turn = atomicAdd(&turns, 0) / (unsigned)n;
+    if (i < n) {
+        unsigned h = hash(in[i]), extra = h;
+        if (turn % 2 == 1)
+            for (int k = 0; k < 2; ++k) extra = hash(extra ^ 1u) ^ hash(extra);
+        out[i] = h;
+        if (extra == 0x9E3779B9u) turns_sink = extra; // keeps the extra work
+
+        atomicAdd(&turns, 1);
+    }
 }
 
 // Adds into its output, relying on the README's promise that it starts at zero.
@@ -269,4 +289,18 @@ fn a_timing_disturbed_twice_gives_no_verdict() {
     let disturbed = e.downcast_ref::<kit::perf::TimingDisturbed>().unwrap_or_else(|| panic!("{e:#}"));
     assert!(disturbed.spread > kit::perf::MAX_SPREAD, "{disturbed:?}");
     assert!(e.to_string().starts_with("not graded here: the timing was disturbed twice"), "{e}");
+    assert!(disturbed.witness_spread.is_some_and(|w| w > kit::perf::MAX_SPREAD), "the witness spread too: {e}");
+}
+
+#[test]
+fn a_kernel_whose_own_launches_spread_is_graded_by_its_slow_ones_beside_a_steady_witness() {
+    let Some(timed) = time("alternating") else { return };
+    let timing = timed.unwrap_or_else(|e| panic!("a kernel's own spread is graded, never left out: {e:#}"));
+    let own = timing.own_spread.unwrap_or_else(|| panic!("{timing:?}"));
+    assert!(own.spread > kit::perf::MAX_SPREAD, "{own:?}");
+    assert!(own.witness_spread.is_some_and(|w| w <= kit::perf::MAX_SPREAD), "timed beside a steady witness: {own:?}");
+    assert!(timing.graded_ms() > 1.3 * timing.median_ms(), "graded by its slow launches: {timing:?}");
+    // The honest kernel beside the same witness: its median.
+    let honest = time("honest").unwrap().unwrap();
+    assert_eq!((honest.own_spread, honest.graded_ms()), (None, honest.median_ms()));
 }

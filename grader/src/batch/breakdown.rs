@@ -54,6 +54,14 @@ pub struct Breakdown {
     pub regraded: Vec<String>,
     /// Yardstick re-measurements: how far each median moved.
     pub drift: Vec<DriftRecord>,
+    /// Parts graded again at the end because a timing was disturbed, the
+    /// grader's own kernel beside it too (batch::retime).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub parts_retimed: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -108,6 +108,10 @@ pub struct Settings {
 /// in the order of the requests.
 pub fn serve(settings: &Settings) -> Result<()> {
     let mut proto = protocol_channel()?;
+    // Into the slot's log: every worker, the first and each replacement, says
+    // what it was started with, so that two can be compared (issue 46: a
+    // replacement after a kill measured a reference 24 % apart).
+    eprintln!("{}", started_with(std::env::args().skip(1), std::env::vars()));
     grade::keep_environment();
     let start = Instant::now();
     // Opens the GPU and the compiler now, so the first student does not pay for it.
@@ -143,6 +147,25 @@ pub fn serve(settings: &Settings) -> Result<()> {
     }
     drop(checked);
     finisher.join().map_err(|_| anyhow::anyhow!("the finishing thread panicked"))?
+}
+
+/// How a worker's log names what it was started with: its arguments and
+/// every variable of the environment that changes grading (the GPU, the
+/// compiler, the caches, the lock, the limits), each in order. The lock's
+/// descriptor number is left out: it is the batch's, not a setting.
+pub const STARTED_WITH: &str = "batch worker started with:";
+
+pub fn started_with(args: impl Iterator<Item = String>, vars: impl Iterator<Item = (String, String)>) -> String {
+    let args: Vec<String> = args.collect();
+    let mut env: Vec<String> = vars
+        .filter(|(k, _)| {
+            (k.starts_with("CUDA") || k.starts_with("NVRTC") || k == "LD_LIBRARY_PATH" || k == "NO_COLOR")
+                && k != kit::gpu_lock::FD_ENV
+        })
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    env.sort();
+    format!("{STARTED_WITH} {} | {}", args.join(" "), env.join(" "))
 }
 
 /// A part whose checks ran; what is left is the sanitizer pass and the result file.

@@ -128,6 +128,12 @@ impl<T: Pod> Fresh<T> {
             Values::Bytes(table) => Some(zeros_with(gpu, "fresh.table", &table[..])?),
             _ => None,
         };
+        super::note_timed_input(ctx.check_name, name, len);
+        let settle = gpu.capabilities().times_kernels.then(|| ctx.env.settle_scratch(gpu)).transpose()?;
+        if let Some(scratch) = &settle {
+            // The timing that follows times the generator's witness beside the student's kernel.
+            super::witness::offer(generator.clone(), scratch.clone())?;
+        }
         Ok(Self {
             // Not watched as an uploaded input: `intact` checks it against the generator.
             buffer: gpu.zeros::<T>(name, len)?,
@@ -136,7 +142,7 @@ impl<T: Pod> Fresh<T> {
             values,
             table,
             first: gpu.zeros::<u64>("fresh.first", 1)?,
-            settle: gpu.capabilities().times_kernels.then(|| ctx.env.settle_scratch(gpu)).transpose()?,
+            settle,
         })
     }
 

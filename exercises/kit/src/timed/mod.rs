@@ -27,6 +27,7 @@
 //! [`crate::perf::measure_trusted`] with the same loop and the same reset.
 
 mod fresh;
+mod witness;
 
 pub use fresh::{byte_table, Fresh, Values, BYTE_TABLE};
 
@@ -34,7 +35,7 @@ use anyhow::Result;
 use bytemuck::Pod;
 
 use crate::gpu::{DeviceBuffer, Gpu, InputModified};
-use crate::perf::{self, Timing};
+use crate::perf::{self, Timing, Whose};
 
 /// Times the student's kernel: `prepare(n)` puts everything launch `n` reads
 /// and writes into the state the README promises (not timed: fresh inputs
@@ -82,16 +83,32 @@ pub fn student(
     mut check: impl FnMut(usize) -> Result<()>,
 ) -> Result<Timing> {
     // A write into an input is a verdict of its own, not a wrong result.
-    let mut checked =
-        |n: usize| check(n).map_err(|e| if e.is::<InputModified>() { e } else { WrongWhenTimed::new(n, e).into() });
+    let sizes = timed_sizes();
+    let mut checked = |n: usize| {
+        check(n).map_err(|e| if e.is::<InputModified>() { e } else { WrongWhenTimed::new(n, e, &sizes).into() })
+    };
     // The canary: the last launch's inputs once more, from a reset output. A
     // kernel that computes is as slow as before; one that kept the result
     // (keyed by its inputs, their address, or anything else) is much faster.
-    let (timing, again) = perf::measure_launches(gpu, &mut prepare, &mut launch, &mut checked, true)?;
-    let (again, median) = (again.unwrap_or(f64::INFINITY), timing.median_ms());
+    // The grader's kernel timed beside the student's once its samples spread
+    // (made by the check's timed inputs, [`Fresh`]): whose spread it is.
+    perf::note_own_spread(None);
+    let witness = witness::current(gpu);
+    let mut sizing = None;
+    let mut time_witness = |target_ms: f64| witness.as_ref().map_or(Ok(0.0), |w| w.time(target_ms, &mut sizing));
+    let beside = witness.is_some().then_some(perf::Witness { time: &mut time_witness });
+    let (timing, again) =
+        perf::measure_launches(gpu, &mut prepare, &mut launch, &mut checked, true, Whose::Student(beside))?;
+    // Against its usual launch: the median, or for a kernel whose launches
+    // spread on their own its fast ones (a fast launch of a jittering kernel
+    // is not a replay).
+    let usual = if timing.own_spread.is_some() { timing.lower_quartile_ms() } else { timing.median_ms() };
+    let (again, median) = (again.unwrap_or(f64::INFINITY), usual);
     if again < REPLAY_RATIO * median {
         return Err(ReplaysResults { again_ms: again, median_ms: median }.into());
     }
+    // The verdict that follows says why the figure is the slow one.
+    perf::note_own_spread(timing.own_spread);
     Ok(timing)
 }
 
@@ -142,20 +159,53 @@ pub struct ReplaysResults {
 /// (`wrong-when-timed`), never `too-slow`.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "wrong when timed: launch {number} of the timing (every launch starts from a reset output and gets inputs no \
-     earlier launch saw) wrote a wrong result: {what}. {why}"
+    "wrong when timed: launch {number} of the timing{size} (every launch starts from a reset output and gets inputs \
+     no earlier launch saw) wrote a wrong result: {what}. {why}. A wrong output is wrong at any size: this part's \
+     correctness fails with it, as a correctness check's would",
+    size = if .size.is_empty() { String::new() } else { format!(", on {}", .size) }
 )]
 pub struct WrongWhenTimed {
     /// 1 for the first launch.
     pub number: usize,
+    /// The timed inputs and their sizes (`` `data`: 268435456 elements ``), empty where unknown.
+    pub size: String,
     /// What the check found, with the element, the expected and the returned value.
     pub what: String,
     /// What that suggests about the kernel.
     pub why: &'static str,
 }
 
+/// The timed inputs ([`Fresh`]) the running check made, with their lengths:
+/// what a [`WrongWhenTimed`] names as the size.
+fn timed_sizes() -> String {
+    let check = crate::record::check_name();
+    TIMED_INPUTS.with(|t| {
+        let t = t.borrow();
+        let of_check: Vec<String> = t
+            .iter()
+            .filter(|(c, ..)| check.as_ref().is_none_or(|check| c == check))
+            .map(|(_, name, len)| format!("`{name}`: {len} elements"))
+            .collect();
+        of_check.join(", ")
+    })
+}
+
+thread_local! {
+    /// (check, input, length) of the timed inputs made on this thread by the running check.
+    static TIMED_INPUTS: std::cell::RefCell<Vec<(String, String, usize)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Notes a timed input of check `check` (a [`Fresh`] made), forgetting other checks'.
+pub(crate) fn note_timed_input(check: &str, name: &str, len: usize) {
+    TIMED_INPUTS.with(|t| {
+        let mut t = t.borrow_mut();
+        t.retain(|(c, ..)| c == check);
+        t.push((check.to_string(), name.to_string(), len));
+    });
+}
+
 impl WrongWhenTimed {
-    fn new(launch: usize, e: anyhow::Error) -> Self {
+    fn new(launch: usize, e: anyhow::Error, size: &str) -> Self {
         let why = if launch == 0 {
             "It was the first launch at the timed size, and the correctness checks passed at their sizes: does the \
              kernel do something else at this size (fewer blocks than the grid has, a size it special-cases)?"
@@ -164,7 +214,7 @@ impl WrongWhenTimed {
              replays, a flag or counter in `__device__` memory it never resets, work it skips when the inputs look \
              the same). Every launch must compute its output from its own inputs"
         };
-        Self { number: launch + 1, what: format!("{e:#}"), why }
+        Self { number: launch + 1, size: size.to_string(), what: format!("{e:#}"), why }
     }
 }
 
@@ -174,9 +224,11 @@ mod tests {
 
     #[test]
     fn the_message_tells_a_first_launch_from_a_later_one() {
-        let first = WrongWhenTimed::new(0, anyhow::anyhow!("out[3]: expected 1, got 2")).to_string();
+        let first = WrongWhenTimed::new(0, anyhow::anyhow!("out[3]: expected 1, got 2"), "`in`: 4096 elements");
+        let first = first.to_string();
         assert!(first.contains("launch 1 ") && first.contains("timed size") && first.contains("out[3]"), "{first}");
-        let later = WrongWhenTimed::new(4, anyhow::anyhow!("x")).to_string();
+        assert!(first.contains("on `in`: 4096 elements") && first.contains("correctness fails"), "{first}");
+        let later = WrongWhenTimed::new(4, anyhow::anyhow!("x"), "").to_string();
         assert!(later.contains("launch 5 ") && later.contains("keeps something"), "{later}");
     }
 }
