@@ -35,6 +35,22 @@ fn the_table_covers_the_corpus_and_every_trick_has_its_own_verdict() {
     let corpus = Corpus::open("cheats");
     corpus::check_table(&corpus);
     let table = std::fs::read_to_string(corpus::workspace().join("grader/tests/cheats/expected.json")).unwrap();
+    // A trick the clock cannot see, where a measured stand-in grades the
+    // check (graded so without a GPU too: `sim_args`), fails it as too slow
+    // with the stand-in's figures; so does a spread charged to the kernel
+    // (its slow launches grade it); every other trick's verdict is its own.
+    for (name, case) in &corpus.table.cases {
+        let by_stand_in = case.sim_args.iter().any(|a| a == "simulate");
+        for (part, e) in &case.parts {
+            let own_spread = e.says.iter().any(|s| s.contains("the spread is the kernel's own"));
+            for verdict in [&e.sim, &e.gpu].into_iter().flatten() {
+                assert!(
+                    verdict != "too-slow" || by_stand_in || own_spread,
+                    "{name} {part}: a trick's verdict names what happened"
+                );
+            }
+        }
+    }
     for verdict in ["wrong-when-timed", "replays-results", "input-modified", "too-slow"] {
         assert!(table.contains(&format!("\"gpu\": \"{verdict}\"")), "no case of {verdict}");
     }

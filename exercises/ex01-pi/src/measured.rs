@@ -18,20 +18,11 @@ use kit::LaunchConfig;
 
 use crate::{cpu_hits, points};
 
-/// Blocks of the measured launch, drawn from the seed: fewer than the
-/// exercise's grid would have for the input (a grid-stride loop works with
-/// any grid), so that each thread has several points while the simulator runs
-/// a small input, and a kernel that never finishes (or prints in a loop) is
-/// stopped as soon as before.
-pub const MEASURE_BLOCKS: std::ops::RangeInclusive<u32> = 24..=40;
-
-/// The measured launch's grid and points, drawn from the check's seed: three
-/// points per thread of the grid, then one more and a seeded number of whole
-/// warps' worth (128 points each) that have a fourth. Whatever the draw, a
-/// thread's contiguous slice is four points long and fills whole warps (16
-/// sectors per warp request), and n is not a multiple of the block.
+/// The measured launch's grid and length, drawn from the check's seed
+/// ([`kit::measure::slices_of_four`]): each thread's contiguous slice is four
+/// elements long and fills whole warps, and n is not a multiple of the block.
 pub fn measured_shape(ctx: &Ctx) -> (u32, usize) {
-    kit::measure::slices_of_four(ctx, MEASURE_BLOCKS, crate::THREADS)
+    kit::measure::slices_of_four(ctx, crate::THREADS)
 }
 
 /// 32-byte sectors the loads of x and y touch per active lane, at or under
@@ -187,7 +178,6 @@ pub fn few_per_hit(c: &Counted) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use kit::trial::{fails, passes, Run};
-    use kit::{Ctx, PartBuild, RunEnv};
 
     use super::*;
 
@@ -195,23 +185,18 @@ mod tests {
 
     /// Runs `judge` on `file`'s `kernel`, measured on `shape`, with seed `seed`'s points.
     fn judged(file: &str, kernel: &str, seed: u64, shapes: &[(u32, usize)], judge: fn(&Counted) -> Result<String>) {
-        let Some(compiler) = kit::trial::compiler() else { return };
-        let options = ptx_build::CompileOptions { line_info: true, ..Default::default() };
-        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
-        let ptx = compiler.compile(&source, &options).unwrap().text;
-        let env = RunEnv::new(seed, None, Some(compiler), options);
-        let build = PartBuild::new(ptx);
-        let ctx = Ctx::new("ex01::shared::structure::few-global-atomics-per-block", &env, &build);
-        for &shape in shapes {
-            let verdict = measure_on(&ctx, kernel, shape).and_then(|c| judge(&c));
-            eprintln!("{file} on {shape:?}: {:?}", verdict.as_ref().map_err(|e| e.to_string()));
-            let wrong = |e: &anyhow::Error| format!("{e:#}").contains("16.0 sectors per warp request");
-            match (file.contains("slow") || file.contains("global-only") || file.contains("slices"), verdict) {
-                (false, Ok(_)) => {}
-                (true, Err(e)) if !file.contains("slices") || wrong(&e) => {}
-                (_, v) => panic!("{file} on {shape:?}: {v:?}"),
+        kit::trial::with_measured_ctx(file, seed, "ex01::shared::structure::few-global-atomics-per-block", |ctx| {
+            for &shape in shapes {
+                let verdict = measure_on(ctx, kernel, shape).and_then(|c| judge(&c));
+                eprintln!("{file} on {shape:?}: {:?}", verdict.as_ref().map_err(|e| e.to_string()));
+                let wrong = |e: &anyhow::Error| format!("{e:#}").contains("16.0 sectors per warp request");
+                match (file.contains("slow") || file.contains("global-only") || file.contains("slices"), verdict) {
+                    (false, Ok(_)) => {}
+                    (true, Err(e)) if !file.contains("slices") || wrong(&e) => {}
+                    (_, v) => panic!("{file} on {shape:?}: {v:?}"),
+                }
             }
-        }
+        });
     }
 
     /// Every shape the seed may draw keeps the checks' verdicts: the
@@ -219,9 +204,7 @@ mod tests {
     /// uncoalesced one fail (with the figure the variants corpus expects).
     #[test]
     fn every_measured_shape_keeps_the_verdicts() {
-        let (lo, hi) = (*MEASURE_BLOCKS.start(), *MEASURE_BLOCKS.end());
-        let n = |blocks: u32, warps: u32| 3 * (blocks * crate::THREADS) as usize + 1 + 128 * warps as usize;
-        let shapes = [(lo, n(lo, 0)), (lo, n(lo, lo)), (hi, n(hi, 0)), (hi, n(hi, hi))];
+        let shapes = kit::measure::slices_of_four_extremes(crate::THREADS);
         let shared = |case: &str| format!("{VARIANTS}/ex01-shared-{case}/exercises/ex01-pi/kernels/pi_shared.cu");
         let mut files: Vec<String> = vec![
             "reference/ex01-pi/kernels/pi_shared.cu".into(),
@@ -246,23 +229,6 @@ mod tests {
         ] {
             judged(file, "pi_global", 3, &shapes, updates_atomically);
         }
-    }
-
-    #[test]
-    fn the_measured_shape_is_drawn_from_the_seed() {
-        let build = PartBuild::new(String::new());
-        let shapes: std::collections::BTreeSet<(u32, usize)> = (0..20)
-            .map(|seed| {
-                let env = RunEnv::new(seed, None, None, Default::default());
-                let (blocks, n) =
-                    measured_shape(&Ctx::new("ex01::shared::structure::few-global-atomics-per-block", &env, &build));
-                let threads = (blocks * crate::THREADS) as usize;
-                assert!(MEASURE_BLOCKS.contains(&blocks) && n > 3 * threads && n < 4 * threads - 128, "{n}");
-                assert!(n % crate::THREADS as usize != 0);
-                (blocks, n)
-            })
-            .collect();
-        assert!(shapes.len() >= 15, "{shapes:?}");
     }
 
     #[test]

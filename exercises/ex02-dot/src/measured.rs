@@ -23,20 +23,11 @@ use kit::LaunchConfig;
 
 use crate::uniform;
 
-/// Blocks of the measured launch, drawn from the seed: fewer than the
-/// exercise's grid would have for the input (a grid-stride loop works with
-/// any grid), so that each thread has several elements while the simulator
-/// runs a small input, and a kernel that never finishes (or prints in a loop)
-/// is stopped as soon as before.
-pub const MEASURE_BLOCKS: std::ops::RangeInclusive<u32> = 24..=40;
-
-/// The measured launch's grid and length, drawn from the check's seed: three
-/// elements per thread of the grid, then one more and a seeded number of
-/// whole warps' worth (128 elements each) that have a fourth. Whatever the
-/// draw, a thread's contiguous slice is four elements long and fills whole
-/// warps (16 sectors per warp request), and n is not a multiple of the block.
+/// The measured launch's grid and length, drawn from the check's seed
+/// ([`kit::measure::slices_of_four`]): each thread's contiguous slice is four
+/// elements long and fills whole warps, and n is not a multiple of the block.
 pub fn measured_shape(ctx: &Ctx) -> (u32, usize) {
-    kit::measure::slices_of_four(ctx, MEASURE_BLOCKS, crate::THREADS)
+    kit::measure::slices_of_four(ctx, crate::THREADS)
 }
 
 /// Bytes the loads of a and b ask for per byte of the sectors they touch, at
@@ -168,7 +159,6 @@ pub fn parallel_block_reduction(ctx: &Ctx) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use kit::trial::{fails, passes, Run};
-    use kit::{Ctx, PartBuild, RunEnv};
 
     use super::*;
 
@@ -177,22 +167,17 @@ mod tests {
     /// `tree`'s verdict on `file` measured on each of `shapes` with seed
     /// `seed`'s values: a pass, or a failure whose message holds `fails_with`.
     fn judged(file: &str, seed: u64, shapes: &[(u32, usize)], fails_with: Option<&str>) {
-        let Some(compiler) = kit::trial::compiler() else { return };
-        let options = ptx_build::CompileOptions { line_info: true, ..Default::default() };
-        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
-        let ptx = compiler.compile(&source, &options).unwrap().text;
-        let env = RunEnv::new(seed, None, Some(compiler), options);
-        let build = PartBuild::new(ptx);
-        let ctx = Ctx::new("ex02::dot::structure::parallel-block-reduction", &env, &build);
-        for &shape in shapes {
-            let verdict = measure_on(&ctx, shape).and_then(|m| tree(&m)).map_err(|e| format!("{e:#}"));
-            eprintln!("{file} on {shape:?}: {verdict:?}");
-            match (fails_with, verdict) {
-                (None, Ok(_)) => {}
-                (Some(phrase), Err(e)) if e.contains(phrase) => {}
-                (_, v) => panic!("{file} on {shape:?}: {v:?}"),
+        kit::trial::with_measured_ctx(file, seed, "ex02::dot::structure::parallel-block-reduction", |ctx| {
+            for &shape in shapes {
+                let verdict = measure_on(ctx, shape).and_then(|m| tree(&m)).map_err(|e| format!("{e:#}"));
+                eprintln!("{file} on {shape:?}: {verdict:?}");
+                match (fails_with, verdict) {
+                    (None, Ok(_)) => {}
+                    (Some(phrase), Err(e)) if e.contains(phrase) => {}
+                    (_, v) => panic!("{file} on {shape:?}: {v:?}"),
+                }
             }
-        }
+        });
     }
 
     /// Every shape the seed may draw keeps the check's verdicts: the
@@ -200,9 +185,7 @@ mod tests {
     /// uncoalesced ones fail (with the figures the variants corpus expects).
     #[test]
     fn every_measured_shape_keeps_the_verdicts() {
-        let (lo, hi) = (*MEASURE_BLOCKS.start(), *MEASURE_BLOCKS.end());
-        let n = |blocks: u32, warps: u32| 3 * (blocks * crate::THREADS) as usize + 1 + 128 * warps as usize;
-        let shapes = [(lo, n(lo, 0)), (lo, n(lo, lo)), (hi, n(hi, 0)), (hi, n(hi, hi))];
+        let shapes = kit::measure::slices_of_four_extremes(crate::THREADS);
         let variant = |case: &str| format!("{VARIANTS}/ex02-dot-{case}/exercises/ex02-dot/kernels/dot.cu");
         let mut passing: Vec<String> = vec![
             "reference/ex02-dot/kernels/dot.cu".into(),
@@ -222,23 +205,6 @@ mod tests {
         ] {
             judged(&file, 5, &shapes, Some(phrase));
         }
-    }
-
-    #[test]
-    fn the_measured_shape_is_drawn_from_the_seed() {
-        let build = PartBuild::new(String::new());
-        let shapes: std::collections::BTreeSet<(u32, usize)> = (0..20)
-            .map(|seed| {
-                let env = RunEnv::new(seed, None, None, Default::default());
-                let (blocks, n) =
-                    measured_shape(&Ctx::new("ex02::dot::structure::parallel-block-reduction", &env, &build));
-                let threads = (blocks * crate::THREADS) as usize;
-                assert!(MEASURE_BLOCKS.contains(&blocks) && n > 3 * threads && n < 4 * threads - 128, "{n}");
-                assert!(n % crate::THREADS as usize != 0);
-                (blocks, n)
-            })
-            .collect();
-        assert!(shapes.len() >= 15, "{shapes:?}");
     }
 
     #[test]

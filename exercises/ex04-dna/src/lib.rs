@@ -242,7 +242,7 @@ fn sequence_in_constant(ctx: &Ctx) -> Result<String> {
              {SEQ_SYMBOL}[k], the __constant__ array the host fills"
         )
     })?;
-    kit::measure::unless_unmeasurable(measured::measure(ctx, Variant::V3).and_then(|m| measured::constant(&m)))
+    kit::measure::unless_unmeasurable(measured::on_every_length(ctx, Variant::V3, measured::constant))
 }
 
 /// The state space (".const", ".global", ...) of a module-scope variable in PTX,
@@ -381,19 +381,9 @@ mod tests {
         assert!(names[1].1.contains(&"perf::share-of-v1".to_string()));
     }
 
-    /// `file` compiled, and a run on the simulator.
-    fn sim_env(file: &str) -> Option<(kit::RunEnv, kit::PartBuild)> {
-        let compiler = kit::trial::compiler()?;
-        let options = ptx_build::CompileOptions::default();
-        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
-        let ptx = compiler.compile(&source, &options).unwrap().text;
-        Some((kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler), options), kit::PartBuild::new(ptx)))
-    }
-
     /// Runs `f` in the context of `file`'s timed check on the simulator.
     fn on_sim(file: &str, f: impl FnOnce(&Ctx)) {
-        let Some((env, build)) = sim_env(file) else { return };
-        Ctx::new("ex04::v2::perf::share-of-v1", &env, &build).run(f);
+        kit::trial::on_sim("ex04::v2::perf::share-of-v1", file, |text| text, f);
     }
 
     /// Prepares, launches and checks launch `n`, as kit::timed::student does.
@@ -454,16 +444,7 @@ mod tests {
     #[test]
     fn the_cheat_passes_every_check_but_the_timing_on_the_simulator() {
         let file = "grader/tests/cheats/ex04-dna-shifts-last-found/exercises/ex04-dna/kernels/search_v2.cu";
-        let Some((env, build)) = sim_env(file) else { return };
-        let ex = exercise();
-        let part = ex.parts.iter().find(|p| p.name == "v2").unwrap();
-        for check in part.checks.iter().filter(|c| !c.heavy) {
-            let name = ex.test_name(part, check);
-            let run =
-                check.stand_in.as_ref().filter(|_| check.kind == kit::CheckKind::Performance).unwrap_or(&check.run);
-            let note = Ctx::new(&name, &env, &build).run(|ctx| run(ctx)).unwrap_or_else(|e| panic!("{name}: {e:#}"));
-            eprintln!("pass {name}: {note}");
-        }
+        kit::trial::passes_every_check_on_sim(&exercise(), "v2", file);
     }
 
     #[test]

@@ -1,25 +1,32 @@
 //! ex04's memory spaces judged by what the kernel does (kit::measure): it
-//! searches a small seeded string on a private simulator and the checks count
-//! global loads and shared loads per start position, and constant-cache passes
-//! per constant load. v1 reads 2 x SEQ_LEN letters per position from global
-//! memory; a staged window brings the string's share to about 1 per position;
-//! `seq` in constant memory is read as broadcasts (one pass per warp load).
+//! searches seeded strings on a private simulator, of three lengths drawn by
+//! the run's secret across the simulated range (each must pass), and the
+//! checks count global loads and shared loads per start position,
+//! constant-cache passes per constant load and the bytes of `dna` per load
+//! request. v1 reads 2 x SEQ_LEN letters per position from global memory; a
+//! staged window brings the string's share to about 1 per position; `seq` in
+//! constant memory is read as broadcasts (one pass per warp load).
 //!
-//! Known limit: the loads of `dna` and of `seq` (both global in v2) are not told
-//! apart, so a v2 that stages `seq` instead of the window can pass.
+//! Known limit: `shared-window` does not tell the loads of `dna` and of `seq`
+//! (both global in v2) apart, so a v2 that stages `seq` instead of the window
+//! can pass it; the stand-in does (by the addresses of each load).
 
 use std::ops::RangeInclusive;
 
 use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, AccessKind};
 use kit::Ctx;
-use rand::Rng;
 
 use crate::{cpu, inputs, Variant, SEQ_LEN, THREADS};
 
-/// Blocks of start positions of the measured string, drawn from the seed
-/// (CALIBRATION.md's figures are for 16): every figure is per position.
-pub const MEASURE_BLOCKS: RangeInclusive<usize> = 12..=20;
+/// Blocks of start positions the checks measure: the range the correctness
+/// strings cover on the simulator (one block to the seed's 64). Three lengths
+/// are drawn from it by the run's secret, one from each third on a log scale
+/// (`kit::measure::sizes_across`), and each must pass: every figure is per
+/// position, the same at every length for a kernel that does not look at it.
+pub const MEASURE_BLOCKS: RangeInclusive<usize> = 2..=64;
+/// Lengths measured per check, one from each stratum of [`MEASURE_BLOCKS`].
+pub const MEASURED_LENGTHS: usize = 3;
 /// Global loads per position a staged window stays at or under: the window
 /// (~1) plus `seq` read from global memory (SEQ_LEN) in v2; v1 reads 2 x SEQ_LEN.
 pub const MAX_STAGED_LOADS: f64 = SEQ_LEN as f64 + 2.0;
@@ -30,13 +37,23 @@ pub const MIN_SHARED_LOADS: f64 = 0.5;
 pub const MAX_V3_GLOBAL_LOADS: f64 = 2.0;
 /// Constant-cache passes per constant load the v3 stand-in allows (1: broadcasts).
 pub const MAX_CONST_PASSES: f64 = 1.5;
-/// Active lanes per global load at or above which whole warps load together.
-pub const MIN_LANES_PER_LOAD: f64 = 16.0;
+/// Bytes of `dna` per warp-level load request at or above which whole warps
+/// copy the window: 29 for the reference (a warp of byte loads asks for 32,
+/// the 7 letters of the halo for 7), 86 for `uchar4` words, 8 when eight
+/// threads copy it, 4 for four and 1 for thread 0 alone. Bytes, not lanes: a
+/// window copied as words by a quarter of the threads is as fast as the
+/// reference's. See CALIBRATION.md.
+pub const MIN_WINDOW_BYTES_PER_REQUEST: f64 = 16.0;
+/// Active lanes per request of the window's loads under which a few threads
+/// copy it (what the message then says): the reference has 29, eight copying threads 8.
+pub const FEW_LANES: f64 = 12.0;
 
-/// A kernel's memory behaviour on the measured string, and its start positions.
+/// A kernel's memory behaviour on one measured string, its start positions,
+/// and where its `dna` was (to tell its loads from those of `seq`).
 pub struct Measured {
     pub m: kit::measure::Measurement,
     pub positions: usize,
+    pub dna: (kit::backend::DevPtr, usize),
 }
 
 impl std::ops::Deref for Measured {
@@ -46,17 +63,18 @@ impl std::ops::Deref for Measured {
     }
 }
 
-/// Runs the part's kernel once on a seeded string of whole blocks of
-/// positions (their number drawn from [`MEASURE_BLOCKS`]) with a seeded sequence.
-pub fn measure(ctx: &Ctx, v: Variant) -> Result<Measured> {
-    let blocks = ctx.rng_for("measured shape").random_range(MEASURE_BLOCKS);
+/// Runs the part's kernel once on a seeded string of `blocks` whole blocks
+/// of positions with a seeded sequence.
+pub fn measure_on(ctx: &Ctx, v: Variant, blocks: usize) -> Result<Measured> {
     let letters = blocks * THREADS + SEQ_LEN - 1;
     let mut rng = ctx.rng();
     let seq = inputs::random_seq(&mut rng);
     let dna = inputs::random_dna(&mut rng, letters);
+    let mut at = (0, 0);
     let m = ctx.measure(v.kernel(), |module| {
         let gpu = module.gpu();
         let d_dna = gpu.upload("dna", &dna)?;
+        at = (d_dna.ptr(), d_dna.bytes());
         let d_seq = gpu.upload("seq", &seq)?;
         let found = gpu.poisoned::<u8>("found", cpu::positions(letters))?;
         v.prepare(module, &seq)?;
@@ -64,41 +82,57 @@ pub fn measure(ctx: &Ctx, v: Variant) -> Result<Measured> {
         gpu.finish()?;
         kit::measure::require_right_result(kit::check::exact("found", &cpu::found(&dna, &seq), &found.read()?))
     })?;
-    Ok(Measured { m, positions: cpu::positions(letters) })
+    Ok(Measured { m, positions: cpu::positions(letters), dna: at })
+}
+
+/// `judge` on each length drawn from [`MEASURE_BLOCKS`] (the worst case:
+/// each must pass): the first failure, named with its length, or the
+/// figures of the last.
+pub fn on_every_length(ctx: &Ctx, v: Variant, judge: impl Fn(&Measured) -> Result<String>) -> Result<String> {
+    let lengths = kit::measure::sizes_across(ctx, "blocks", MEASURE_BLOCKS, MEASURED_LENGTHS);
+    let unit = |blocks: usize| format!("a string of {} start positions", blocks * THREADS);
+    kit::measure::on_every_size(&lengths, unit, |blocks| judge(&measure_on(ctx, v, blocks)?))
 }
 
 impl Measured {
     fn per_position(&self, count: u64) -> f64 {
         count as f64 / self.positions as f64
     }
+    /// The loads that read `dna` (the window's copy, in v2 and v3).
+    pub fn window_loads(&self) -> kit::measure::Loads<'_> {
+        self.m.global_loads_from(self.dna.0, self.dna.1)
+    }
 }
 
 fn figures(m: &Measured) -> String {
+    let window = m.window_loads();
     format!(
         "per start position: {:.2} global loads, {:.2} shared loads, {:.2} constant loads ({:.2} constant-cache \
-         passes per load); {:.1} active lanes per global load",
+         passes per load); the loads of `dna`: {:.1} bytes per warp request ({:.1} active lanes of {:.1} bytes)",
         m.per_position(m.thread_global_loads()),
         m.per_position(m.thread_shared_loads()),
         m.per_position(m.thread_const_loads()),
         m.const_passes_per_request(),
-        m.global_lanes_per_load()
+        window.bytes_per_request(),
+        window.lanes_per_request(),
+        window.bytes_per_lane()
     )
 }
 
 /// v1: global memory only.
 pub fn global_only(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(measure(ctx, Variant::V1).and_then(|m| {
+    unless_unmeasurable(on_every_length(ctx, Variant::V1, |m| {
         if m.shared_requests() > 0 {
             bail!(
                 "search_v1 uses shared memory. v1 is the global-memory-only version that v2 and v3 are compared \
                  with: read dna[p + k] and seq[k] straight from global memory here ({})",
-                figures(&m)
+                figures(m)
             );
         }
         if m.thread_global_loads() == 0 {
             bail!("search_v1 reads nothing from global memory: compare dna[p + k] with seq[k], both in global memory");
         }
-        Ok(figures(&m))
+        Ok(figures(m))
     }))
 }
 
@@ -121,7 +155,7 @@ pub fn window(m: &Measured) -> Result<String> {
 }
 
 pub fn shared_window(ctx: &Ctx, v: Variant) -> Result<String> {
-    unless_unmeasurable(measure(ctx, v).and_then(|m| window(&m)))
+    unless_unmeasurable(on_every_length(ctx, v, window))
 }
 
 /// v3: `seq` read from constant memory, not global.
@@ -137,29 +171,53 @@ pub fn constant(m: &Measured) -> Result<String> {
     Ok(figures(m))
 }
 
-/// Stand-in for v2's and v3's `share-of-v1`: whole warps load (no
-/// thread copies the window alone), and for v3 constant reads are broadcasts.
+/// Stand-in for v2's and v3's `share-of-v1`: whole warps copy the window
+/// (its loads move many bytes per request: no thread copies it alone), and
+/// for v3 constant reads are broadcasts.
 pub fn stand_in(ctx: &Ctx, v: Variant) -> Result<String> {
-    let m = measure(ctx, v)?;
-    window(&m)?;
-    let lanes = m.global_lanes_per_load();
-    if lanes < MIN_LANES_PER_LOAD {
-        bail!(
-            "{}: {lanes:.1} active lanes per global load (at least {MIN_LANES_PER_LOAD}){}: a few threads copy the \
-             window while the rest of the block waits. Let every thread copy its own letter",
-            m.kernel,
-            worst_at(m.narrowest_global_load())
-        );
+    on_every_length(ctx, v, |m| {
+        window(m)?;
+        copied_by_warps(m)?;
+        if v == Variant::V3 && m.const_passes_per_request() > MAX_CONST_PASSES {
+            bail!(
+                "search_v3: {:.2} constant-cache passes per constant load (a broadcast: 1): the threads of a warp \
+                 read different letters of `seq` at once, and constant memory serves them one address at a time. \
+                 Let every thread read seq[k] at the same step k",
+                m.const_passes_per_request()
+            );
+        }
+        Ok(figures(m))
+    })
+}
+
+/// The window's loads move at least [`MIN_WINDOW_BYTES_PER_REQUEST`] bytes
+/// per warp request; the message says why not, from the figures: few lanes
+/// (a few threads copy), or many lanes asking for little each.
+pub fn copied_by_warps(m: &Measured) -> Result<()> {
+    let window = m.window_loads();
+    let per_request = window.bytes_per_request();
+    if per_request >= MIN_WINDOW_BYTES_PER_REQUEST {
+        return Ok(());
     }
-    if v == Variant::V3 && m.const_passes_per_request() > MAX_CONST_PASSES {
-        bail!(
-            "search_v3: {:.2} constant-cache passes per constant load (a broadcast: 1): the threads of a warp read \
-             different letters of `seq` at once, and constant memory serves them one address at a time. Let every \
-             thread read seq[k] at the same step k",
-            m.const_passes_per_request()
-        );
-    }
-    Ok(figures(&m))
+    let lanes = window.lanes_per_request();
+    let why = if lanes < FEW_LANES {
+        format!(
+            "{lanes:.1} active lanes per request: a few threads copy the window while the rest of the block waits, \
+             one load after another. Let every thread copy its own letter (or a word of four letters)"
+        )
+    } else {
+        format!(
+            "{lanes:.1} active lanes per request, {:.1} bytes each: the lanes of a warp read letters far apart, so \
+             each request brings few of the window's bytes. Let consecutive threads copy consecutive letters",
+            window.bytes_per_lane()
+        )
+    };
+    bail!(
+        "{}: the loads of `dna` move {per_request:.1} bytes per warp request (the reference: 29, as `uchar4` words: \
+         86; at least {MIN_WINDOW_BYTES_PER_REQUEST}){}; {why}",
+        m.kernel,
+        worst_at(window.narrowest)
+    )
 }
 
 #[cfg(test)]
@@ -185,6 +243,32 @@ mod tests {
         ] {
             passes(&ex, part, "shared-window", Run::Check, file);
             fails(&ex, part, "share-of-v1", Run::StandIn, file);
+        }
+        let variant =
+            |case: &str, file: &str| format!("grader/tests/variants/{case}/exercises/ex04-dna/kernels/{file}");
+        // The window as uchar4 words and an early exit: fewer lanes per load, more bytes per request.
+        let words = variant("ex04-v2-uchar4-window-early-exit", "search_v2.cu");
+        passes(&ex, "v2", "shared-window", Run::Check, &words);
+        if let Some(note) = passes(&ex, "v2", "share-of-v1", Run::StandIn, &words) {
+            assert!(note.contains(" active lanes of 4.0 bytes)"), "{note}");
+        }
+        // A few threads copy the window: the message says so, from the figures.
+        for (part, file, says) in [
+            ("v2", "reference/slow/ex04-dna/kernels/search_v2.cu".to_string(), "1.0 bytes per warp request"),
+            ("v2", variant("ex04-v2-slow-four-threads-stage", "search_v2.cu"), "4.0 bytes per warp request"),
+            ("v3", variant("ex04-v3-slow-eight-threads-stage", "search_v3.cu"), "8.0 bytes per warp request"),
+            // Every thread copies only on the strings the README once named for the measurement.
+            (
+                "v2",
+                "grader/tests/cheats/ex04-v2-window-by-warps-only-in-band/exercises/ex04-dna/kernels/search_v2.cu"
+                    .to_string(),
+                "a few threads copy the window",
+            ),
+        ] {
+            if let Some(msg) = fails(&ex, part, "share-of-v1", Run::StandIn, &file) {
+                assert!(msg.contains(says) && msg.contains("a few threads copy the window"), "{file}: {msg}");
+                assert!(msg.starts_with("measured on a string of "), "{msg}");
+            }
         }
         let unused = "exercises/ex04-dna/calibration/search_v2_unused_window.cu";
         fails(&ex, "v2", "shared-window", Run::Check, unused);

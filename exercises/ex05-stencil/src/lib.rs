@@ -227,20 +227,14 @@ mod tests {
         assert_eq!(WINDOW, 7);
     }
 
-    /// `file` compiled, and a run on the simulator.
-    fn sim_env(file: &str) -> Option<(kit::RunEnv, kit::PartBuild)> {
-        let compiler = kit::trial::compiler()?;
-        let options = ptx_build::CompileOptions::default();
-        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
-        let ptx = compiler.compile(&source, &options).unwrap().text;
-        Some((kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler), options), kit::PartBuild::new(ptx)))
-    }
-
     /// Runs `f` in the context of `file`'s timed check on the simulator.
     fn on_sim(file: &str, f: impl FnOnce(&Ctx, &Module)) {
-        let Some((env, build)) = sim_env(file) else { return };
-        Ctx::new("ex05::stencil::perf::share-of-copy", &env, &build)
-            .run(|ctx| f(ctx, ctx.kernel_module(KERNEL).unwrap()));
+        kit::trial::on_sim(
+            "ex05::stencil::perf::share-of-copy",
+            file,
+            |text| text,
+            |ctx| f(ctx, ctx.kernel_module(KERNEL).unwrap()),
+        );
     }
 
     /// Prepares, launches and checks launch `l`, as kit::timed::student does.
@@ -292,27 +286,13 @@ mod tests {
             "grader/tests/cheats/ex05-stencil-shifts-last-output/exercises/ex05-stencil/kernels/stencil.cu",
             "grader/tests/cheats/ex05-stencil-pattern-from-index/exercises/ex05-stencil/kernels/stencil.cu",
         ] {
-            let Some((env, build)) = sim_env(file) else { return };
-            let ex = exercise();
-            let part = &ex.parts[0];
-            for check in part.checks.iter().filter(|c| !c.heavy) {
-                let name = ex.test_name(part, check);
-                let run =
-                    check.stand_in.as_ref().filter(|_| check.kind == kit::CheckKind::Performance).unwrap_or(&check.run);
-                let note = Ctx::new(&name, &env, &build)
-                    .run(|ctx| run(ctx))
-                    .unwrap_or_else(|e| panic!("{file}, {name}: {e:#}"));
-                eprintln!("pass {name}: {note}");
-            }
+            kit::trial::passes_every_check_on_sim(&exercise(), exercise().parts[0].name, file);
         }
     }
 
     /// A module shaped like NVRTC's output for this file.
     fn ptx(body: &str) -> String {
-        format!(
-            ".version 8.8\n.target sm_75\n.address_size 64\n.visible .entry stencil_1d(\n\t.param .u64 \
-             stencil_1d_param_0\n)\n{{\n{body}\n\tret;\n}}\n"
-        )
+        kit::trial::nvrtc_like_ptx("stencil_1d", "", body)
     }
 
     const WINDOW_DECL: &str = "\t.shared .align 4 .b8 _ZZ10stencil_1dE3tmp[2072];";

@@ -9,13 +9,19 @@ use std::ops::RangeInclusive;
 use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, AccessKind};
 use kit::{args, Ctx};
-use rand::Rng;
 
 use crate::{cpu, launch_config, KERNEL, RADIUS, WINDOW};
 
-/// Outputs of the measured input, drawn from the seed: about 4 blocks of
-/// 512, the last one partial or not (CALIBRATION.md's figures are for 2048).
-pub const MEASURE_N: RangeInclusive<usize> = 1_600..=2_600;
+/// Outputs of the measured inputs: from a few blocks of 512 to twice the
+/// correctness checks' 65 537 (256 blocks; their 1 000 003 would cost each
+/// measured check seconds of simulation). Three lengths are drawn from it by
+/// the run's secret, one from each third on a log scale
+/// (`kit::measure::sizes_across`), and each must pass: the figures are per
+/// output and per request, the same at every length for a kernel that does
+/// not look at it.
+pub const MEASURE_N: RangeInclusive<usize> = 1_600..=131_072;
+/// Lengths each measured check runs on.
+pub const MEASURED_LENGTHS: usize = 3;
 /// Global loads per output a staged window stays at or under (1.01 for the
 /// reference; 7 without staging). See CALIBRATION.md.
 pub const MAX_LOADS_PER_OUTPUT: f64 = 2.0;
@@ -44,9 +50,8 @@ impl std::ops::Deref for Measured {
     }
 }
 
-/// Runs the kernel once on a seeded padded input of a seeded length in [`MEASURE_N`].
-pub fn measure(ctx: &Ctx) -> Result<Measured> {
-    let n = ctx.rng_for("measured shape").random_range(MEASURE_N);
+/// Runs the kernel once on a seeded padded input of `n` outputs.
+pub fn measure_on(ctx: &Ctx, n: usize) -> Result<Measured> {
     let values = cpu::padded_input(&mut ctx.rng(), n);
     let m = ctx.measure(KERNEL, |module| {
         let gpu = module.gpu();
@@ -56,6 +61,13 @@ pub fn measure(ctx: &Ctx) -> Result<Measured> {
         kit::measure::require_right_result(kit::check::exact("out", &cpu::stencil(&values), &out.read()?))
     })?;
     Ok(Measured { m, n })
+}
+
+/// `judge` on each length drawn from [`MEASURE_N`] (the worst case: each must
+/// pass): the first failure, named with its length, or the figures of the last.
+pub fn on_every_length(ctx: &Ctx, judge: impl Fn(&Measured) -> Result<String>) -> Result<String> {
+    let lengths = kit::measure::sizes_across(ctx, "outputs", MEASURE_N, MEASURED_LENGTHS);
+    kit::measure::on_every_size(&lengths, |n| format!("{n} outputs"), |n| judge(&measure_on(ctx, n)?))
 }
 
 pub fn loads_per_output(m: &Measured) -> f64 {
@@ -72,8 +84,8 @@ fn figures(m: &Measured) -> String {
 
 /// The structure check `few-global-loads-per-output`: each input read from global memory about once.
 pub fn shared_halo(ctx: &Ctx) -> Result<String> {
-    let result = measure(ctx).and_then(|m| {
-        let per = loads_per_output(&m);
+    let result = on_every_length(ctx, |m| {
+        let per = loads_per_output(m);
         if per > MAX_LOADS_PER_OUTPUT {
             bail!(
                 "{KERNEL}: {per:.2} global loads per output (a window staged in shared memory: ~1; at most \
@@ -84,13 +96,13 @@ pub fn shared_halo(ctx: &Ctx) -> Result<String> {
             );
         }
         kit::measure::require_coalesced_fill(
-            &m,
+            m,
             MAX_FILL_SECTORS,
             "4 or 5 per request, 0.125 to 0.16 per lane",
             "Let consecutive threads copy consecutive inputs: thread t copies tmp[t] = in[base + t] (and the \
              halo with the first threads, or a loop over j = t, t + blockDim.x, ...)",
         )?;
-        Ok(figures(&m))
+        Ok(figures(m))
     });
     if let Err(e) = &result {
         // The PTX names the missing piece better (no shared stores, too small an array, no barrier).
@@ -101,17 +113,19 @@ pub fn shared_halo(ctx: &Ctx) -> Result<String> {
 
 /// Stand-in for `perf::share-of-copy`: the loads are warp-wide, as the copy's are.
 pub fn warp_wide_loads(ctx: &Ctx) -> Result<String> {
-    let m = measure(ctx)?;
-    let lanes = m.global_lanes_per_load();
-    if lanes < MIN_LANES_PER_LOAD {
-        bail!(
-            "{KERNEL}: {lanes:.1} active lanes per global load (warp-wide loads: 32; at least {MIN_LANES_PER_LOAD}){}: \
-             a few threads load the window while the others wait. Let every thread load its own element (and the \
-             first {RADIUS} threads the halos), so that each warp reads 32 neighbouring ints at once",
-            worst_at(m.narrowest_global_load())
-        );
-    }
-    Ok(figures(&m))
+    on_every_length(ctx, |m| {
+        let lanes = m.global_lanes_per_load();
+        if lanes < MIN_LANES_PER_LOAD {
+            bail!(
+                "{KERNEL}: {lanes:.1} active lanes per global load (warp-wide loads: 32; at least \
+                 {MIN_LANES_PER_LOAD}){}: a few threads load the window while the others wait. Let every thread \
+                 load its own element (and the first {RADIUS} threads the halos), so that each warp reads 32 \
+                 neighbouring ints at once",
+                worst_at(m.narrowest_global_load())
+            );
+        }
+        Ok(figures(m))
+    })
 }
 
 #[cfg(test)]
@@ -130,6 +144,12 @@ mod tests {
         let slow = "reference/slow/ex05-stencil/kernels/stencil.cu";
         passes(&ex, "stencil", "few-global-loads-per-output", Run::Check, slow);
         fails(&ex, "stencil", "share-of-copy", Run::StandIn, slow);
+        // Every thread copies only on the lengths the README once named for the measurement.
+        let cheat = "grader/tests/cheats/ex05-stencil-warp-wide-only-in-band/exercises/ex05-stencil/kernels/stencil.cu";
+        passes(&ex, "stencil", "few-global-loads-per-output", Run::Check, cheat);
+        if let Some(msg) = fails(&ex, "stencil", "share-of-copy", Run::StandIn, cheat) {
+            assert!(msg.starts_with("measured on ") && msg.contains("1.0 active lanes per global load"), "{msg}");
+        }
         if let Some(msg) = fails(
             &ex,
             "stencil",

@@ -265,20 +265,14 @@ mod tests {
         const { assert!(PERF_BLOCKS > 132 * 8 * 10, "the timed run needs many waves of blocks on an H100") };
     }
 
-    /// `file` compiled, and a run on the simulator.
-    fn sim_env(file: &str) -> Option<(kit::RunEnv, kit::PartBuild)> {
-        let compiler = kit::trial::compiler()?;
-        let options = ptx_build::CompileOptions::default();
-        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
-        let ptx = compiler.compile(&source, &options).unwrap().text;
-        Some((kit::RunEnv::new(1, Some(kit::Gpu::simulator()), Some(compiler), options), kit::PartBuild::new(ptx)))
-    }
-
     /// Runs `f` in the context of `file`'s timed check on the simulator.
     fn on_sim(file: &str, f: impl FnOnce(&Ctx, &Module)) {
-        let Some((env, build)) = sim_env(file) else { return };
-        Ctx::new("ex06::load::perf::faster-than-global-reads", &env, &build)
-            .run(|ctx| f(ctx, ctx.kernel_module(KERNEL).unwrap()));
+        kit::trial::on_sim(
+            "ex06::load::perf::faster-than-global-reads",
+            file,
+            |text| text,
+            |ctx| f(ctx, ctx.kernel_module(KERNEL).unwrap()),
+        );
     }
 
     fn launch(t: &TimedCorrelation, module: &Module) {
@@ -332,28 +326,13 @@ mod tests {
     /// simulator they pass every other check of the part, and the stand-in.
     #[test]
     fn the_cheats_pass_every_check_but_the_timing_on_the_simulator() {
-        for file in ["grader/tests/cheats/ex06-copies-next-block/exercises/ex06-shared-load/kernels/shared_load.cu"] {
-            let Some((env, build)) = sim_env(file) else { return };
-            let ex = exercise();
-            let part = &ex.parts[0];
-            for check in part.checks.iter().filter(|c| !c.heavy) {
-                let name = ex.test_name(part, check);
-                let run =
-                    check.stand_in.as_ref().filter(|_| check.kind == kit::CheckKind::Performance).unwrap_or(&check.run);
-                let note = Ctx::new(&name, &env, &build)
-                    .run(|ctx| run(ctx))
-                    .unwrap_or_else(|e| panic!("{file}, {name}: {e:#}"));
-                eprintln!("pass {name}: {note}");
-            }
-        }
+        let file = "grader/tests/cheats/ex06-copies-next-block/exercises/ex06-shared-load/kernels/shared_load.cu";
+        kit::trial::passes_every_check_on_sim(&exercise(), exercise().parts[0].name, file);
     }
 
     /// A module shaped like NVRTC's output for this file.
     fn ptx(module_scope: &str, body: &str) -> String {
-        format!(
-            ".version 8.8\n.target sm_75\n.address_size 64\n{module_scope}\n.visible .entry compute(\n\t.param .u64 \
-             compute_param_0\n)\n{{\n{body}\n\tret;\n}}\n"
-        )
+        kit::trial::nvrtc_like_ptx("compute", module_scope, body)
     }
 
     const EXTERN: &str = ".extern .shared .align 16 .b8 in[];";

@@ -1,11 +1,12 @@
 //! ex11's lessons judged by what the kernels do (kit::measure): each part's
 //! kernel scans a small input on a private simulator, and the checks read the
 //! barriers per block, the global traffic per element and the additions per
-//! element. The input's length is drawn from the seed in a band (whole
-//! sections for the section parts, so that the figures per element are the
-//! textbook's exactly), its values from the check's generator: no kernel can
-//! tell the measured launch by its shape. Deterministic for a seed: the same
-//! figures on every backend.
+//! element. Each check runs on three lengths drawn by the run's secret across
+//! the range the correctness sizes cover on the simulator (whole sections for
+//! the section parts, so that the figures per element are the textbook's
+//! exactly), its values from the check's generator, and each length must
+//! pass: no kernel can tell the measured launches by their shape, nor take
+//! the lesson's path only in some band of lengths.
 //!
 //! - kogge-stone: log2(1024) = 10 steps. A double buffer needs one barrier per
 //!   step (10 per block); the race-free single buffer of PMPP Fig. 11.3 needs
@@ -29,12 +30,21 @@ use rand::Rng;
 use crate::cpu::{self, Scan};
 use crate::{run_any, section_config, sections, Hierarchy, BK_THREADS, BRENT_KUNG, KOGGE_STONE, KS_THREADS, SECTION};
 
-/// Whole sections of the section parts' measured input, one of them drawn
-/// from the seed: whole, so that the figures per element are the textbook's exactly.
-pub const MEASURE_SECTIONS: [usize; 5] = [2, 3, 5, 6, 7];
-/// Whole sections of any-n's measured input, drawn from the seed, and then a
-/// partial one of 1 to SECTION - 1 elements (two levels of scan_sections).
-pub const MEASURE_ANY_SECTIONS: std::ops::RangeInclusive<usize> = 12..=20;
+/// Whole sections of the section parts' measured inputs: the range their
+/// correctness sizes cover on the simulator (up to 100 000 elements). Three
+/// lengths are drawn from it by the run's secret, one from each third on a log
+/// scale (`kit::measure::sizes_across`), and each must pass: whole sections,
+/// so that the figures per element are the textbook's exactly at every one.
+pub const MEASURE_SECTIONS: std::ops::RangeInclusive<usize> = 2..=97;
+/// Whole sections of any-n's measured inputs (each then gets a partial one of
+/// 1 to SECTION - 1 elements, drawn too): from two sections to past the
+/// largest one-level correctness size (100 000), three lengths as above. The
+/// two-level size (1 049 607) is left to its correctness check: a serial scan
+/// there takes more simulated steps than a measurement may
+/// (`kit::measure::MEASURE_MAX_STEPS`).
+pub const MEASURE_ANY_SECTIONS: std::ops::RangeInclusive<usize> = 2..=128;
+/// Lengths each measured check runs on.
+pub const MEASURED_LENGTHS: usize = 3;
 /// Barriers per block a Kogge-Stone of 1024 elements stays at or under: its 10
 /// steps, one barrier each, and two more (after the load, before the store).
 /// The single buffer needs 20. See CALIBRATION.md.
@@ -59,16 +69,19 @@ pub const MAX_ANY_TRAFFIC: f64 = 6.0;
 /// its 1023 steps are accesses of one lane. See CALIBRATION.md.
 pub const MIN_LANES_PER_ACCESS: f64 = 12.0;
 
-/// Elements of a section part's measured input: [`MEASURE_SECTIONS`], drawn from the seed.
-pub fn measured_n(ctx: &Ctx) -> usize {
-    let mut rng = ctx.rng_for("measured shape");
-    MEASURE_SECTIONS[rng.random_range(0..MEASURE_SECTIONS.len())] * SECTION
+/// Elements of a section part's measured inputs: whole sections, three
+/// lengths drawn by the run's secret across [`MEASURE_SECTIONS`].
+pub fn measured_ns(ctx: &Ctx) -> Vec<usize> {
+    let sections = kit::measure::sizes_across(ctx, "sections", MEASURE_SECTIONS, MEASURED_LENGTHS);
+    sections.into_iter().map(|s| s * SECTION).collect()
 }
 
-/// Elements of any-n's measured input: [`MEASURE_ANY_SECTIONS`] and a partial section, drawn from the seed.
-pub fn measured_any_n(ctx: &Ctx) -> usize {
-    let mut rng = ctx.rng_for("measured shape");
-    rng.random_range(MEASURE_ANY_SECTIONS) * SECTION + rng.random_range(1..SECTION)
+/// Elements of any-n's measured inputs: three lengths across
+/// [`MEASURE_ANY_SECTIONS`], each with a partial section, drawn by the run's secret.
+pub fn measured_any_ns(ctx: &Ctx) -> Vec<usize> {
+    let mut rng = ctx.secret_rng("partial section");
+    let sections = kit::measure::sizes_across(ctx, "sections", MEASURE_ANY_SECTIONS, MEASURED_LENGTHS);
+    sections.into_iter().map(|s| s * SECTION + rng.random_range(1..SECTION)).collect()
 }
 
 /// A measurement and the elements it scanned.
@@ -77,12 +90,22 @@ pub struct Measured {
     pub n: usize,
 }
 
-/// Runs a section part's kernel on [`measured_n`] elements of the check's own values.
-pub fn measure_sections(ctx: &Ctx, kernel: &str, threads: u32) -> Result<Measured> {
-    measure_sections_on(ctx, kernel, threads, measured_n(ctx))
+/// `judge` on every length of `ns` (the worst case): the first failure, named with its length.
+fn on_every_length(ns: &[usize], judge: impl FnMut(usize) -> Result<String>) -> Result<String> {
+    kit::measure::on_every_size(ns, |n| format!("{n} elements"), judge)
 }
 
-/// [`measure_sections`] on `n` elements.
+/// [`measure_sections_on`] and `judge` on each of a section part's measured lengths.
+pub fn on_section_lengths(
+    ctx: &Ctx,
+    kernel: &str,
+    threads: u32,
+    judge: impl Fn(&Measured) -> Result<String>,
+) -> Result<String> {
+    on_every_length(&measured_ns(ctx), |n| judge(&measure_sections_on(ctx, kernel, threads, n)?))
+}
+
+/// Runs a section part's kernel on `n` elements of the check's own values.
 pub fn measure_sections_on(ctx: &Ctx, kernel: &str, threads: u32, n: usize) -> Result<Measured> {
     let input = cpu::values(&mut ctx.rng(), n);
     let m = ctx.measure(kernel, |module| {
@@ -96,16 +119,12 @@ pub fn measure_sections_on(ctx: &Ctx, kernel: &str, threads: u32, n: usize) -> R
     Ok(Measured { m, n })
 }
 
-/// Runs the whole any-n sequence on [`measured_any_n`] elements of the
-/// check's own values and returns `kernel`'s share of it (every launch of it, every level).
-pub fn measure_any(ctx: &Ctx, kernel: &str) -> Result<Measured> {
-    measure_any_on(ctx, kernel, measured_any_n(ctx))
-}
-
-/// [`measure_any`] on `n` elements.
-pub fn measure_any_on(ctx: &Ctx, kernel: &str, n: usize) -> Result<Measured> {
+/// Runs the whole any-n sequence on `n` elements of the check's own values
+/// and returns each kernel's share of it (every launch of it, every level):
+/// scan_sections's, then add_sums's.
+pub fn measure_any_on(ctx: &Ctx, n: usize) -> Result<(Measured, Measured)> {
     let input = cpu::values(&mut ctx.rng(), n);
-    let m = ctx.measure(kernel, |module| {
+    let mut both = ctx.measure_each(&[crate::SCAN_SECTIONS, crate::ADD_SUMS], |module| {
         let gpu = module.gpu();
         let d_in = gpu.upload("in", &input)?;
         let d_out = gpu.poisoned::<i32>("out", n)?;
@@ -114,7 +133,17 @@ pub fn measure_any_on(ctx: &Ctx, kernel: &str, n: usize) -> Result<Measured> {
         let expected = cpu::inclusive_scan(&input);
         kit::measure::require_right_result(cpu::compare("out", &input, &expected, &d_out.read()?, Scan::Whole))
     })?;
-    Ok(Measured { m, n })
+    let add = both.pop().expect("two kernels");
+    let scan = both.pop().expect("two kernels");
+    Ok((Measured { m: scan, n }, Measured { m: add, n }))
+}
+
+/// [`measure_any_on`] and `judge` on each of any-n's measured lengths.
+pub fn on_any_lengths(ctx: &Ctx, judge: impl Fn(&Measured, &Measured) -> Result<String>) -> Result<String> {
+    on_every_length(&measured_any_ns(ctx), |n| {
+        let (scan, add) = measure_any_on(ctx, n)?;
+        judge(&scan, &add)
+    })
 }
 
 /// Ints the threads loaded per element.
@@ -221,20 +250,24 @@ pub fn parallel(m: &Measurement) -> Result<String> {
 }
 
 /// Stand-in for brent-kung's `share-of-copy` where nothing can be timed: the
-/// scan parallel (whole warps access memory) and one pass over global memory.
-/// Work efficiency is not asked here: the clock does not show it either.
+/// scan parallel (whole warps access memory) and one pass over global memory,
+/// at every measured length. Work efficiency is not asked here: the clock
+/// does not show it either.
 pub fn brent_kung_stand_in(ctx: &Ctx) -> Result<String> {
-    let m = measure_sections(ctx, BRENT_KUNG, BK_THREADS)?;
-    let pass = one_pass(&m)?;
-    Ok(format!("{}; {pass}", parallel(&m.m)?))
+    on_section_lengths(ctx, BRENT_KUNG, BK_THREADS, |m| {
+        let pass = one_pass(m)?;
+        Ok(format!("{}; {pass}", parallel(&m.m)?))
+    })
 }
 
 /// Stand-in for any-n's `share-of-copy`: both kernels parallel, and the
-/// traffic of the whole sequence within `global-traffic`'s bound.
+/// traffic of the whole sequence within `global-traffic`'s bound, at every
+/// measured length.
 pub fn any_n_stand_in(ctx: &Ctx) -> Result<String> {
-    let (s, a) = (measure_any(ctx, crate::SCAN_SECTIONS)?, measure_any(ctx, crate::ADD_SUMS)?);
-    let traffic = any_traffic(&s.m, &a.m, s.n)?;
-    Ok(format!("{}; {}; {traffic}", parallel(&s.m)?, parallel(&a.m)?))
+    on_any_lengths(ctx, |s, a| {
+        let traffic = any_traffic(&s.m, &a.m, s.n)?;
+        Ok(format!("{}; {}; {traffic}", parallel(&s.m)?, parallel(&a.m)?))
+    })
 }
 
 /// `one-barrier-per-step` of kogge-stone.
@@ -318,29 +351,25 @@ pub fn any_traffic(sections_m: &Measurement, add_m: &Measurement, n: usize) -> R
 
 /// The structure check `one-barrier-per-step`.
 pub fn kogge_stone_barriers(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(measure_sections(ctx, KOGGE_STONE, KS_THREADS).and_then(|m| barriers(&m)))
+    unless_unmeasurable(on_section_lengths(ctx, KOGGE_STONE, KS_THREADS, barriers))
 }
 
 /// The structure check `one-pass` of kogge-stone.
 pub fn kogge_stone_traffic(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(measure_sections(ctx, KOGGE_STONE, KS_THREADS).and_then(|m| one_pass(&m)))
+    unless_unmeasurable(on_section_lengths(ctx, KOGGE_STONE, KS_THREADS, one_pass))
 }
 
 /// The structure check `work-efficient`: few additions, and the one pass over global memory.
 pub fn brent_kung_work(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(measure_sections(ctx, BRENT_KUNG, BK_THREADS).and_then(|m| {
-        let work = work_efficient(&m)?;
-        Ok(format!("{work}; {}", one_pass(&m)?))
+    unless_unmeasurable(on_section_lengths(ctx, BRENT_KUNG, BK_THREADS, |m| {
+        let work = work_efficient(m)?;
+        Ok(format!("{work}; {}", one_pass(m)?))
     }))
 }
 
 /// The structure check `global-traffic` of any-n.
 pub fn any_n_traffic(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(
-        measure_any(ctx, crate::SCAN_SECTIONS)
-            .and_then(|s| Ok((s, measure_any(ctx, crate::ADD_SUMS)?)))
-            .and_then(|(s, a)| any_traffic(&s.m, &a.m, s.n)),
-    )
+    unless_unmeasurable(on_any_lengths(ctx, |s, a| any_traffic(&s.m, &a.m, s.n)))
 }
 
 #[cfg(test)]
@@ -352,20 +381,28 @@ mod tests {
     const SLOW: &str = "reference/slow/ex11-scan/kernels";
     const MINE: &str = "exercises/ex11-scan/calibration";
 
+    /// The cheat corpus's case: add_sums parallel only up to the old measured band.
+    const CHEAT_IN_BAND: &str =
+        "grader/tests/cheats/ex11-any-n-parallel-only-in-band/exercises/ex11-scan/kernels/scan_any.cu";
+
     /// A case of the variants corpus: its file of part `file`.
     fn variant(case: &str, file: &str) -> String {
         format!("grader/tests/variants/{case}/exercises/ex11-scan/kernels/{file}")
     }
 
-    /// Every length [`measured_n`] can draw.
+    /// The ends of the strata [`measured_ns`] draws from (whole sections).
     fn section_shapes() -> Vec<usize> {
-        MEASURE_SECTIONS.iter().map(|s| s * SECTION).collect()
+        let strata = kit::measure::strata(MEASURE_SECTIONS, MEASURED_LENGTHS);
+        let mut ends: Vec<usize> = strata.iter().map(|s| *s.start()).collect();
+        ends.push(*MEASURE_SECTIONS.end());
+        ends.into_iter().map(|s| s * SECTION).collect()
     }
 
-    /// The extremes of what [`measured_any_n`] can draw.
+    /// The extremes of what [`measured_any_ns`] can draw, and a length inside.
     fn any_shapes() -> Vec<usize> {
         let (lo, hi) = (*MEASURE_ANY_SECTIONS.start(), *MEASURE_ANY_SECTIONS.end());
-        vec![lo * SECTION + 1, lo * SECTION + SECTION - 1, hi * SECTION + 1, hi * SECTION + SECTION - 1]
+        let mid = *kit::measure::strata(MEASURE_ANY_SECTIONS, MEASURED_LENGTHS)[1].end();
+        vec![lo * SECTION + 1, mid * SECTION + SECTION - 1, hi * SECTION + SECTION - 1]
     }
 
     /// `verdict(ctx, n)` for `file` on each of `shapes`; `None` without NVRTC.
@@ -398,21 +435,33 @@ mod tests {
         }
     }
 
+    /// Three lengths per check, one from each stratum of the whole range,
+    /// drawn by the run's secret: two runs of one seed measure other lengths.
     #[test]
-    fn the_measured_shape_is_drawn_from_the_seed_in_its_band() {
+    fn the_measured_lengths_are_drawn_by_the_secret_across_the_range() {
         let build = kit::PartBuild::new(String::new());
         let (mut sections, mut any) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
-        for seed in 0..200 {
-            let env = kit::RunEnv::new(seed, None, None, Default::default());
+        for _ in 0..200 {
+            let env = kit::RunEnv::new(1, None, None, Default::default());
             let ctx = Ctx::new("ex11::brent-kung::structure::work-efficient", &env, &build);
-            let (n, a) = (measured_n(&ctx), measured_any_n(&ctx));
-            assert!(section_shapes().contains(&n) && n != 4 * SECTION, "{n}");
-            assert!(MEASURE_ANY_SECTIONS.contains(&(a / SECTION)) && a % SECTION != 0, "{a}");
-            sections.insert(n);
-            any.insert(a);
+            let (ns, anys) = (measured_ns(&ctx), measured_any_ns(&ctx));
+            assert_eq!((ns.len(), anys.len()), (MEASURED_LENGTHS, MEASURED_LENGTHS));
+            let strata = kit::measure::strata(MEASURE_SECTIONS, MEASURED_LENGTHS);
+            for (n, stratum) in ns.iter().zip(&strata) {
+                assert!(n % SECTION == 0 && stratum.contains(&(n / SECTION)), "{n} in {stratum:?}");
+            }
+            let strata = kit::measure::strata(MEASURE_ANY_SECTIONS, MEASURED_LENGTHS);
+            for (a, stratum) in anys.iter().zip(&strata) {
+                assert!(a % SECTION != 0 && stratum.contains(&(a / SECTION)), "{a} in {stratum:?}");
+            }
+            sections.extend(ns);
+            any.extend(anys);
         }
-        assert_eq!(sections.len(), MEASURE_SECTIONS.len(), "every size of the band is drawn");
-        assert!(any.len() > 150, "{} lengths", any.len());
+        assert!(sections.len() > 60, "{} lengths", sections.len());
+        assert!(any.len() > 500, "{} lengths", any.len());
+        // Above the band the README used to name (12 to 20 sections) in every run.
+        let strata = kit::measure::strata(MEASURE_ANY_SECTIONS, MEASURED_LENGTHS);
+        assert!(*strata[2].start() > 21, "{strata:?}");
     }
 
     #[test]
@@ -517,6 +566,8 @@ mod tests {
         for (file, kernel) in [
             (format!("{SLOW}/scan_any.cu"), "scan_sections: "),
             (variant("ex11-any-n-slow-serial-add-sums", "scan_any.cu"), "add_sums: "),
+            // Parallel up to the band the README once named, serial above it: measured above it in every run.
+            (CHEAT_IN_BAND.to_string(), "add_sums: "),
         ] {
             if let Some(msg) = fails(&ex, "any-n", "share-of-copy", Run::StandIn, &file) {
                 assert!(msg.contains(kernel) && msg.contains("active lanes per warp-level memory access"), "{msg}");
@@ -549,7 +600,7 @@ mod tests {
     fn any_n_traffic_is_measured() {
         let ex = crate::exercise();
         let traffic = |ctx: &Ctx, n| {
-            let (s, a) = (measure_any_on(ctx, crate::SCAN_SECTIONS, n)?, measure_any_on(ctx, crate::ADD_SUMS, n)?);
+            let (s, a) = measure_any_on(ctx, n)?;
             any_traffic(&s.m, &a.m, n)
         };
         for file in [format!("{REF}/scan_any.cu"), format!("{SLOW}/scan_any.cu"), format!("{MINE}/scan_any_coarse2.cu")]

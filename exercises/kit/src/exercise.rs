@@ -382,6 +382,15 @@ impl<'r> Ctx<'r> {
         rng_for(self.env.seed, &format!("{}/{what}", self.check_name))
     }
 
+    /// A generator keyed by the run's secret (the key of its timed inputs,
+    /// [`crate::timed::Fresh`]), never by the seed: for what a kernel must not
+    /// be able to know, such as the lengths a measured check runs on
+    /// ([`crate::measure::sizes_across`]). What it draws differs from run to
+    /// run, so a check that uses it must give the same verdict for every draw.
+    pub fn secret_rng(&self, what: &str) -> ChaCha8Rng {
+        rng_for(self.env.secret, &format!("{}/{what}", self.check_name))
+    }
+
     /// The run's GPU (or simulator); a [`Skip`] where there is none
     /// (`--backend none`). A check usually takes it from its module
     /// ([`Ctx::kernel_module`], then [`Module::gpu`]).

@@ -22,7 +22,7 @@
 //! | launch | [`Module::launch`] with [`LaunchConfig`] and [`args!`]; [`Module::launch_async`] inside a timing |
 //! | read back | [`DeviceBuffer::read`], [`DeviceBuffer::read_range`], [`DeviceBuffer::read_elements`] (a sample); reset with [`DeviceBuffer::write`], [`DeviceBuffer::poison`] |
 //! | compare | [`check::exact`], [`check::close`], [`check::scalar`], [`check::is_poison`], [`check::record_matrix`], [`require`] |
-//! | measure the technique (structure) | [`Ctx::measure`] → [`measure::Measurement`], inside [`measure::unless_unmeasurable`], with [`measure::require_right_result`] |
+//! | measure the technique (structure) | [`Ctx::measure`] (or [`Ctx::measure_each`]) → [`measure::Measurement`], inside [`measure::unless_unmeasurable`], with [`measure::require_right_result`], on lengths no kernel can know: [`measure::sizes_across`] and [`measure::on_every_size`] |
 //! | time the student's kernel | [`timed::student`] on [`timed::Fresh`] inputs (new values every launch), after [`Ctx::copy_bandwidth_gbps`]; check every launch in full with [`timed::same_as_expected`] |
 //! | time the yardstick | [`Ctx::yardstick`], [`Ctx::time_yardstick`] |
 //! | judge the times | [`perf::require_share`], [`perf::require_speedup`] (threshold constant in the exercise, calibrated per GPU) |

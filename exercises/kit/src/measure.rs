@@ -11,6 +11,7 @@
 //! warp-shuffle reduction) passes; one that declares the technique without its
 //! effect (a padded tile it never uses) fails.
 
+use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context as _, Result};
@@ -44,21 +45,94 @@ impl Ctx<'_> {
         self.kernel_ptx(kernel)?; // explains a missing or misspelled kernel
         measure_ptx(&self.build.ptx, kernel, run)
     }
+
+    /// [`Ctx::measure`] for several kernels launched by one `run` (a sequence
+    /// of launches, such as a hierarchical scan's): each kernel's behaviour, in
+    /// the order of `kernels`, from one simulated run.
+    pub fn measure_each(&self, kernels: &[&str], run: impl Fn(&Module) -> Result<()>) -> Result<Vec<Measurement>> {
+        for kernel in kernels {
+            self.kernel_ptx(kernel)?;
+        }
+        measure_ptx_each(&self.build.ptx, kernels, run)
+    }
 }
 
+/// Sizes a measured check runs on, so that no kernel can single out the
+/// measured launch by its shape: `range` (the whole range the correctness
+/// checks test on the simulator, in the exercise's unit: elements, blocks,
+/// sections) is cut into `count` strata of equal ratio (a log scale: 2..=1024
+/// in three gives 2..=16, 17..=128, 129..=1024), and one size is drawn
+/// uniformly from each, by the run's secret ([`Ctx::secret_rng`]), not its
+/// seed. A check asks every size to pass (the worst case over them): a kernel
+/// that takes the lesson's path only in some band of sizes is measured outside
+/// it, and one that takes it only at sizes it could predict cannot predict
+/// these. Ascending; `count` at least 1.
+pub fn sizes_across(ctx: &Ctx, what: &str, range: RangeInclusive<usize>, count: usize) -> Vec<usize> {
+    use rand::Rng;
+    let mut rng = ctx.secret_rng(&format!("measured sizes/{what}"));
+    strata(range, count).into_iter().map(|s| rng.random_range(s)).collect()
+}
+
+/// `judge(size)` on every one of `sizes` ([`sizes_across`]), the worst case:
+/// the first failure, named with its size (`unit` says it in words: "4096
+/// start positions"), or the last note and the sizes that all passed.
+pub fn on_every_size(
+    sizes: &[usize],
+    unit: impl Fn(usize) -> String,
+    mut judge: impl FnMut(usize) -> Result<String>,
+) -> Result<String> {
+    let mut note = String::new();
+    for &size in sizes {
+        note = judge(size).with_context(|| format!("measured on {}", unit(size)))?;
+    }
+    let all: Vec<String> = sizes.iter().map(|&s| unit(s)).collect();
+    Ok(format!("{note} (measured on {}: each passes)", all.join("; ")))
+}
+
+/// The strata of [`sizes_across`]: `count` ranges that cover `range` with no
+/// gap, each `(hi / lo)^(1 / count)` times as long as the one before.
+pub fn strata(range: RangeInclusive<usize>, count: usize) -> Vec<RangeInclusive<usize>> {
+    let (lo, hi) = (*range.start().max(&1), *range.end());
+    assert!(lo <= hi && count >= 1, "strata of {range:?}");
+    let ratio = (hi as f64 / lo as f64).powf(1.0 / count as f64);
+    let mut start = lo;
+    let mut out = Vec::with_capacity(count);
+    for i in 1..=count {
+        let end = if i == count { hi } else { ((lo as f64 * ratio.powi(i as i32)).round() as usize).clamp(start, hi) };
+        out.push(start..=end);
+        start = (end + 1).min(hi);
+    }
+    out
+}
+
+/// Blocks of a [`slices_of_four`] launch, drawn from the seed: fewer than an
+/// exercise's grid would have for the input (a grid-stride loop works with
+/// any grid), so that each thread has several elements while the simulator
+/// runs a small input, and a kernel that never finishes (or prints in a loop)
+/// is stopped as soon as before.
+pub const SLICE_BLOCKS: RangeInclusive<u32> = 24..=40;
+
 /// A measured launch's grid and length for a kernel that may loop over its
-/// input, drawn from `ctx`'s seed: `blocks` from the range, three elements
-/// per thread of the grid, then one more and a seeded number of whole warps'
-/// worth (128 elements) that have a fourth. Whatever the draw, a thread's
-/// contiguous slice is four elements long and fills whole warps (16 sectors
-/// per warp request for 4-byte elements, where a grid-stride loop touches 4),
-/// and n is not a multiple of the block.
-pub fn slices_of_four(ctx: &Ctx, blocks: std::ops::RangeInclusive<u32>, threads_per_block: u32) -> (u32, usize) {
+/// input, drawn from `ctx`'s seed: blocks from [`SLICE_BLOCKS`], three
+/// elements per thread of the grid, then one more and a seeded number of
+/// whole warps' worth (128 elements) that have a fourth. Whatever the draw, a
+/// thread's contiguous slice is four elements long and fills whole warps (16
+/// sectors per warp request for 4-byte elements, where a grid-stride loop
+/// touches 4), and n is not a multiple of the block.
+pub fn slices_of_four(ctx: &Ctx, threads_per_block: u32) -> (u32, usize) {
     use rand::Rng;
     let mut rng = ctx.rng_for("measured shape");
-    let blocks = rng.random_range(blocks);
+    let blocks = rng.random_range(SLICE_BLOCKS);
     let threads = (blocks * threads_per_block) as usize;
     (blocks, 3 * threads + 1 + 128 * rng.random_range(0..=blocks as usize))
+}
+
+/// The extremes of what [`slices_of_four`] draws: the fewest and the most
+/// blocks, each with no whole warp of fourth elements and with the most.
+pub fn slices_of_four_extremes(threads_per_block: u32) -> [(u32, usize); 4] {
+    let (lo, hi) = (*SLICE_BLOCKS.start(), *SLICE_BLOCKS.end());
+    let n = |blocks: u32, warps: u32| 3 * (blocks * threads_per_block) as usize + 1 + 128 * warps as usize;
+    [(lo, n(lo, 0)), (lo, n(lo, lo)), (hi, n(hi, 0)), (hi, n(hi, hi))]
 }
 
 /// Warp instructions one measured launch may execute: the measured inputs need
@@ -69,32 +143,43 @@ pub const MEASURE_MAX_STEPS: u64 = 5_000_000;
 /// [`Ctx::measure`] on a module's PTX text. The measurement's figures go into
 /// the running check's record (the grades JSON's `tests[].measured`).
 pub fn measure_ptx(ptx: &str, kernel: &str, run: impl Fn(&Module) -> Result<()>) -> Result<Measurement> {
-    let key = crate::counters::key_here(kernel);
-    if let (Some(key), true) = (&key, crate::counters::collecting()) {
-        crate::counters::collect(key.clone(), ptx, &run);
+    Ok(measure_ptx_each(ptx, &[kernel], run)?.remove(0))
+}
+
+/// [`measure_ptx`] for each of `kernels`, from one run.
+pub fn measure_ptx_each(ptx: &str, kernels: &[&str], run: impl Fn(&Module) -> Result<()>) -> Result<Vec<Measurement>> {
+    let keys = crate::counters::keys_here(kernels);
+    if let (Some(keys), true) = (&keys, crate::counters::collecting()) {
+        crate::counters::collect(keys.clone(), ptx, &run);
     }
     let (backend, log) = SimBackend::recording(MEASURE_MAX_STEPS);
     let gpu = Gpu::new(Box::new(backend), Duration::MAX);
     let module = gpu.load(ptx).map_err(unmeasurable)?;
+    let names = kernels.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(" and ");
     run(&module)
-        .with_context(|| format!("running `{kernel}` on the simulator to measure its memory accesses"))
+        .with_context(|| format!("running {names} on the simulator to measure its memory accesses"))
         .map_err(unmeasurable)?;
-    let runs: Vec<Stats> = log.lock().unwrap().drain(..).filter(|s| s.kernel == kernel).collect();
-    let launches = runs.len() as u64;
-    let mut stats = Stats { kernel: kernel.to_string(), ..Stats::default() };
-    for s in &runs {
-        stats.merge(s);
+    let runs: Vec<Stats> = log.lock().unwrap().drain(..).collect();
+    let mut measured = Vec::with_capacity(kernels.len());
+    for (i, &kernel) in kernels.iter().enumerate() {
+        let mut stats = Stats { kernel: kernel.to_string(), ..Stats::default() };
+        let mut launches = 0;
+        for s in runs.iter().filter(|s| s.kernel == kernel) {
+            stats.merge(s);
+            launches += 1;
+        }
+        let mut m = Measurement { kernel: kernel.to_string(), launches, stats };
+        let mut profile = m.profile();
+        // Where the GPU's counters were read for this measurement, they grade what
+        // they count; the simulator's figures stay beside them in the record.
+        if let Some(gpu) = keys.as_ref().and_then(|k| crate::counters::for_key(&k[i])) {
+            m.stats = gpu.overlay(&m.stats);
+            profile.gpu = Some(gpu);
+        }
+        crate::record::with(|r| r.measured.push(profile));
+        measured.push(m);
     }
-    let mut m = Measurement { kernel: kernel.to_string(), launches, stats };
-    let mut profile = m.profile();
-    // Where the GPU's counters were read for this measurement, they grade what
-    // they count; the simulator's figures stay beside them in the record.
-    if let Some(gpu) = key.as_ref().and_then(crate::counters::for_key) {
-        m.stats = gpu.overlay(&m.stats);
-        profile.gpu = Some(gpu);
-    }
-    crate::record::with(|r| r.measured.push(profile));
-    Ok(m)
+    Ok(measured)
 }
 
 /// An error that says the simulator cannot run the PTX (it does not parse, or
@@ -127,8 +212,10 @@ pub fn require_right_result(result: Result<()>) -> Result<()> {
 /// PTX checks (already passed) judge alone, and the note says so.
 pub fn unless_unmeasurable(result: Result<String>) -> Result<String> {
     match result {
+        // The simulator's own words, also where a context names the measured size.
         Err(e) if e.downcast_ref::<Unmeasurable>().is_some() => {
-            Ok(format!("{e}: judged by the PTX only, not by measured memory behaviour"))
+            let why = e.downcast_ref::<Unmeasurable>().expect("just matched");
+            Ok(format!("{why}: judged by the PTX only, not by measured memory behaviour"))
         }
         other => other,
     }
@@ -138,7 +225,10 @@ pub fn unless_unmeasurable(result: Result<String>) -> Result<String> {
 /// here (a [`Skip`]), since there is nothing measured to stand in with.
 pub fn skip_unmeasurable(result: Result<String>) -> Result<String> {
     match result {
-        Err(e) if e.downcast_ref::<Unmeasurable>().is_some() => Err(Skip(format!("{e}: no measured stand-in")).into()),
+        Err(e) if e.downcast_ref::<Unmeasurable>().is_some() => {
+            let why = e.downcast_ref::<Unmeasurable>().expect("just matched");
+            Err(Skip(format!("{why}: no measured stand-in")).into())
+        }
         other => other,
     }
 }
@@ -351,6 +441,20 @@ impl Measurement {
         ratio(self.stats.global_load_sectors, self.stats.global_load_lanes)
     }
 
+    /// The global loads that read the buffer of `bytes` bytes at `start` (a
+    /// `DeviceBuffer`'s `ptr()` and `bytes()`): each load instruction is told
+    /// by the addresses of the widest warp the simulator sampled for it, so
+    /// that a kernel's loads of one input (the window it copies) are measured
+    /// apart from its loads of another (a sequence every lane reads at once).
+    pub fn global_loads_from(&self, start: crate::backend::DevPtr, bytes: usize) -> Loads<'_> {
+        let end = start + bytes as u64;
+        let reads = |r: &InstrStats| {
+            r.first_warp.as_ref().is_some_and(|w| w.lanes.iter().flatten().any(|&a| a >= start && a < end))
+        };
+        let loads = self.rows(|k| matches!(k, AccessKind::GlobalLoad | AccessKind::GenericLoad)).filter(|r| reads(r));
+        Loads::of(loads)
+    }
+
     /// The global load that wastes the most of the sectors it touches.
     pub fn least_efficient_global_load(&self) -> Option<&InstrStats> {
         let efficiency =
@@ -380,6 +484,52 @@ impl Measurement {
     /// The branch that diverged most often.
     pub fn worst_branch(&self) -> Option<&InstrStats> {
         self.rows(|k| k == AccessKind::Branch).max_by_key(|r| r.divergent)
+    }
+}
+
+/// What a set of global load instructions moved: warp-level requests, active
+/// lanes and the bytes those lanes asked for (a `uchar4` lane asks for 4, a
+/// `float4` lane 16), and the narrowest of them.
+#[derive(Debug, Clone, Default)]
+pub struct Loads<'a> {
+    pub requests: u64,
+    pub lanes: u64,
+    pub bytes: u64,
+    /// The load with the fewest bytes per request.
+    pub narrowest: Option<&'a InstrStats>,
+}
+
+impl<'a> Loads<'a> {
+    /// The sum over `rows`; a row's bytes per lane come from its sampled warp
+    /// (the simulator's own count), else from its spelling ([`access_bytes`]).
+    pub fn of(rows: impl IntoIterator<Item = &'a InstrStats>) -> Self {
+        let mut loads = Loads::default();
+        let mut narrowest = f64::INFINITY;
+        for r in rows {
+            let width = r.first_warp.as_ref().map(|w| w.bytes as u64).unwrap_or(access_bytes(&r.instruction) as u64);
+            let bytes = r.thread_accesses * width;
+            loads.requests += r.executions;
+            loads.lanes += r.thread_accesses;
+            loads.bytes += bytes;
+            if ratio(bytes, r.executions) < narrowest {
+                narrowest = ratio(bytes, r.executions);
+                loads.narrowest = Some(r);
+            }
+        }
+        loads
+    }
+    /// Bytes asked for per warp-level request: 32 for a warp of byte loads, 128
+    /// for a warp of `uchar4` (or `float`) loads; 1 for a thread copying bytes alone.
+    pub fn bytes_per_request(&self) -> f64 {
+        ratio(self.bytes, self.requests)
+    }
+    /// Active lanes per warp-level request: 32 when whole warps load together.
+    pub fn lanes_per_request(&self) -> f64 {
+        ratio(self.lanes, self.requests)
+    }
+    /// Bytes each active lane asked for per load: 1 for bytes, 4 for `uchar4`.
+    pub fn bytes_per_lane(&self) -> f64 {
+        ratio(self.bytes, self.lanes)
     }
 }
 
@@ -566,6 +716,62 @@ mod tests {
         // Either figure alone is not enough.
         assert!(require_coalesced_fill(&strided(1), (32.0, 0.42), "4", "").is_ok());
         assert!(require_coalesced_fill(&strided(1), (8.0, 1.0), "4", "").is_ok());
+    }
+
+    #[test]
+    fn slices_of_four_are_drawn_from_the_seed() {
+        let build = crate::PartBuild::new(String::new());
+        let shapes: std::collections::BTreeSet<(u32, usize)> = (0..20)
+            .map(|seed| {
+                let env = crate::RunEnv::new(seed, None, None, Default::default());
+                let (blocks, n) =
+                    slices_of_four(&Ctx::new("ex01::shared::structure::few-global-atomics-per-block", &env, &build), 256);
+                let threads = (blocks * 256) as usize;
+                assert!(SLICE_BLOCKS.contains(&blocks) && n > 3 * threads && n < 4 * threads - 128, "{n}");
+                assert!(n % 256 != 0);
+                (blocks, n)
+            })
+            .collect();
+        assert!(shapes.len() >= 15, "{shapes:?}");
+        for (blocks, n) in slices_of_four_extremes(256) {
+            assert!(n > 3 * (blocks as usize * 256) && n % 256 != 0, "{n}");
+        }
+    }
+
+    #[test]
+    fn strata_cover_the_range_on_a_log_scale_and_sizes_are_drawn_in_each() {
+        assert_eq!(strata(2..=1024, 3), vec![2..=16, 17..=128, 129..=1024]);
+        assert_eq!(strata(5..=5, 2), vec![5..=5, 5..=5]);
+        let build = crate::PartBuild::new(String::new());
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..50 {
+            // The same seed, another run: another secret.
+            let env = crate::RunEnv::new(1, None, None, Default::default());
+            let sizes = sizes_across(&Ctx::new("exNN::part::structure::x", &env, &build), "n", 2..=1024, 3);
+            for (size, stratum) in sizes.iter().zip(strata(2..=1024, 3)) {
+                assert!(stratum.contains(size), "{size} in {stratum:?}");
+            }
+            seen.insert(sizes);
+        }
+        assert!(seen.len() > 40, "{} draws", seen.len());
+        let all = on_every_size(&[3, 30], |n| format!("{n} elements"), |n| Ok(format!("ok {n}"))).unwrap();
+        assert_eq!(all, "ok 30 (measured on 3 elements; 30 elements: each passes)");
+        let e = on_every_size(
+            &[3, 30],
+            |n| format!("{n} elements"),
+            |n| {
+                if n > 10 {
+                    Err(anyhow!(Unmeasurable("x".into())))
+                } else {
+                    Ok(String::new())
+                }
+            },
+        )
+        .unwrap_err();
+        assert!(format!("{e:#}").starts_with("measured on 30 elements: "), "{e:#}");
+        assert!(e.downcast_ref::<Unmeasurable>().is_some(), "still told apart");
+        let note = unless_unmeasurable(Err(e)).unwrap();
+        assert!(note.starts_with("the simulator cannot run this kernel (x): judged by the PTX only"), "{note}");
     }
 
     #[test]

@@ -45,6 +45,58 @@ pub fn on_sim(check: &str, file: &str, edit: impl FnOnce(String) -> String, f: i
     Ctx::new(check, &env, &build).run(f);
 }
 
+/// `file` (relative to the workspace root) compiled as the grader compiles it
+/// for the simulator, and a run on the simulator (seed 1): for an exercise's
+/// tests that run several of a part's checks on one build. `None` without NVRTC.
+pub fn sim_env(file: &str) -> Option<(RunEnv, PartBuild)> {
+    let compiler = compiler()?;
+    let options = CompileOptions::default();
+    let source = SourceFile::read(&workspace_file(file), file).unwrap_or_else(|e| panic!("reading {file}: {e}"));
+    let ptx = compiler.compile(&source, &options).unwrap_or_else(|e| panic!("compiling {file}: {e}")).text;
+    Some((RunEnv::new(1, Some(crate::Gpu::simulator()), Some(compiler), options), PartBuild::new(ptx)))
+}
+
+/// Every check of part `part` the simulator runs (all but the heavy ones; a
+/// performance check by its measured stand-in) passes on `file`, each note
+/// printed: how a case of the cheat corpus, whose trick acts only at the timed
+/// size, is shown to pass everything else. Does nothing without NVRTC.
+pub fn passes_every_check_on_sim(ex: &Exercise, part: &str, file: &str) {
+    let Some((env, build)) = sim_env(file) else { return };
+    let part = ex.parts.iter().find(|p| p.name == part).unwrap_or_else(|| panic!("no part {part}"));
+    for check in part.checks.iter().filter(|c| !c.heavy) {
+        let name = ex.test_name(part, check);
+        let run = check.stand_in.as_ref().filter(|_| check.kind == CheckKind::Performance).unwrap_or(&check.run);
+        let note =
+            Ctx::new(&name, &env, &build).run(|ctx| run(ctx)).unwrap_or_else(|e| panic!("{file}, {name}: {e:#}"));
+        eprintln!("pass {name}: {note}");
+    }
+}
+
+/// Runs `f` in a context of check `check` on `file` compiled with line info
+/// (as [`run`] compiles it), seed `seed` and no GPU: for an exercise's tests
+/// that measure a kernel on shapes of their own (kit::measure runs it on a
+/// private simulator). Does nothing without NVRTC.
+pub fn with_measured_ctx(file: &str, seed: u64, check: &str, f: impl FnOnce(&Ctx)) {
+    let Some(compiler) = compiler() else { return };
+    let options = CompileOptions { line_info: true, ..CompileOptions::default() };
+    let source = SourceFile::read(&workspace_file(file), file).unwrap_or_else(|e| panic!("reading {file}: {e}"));
+    let ptx = compiler.compile(&source, &options).unwrap_or_else(|e| panic!("compiling {file}: {e}")).text;
+    let env = RunEnv::new(seed, None, Some(compiler), options);
+    let build = PartBuild::new(ptx);
+    f(&Ctx::new(check, &env, &build));
+}
+
+/// A module shaped like NVRTC's output with one kernel, `kernel`, of one
+/// pointer parameter: `module_scope` (declarations such as `.extern .shared
+/// ...`) before it, `body` its instructions. For the tests of a structure
+/// check that reads the PTX.
+pub fn nvrtc_like_ptx(kernel: &str, module_scope: &str, body: &str) -> String {
+    format!(
+        ".version 8.8\n.target sm_75\n.address_size 64\n{module_scope}\n.visible .entry {kernel}(\n\t.param .u64 \
+         {kernel}_param_0\n)\n{{\n{body}\n\tret;\n}}\n"
+    )
+}
+
 /// A path relative to the workspace root.
 pub fn workspace_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)

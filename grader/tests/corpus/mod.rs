@@ -45,6 +45,10 @@ pub struct Case {
     /// or one of its `extra/` kernels, with no copy in the corpus).
     #[serde(default)]
     pub slow_files: BTreeMap<String, String>,
+    /// Grader flags for this case's runs without a GPU (`--perf-without-gpu
+    /// simulate`: its timed check is graded by the measured stand-in there).
+    #[serde(default)]
+    pub sim_args: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -151,6 +155,18 @@ pub struct Run {
 
 /// Grades `exercises` (and only `part`, when given) of the submission at `root`.
 pub fn grade(root: &Path, exercises: &[&str], part: Option<&str>, backend: Backend, settings: &Settings) -> Run {
+    grade_with(root, exercises, part, backend, settings, &[])
+}
+
+/// [`grade`] with more grader flags (`extra`, before `--backend`).
+pub fn grade_with(
+    root: &Path,
+    exercises: &[&str],
+    part: Option<&str>,
+    backend: Backend,
+    settings: &Settings,
+    extra: &[String],
+) -> Run {
     let scratch = tempfile::tempdir().unwrap();
     let json = scratch.path().join("grades.json");
     let start = Instant::now();
@@ -160,6 +176,7 @@ pub fn grade(root: &Path, exercises: &[&str], part: Option<&str>, backend: Backe
         command.args(["--part", part]);
     }
     let out = command
+        .args(extra)
         .args(["--backend", backend.name(), "--seed", &settings.seed.to_string(), "--root"])
         .arg(root)
         .arg("--json")
@@ -378,7 +395,7 @@ pub fn run_only(
             (1, 1) => case.parts.keys().next().and_then(|k| k.split_once('/')).map(|(_, p)| p),
             _ => None,
         };
-        let run = grade(&root, &exercises, only_part, backend, settings);
+        let run = grade_with(&root, &exercises, only_part, backend, settings, &case.sim_args);
         let parts: BTreeMap<String, &PartReport> = run
             .report
             .exercises

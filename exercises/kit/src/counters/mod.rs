@@ -109,10 +109,11 @@ impl GpuCounters {
     }
 }
 
-/// One measurement's launches in the child run, in the order they ran.
+/// One measured run's launches in the child run, in the order they ran: the
+/// measurements it makes (one per kernel measured from it) and every launch.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Launches {
-    pub key: Key,
+    pub keys: Vec<Key>,
     /// Every kernel launched on the GPU by the measurement, in order (the
     /// measured kernel and any other kernel of the module it calls).
     pub kernels: Vec<String>,
@@ -177,11 +178,12 @@ pub fn clear() {
 /// The key of the measurement about to be recorded in the running check, if
 /// a graded check runs on this thread (a sanitizer replay or work done ahead
 /// records nowhere, and gets no counters).
-pub(crate) fn key_here(kernel: &str) -> Option<Key> {
+pub(crate) fn keys_here(kernels: &[&str]) -> Option<Vec<Key>> {
     let check = crate::record::check_name().filter(|_| crate::record::recording())?;
-    let mut ordinal = 0;
-    crate::record::with(|r| ordinal = r.measured.len());
-    Some(Key { check, kernel: kernel.to_string(), ordinal })
+    let mut first = 0;
+    crate::record::with(|r| first = r.measured.len());
+    let key = |(i, k): (usize, &&str)| Key { check: check.clone(), kernel: k.to_string(), ordinal: first + i };
+    Some(kernels.iter().enumerate().map(key).collect())
 }
 
 /// The GPU's counters for the measurement `key`, where the grading run has them.
@@ -194,7 +196,7 @@ pub(crate) fn for_key(key: &Key) -> Option<GpuCounters> {
 
 /// In the child run: runs the measurement `run` on the GPU as well (its
 /// launches are what `ncu` profiles) and writes which kernels it launched.
-pub(crate) fn collect(key: Key, ptx: &str, run: impl FnOnce(&crate::Module) -> anyhow::Result<()>) {
+pub(crate) fn collect(keys: Vec<Key>, ptx: &str, run: impl FnOnce(&crate::Module) -> anyhow::Result<()>) {
     let mut guard = mode().lock().unwrap_or_else(|p| p.into_inner());
     let Some(Mode::Collect { log, gpu }) = &mut *guard else { return };
     if gpu.is_none() {
@@ -206,7 +208,7 @@ pub(crate) fn collect(key: Key, ptx: &str, run: impl FnOnce(&crate::Module) -> a
     gpu.log_launches(true);
     let outcome = gpu.load(ptx).and_then(|module| run(&module));
     let kernels = gpu.log_launches(false);
-    let entry = Launches { key, kernels, failed: outcome.err().map(|e| format!("{e:#}")) };
+    let entry = Launches { keys, kernels, failed: outcome.err().map(|e| format!("{e:#}")) };
     if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&log) {
         let _ = writeln!(f, "{}", serde_json::to_string(&entry).unwrap_or_default());
     }
@@ -226,12 +228,14 @@ pub fn per_measurement(launches: &[Launches], rows: &[CountedLaunch]) -> HashMap
         if m.failed.is_some() || !named_alike {
             continue;
         }
-        let mut total = GpuCounters::default();
-        for row in mine.iter().filter(|r| r.kernel == m.key.kernel) {
-            total.add(&row.counters);
-        }
-        if total.launches > 0 {
-            figures.insert(m.key.clone(), total);
+        for key in &m.keys {
+            let mut total = GpuCounters::default();
+            for row in mine.iter().filter(|r| r.kernel == key.kernel) {
+                total.add(&row.counters);
+            }
+            if total.launches > 0 {
+                figures.insert(key.clone(), total);
+            }
         }
     }
     figures
@@ -328,7 +332,7 @@ mod tests {
 
     fn launches(check: &str, kernel: &str, ordinal: usize, kernels: &[&str]) -> Launches {
         Launches {
-            key: Key { check: check.into(), kernel: kernel.into(), ordinal },
+            keys: vec![Key { check: check.into(), kernel: kernel.into(), ordinal }],
             kernels: kernels.iter().map(|k| k.to_string()).collect(),
             failed: None,
         }
@@ -342,9 +346,9 @@ mod tests {
         ];
         let rows = vec![row("scan", 16), row("add_sums", 99), row("scan", 16), row("transpose", 128)];
         let f = per_measurement(&log, &rows);
-        let a = &f[&log[0].key];
+        let a = &f[&log[0].keys[0]];
         assert_eq!((a.launches, a.global_load_sectors, a.global_load_requests), (2, 32, 8));
-        assert_eq!(f[&log[1].key].global_load_sectors, 128);
+        assert_eq!(f[&log[1].keys[0]].global_load_sectors, 128);
     }
 
     #[test]
