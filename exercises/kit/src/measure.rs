@@ -35,6 +35,9 @@ pub struct Measurement {
     pub launches: u64,
     /// Totals and per-instruction rows, merged over the launches.
     pub stats: Stats,
+    /// The first of its launches' barriers released while threads of the
+    /// block had exited without reaching it ([`require_every_thread_at_barriers`]).
+    pub barrier_after_exit: Option<ptx_sim::BarrierAfterExit>,
 }
 
 impl Ctx<'_> {
@@ -75,13 +78,16 @@ pub fn measure_ptx(ptx: &str, kernel: &str, run: impl FnOnce(&Module) -> Result<
     run(&module)
         .with_context(|| format!("running `{kernel}` on the simulator to measure its memory accesses"))
         .map_err(unmeasurable)?;
-    let runs: Vec<Stats> = log.lock().unwrap().drain(..).filter(|s| s.kernel == kernel).collect();
+    let mut log = log.lock().unwrap();
+    let runs: Vec<Stats> = log.stats.drain(..).filter(|s| s.kernel == kernel).collect();
+    let barrier_after_exit = log.barriers_after_exit.drain(..).find(|b| b.kernel == kernel);
+    drop(log);
     let launches = runs.len() as u64;
     let mut stats = Stats { kernel: kernel.to_string(), ..Stats::default() };
     for s in &runs {
         stats.merge(s);
     }
-    let m = Measurement { kernel: kernel.to_string(), launches, stats };
+    let m = Measurement { kernel: kernel.to_string(), launches, stats, barrier_after_exit };
     let profile = m.profile();
     crate::record::with(|r| r.measured.push(profile));
     Ok(m)
@@ -99,6 +105,19 @@ fn unmeasurable(e: anyhow::Error) -> anyhow::Error {
     match why {
         Some(why) => anyhow!(Unmeasurable(why)),
         None => e,
+    }
+}
+
+/// Every thread of a block reaches each `__syncthreads()` the kernel's
+/// measured launches released: a thread that returns before a barrier leaves
+/// it undefined (the PTX ISA; the CUDA guide allows `__syncthreads()` in
+/// conditional code only where the whole block takes the same path). A GPU
+/// releases such a barrier, so correctness cannot show it: the structure
+/// check that asks for the barrier fails, naming the `return` and the barrier.
+pub fn require_every_thread_at_barriers(m: &Measurement) -> Result<()> {
+    match &m.barrier_after_exit {
+        Some(b) => Err(anyhow!(crate::backend::sim::barrier_after_exit_text(b))),
+        None => Ok(()),
     }
 }
 
