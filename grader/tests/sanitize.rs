@@ -121,3 +121,32 @@ fn on_the_simulator_the_grading_run_is_the_sanitizer() {
     let t = correctness(shared).find(|t| t.verdict.as_deref() == Some("race")).expect("a race verdict");
     assert_eq!(t.found_by, None);
 }
+
+/// ex04 v2 whose threads without a start position return before
+/// `__syncthreads()`: a GPU (here the lucky simulator) gives the right
+/// numbers, and so does the pass's replay, which notes the barrier on the
+/// correctness tests without failing them; the structure check `barrier`
+/// fails on it, naming both lines.
+#[test]
+fn a_return_before_the_barrier_is_noted_by_the_pass_and_fails_the_barrier_check() {
+    if !support::nvrtc_available() {
+        return;
+    }
+    let root = "grader/tests/variants/ex04-v2-returns-before-barrier";
+    let (r, _) = grade(&["ex04", "--part", "v2", "--backend", "lucky-sim", "--root", root]);
+    let v2 = part(&r, "v2");
+    assert!(correctness(v2).all(|t| t.status == Status::Pass), "correctness stands: {v2:#?}");
+    let noted = correctness(v2).filter(|t| {
+        t.message
+            .as_deref()
+            .is_some_and(|m| m.contains("found a barrier that some threads skip") && m.contains("search_v2.cu:"))
+    });
+    assert!(noted.count() > 0, "the pass notes the barrier: {v2:#?}");
+    let barrier = v2.tests.iter().find(|t| t.name.ends_with("structure::barrier")).expect("the barrier check");
+    assert_eq!(barrier.status, Status::Fail, "{barrier:#?}");
+    let msg = barrier.message.as_deref().unwrap_or_default();
+    assert!(
+        msg.contains("before the __syncthreads() at line") && msg.contains("every thread of the block must reach it"),
+        "{msg}"
+    );
+}

@@ -677,10 +677,10 @@ pub enum Op {
     Activemask {
         d: Reg,
     },
-    /// `%clock`/`%clock64`/`%globaltimer` (`shift` 0) or their `_hi` halves (32).
+    /// `%clock`/`%clock64`/`%globaltimer` and their halves (`crate::device`).
     Clock {
         d: Reg,
-        shift: u8,
+        timer: crate::device::Timer,
     },
     /// `vprintf(fmt, args)`: both are local-frame offsets of the call's `.param` slots.
     Printf {

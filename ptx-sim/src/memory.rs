@@ -5,8 +5,10 @@
 //! and a generic `ld`/`st` resolves its space from the address alone.
 
 /// First byte of the global heap; addresses are never small so that a null or
-/// small-integer pointer is caught.
-pub const GLOBAL_BASE: u64 = 0x0000_0001_0000_0000;
+/// small-integer pointer is caught, and they look like `cudaMalloc`'s on a
+/// 64-bit Linux host (`0x7f..`), so that a kernel cannot tell the simulator by
+/// its pointers.
+pub const GLOBAL_BASE: u64 = 0x0000_7f3a_4000_0000;
 /// Unmapped bytes between allocations, so an out-of-bounds index lands nowhere.
 pub const GUARD_GAP: u64 = 1 << 20;
 pub const WINDOWS: u64 = 0x0000_FD00_0000_0000;

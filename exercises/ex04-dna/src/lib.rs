@@ -107,10 +107,9 @@ impl Variant {
                 Check::correctness(family.name, move |ctx| search_family(ctx, self, family)).heavy_if(family.heavy),
             );
         }
-        let kernel = self.kernel();
         let staged = |part: Part| {
             part.check(Check::structure("shared-window", move |ctx| measured::shared_window(ctx, self)))
-                .check(Check::structure("barrier", move |ctx| barrier(ctx, kernel)))
+                .check(Check::structure("barrier", move |ctx| barrier(ctx, self)))
         };
         let timed = |part: Part, min: f64| {
             part.check(
@@ -213,7 +212,11 @@ fn search_family(ctx: &Ctx, v: Variant, family: &Family) -> Result<String> {
     Ok(format!("{} strings, {matches} matches, every start position right", cases.len()))
 }
 
-fn barrier(ctx: &Ctx, kernel: &str) -> Result<String> {
+/// The structure check `barrier`: a `__syncthreads()` in the PTX, and every
+/// thread of the block reaches it (measured on a string whose last block has
+/// threads without a start position).
+fn barrier(ctx: &Ctx, v: Variant) -> Result<String> {
+    let kernel = v.kernel();
     let k = ctx.kernel_ptx(kernel)?;
     require(k.has_barrier(), || {
         format!(
@@ -221,7 +224,7 @@ fn barrier(ctx: &Ctx, kernel: &str) -> Result<String> {
              it, a thread may compare letters that another warp has not copied yet"
         )
     })?;
-    Ok(String::new())
+    kit::measure::unless_unmeasurable(measured::every_thread_at_barrier(ctx, v).map(|()| String::new()))
 }
 
 fn sequence_in_constant(ctx: &Ctx) -> Result<String> {

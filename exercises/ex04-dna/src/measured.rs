@@ -94,6 +94,31 @@ pub fn on_every_length(ctx: &Ctx, v: Variant, judge: impl Fn(&Measured) -> Resul
     kit::measure::on_every_size(&lengths, unit, |blocks| judge(&measure_on(ctx, v, blocks)?))
 }
 
+/// The structure check `barrier`'s run: a string whose last block has fewer
+/// start positions than threads (how many fewer drawn from the seed), so
+/// that some threads have no position to compare. Every thread must still
+/// reach the `__syncthreads()` (its letter is part of the window): a kernel
+/// whose threads without a position return before the barrier fails here,
+/// naming the `return` and the barrier.
+pub fn every_thread_at_barrier(ctx: &Ctx, v: Variant) -> Result<()> {
+    let mut rng = ctx.rng_for("barrier shape");
+    let short = rng.random_range(1..THREADS / 2);
+    let letters = rng.random_range(2..=3) * THREADS + SEQ_LEN - 1 - short;
+    let seq = inputs::random_seq(&mut rng);
+    let dna = inputs::random_dna(&mut rng, letters);
+    let m = ctx.measure(v.kernel(), |module| {
+        let gpu = module.gpu();
+        let d_dna = gpu.upload("dna", &dna)?;
+        let d_seq = gpu.upload("seq", &seq)?;
+        let found = gpu.poisoned::<u8>("found", cpu::positions(letters))?;
+        v.prepare(module, &seq)?;
+        v.launch_async(module, &d_dna, &d_seq, &found)?;
+        gpu.finish()?;
+        kit::measure::require_right_result(kit::check::exact("found", &cpu::found(&dna, &seq), &found.read()?))
+    })?;
+    kit::measure::require_every_thread_at_barriers(&m)
+}
+
 impl Measured {
     fn per_position(&self, count: u64) -> f64 {
         count as f64 / self.positions as f64
@@ -273,5 +298,30 @@ mod tests {
         let unused = "exercises/ex04-dna/calibration/search_v2_unused_window.cu";
         fails(&ex, "v2", "shared-window", Run::Check, unused);
         fails(&ex, "v2", "share-of-v1", Run::StandIn, unused);
+    }
+
+    /// Threads with no start position that return before the barrier fail `barrier` (the
+    /// reference, whose every thread reaches it, passes), naming both lines.
+    #[test]
+    fn every_thread_reaches_the_barrier() {
+        let ex = crate::exercise();
+        for (part, file) in
+            [("v2", "reference/ex04-dna/kernels/search_v2.cu"), ("v3", "reference/ex04-dna/kernels/search_v3.cu")]
+        {
+            passes(&ex, part, "barrier", Run::Check, file);
+        }
+        let early = "grader/tests/variants/ex04-v2-returns-before-barrier/exercises/ex04-dna/kernels/search_v2.cu";
+        if let Some(msg) = fails(&ex, "v2", "barrier", Run::Check, early) {
+            for says in
+                ["return at line", "before the __syncthreads() at line", "every thread of the block must reach it"]
+            {
+                assert!(msg.contains(says), "{says:?} in {msg}");
+            }
+            assert!(
+                msg.contains("search_v2.cu:20") && msg.contains("search_v2.cu:22"),
+                "the return's and the barrier's lines: {msg}"
+            );
+        }
+        passes(&ex, "v2", "shared-window", Run::Check, early);
     }
 }

@@ -131,4 +131,17 @@ mod tests {
         fails(&ex, "load", "dynamic-shared", Run::Check, unused);
         fails(&ex, "load", "faster-than-global-reads", Run::StandIn, unused);
     }
+
+    /// The cheat case ex06-load-staged-only-on-the-simulator: stages and reads shared memory
+    /// only where `%nsmid` is 1; the simulator shows a GPU's SMs, so it reads global memory there.
+    #[test]
+    fn a_kernel_that_stages_only_on_a_one_sm_device_fails() {
+        let ex = crate::exercise();
+        let file = "grader/tests/cheats/ex06-load-staged-only-on-the-simulator/exercises/ex06-shared-load/kernels/\
+                    shared_load.cu";
+        if let Some(msg) = fails(&ex, "load", "dynamic-shared", Run::Check, file) {
+            assert!(msg.contains("global loads per thread"), "{msg}");
+        }
+        fails(&ex, "load", "faster-than-global-reads", Run::StandIn, file);
+    }
 }

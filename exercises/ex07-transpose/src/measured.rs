@@ -56,6 +56,21 @@ pub fn measure_ptx(ptx: &str, kernel: &str, w: usize, h: usize, rng: &mut impl R
     })
 }
 
+/// Shapes with partial tiles on both sides, for [`every_thread_at_barrier`]:
+/// some threads of the edge blocks have no element to read or write.
+pub const EDGE_SHAPES: [(usize, usize); 2] = [(48, 80), (80, 48)];
+
+/// Every thread of a block reaches the `__syncthreads()` between filling the
+/// tile and reading it: the kernel runs once on a matrix with partial tiles
+/// (drawn from [`EDGE_SHAPES`]), where a kernel whose threads outside the
+/// matrix return before the barrier is caught, its `return` and barrier named.
+pub fn every_thread_at_barrier(ctx: &Ctx, kernel: &str) -> Result<()> {
+    let mut rng = ctx.rng_for("barrier shape");
+    let (w, h) = EDGE_SHAPES[rng.random_range(0..EDGE_SHAPES.len())];
+    let m = measure_ptx(&ctx.build.ptx, kernel, w, h, &mut rng)?;
+    kit::measure::require_every_thread_at_barriers(&m)
+}
+
 /// Figures for a report line.
 pub fn figures(m: &Measurement) -> String {
     format!(
@@ -120,7 +135,10 @@ pub fn conflict_free(m: &Measurement) -> Result<String> {
 /// The structure check `coalesced-reads-and-writes`: global memory read and written in rows.
 /// When it fails and the PTX shows no shared memory at all, say that first.
 pub fn coalesced_reads_and_writes(ctx: &Ctx, kernel: &str) -> Result<String> {
-    let result = measure(ctx, kernel).and_then(|m| coalesced(&m));
+    let result = measure(ctx, kernel).and_then(|m| coalesced(&m)).and_then(|line| {
+        every_thread_at_barrier(ctx, kernel)?;
+        Ok(line)
+    });
     if let (Err(e), false) = (&result, ctx.kernel_ptx(kernel)?.uses_shared()) {
         bail!(
             "{kernel} does not use shared memory. Stage the block's {TILE_DIM} x {TILE_DIM} tile in a `__shared__` \
@@ -242,6 +260,31 @@ mod tests {
             assert!(msg.contains("stores: 32.0 sectors per request (ideal 4)"), "{msg}");
         }
         fails(&ex, "coalesced", "faster-than-naive", Run::StandIn, &cheat);
+    }
+
+    /// Threads outside the matrix that return before the barrier (their loads done, so the
+    /// numbers are right) fail `shared-tile`, naming the return and the barrier; a kernel that
+    /// tells the simulator by `%nsmid` takes its GPU path there, since the simulator shows 132 SMs.
+    #[test]
+    fn every_thread_reaches_the_barrier_and_the_simulator_looks_like_a_gpu() {
+        let ex = ex();
+        let early = "grader/tests/variants/ex07-coalesced-returns-before-barrier/exercises/ex07-transpose/kernels/\
+                     transpose_coalesced.cu";
+        if let Some(msg) = fails(&ex, "coalesced", "shared-tile", Run::Check, early) {
+            for says in
+                ["return at line", "before the __syncthreads() at line", "every thread of the block must reach it"]
+            {
+                assert!(msg.contains(says), "{says:?} in {msg}");
+            }
+            assert!(msg.contains("transpose_coalesced.cu:2"), "the source lines: {msg}");
+        }
+        passes(&ex, "coalesced", "faster-than-naive", Run::StandIn, early);
+        let told = "grader/tests/cheats/ex07-coalesced-naive-unless-simulated/exercises/ex07-transpose/kernels/\
+                    transpose_coalesced.cu";
+        if let Some(msg) = fails(&ex, "coalesced", "shared-tile", Run::Check, told) {
+            assert!(msg.contains("stores: 32.0 sectors per request (ideal 4)"), "{msg}");
+        }
+        fails(&ex, "coalesced", "faster-than-naive", Run::StandIn, told);
     }
 
     #[test]

@@ -513,6 +513,19 @@ mod tests {
         }
     }
 
+    /// The cheat case ex12-constant-broadcast-only-on-the-simulator: broadcasts only where
+    /// `%nsmid` is 1 and `%smid` 0, which the simulator no longer shows: it fails everywhere.
+    #[test]
+    fn a_kernel_that_broadcasts_only_on_a_one_sm_device_fails() {
+        let file = "grader/tests/cheats/ex12-constant-broadcast-only-on-the-simulator/exercises/ex12-convolution/\
+                    kernels/conv2d_constant.cu";
+        let ex = crate::exercise();
+        if let Some(msg) = fails(&ex, "constant", "mask-in-constant", Run::Check, file) {
+            assert!(msg.contains("constant-cache passes per output"), "{msg}");
+        }
+        fails(&ex, "constant", "faster-than-global-mask", Run::StandIn, file);
+    }
+
     #[test]
     fn the_staged_halo_is_measured() {
         let ex = crate::exercise();

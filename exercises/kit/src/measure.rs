@@ -36,6 +36,9 @@ pub struct Measurement {
     pub launches: u64,
     /// Totals and per-instruction rows, merged over the launches.
     pub stats: Stats,
+    /// The first of its launches' barriers released while threads of the
+    /// block had exited without reaching it ([`require_every_thread_at_barriers`]).
+    pub barrier_after_exit: Option<ptx_sim::BarrierAfterExit>,
 }
 
 impl Ctx<'_> {
@@ -159,7 +162,10 @@ pub fn measure_ptx_each(ptx: &str, kernels: &[&str], run: impl Fn(&Module) -> Re
     run(&module)
         .with_context(|| format!("running {names} on the simulator to measure its memory accesses"))
         .map_err(unmeasurable)?;
-    let runs: Vec<Stats> = log.lock().unwrap().drain(..).collect();
+    let mut log = log.lock().unwrap();
+    let runs: Vec<Stats> = log.stats.drain(..).collect();
+    let barriers: Vec<_> = log.barriers_after_exit.drain(..).collect();
+    drop(log);
     let mut measured = Vec::with_capacity(kernels.len());
     for (i, &kernel) in kernels.iter().enumerate() {
         let mut stats = Stats { kernel: kernel.to_string(), ..Stats::default() };
@@ -168,7 +174,8 @@ pub fn measure_ptx_each(ptx: &str, kernels: &[&str], run: impl Fn(&Module) -> Re
             stats.merge(s);
             launches += 1;
         }
-        let mut m = Measurement { kernel: kernel.to_string(), launches, stats };
+        let barrier_after_exit = barriers.iter().find(|b| b.kernel == kernel).cloned();
+        let mut m = Measurement { kernel: kernel.to_string(), launches, stats, barrier_after_exit };
         let mut profile = m.profile();
         // Where the GPU's counters were read for this measurement, they grade what
         // they count; the simulator's figures stay beside them in the record.
@@ -194,6 +201,19 @@ fn unmeasurable(e: anyhow::Error) -> anyhow::Error {
     match why {
         Some(why) => anyhow!(Unmeasurable(why)),
         None => e,
+    }
+}
+
+/// Every thread of a block reaches each `__syncthreads()` the kernel's
+/// measured launches released: a thread that returns before a barrier leaves
+/// it undefined (the PTX ISA; the CUDA guide allows `__syncthreads()` in
+/// conditional code only where the whole block takes the same path). A GPU
+/// releases such a barrier, so correctness cannot show it: the structure
+/// check that asks for the barrier fails, naming the `return` and the barrier.
+pub fn require_every_thread_at_barriers(m: &Measurement) -> Result<()> {
+    match &m.barrier_after_exit {
+        Some(b) => Err(anyhow!(crate::backend::sim::barrier_after_exit_text(b))),
+        None => Ok(()),
     }
 }
 

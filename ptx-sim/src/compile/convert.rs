@@ -17,14 +17,9 @@ impl KCtx<'_> {
             return Ok(Op::PLogic { op: BoolOp::And, d, a, na, b: self.pred_true, nb: false });
         }
         if let Operand::Name(n) = &ops[1] {
-            // Timers count the launch's warp instructions: deterministic and increasing.
-            let shift = match n.as_str() {
-                "%clock" | "%clock64" | "%globaltimer" | "%globaltimer_lo" => Some(0),
-                "%clock_hi" | "%globaltimer_hi" => Some(32),
-                _ => None,
-            };
-            if let Some(shift) = shift {
-                return Ok(Op::Clock { d: self.dst(fs, &ops[0])?, shift });
+            // Timers advance with the block's warp instructions, as a GPU's (`crate::device`).
+            if let Some(timer) = crate::device::Timer::of(n) {
+                return Ok(Op::Clock { d: self.dst(fs, &ops[0])?, timer });
             }
         }
         match (&ops[0], &ops[1]) {

@@ -63,6 +63,8 @@ pub(crate) struct Outcome {
     pub thread_instructions: u64,
     pub printf: PrintfOutput,
     pub uninitialised_read: Option<SimError>,
+    pub barrier_after_exit: Option<crate::device::BarrierAfterExit>,
+    pub time: crate::device::LaunchTime,
 }
 
 pub(crate) struct Exec<'a> {
@@ -111,6 +113,11 @@ pub(crate) struct Exec<'a> {
     stacks: Vec<Vec<calls::Frame>>,
     /// What those frames hold, in bytes (`calls::MAX_STACK_BYTES`).
     stack_bytes: usize,
+    /// The launch's clocks and SM placement, as the kernel reads them (`crate::device`).
+    pub(crate) time: crate::device::LaunchTime,
+    /// The block's first exit: its pc and thread (`crate::device::BarrierAfterExit`).
+    first_exit: Option<(u32, u32)>,
+    barrier_after_exit: Option<crate::device::BarrierAfterExit>,
 }
 
 impl<'a> Exec<'a> {
@@ -170,6 +177,9 @@ impl<'a> Exec<'a> {
             deferred: Vec::new(),
             stacks: (0..nthreads).map(|_| Vec::new()).collect(),
             stack_bytes: 0,
+            time: crate::device::DeviceTime::now(&cfg.gpu).launch(&cfg.gpu),
+            first_exit: None,
+            barrier_after_exit: None,
         }
     }
 
@@ -202,8 +212,9 @@ impl<'a> Exec<'a> {
             Special::LaneId => lane as u64,
             Special::WarpId => (t / 32) as u64,
             Special::NWarpId => 64,
-            Special::SmId | Special::GridId => 0,
-            Special::NSmId => 1,
+            Special::SmId => self.time.sm as u64,
+            Special::GridId => self.time.grid_id,
+            Special::NSmId => self.time.gpu.multiprocessors as u64,
             Special::LaneMaskEq => lanebit,
             Special::LaneMaskLt => lanebit - 1,
             Special::LaneMaskLe => (lanebit << 1).wrapping_sub(1) & 0xffff_ffff,
@@ -225,7 +236,7 @@ impl<'a> Exec<'a> {
         for w in 0..self.nwarps {
             let rb = w * self.nslots * LANES;
             for &(slot, s) in &k.specials {
-                if only_block && !matches!(s, Special::Ctaid(_)) {
+                if only_block && !matches!(s, Special::Ctaid(_) | Special::SmId) {
                     continue;
                 }
                 for lane in 0..32u32 {
@@ -257,7 +268,10 @@ impl<'a> Exec<'a> {
                     if let Some(g) = &mut self.grace {
                         g.new_block(bx.wrapping_add(gx.wrapping_mul(by.wrapping_add(gy.wrapping_mul(bz)))));
                     }
+                    let linear = bx as u64 + gx as u64 * (by as u64 + gy as u64 * bz as u64);
+                    self.time.start_block(linear, self.nwarps);
                     self.run_block()?;
+                    self.time.end_block();
                     if let Some(st) = &mut self.stats {
                         st.end_block();
                     }
@@ -330,6 +344,8 @@ impl<'a> Exec<'a> {
             thread_instructions: self.thread_instr,
             printf: std::mem::take(&mut self.printf),
             uninitialised_read: self.uninit_found.take(),
+            barrier_after_exit: self.barrier_after_exit.take(),
+            time: self.time.clone(),
         })
     }
 
@@ -359,13 +375,16 @@ impl<'a> Exec<'a> {
         self.deferred.clear();
         self.stacks.iter_mut().for_each(Vec::clear);
         self.stack_bytes = 0;
+        self.first_exit = None;
         // Rounds in a row in which warps waited on mbarriers and none changed.
         let mut idle_rounds = 0u32;
         loop {
             let events = self.mbars.events;
             for w in 0..self.nwarps {
                 if !self.warps[w].groups.is_empty() {
+                    self.time.enter(self.steps);
                     self.run_warp(w)?;
+                    self.time.leave(w, self.steps);
                 }
             }
             if self.warps.iter().any(|ws| !ws.yielded.is_empty()) {
@@ -391,6 +410,25 @@ impl<'a> Exec<'a> {
             }
             self.release_barrier()?;
         }
+    }
+
+    /// The barrier at `pc` releases while threads of the block have exited.
+    fn note_barrier_after_exit(&mut self, pc: u32) {
+        let Some((exit_pc, t)) = self.first_exit else { return };
+        let k = self.k;
+        let exit_pc = crate::device::return_site(&k.code, exit_pc, pc);
+        let exited = self.warps.iter().map(|ws| (ws.exited & ws.valid).count_ones()).sum();
+        self.barrier_after_exit = Some(crate::device::BarrierAfterExit {
+            kernel: k.name.clone(),
+            barrier_ptx_line: k.ptx_line(pc as usize),
+            barrier_source: k.source_of(pc as usize),
+            exit_ptx_line: k.ptx_line(exit_pc as usize),
+            exit_source: k.source_of(exit_pc as usize),
+            thread: self.thread_coords(t),
+            block: self.block_idx,
+            exited,
+            threads: self.nthreads,
+        });
     }
 
     fn divergence_error(&self, pc: u32, detail: String) -> SimError {
@@ -429,6 +467,9 @@ impl<'a> Exec<'a> {
             }
         }
         let pc = pc0.expect("a barrier is pending");
+        if self.first_exit.is_some() && self.barrier_after_exit.is_none() {
+            self.note_barrier_after_exit(pc);
+        }
         if let Op::BarRed { mode, d, dp, .. } = k.code[pc as usize].op {
             let (mut count, mut all, mut any) = (0u64, true, false);
             for ws in &self.warps {
@@ -470,6 +511,7 @@ impl<'a> Exec<'a> {
         if let Some(r) = &mut self.race {
             r.barrier();
         }
+        self.time.barrier();
         Ok(())
     }
 
@@ -740,6 +782,9 @@ impl<'a> Exec<'a> {
                         pc += 1;
                     }
                     Op::Exit => {
+                        if self.first_exit.is_none() && emask != 0 {
+                            self.first_exit = Some((pc, w as u32 * 32 + emask.trailing_zeros()));
+                        }
                         self.warps[w].exited |= emask;
                         mask &= !emask;
                         if mask == 0 {

@@ -534,8 +534,8 @@ impl Exec<'_> {
                     }
                 });
             }
-            Op::Clock { d, shift } => {
-                let t = self.steps >> shift;
+            Op::Clock { d, timer } => {
+                let t = self.time.read(timer, w, self.steps);
                 let d = d as usize;
                 lanes(m, |l| r[d + l] = t);
             }

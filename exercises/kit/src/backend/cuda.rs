@@ -91,6 +91,8 @@ impl CudaBackend {
         let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
             .map_err(|e| BackendError::NoDevice(describe(e)))?;
         let info = device_info(dev)?;
+        // The simulator's replays (structure checks, the sanitizer pass) show kernels this GPU.
+        super::sim::show_gpu(&info);
         Ok(Self { ctx, stream, info, state: Mutex::new(State::default()) })
     }
 

@@ -3,10 +3,11 @@
 //! are skipped), but it sees what a GPU hides: it fails a kernel whose threads
 //! race on shared memory, and it profiles every launch's memory accesses.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ptx_sim::{ParamValue, SimConfig, SimError, Simulator, Stats};
+use ptx_sim::{BarrierAfterExit, ParamValue, ShownGpu, SimConfig, SimError, Simulator, Stats};
 
 use super::shape::{self, Shape2d};
 use super::{Arg, BResult, Backend, BackendError, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
@@ -28,17 +29,51 @@ pub struct SimBackend {
     recorded: Option<StatsLog>,
     /// Buffers that hold rows ([`Backend::set_shape`]): where each starts, and its shape.
     shapes: Mutex<Vec<(DevPtr, Shape2d)>>,
+    /// Barriers released after threads of their block exited, the first of each kernel.
+    barriers: BarrierLog,
 }
+
+/// Barriers that launches released after some threads of the block had
+/// exited ([`SimBackend::barriers_after_exit`]).
+pub type BarrierLog = Arc<Mutex<Vec<BarrierAfterExit>>>;
 
 /// The name the simulator reports ([`DeviceInfo::backend`]).
 pub const NAME: &str = "sim";
 
 /// Where a recording simulator leaves the statistics of its launches.
-pub type StatsLog = Arc<Mutex<Vec<Stats>>>;
+pub type StatsLog = Arc<Mutex<Recorded>>;
+
+/// What a recording simulator kept of its launches.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// Every launch's statistics.
+    pub stats: Vec<Stats>,
+    /// Barriers released while threads of their block had exited, one per
+    /// launch that had one ([`ptx_sim::LaunchReport::barrier_after_exit`]).
+    pub barriers_after_exit: Vec<BarrierAfterExit>,
+}
+
+/// The SM count every simulator of this process shows kernels (`%nsmid`):
+/// the grading GPU's once a CUDA backend opened ([`show_gpu`]), else the
+/// calibrated models' (H100 and H200: [`ptx_sim::DEFAULT_GPU`]).
+static SHOWN_MULTIPROCESSORS: AtomicU32 = AtomicU32::new(ptx_sim::DEFAULT_GPU.multiprocessors);
+
+/// Makes the simulators made from now on show kernels `gpu`'s SM count, so
+/// that a kernel replayed for its structure sees the GPU that times it.
+pub fn show_gpu(gpu: &DeviceInfo) {
+    if gpu.multiprocessors > 0 {
+        SHOWN_MULTIPROCESSORS.store(gpu.multiprocessors, Ordering::Relaxed);
+    }
+}
+
+/// The GPU a simulator made now shows its kernels.
+pub fn shown_gpu() -> ShownGpu {
+    ShownGpu { multiprocessors: SHOWN_MULTIPROCESSORS.load(Ordering::Relaxed), ..ptx_sim::DEFAULT_GPU }
+}
 
 impl SimBackend {
     pub fn new() -> Self {
-        let cfg = SimConfig { max_steps_per_launch: MAX_STEPS_PER_LAUNCH, ..SimConfig::default() };
+        let cfg = SimConfig { max_steps_per_launch: MAX_STEPS_PER_LAUNCH, gpu: shown_gpu(), ..SimConfig::default() };
         let info = DeviceInfo {
             backend: NAME.into(),
             name: "ptx-sim (PTX interpreter on the CPU)".into(),
@@ -58,6 +93,7 @@ impl SimBackend {
             echo_printf: true,
             recorded: None,
             shapes: Mutex::default(),
+            barriers: BarrierLog::default(),
         }
     }
 
@@ -87,9 +123,21 @@ impl SimBackend {
     pub fn recording(max_steps: u64) -> (Self, StatsLog) {
         let log = StatsLog::default();
         let mut backend = Self { recorded: Some(log.clone()), echo_printf: false, ..Self::new() };
-        let cfg = SimConfig { max_steps_per_launch: max_steps, capture_printf: false, ..SimConfig::default() };
+        let cfg = SimConfig {
+            max_steps_per_launch: max_steps,
+            capture_printf: false,
+            gpu: shown_gpu(),
+            ..SimConfig::default()
+        };
         backend.sim = Mutex::new(Simulator::new(cfg));
         (backend, log)
+    }
+
+    /// Where this simulator's launches leave their barriers released after
+    /// threads of the block exited (the first of each kernel): the sanitizer
+    /// pass reads it after replaying a case.
+    pub fn barriers_after_exit(&self) -> BarrierLog {
+        self.barriers.clone()
     }
 
     fn sim(&self) -> std::sync::MutexGuard<'_, Simulator> {
@@ -371,6 +419,35 @@ fn shared_race_text(kernel: &str, r: &ptx_sim::Race, pairs: usize) -> String {
     )
 }
 
+/// What a barrier that some threads of the block exited before says, in the
+/// READMEs' words: the `return` and the `__syncthreads()` it skipped, by line.
+pub fn barrier_after_exit_text(b: &BarrierAfterExit) -> String {
+    let line = |source: &Option<String>, ptx: usize| match source {
+        Some(s) => {
+            let s = relative_source(s);
+            match s.rsplit_once(':') {
+                Some((_, l)) => format!("line {l} ({s}, PTX line {ptx})"),
+                None => format!("{s} (PTX line {ptx})"),
+            }
+        }
+        None => format!("PTX line {ptx}"),
+    };
+    format!(
+        "{}: threads of block {:?} ({} of its {}, the first thread {:?}) return at {} before the __syncthreads() at \
+         {}; every thread of the block must reach it. The PTX ISA leaves a barrier that some threads skip undefined \
+         (a GPU happens to release it, so the numbers come out right). Let the threads with nothing left to do \
+         reach the barrier and skip only the work after it (`if (inside) {{ ... }}` around that work) instead of \
+         returning before it",
+        b.kernel,
+        b.block,
+        b.exited,
+        b.threads,
+        b.thread,
+        line(&b.exit_source, b.exit_ptx_line),
+        line(&b.barrier_source, b.barrier_ptx_line)
+    )
+}
+
 /// What a race between blocks says: the two lines, the two blocks, the
 /// buffer, and what to use instead.
 fn global_race_text(kernel: &str, r: &ptx_sim::GlobalRace, pairs: usize) -> String {
@@ -503,9 +580,17 @@ impl Backend for SimBackend {
                 println!("[printf: {} more bytes dropped]", report.printf.dropped_bytes);
             }
         }
+        if let Some(b) = &report.barrier_after_exit {
+            let mut seen = self.barriers.lock().unwrap();
+            if !seen.iter().any(|x| x.kernel == b.kernel) {
+                seen.push(b.clone());
+            }
+        }
         let s = &report.stats;
         if let Some(log) = &self.recorded {
-            log.lock().unwrap().push(s.clone());
+            let mut log = log.lock().unwrap();
+            log.stats.push(s.clone());
+            log.barriers_after_exit.extend(report.barrier_after_exit.clone());
         }
         self.profiles.lock().unwrap().push(MemoryProfile {
             kernel: kernel.to_string(),

@@ -1,0 +1,199 @@
+//! What a kernel reads of its device looks like a GPU's (`src/device.rs`), so
+//! that no kernel can tell the simulator from the GPU that times it; and a
+//! barrier released after some threads of the block exited is reported.
+//! Hand-written PTX, no NVRTC needed.
+
+use ptx_sim::{ParamValue, ShownGpu, SimConfig, Simulator, DEFAULT_GPU};
+
+/// Each thread writes 12 words at `out + 48 * (global thread id)`: %nsmid,
+/// %smid, %warpid, %nwarpid, %laneid, %gridid (low word), %clock64 before
+/// and after a loop of 100 iterations (low, high words each), %globaltimer
+/// (low, high), %clock.
+const SPECIALS: &str = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<32>;
+    .reg .b64 %rd<16>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r4, %r2, %r3, %r1;
+    mul.wide.u32 %rd2, %r4, 48;
+    add.s64 %rd3, %rd1, %rd2;
+    mov.u32 %r5, %nsmid;
+    mov.u32 %r6, %smid;
+    mov.u32 %r7, %warpid;
+    mov.u32 %r8, %nwarpid;
+    mov.u32 %r9, %laneid;
+    mov.u64 %rd4, %gridid;
+    cvt.u32.u64 %r10, %rd4;
+    mov.u64 %rd5, %clock64;
+    mov.u32 %r11, 0;
+$Lloop:
+    add.u32 %r11, %r11, 1;
+    setp.lt.u32 %p1, %r11, 100;
+    @%p1 bra $Lloop;
+    mov.u64 %rd6, %clock64;
+    mov.u64 %rd7, %globaltimer;
+    mov.u32 %r12, %clock;
+    st.global.v4.u32 [%rd3], {%r5, %r6, %r7, %r8};
+    st.global.v2.u32 [%rd3+16], {%r9, %r10};
+    st.global.u64 [%rd3+24], %rd5;
+    st.global.u64 [%rd3+32], %rd6;
+    st.global.u64 [%rd3+40], %rd7;
+    ret;
+}
+"#;
+
+struct Thread {
+    nsmid: u32,
+    smid: u32,
+    warpid: u32,
+    nwarpid: u32,
+    laneid: u32,
+    gridid: u32,
+    clock_before: u64,
+    clock_after: u64,
+    globaltimer: u64,
+}
+
+fn launch(sim: &mut Simulator, m: ptx_sim::ModuleId, blocks: u32, threads: u32) -> Vec<Thread> {
+    let n = (blocks * threads) as usize;
+    let out = sim.alloc(n * 48).unwrap();
+    sim.launch(m, "k", (blocks, 1, 1), (threads, 1, 1), 0, &[ParamValue::U64(out)]).unwrap();
+    let mut b = vec![0u8; n * 48];
+    sim.read(out, &mut b).unwrap();
+    let w = |t: usize, i: usize| u32::from_le_bytes(b[t * 48 + i * 4..][..4].try_into().unwrap());
+    let d = |t: usize, i: usize| w(t, i) as u64 | (w(t, i + 1) as u64) << 32;
+    (0..n)
+        .map(|t| Thread {
+            nsmid: w(t, 0),
+            smid: w(t, 1),
+            warpid: w(t, 2),
+            nwarpid: w(t, 3),
+            laneid: w(t, 4),
+            gridid: w(t, 5),
+            clock_before: d(t, 6),
+            clock_after: d(t, 8),
+            globaltimer: d(t, 10),
+        })
+        .collect()
+}
+
+#[test]
+fn a_kernel_sees_a_gpu_of_many_sms_with_its_blocks_spread_over_them() {
+    let mut sim = Simulator::new(SimConfig::default());
+    let m = sim.load_module(SPECIALS).unwrap();
+    let (blocks, threads) = (2 * 132 + 5, 64);
+    let t = launch(&mut sim, m, blocks, threads);
+    for (i, th) in t.iter().enumerate() {
+        let tid = (i % threads as usize) as u32;
+        assert_eq!(th.nsmid, DEFAULT_GPU.multiprocessors, "an H100's or H200's SMs, not 1");
+        assert!(th.smid < th.nsmid);
+        assert_eq!((th.warpid, th.laneid, th.nwarpid), (tid / 32, tid % 32, 64), "thread {i}");
+    }
+    // the blocks of a wave are on distinct SMs, and not all on SM 0
+    let sm_of = |b: usize| t[b * threads as usize].smid;
+    for wave in 0..2 {
+        let mut sms: Vec<u32> = (wave * 132..(wave + 1) * 132).map(sm_of).collect();
+        sms.sort();
+        sms.dedup();
+        assert_eq!(sms.len(), 132, "wave {wave}");
+    }
+    // every thread of a block on the same SM
+    assert!(t.chunks(threads as usize).all(|b| b.iter().all(|th| th.smid == b[0].smid)));
+}
+
+#[test]
+fn clocks_count_cycles_and_nanoseconds_and_advance_with_the_work() {
+    let mut sim = Simulator::new(SimConfig::default());
+    let m = sim.load_module(SPECIALS).unwrap();
+    let first = launch(&mut sim, m, 3, 64);
+    for th in &first {
+        assert!(th.clock_before > 1 << 32, "a device that has been up for a while: {}", th.clock_before);
+        // 100 iterations of 3 instructions: hundreds of cycles, not 0 and not 1 a loop
+        let spent = th.clock_after - th.clock_before;
+        assert!((300..10_000).contains(&spent), "the loop took {spent} cycles");
+        assert!(th.globaltimer > 1_600_000_000_000_000_000, "nanoseconds since 1970: {}", th.globaltimer);
+        assert_eq!(th.globaltimer % 32, 0, "in the timer's steps");
+    }
+    // the warps of a block, and the blocks of one wave, run side by side: they start at the same time
+    assert_eq!(first[0].clock_before, first[32].clock_before, "warps 0 and 1");
+    assert_eq!(first[0].clock_before, first[64].clock_before, "blocks 0 and 1");
+    let second = launch(&mut sim, m, 3, 64);
+    assert_eq!(second[0].gridid, first[0].gridid + 1, "%gridid counts launches");
+    assert!(second[0].clock_before > first[0].clock_after, "a later launch starts later");
+    assert!(second[0].globaltimer > first[0].globaltimer);
+    assert_ne!(first[0].gridid, 0);
+}
+
+#[test]
+fn the_shown_sm_count_is_the_configurations() {
+    let cfg = SimConfig { gpu: ShownGpu { multiprocessors: 78, ..DEFAULT_GPU }, ..SimConfig::default() };
+    let mut sim = Simulator::new(cfg);
+    let m = sim.load_module(SPECIALS).unwrap();
+    let t = launch(&mut sim, m, 100, 32);
+    assert!(t.iter().all(|th| th.nsmid == 78 && th.smid < 78));
+    let mut sms: Vec<u32> = t.chunks(32).take(78).map(|b| b[0].smid).collect();
+    sms.sort();
+    sms.dedup();
+    assert_eq!(sms.len(), 78);
+}
+
+#[test]
+fn device_pointers_look_like_cuda_mallocs() {
+    let mut sim = Simulator::new(SimConfig::default());
+    let a = sim.alloc(1024).unwrap();
+    assert!(a >> 40 == 0x7f, "{a:#x}: a 64-bit Linux process's device addresses start 0x7f..");
+    assert_eq!(a % 256, 0);
+}
+
+/// Threads `%tid.x >= 40` return before the barrier (or, with `after`, after it).
+fn returns_around_barrier(after: bool) -> String {
+    let (before, later) = if after { ("", "@%p1 ret;\n") } else { ("@%p1 ret;\n", "") };
+    format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n\
+         .visible .entry k(.param .u64 out)\n{{\n.reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n\
+         .shared .align 4 .b8 buf[256];\n\
+         ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmov.u32 %r2, buf;\nshl.b32 %r3, %r1, 2;\n\
+         add.u32 %r4, %r2, %r3;\nst.shared.u32 [%r4], %r1;\nsetp.ge.u32 %p1, %r1, 40;\n{before}\
+         bar.sync 0;\n{later}xor.b32 %r5, %r3, 4;\nadd.u32 %r6, %r2, %r5;\nld.shared.u32 %r7, [%r6];\n\
+         mul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r7;\nret;\n}}\n"
+    )
+}
+
+#[test]
+fn a_barrier_some_threads_exited_before_is_reported_with_both_lines() {
+    let mut sim = Simulator::new(SimConfig::default());
+    let m = sim.load_module(&returns_around_barrier(false)).unwrap();
+    let out = sim.alloc(64 * 4).unwrap();
+    let rep = sim.launch(m, "k", (2, 1, 1), (64, 1, 1), 0, &[ParamValue::U64(out)]).unwrap();
+    let b = rep.barrier_after_exit.expect("the barrier after 24 threads returned");
+    assert_eq!((b.exited, b.threads, b.thread, b.block), (24, 64, (40, 0, 0), (0, 0, 0)), "{b:?}");
+    let text = returns_around_barrier(false);
+    let line = |needle: &str| text.lines().position(|l| l.starts_with(needle)).unwrap() + 1;
+    assert_eq!(b.exit_ptx_line, line("@%p1 ret;"));
+    assert_eq!(b.barrier_ptx_line, line("bar.sync 0;"));
+    // the numbers are right all the same: the simulator, like a GPU, releases the barrier
+    let mut got = vec![0u8; 40 * 4];
+    sim.read(out, &mut got).unwrap();
+    assert!(got.chunks(4).enumerate().all(|(t, w)| u32::from_le_bytes(w.try_into().unwrap()) == (t as u32 ^ 1)));
+    assert!(rep.races.is_empty());
+}
+
+#[test]
+fn threads_that_leave_after_the_last_barrier_are_no_finding() {
+    let mut sim = Simulator::new(SimConfig::default());
+    let m = sim.load_module(&returns_around_barrier(true)).unwrap();
+    let out = sim.alloc(64 * 4).unwrap();
+    let rep = sim.launch(m, "k", (2, 1, 1), (64, 1, 1), 0, &[ParamValue::U64(out)]).unwrap();
+    assert_eq!(rep.barrier_after_exit, None);
+    // nor the lanes a partial last warp does not have
+    let rep = sim.launch(m, "k", (1, 1, 1), (40, 1, 1), 0, &[ParamValue::U64(out)]).unwrap();
+    assert_eq!(rep.barrier_after_exit, None);
+}
