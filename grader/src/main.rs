@@ -323,7 +323,6 @@ enum Command {
         lms: LmsArgs,
     },
     /// Generate a class of submissions (reference, stubs, broken variants) for tests and throughput runs.
-    #[command(hide = true)]
     MakeClass {
         dir: PathBuf,
         #[arg(long, default_value_t = 50)]
@@ -591,7 +590,7 @@ fn real_main() -> Result<ExitCode> {
             exercises.iter().map(|e| e.id).collect::<Vec<_>>().join("-")
         };
         let suffix = if sources == "exercises" { String::new() } else { format!("-{}", sources.replace('/', "-")) };
-        root.join("target").join("grades").join(format!("{selection}{suffix}.json"))
+        grader::batch::intake::outputs_root(&root).join("target").join("grades").join(format!("{selection}{suffix}.json"))
     });
     kit::backend::traced::phase("scored");
     report.write(&json)?;
@@ -601,7 +600,7 @@ fn real_main() -> Result<ExitCode> {
     }
     kit::backend::traced::phase("reports written");
     println!("  seed {seed}: `--seed {seed}` reruns with the same inputs");
-    let results = cli.results.unwrap_or_else(|| root.join("target").join("grades").join(cli.format.default_file()));
+    let results = cli.results.unwrap_or_else(|| grader::batch::intake::outputs_root(&root).join("target").join("grades").join(cli.format.default_file()));
     let grade = grader::platforms::Grade::of(&report, maximum);
     if let Some(stdout) = stdout {
         use std::io::Write as _;
@@ -862,6 +861,8 @@ fn batch_options(args: BatchArgs, out: PathBuf) -> Result<batch::Options> {
     // Resolved here, from the course's own copy: a child's root is a staged submission.
     let course = default_root().unwrap_or_else(|_| PathBuf::from("."));
     let policy = policy::resolve(&course, args.grading.perf_without_gpu, Audience::Gradescope)?;
+    // Its workers and children get the policy as a flag: this says where it really came from.
+    std::env::set_var(policy::SET_BY_ENV, &policy.set_by);
     let sanitize = args.grading.sanitize.to_possible_value().expect("named").get_name().to_string();
     let mut grading_flags =
         vec!["--sanitize".into(), sanitize, "--perf-without-gpu".into(), policy.perf_without_gpu.name().into()];
@@ -1163,15 +1164,9 @@ fn write_html(report: &GradeReport, root: &std::path::Path, path: &std::path::Pa
 /// The current folder when it holds the exercises (a student's checkout, or the
 /// device machine's copy of the repository), else the workspace this was built in.
 fn default_root() -> Result<PathBuf> {
-    let cwd = std::env::current_dir().context("reading the current folder")?;
-    if cwd.join("exercises").is_dir() {
-        return Ok(cwd);
-    }
-    let built_in = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    if built_in.join("exercises").is_dir() {
-        return Ok(built_in.canonicalize()?);
-    }
-    anyhow::bail!("cannot find the exercises: run from the repository's folder, or pass --root")
+    // Says so when it falls back to the checkout this grader was built in.
+    grader::class_report::course_root()
+        .context("cannot find the exercises: run from the repository's folder, or pass --root")
 }
 
 fn list() -> String {
