@@ -110,9 +110,11 @@ pub fn readme_paragraph(credit: Credit) -> String {
             format!("{:.0} % of the check's points", 100.0 * scaled_credit(EXAMPLE_SHARE, 1.0, 1.0 / 1.2, 0.0))
         }
     };
-    let how = |c: Credit| match c {
+    let how = |c: Credit| {
+        match c {
         Credit::Threshold => "all or nothing at the check's bar, about 0.7 of the reference's speed on the GPU that grades it",
         Credit::Scaled => "in quarter steps of your kernel's share of the reference's speed on the GPU that grades it, every point from 1/1.2 of it",
+    }
     };
     format!(
         "**Credit for speed.** This course gives a timed check its points by `{}` (`[performance] credit` in\n\
@@ -204,7 +206,11 @@ mod tests {
                 missing.push(path.display().to_string());
             }
         }
-        assert!(missing.is_empty(), "these READMEs lack the paragraph (or it is stale):\n{}\n\n{paragraph}", missing.join("\n"));
+        assert!(
+            missing.is_empty(),
+            "these READMEs lack the paragraph (or it is stale):\n{}\n\n{paragraph}",
+            missing.join("\n")
+        );
         let template = include_str!("author/template/README.md.tmpl");
         assert!(template.contains(&readme_paragraph(Credit::Threshold)), "the new-exercise template has it too");
     }

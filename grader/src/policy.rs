@@ -210,7 +210,11 @@ pub fn header(policy: &Policy, ran: bool, times: bool, credit: crate::credit::Cr
         };
         format!("{what} (--perf-without-gpu {}, set by {})", policy.perf_without_gpu.name(), policy.set_by)
     };
-    format!("performance: {how}\n{}{}", crate::credit::Credit::describe(credit), if times { "" } else { " (where a GPU times the kernels)" })
+    format!(
+        "performance: {how}\n{}{}",
+        crate::credit::Credit::describe(credit),
+        if times { "" } else { " (where a GPU times the kernels)" }
+    )
 }
 
 /// The gradebook's note on points this grade left out, and the policy that did.
@@ -343,7 +347,8 @@ mod tests {
             policy.exclude_if_ignored(&mut tests[3], "needs real timing");
             assert!(tests[1].not_graded.is_some(), "{p:?}: a case too big to simulate is not graded here");
             crate::score::score_part(10.0, &mut tests);
-            let (score, max): (f64, f64) = (tests.iter().map(|t| t.score).sum(), tests.iter().map(|t| t.max_score).sum());
+            let (score, max): (f64, f64) =
+                (tests.iter().map(|t| t.score).sum(), tests.iter().map(|t| t.max_score).sum());
             let perf_points = 2.5;
             match p {
                 // Exactly the performance points are lost, nothing else.
@@ -357,7 +362,11 @@ mod tests {
     #[test]
     fn the_header_says_how_performance_is_graded_here_and_which_credit() {
         use crate::credit::Credit;
-        let p = |perf| Policy { perf_without_gpu: perf, set_by: "cuda-lab.toml [perf-without-gpu] own-runs".into(), applied: true };
+        let p = |perf| Policy {
+            perf_without_gpu: perf,
+            set_by: "cuda-lab.toml [perf-without-gpu] own-runs".into(),
+            applied: true,
+        };
         let sim = header(&p(PerfWithoutGpu::Simulate), true, false, Credit::Scaled);
         assert!(sim.starts_with("performance: graded by stand-ins here") && !sim.contains("skipped"), "{sim}");
         assert!(sim.contains("set by cuda-lab.toml") && sim.contains("credit `scaled`"), "{sim}");

@@ -328,7 +328,9 @@ fn the_reference_graded_as_a_student_matches_the_reference_on_every_figure() {
     let mut compared = 0;
     for t in student.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests) {
         for p in &t.profile {
-            let r = reference.kernel(&t.name, &p.kernel).unwrap_or_else(|| panic!("no reference for {} {}", t.name, p.kernel));
+            let r = reference
+                .kernel(&t.name, &p.kernel)
+                .unwrap_or_else(|| panic!("no reference for {} {}", t.name, p.kernel));
             let mine = kit::profile::MemoryProfile { warp_sample: None, ..p.clone() };
             assert_eq!(&mine, r, "{}: {}", t.name, p.kernel);
             compared += 1;

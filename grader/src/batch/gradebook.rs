@@ -162,7 +162,8 @@ impl Gradebook {
 /// in the gradebook, every LMS file and the class report rather than missing
 /// from all of them. Returns their names; rows added before are kept once.
 pub fn add_absent(book: &mut Gradebook, roster: &crate::lms::roster::Roster) -> Vec<String> {
-    let folders: Vec<&str> = book.students.iter().filter(|r| r.status != NO_SUBMISSION).map(|r| r.name.as_str()).collect();
+    let folders: Vec<&str> =
+        book.students.iter().filter(|r| r.status != NO_SUBMISSION).map(|r| r.name.as_str()).collect();
     let absent: Vec<String> = roster.absent(&folders).into_iter().map(|(name, _)| name).collect();
     book.students.retain(|r| r.status != NO_SUBMISSION);
     let total_max = book.total_max();

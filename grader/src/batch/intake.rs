@@ -216,7 +216,8 @@ pub fn stage_course(course: &Course, exercises: &[Exercise], staging: &Path) -> 
         &staging.join(STAGED_MARKER),
         b"A batch's staged submission, exactly as graded: a run with --root here writes into ../../regraded/<key>.\n",
     )?;
-    let mut copies: Vec<String> = exercises.iter().map(|e| format!("exercises/{}/hints.toml", e.folder_name())).collect();
+    let mut copies: Vec<String> =
+        exercises.iter().map(|e| format!("exercises/{}/hints.toml", e.folder_name())).collect();
     if let Ok(dir) = std::fs::read_dir(course.root.join("calibration")) {
         for entry in dir.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -229,7 +230,8 @@ pub fn stage_course(course: &Course, exercises: &[Exercise], staging: &Path) -> 
         let from = course.root.join(&rel);
         if from.is_file() {
             let to = staging.join(&rel);
-            std::fs::create_dir_all(to.parent().expect("a folder")).with_context(|| format!("creating {}", to.display()))?;
+            std::fs::create_dir_all(to.parent().expect("a folder"))
+                .with_context(|| format!("creating {}", to.display()))?;
             std::fs::copy(&from, &to).with_context(|| format!("staging {}", from.display()))?;
         }
     }
@@ -324,7 +326,8 @@ mod tests {
             "cuda-lab.toml",
             "[perf-without-gpu]\nown-runs = \"exclude\"\ngradescope = \"fail\"\n[class-report]\nleaderboard = false\n",
         );
-        let flags: Vec<String> = ["--sanitize", "on", "--perf-without-gpu", "fail", "--credit", "scaled"].map(String::from).into();
+        let flags: Vec<String> =
+            ["--sanitize", "on", "--perf-without-gpu", "fail", "--credit", "scaled"].map(String::from).into();
         let text = staged_settings(&Course::of_flags(course.path(), &flags)).unwrap();
         let staged = tempfile::tempdir().unwrap();
         put(staged.path(), "cuda-lab.toml", &text);

@@ -217,12 +217,22 @@ pub fn run(opts: &Options) -> Result<Summary> {
     }
     let full: Vec<(String, f64)> =
         opts.exercises.iter().map(|e| (e.id.to_string(), e.parts.iter().map(|p| p.points).sum())).collect();
+    let exercises = gradebook::columns(&full, &rows);
+    // Roster students with no submission (`--roster` added them before) stay
+    // until a folder of theirs turns up, whether or not this run has a roster.
+    if let Ok(before) = Gradebook::read(&opts.out.join(gradebook::JSON_NAME)) {
+        for r in before.students.into_iter().filter(|r| r.status == gradebook::NO_SUBMISSION) {
+            if !rows.iter().any(|x: &Row| x.name == r.name) {
+                rows.push(r);
+            }
+        }
+    }
     let book = Gradebook {
         schema: gradebook::SCHEMA.into(),
         grader_version: env!("CARGO_PKG_VERSION").into(),
         seed,
         backend: backend_name(opts.backend),
-        exercises: gradebook::columns(&full, &rows),
+        exercises,
         shard: opts.shard.map(|s| s.to_string()),
         maximum: Some(maximum.name().into()),
         credit,

@@ -62,7 +62,11 @@ pub struct Class {
 
 /// The parts of `students` whose staged file (under `out/staging/<key>/`) is
 /// the course's stub under `root`, byte for byte.
-pub fn unchanged_stubs(out: &Path, root: &Path, students: &[StudentReport]) -> std::collections::BTreeSet<(String, String)> {
+pub fn unchanged_stubs(
+    out: &Path,
+    root: &Path,
+    students: &[StudentReport],
+) -> std::collections::BTreeSet<(String, String)> {
     let mut stubs = std::collections::BTreeSet::new();
     let mut course: std::collections::BTreeMap<String, Option<Vec<u8>>> = Default::default();
     for s in students {

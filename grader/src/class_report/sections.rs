@@ -56,9 +56,9 @@ fn wrong_first(c: &Class) -> String {
             for p in e.parts.iter().filter(|p| !is_stub(c, s, p)) {
                 for t in p.tests.iter().filter(|t| t.status == Status::Fail) {
                     let first = t.message.as_deref().and_then(|m| m.lines().next()).unwrap_or("");
-                    let entry = failed.entry(t.name.as_str()).or_insert_with(|| {
-                        (BTreeSet::new(), BTreeMap::new(), format!("part-{}-{}", e.id, p.name))
-                    });
+                    let entry = failed
+                        .entry(t.name.as_str())
+                        .or_insert_with(|| (BTreeSet::new(), BTreeMap::new(), format!("part-{}-{}", e.id, p.name)));
                     entry.0.insert(s.key.as_str());
                     *entry.1.entry(first).or_default() += 1;
                 }
@@ -73,12 +73,25 @@ fn wrong_first(c: &Class) -> String {
         h += "<p>No check failed, beside unchanged stubs.</p>\n";
     } else {
         h += "<table class=\"failed\" data-wrong-first><tr><th>check</th><th>students</th><th>most common first message</th></tr>\n";
-        for (name, (who, messages, anchor)) in ranked.iter().take(6) {
+        // Checks failed by the same students with the same message (numbers aside: every size of one race) share a row.
+        let mut rows: Vec<(&str, &BTreeSet<&str>, &str, &String, usize)> = Vec::new();
+        for (name, (who, messages, anchor)) in &ranked {
             let message = messages.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map_or("", |(m, _)| *m);
+            match rows.iter_mut().find(|r| r.1 == who && shape_of(r.2) == shape_of(message)) {
+                Some(r) => r.4 += 1,
+                None => rows.push((*name, who, message, anchor, 0)),
+            }
+        }
+        for (name, who, message, anchor, also) in rows.iter().take(6) {
             let message: String = message.chars().take(300).collect();
+            let also = if *also > 0 {
+                format!("<br><small>and {also} more check(s) failed by the same students with the same message</small>")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 h,
-                "<tr data-check=\"{0}\"><td><a href=\"#{1}\"><code>{0}</code></a></td><td class=\"n\">{2}</td><td><pre class=\"msg\">{3}</pre></td></tr>",
+                "<tr data-check=\"{0}\"><td><a href=\"#{1}\"><code>{0}</code></a>{also}</td><td class=\"n\">{2}</td><td><pre class=\"msg\">{3}</pre></td></tr>",
                 esc(name),
                 esc(anchor),
                 who.len(),
@@ -976,14 +989,23 @@ mod tests {
     fn unchanged_stubs_are_counted_for_a_ta_and_left_out_of_what_went_wrong() {
         let mut c = class(true, false);
         let file = c.students[0].grades.exercises[0].parts[0].file.clone();
-        assert!(render(&c).contains("<td><a href=\"#part-ex03-tiled\"><code>ex03::tiled::perf::faster-than-naive</code>"));
+        assert!(
+            render(&c).contains("<td><a href=\"#part-ex03-tiled\"><code>ex03::tiled::perf::faster-than-naive</code>")
+        );
         c.stubs.insert(("ana".into(), file));
         let page = render(&c);
         let wrong = &page[page.find("data-section=\"wrong\"").unwrap()..page.find("data-section=\"scores\"").unwrap()];
         assert!(!wrong.contains("faster-than-naive") && wrong.contains("1 part handed in as the stub"), "{wrong}");
-        assert!(page.contains("What needs a TA&#39;s eye (1 student)") || page.contains("What needs a TA's eye (1 student)"), "{page}");
+        assert!(
+            page.contains("What needs a TA&#39;s eye (1 student)")
+                || page.contains("What needs a TA's eye (1 student)"),
+            "{page}"
+        );
         assert!(page.contains("<td class=\"bad\">unchanged stub</td>"));
-        assert!(page.find("data-section=\"wrong\"").unwrap() < page.find("data-section=\"scores\"").unwrap(), "what went wrong comes first");
+        assert!(
+            page.find("data-section=\"wrong\"").unwrap() < page.find("data-section=\"scores\"").unwrap(),
+            "what went wrong comes first"
+        );
     }
 
     #[test]
@@ -998,7 +1020,10 @@ mod tests {
         let row = &row[..row.find("</tr>").unwrap()];
         assert!(row.contains("<td>2.50</td>"), "{row}");
         assert!(row.ends_with("<td>1</td><td>1</td>"), "bo's 2.50 of 2.50 is full marks: {row}");
-        assert!(page.contains("<tr data-exercise=\"total\"><td>total</td><td>2.50</td>"), "the total is the columns' sum");
+        assert!(
+            page.contains("<tr data-exercise=\"total\"><td>total</td><td>2.50</td>"),
+            "the total is the columns' sum"
+        );
     }
 
     #[test]
@@ -1007,7 +1032,10 @@ mod tests {
         let mut c = class(true, false);
         c.students[0].grades.exercises[0].parts[0].tests[0].verdict = Some("race".into());
         let page = render(&c);
-        assert!(page.contains("race</span> (threads read and write the same memory without a barrier between): 1"), "{page}");
+        assert!(
+            page.contains("race</span> (threads read and write the same memory without a barrier between): 1"),
+            "{page}"
+        );
         assert!(!page.contains(">race 1<"));
     }
 }

@@ -53,7 +53,8 @@ impl BaselineProfiles {
     /// alone, never a reference measured on other inputs.
     pub fn for_run(report: &GradeReport, root: &Path, exe: Option<&Path>) -> Result<Self, String> {
         let shipped = Self::embedded();
-        let profiled = report.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests).any(|t| !t.profile.is_empty());
+        let profiled =
+            report.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests).any(|t| !t.profile.is_empty());
         if !profiled || report.seed == shipped.seed || report.sources != "exercises" {
             return Ok(shipped);
         }
@@ -64,7 +65,12 @@ impl BaselineProfiles {
         let mut any = false;
         for e in &exercises {
             let dir = root.join("reference").join(e.folder_name());
-            let mut files: Vec<_> = walkdir::WalkDir::new(&dir).into_iter().flatten().filter(|f| f.file_type().is_file()).map(|f| f.into_path()).collect();
+            let mut files: Vec<_> = walkdir::WalkDir::new(&dir)
+                .into_iter()
+                .flatten()
+                .filter(|f| f.file_type().is_file())
+                .map(|f| f.into_path())
+                .collect();
             files.sort();
             for f in files {
                 any = true;

@@ -436,7 +436,8 @@ mod tests {
         use crate::batch::gradebook::{add_absent, NO_SUBMISSION};
         let mut book = book();
         let roster =
-            Roster::parse(b"github_username,roster_identifier\nana,ana@uni.edu\nbo,bo@uni.edu\ncy,cy@uni.edu\n").unwrap();
+            Roster::parse(b"github_username,roster_identifier\nana,ana@uni.edu\nbo,bo@uni.edu\ncy,cy@uni.edu\n")
+                .unwrap();
         assert_eq!(add_absent(&mut book, &roster), ["cy"]);
         assert_eq!(add_absent(&mut book, &roster), ["cy"], "a second time adds no second row");
         assert_eq!(book.students.len(), 3);
