@@ -71,6 +71,64 @@ pub fn of_course(root: &Path) -> Result<Credit> {
     }
 }
 
+/// The share of the reference's speed 51.4's example kernel runs at.
+pub const EXAMPLE_SHARE: f64 = 0.65;
+
+impl Credit {
+    /// What the credit means for a student, with what a kernel at
+    /// [`EXAMPLE_SHARE`] of the reference's speed gets under it: the report's
+    /// header and each README's grading section say it.
+    pub fn describe(self) -> String {
+        match self {
+            Credit::Threshold => format!(
+                "credit `threshold`: a timed check's points are all or nothing at its bar (about 0.7 of the \
+                 reference's speed on the GPU that grades it), so a kernel at {EXAMPLE_SHARE} of the reference's \
+                 speed gets none of them"
+            ),
+            Credit::Scaled => format!(
+                "credit `scaled`: a timed check's points come in quarter steps of the kernel's share of the \
+                 reference's speed on the GPU that grades it (every point from 1/1.2 of it, none at or under the \
+                 slowest mistake of its family), so a kernel at {EXAMPLE_SHARE} of the reference's speed gets {:.0} % \
+                 of them",
+                100.0 * scaled_credit(EXAMPLE_SHARE, 1.0, 1.0 / 1.2, 0.0)
+            ),
+        }
+    }
+}
+
+/// Each exercise README's paragraph on the course's credit (issue 51.4), the
+/// same text in every README (and the new-exercise template): `credit` is the
+/// course's choice. A test keeps the READMEs equal to it.
+pub fn readme_paragraph(credit: Credit) -> String {
+    let other = match credit {
+        Credit::Threshold => Credit::Scaled,
+        Credit::Scaled => Credit::Threshold,
+    };
+    let share = |c: Credit| match c {
+        Credit::Threshold => "none of the check's points".to_string(),
+        Credit::Scaled => {
+            format!("{:.0} % of the check's points", 100.0 * scaled_credit(EXAMPLE_SHARE, 1.0, 1.0 / 1.2, 0.0))
+        }
+    };
+    let how = |c: Credit| {
+        match c {
+        Credit::Threshold => "all or nothing at the check's bar, about 0.7 of the reference's speed on the GPU that grades it",
+        Credit::Scaled => "in quarter steps of your kernel's share of the reference's speed on the GPU that grades it, every point from 1/1.2 of it",
+    }
+    };
+    format!(
+        "**Credit for speed.** This course gives a timed check its points by `{}` (`[performance] credit` in\n\
+         `cuda-lab.toml`): {}. A correct kernel at {EXAMPLE_SHARE} of the reference's speed gets {}. Under `{}`,\n\
+         the other choice, it would get {} ({}). Your report's header says which credit applies.\n",
+        credit.name(),
+        how(credit),
+        share(credit),
+        other.name(),
+        share(other),
+        how(other)
+    )
+}
+
 fn parse(text: &str) -> Result<Credit> {
     let file: File = toml::from_str(text)?;
     Ok(file.performance.credit.unwrap_or_default())
@@ -124,6 +182,37 @@ mod tests {
         assert!(parse("[performance]\ncredit = \"half\"\n").is_err());
         let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         of_course(&here).expect("the repository's own cuda-lab.toml reads");
+    }
+
+    #[test]
+    fn each_credit_says_what_a_kernel_at_065_of_the_reference_gets() {
+        let t = Credit::Threshold.describe();
+        assert!(t.contains("`threshold`") && t.contains("0.65 of the reference's speed gets none"), "{t}");
+        let s = Credit::Scaled.describe();
+        assert!(s.contains("`scaled`") && s.contains("0.65 of the reference's speed gets 50 %"), "{s}");
+    }
+
+    /// Issue 51.4: each exercise README says which credit the course uses and
+    /// what a kernel at 0.65 of the reference gets under it.
+    #[test]
+    fn every_readme_says_the_courses_credit() {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let paragraph = readme_paragraph(of_course(&here).unwrap());
+        let mut missing = Vec::new();
+        for e in crate::registry::all() {
+            let path = here.join("exercises").join(e.folder_name()).join("README.md");
+            let text = std::fs::read_to_string(&path).unwrap();
+            if !text.contains(&paragraph) {
+                missing.push(path.display().to_string());
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "these READMEs lack the paragraph (or it is stale):\n{}\n\n{paragraph}",
+            missing.join("\n")
+        );
+        let template = include_str!("author/template/README.md.tmpl");
+        assert!(template.contains(&readme_paragraph(Credit::Threshold)), "the new-exercise template has it too");
     }
 
     #[test]

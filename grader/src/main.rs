@@ -81,7 +81,6 @@ enum Command {
     /// verdicts, the checks failed most often, memory lessons, performance, time, similarity.
     ClassReport(cli::class_report::Args),
     /// Generate a class of submissions (reference, stubs, broken variants) for tests and throughput runs.
-    #[command(hide = true)]
     MakeClass(cli::make_class::Args),
 }
 

@@ -59,6 +59,10 @@ pub struct Environment {
     /// (`--perf-without-gpu`, cuda-lab.toml).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<Policy>,
+    /// How timed checks give their points: `threshold` or `scaled` (the
+    /// course's `[performance] credit`, or `--credit`; crate::credit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit: Option<String>,
     /// The sanitizer pass: "on" (the correctness cases also ran on the
     /// simulator), "off", or "grading-run" (the run itself was on the simulator).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -129,13 +129,26 @@ fn a_class_gets_the_right_gradebook() {
     // Extra files are ignored: only the exercises' .cu files were staged.
     let extra = row("extra-files");
     assert_eq!(extra.status, "graded", "{:?}", extra.notes);
-    let staged = files_under(&dir.path().join("grades/staging").join(&extra.key));
+    // Beside them, what the batch graded with: the course's settings, hints and calibrations (issue 47).
+    let from_course = |p: &PathBuf| {
+        p == &PathBuf::from("cuda-lab.toml")
+            || p == &PathBuf::from(grader::batch::intake::STAGED_MARKER)
+            || p == &PathBuf::from("exercises/ex01-pi/hints.toml")
+            || p.starts_with("calibration")
+    };
+    let all_staged = files_under(&dir.path().join("grades/staging").join(&extra.key));
+    assert!(all_staged.contains(&PathBuf::from("cuda-lab.toml")), "{all_staged:?}");
+    assert!(all_staged.contains(&PathBuf::from("exercises/ex01-pi/hints.toml")), "{all_staged:?}");
+    let staged: Vec<PathBuf> = all_staged.into_iter().filter(|p| !from_course(p)).collect();
     assert_eq!(
         staged,
         [PathBuf::from("exercises/ex01-pi/kernels/pi_global.cu"), "exercises/ex01-pi/kernels/pi_shared.cu".into()]
     );
     // Nothing of the link's target was copied.
-    let link_staged = files_under(&dir.path().join("grades/staging").join(&link.key));
+    let link_staged: Vec<PathBuf> = files_under(&dir.path().join("grades/staging").join(&link.key))
+        .into_iter()
+        .filter(|p| !from_course(p))
+        .collect();
     assert_eq!(link_staged.len(), 1, "{link_staged:?}");
 
     // The CSV: a header and one row per student, in key order.

@@ -272,3 +272,71 @@ fn screenshot(page: &Path, rows: &[String]) {
     assert!(ink * 100 > pixels.len(), "text and charts drawn: {ink} of {} pixels", pixels.len());
     assert!(blue > 2000, "the histograms' bars are drawn: {blue} blue pixels");
 }
+
+/// Issue 47's trial, scripted: scripts/ta-trial.sh grades a class of four on
+/// the simulator (ex01 and ex10, twice, plus a staged re-grade, `fail` and a
+/// student's own run of the reference) and checks every "Done when" bullet.
+#[test]
+#[ignore = "the TA's trial grades ex01 and ex10 five times on the simulator, minutes on 2 cores: .ci/run runs the ignored lane"]
+fn the_ta_trial_passes() {
+    if !support::nvrtc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new("bash")
+        .arg(repo().join("scripts/ta-trial.sh"))
+        .env("GRADER", env!("CARGO_BIN_EXE_grader"))
+        .env("OUT", dir.path())
+        .current_dir(repo())
+        .output()
+        .expect("bash runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "the TA's trial failed:\n{text}");
+    assert!(text.contains("ta-trial: 0 failed"), "{text}");
+}
+
+/// Issue 47: a student's report drew their figures against the shipped
+/// reference profiles, made with another seed ("divergent branches: your
+/// kernel 7.74 / reference 4.77" for the reference itself). Graded as a
+/// student, the reference matches the reference on every figure: the report's
+/// reference is graded with the student's seed.
+#[test]
+fn the_reference_graded_as_a_student_matches_the_reference_on_every_figure() {
+    use grader::html::baseline::BaselineProfiles;
+    if !support::nvrtc_available() {
+        return;
+    }
+    let copy = support::shipped_copy();
+    for f in ["exercises/ex01-pi/kernels/pi_global.cu", "exercises/ex01-pi/kernels/pi_shared.cu"] {
+        std::fs::write(copy.path().join(f), reference(f)).unwrap();
+    }
+    let seed = 5;
+    assert_ne!(seed, BaselineProfiles::embedded().seed, "a seed the shipped file was not made with");
+    let json = copy.path().join("student.json");
+    let run = Command::new(env!("CARGO_BIN_EXE_grader"))
+        .args(["ex01", "--seed", &seed.to_string(), "--backend", "sim", "--no-report", "--json"])
+        .arg(&json)
+        .arg("--root")
+        .arg(copy.path())
+        .current_dir(copy.path())
+        .output()
+        .expect("grader runs");
+    assert!(json.is_file(), "{}", String::from_utf8_lossy(&run.stdout));
+    let student: grader::report::GradeReport = serde_json::from_str(&read(&json)).unwrap();
+    let reference = BaselineProfiles::for_run(&student, copy.path(), Some(Path::new(env!("CARGO_BIN_EXE_grader"))))
+        .expect("the reference graded with the student's seed");
+    let mut compared = 0;
+    for t in student.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests) {
+        for p in &t.profile {
+            let r = reference
+                .kernel(&t.name, &p.kernel)
+                .unwrap_or_else(|| panic!("no reference for {} {}", t.name, p.kernel));
+            let mine = kit::profile::MemoryProfile { warp_sample: None, ..p.clone() };
+            assert_eq!(&mine, r, "{}: {}", t.name, p.kernel);
+            compared += 1;
+        }
+    }
+    assert!(compared >= 2, "both parts' kernels were compared: {compared}");
+    let cached = std::fs::read_dir(copy.path().join("target/grades/reference-profiles")).unwrap().count();
+    assert_eq!(cached, 1, "cached by seed and source");
+}

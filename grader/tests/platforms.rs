@@ -162,10 +162,13 @@ fn imported(grade: &Grade) -> Vec<(&'static str, f64)> {
         backend: "sim".into(),
         exercises: grade.exercises.iter().map(|e| ExerciseColumn { id: e.id.into(), max_score: 0.0 }).collect(),
         shard: None,
+        maximum: None,
+        credit: None,
         students: vec![Row {
             key: "lab-ana".into(),
             name: "lab-ana".into(),
             scores: Default::default(),
+            max_scores: Default::default(),
             total: 0.0,
             max_score: 0.0,
             status: "graded".into(),

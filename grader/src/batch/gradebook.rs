@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::student::StudentReport;
 use crate::atomic;
+use crate::platforms::{Cents, Grade, Maximum};
 
 pub const SCHEMA: &str = "cuda-lab.gradebook/1";
 pub const JSON_NAME: &str = "gradebook.json";
@@ -26,14 +27,29 @@ pub struct Gradebook {
     pub exercises: Vec<ExerciseColumn>,
     /// "i/n" when this is one shard's gradebook; absent for a whole class.
     pub shard: Option<String>,
+    /// The maximum every score here is out of (cuda-lab.toml `[platforms]
+    /// maximum`, as every platform's file and the class report): `graded-here`,
+    /// `full-given` or `full-withheld`. Absent in gradebooks of older graders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum: Option<String>,
+    /// How timed checks gave their points (`threshold` or `scaled`, the
+    /// course's `[performance] credit`), as the students' grades JSON say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit: Option<String>,
     pub students: Vec<Row>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ExerciseColumn {
     pub id: String,
+    /// The points every student's score of this exercise is out of: the
+    /// maximum most students have under the gradebook's `maximum` (the LMS
+    /// files' "Points Possible"), so "full marks" means every point that counts here.
     pub max_score: f64,
 }
+
+/// The status of a roster student with no submission ([`add_absent`]).
+pub const NO_SUBMISSION: &str = "no submission";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Row {
@@ -41,8 +57,12 @@ pub struct Row {
     pub key: String,
     /// The folder's name as people read it.
     pub name: String,
-    /// Per exercise id.
+    /// Per exercise id, in points rounded to hundredths (as every platform's file).
     pub scores: BTreeMap<String, f64>,
+    /// This student's maximum per exercise id (the column's, unless a check
+    /// could not be graded for them alone).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub max_scores: BTreeMap<String, f64>,
     pub total: f64,
     pub max_score: f64,
     /// See [`StudentReport::status`].
@@ -53,18 +73,37 @@ pub struct Row {
 }
 
 impl Row {
-    pub fn of(student: &StudentReport) -> Row {
+    /// The student's row, out of `maximum`: the points every platform's file
+    /// gets (crate::platforms::Grade), in hundredths.
+    pub fn of(student: &StudentReport, maximum: Maximum) -> Row {
+        let grade = Grade::of(&student.grades, maximum);
         Row {
             key: student.key.clone(),
             name: student.name.clone(),
-            scores: student.grades.exercises.iter().map(|e| (e.id.clone(), e.score)).collect(),
-            total: student.grades.score,
-            max_score: student.grades.max_score,
+            scores: grade.exercises.iter().map(|e| (e.id.to_string(), e.points.points())).collect(),
+            max_scores: grade.exercises.iter().map(|e| (e.id.to_string(), e.max.points())).collect(),
+            total: grade.points.points(),
+            max_score: grade.max.points(),
             status: student.status.clone(),
             notes: student.notes.clone(),
             report: report_path(&student.key),
         }
     }
+}
+
+/// Each exercise's column: the maximum most rows have (the largest of
+/// equals), else `full` (the exercise's points) when no row has one.
+pub fn columns(full: &[(String, f64)], rows: &[Row]) -> Vec<ExerciseColumn> {
+    full.iter()
+        .map(|(id, points)| {
+            let mut counts: BTreeMap<Cents, usize> = BTreeMap::new();
+            for m in rows.iter().filter_map(|r| r.max_scores.get(id)) {
+                *counts.entry(Cents::of_points(*m)).or_default() += 1;
+            }
+            let max = counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0))).map(|(c, _)| c.points());
+            ExerciseColumn { id: id.clone(), max_score: max.unwrap_or(Cents::of_points(*points).points()) }
+        })
+        .collect()
 }
 
 /// Where a student's report lives, relative to the output folder.
@@ -73,6 +112,11 @@ pub fn report_path(key: &str) -> String {
 }
 
 impl Gradebook {
+    /// The total every student is out of: the sum of the columns.
+    pub fn total_max(&self) -> f64 {
+        self.exercises.iter().map(|e| Cents::of_points(e.max_score)).sum::<Cents>().points()
+    }
+
     /// Writes `gradebook.json` and `gradebook.csv` into `dir`.
     pub fn write(&self, dir: &Path) -> Result<()> {
         atomic::write_json(&dir.join(JSON_NAME), self)?;
@@ -111,6 +155,47 @@ impl Gradebook {
         }
         w.into_inner().map_err(|e| anyhow::anyhow!("writing the CSV: {e}"))
     }
+}
+
+/// Adds a row for every student of `roster` no row is (they handed in
+/// nothing): 0 points of every column, status [`NO_SUBMISSION`], so they are
+/// in the gradebook, every LMS file and the class report rather than missing
+/// from all of them. Returns their names; rows added before are kept once.
+pub fn add_absent(book: &mut Gradebook, roster: &crate::lms::roster::Roster) -> Vec<String> {
+    let folders: Vec<&str> =
+        book.students.iter().filter(|r| r.status != NO_SUBMISSION).map(|r| r.name.as_str()).collect();
+    let absent: Vec<String> = roster.absent(&folders).into_iter().map(|(name, _)| name).collect();
+    book.students.retain(|r| r.status != NO_SUBMISSION);
+    let total_max = book.total_max();
+    for name in &absent {
+        let key = super::submission::key_of(std::ffi::OsStr::new(name));
+        book.students.push(Row {
+            report: report_path(&key),
+            key,
+            name: name.clone(),
+            scores: book.exercises.iter().map(|e| (e.id.clone(), 0.0)).collect(),
+            max_scores: book.exercises.iter().map(|e| (e.id.clone(), e.max_score)).collect(),
+            total: 0.0,
+            max_score: total_max,
+            status: NO_SUBMISSION.into(),
+            notes: vec!["on the roster, but no submission folder in the class: scored 0".into()],
+        });
+    }
+    absent
+}
+
+/// [`add_absent`] on the gradebook in `dir`, written back when it changed
+/// (then `true` comes back with the names).
+pub fn add_absent_in(dir: &Path, roster: &crate::lms::roster::Roster) -> Result<(Vec<String>, bool)> {
+    let path = dir.join(JSON_NAME);
+    let mut book = Gradebook::read(&path)?;
+    let before = book.clone();
+    let absent = add_absent(&mut book, roster);
+    let changed = book != before;
+    if changed {
+        book.write(dir)?;
+    }
+    Ok((absent, changed))
 }
 
 pub const PARTS_CSV_NAME: &str = "gradebook-parts.csv";
@@ -277,12 +362,15 @@ mod tests {
             backend: "none".into(),
             exercises: vec![ExerciseColumn { id: "ex01".into(), max_score: 20.0 }],
             shard: Some("0/2".into()),
+            maximum: None,
+            credit: None,
             students: rows
                 .iter()
                 .map(|&(key, score)| Row {
                     key: key.into(),
                     name: format!("{key}, the student"),
                     scores: [("ex01".to_string(), score)].into(),
+                    max_scores: Default::default(),
                     total: score,
                     max_score: 20.0,
                     status: "graded".into(),

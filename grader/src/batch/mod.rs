@@ -47,7 +47,7 @@ use kit::Exercise;
 use serde::{Deserialize, Serialize};
 
 use crate::grade::BackendChoice;
-use gradebook::{ExerciseColumn, Gradebook, Row};
+use gradebook::{Gradebook, Row};
 use part::{ChildSettings, Outcome, PartJob};
 use submission::{Shard, Submission};
 
@@ -127,6 +127,8 @@ pub struct Summary {
     pub out: PathBuf,
     /// Problems of the batch itself (a result that could not be written, ...).
     pub errors: Vec<String>,
+    /// Parts graded again because their files or settings changed since the last run.
+    pub regraded: Regraded,
 }
 
 pub fn run(opts: &Options) -> Result<Summary> {
@@ -166,7 +168,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     if let Some(dir) = &settings.gpu_locks {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut plans = plan(opts, &out, submissions)?;
+    let (mut plans, regraded) = plan(opts, &out, submissions)?;
     let parts_reused = plans.iter().map(|p| p.jobs.len() - p.pending.len()).sum();
     let mode = schedule::Mode {
         isolate: opts.isolate,
@@ -212,10 +214,18 @@ pub fn run(opts: &Options) -> Result<Summary> {
         files_compiled_ahead: graded.files_compiled_ahead,
         out: opts.out.clone(),
         errors: graded.errors,
+        regraded,
         ..Default::default()
+    };
+    // One maximum for every view: the gradebook's, the LMS files' and the class report's.
+    let course = crate::class_report::course_root();
+    let maximum = match &course {
+        Some(root) => crate::platforms::config::maximum(root, None)?,
+        None => crate::platforms::Maximum::default(),
     };
     let mut rows = Vec::new();
     let mut all_reports = Vec::new();
+    let mut credit = None;
     for p in plans {
         let reports: Vec<_> = p.jobs.iter().filter_map(|j| j.existing_result()).collect();
         let student = student::assemble(
@@ -230,9 +240,22 @@ pub fn run(opts: &Options) -> Result<Summary> {
             *summary.outcomes.entry(Outcome::of(part)).or_default() += 1;
         }
         *summary.students.entry(student.status.clone()).or_default() += 1;
+        credit = credit.or(student.grades.environment.credit.clone());
         crate::atomic::write_json(&opts.out.join(gradebook::report_path(&student.key)), &student)?;
-        rows.push(Row::of(&student));
+        rows.push(Row::of(&student, maximum));
         all_reports.extend(reports);
+    }
+    let full: Vec<(String, f64)> =
+        opts.exercises.iter().map(|e| (e.id.to_string(), e.parts.iter().map(|p| p.points).sum())).collect();
+    let exercises = gradebook::columns(&full, &rows);
+    // Roster students with no submission (`--roster` added them before) stay
+    // until a folder of theirs turns up, whether or not this run has a roster.
+    if let Ok(before) = Gradebook::read(&opts.out.join(gradebook::JSON_NAME)) {
+        for r in before.students.into_iter().filter(|r| r.status == gradebook::NO_SUBMISSION) {
+            if !rows.iter().any(|x: &Row| x.name == r.name) {
+                rows.push(r);
+            }
+        }
     }
     // The same kernel, the same figure: each timed check's spread over the
     // students with one file, the reference's first (batch::figures).
@@ -250,12 +273,10 @@ pub fn run(opts: &Options) -> Result<Summary> {
         grader_version: env!("CARGO_PKG_VERSION").into(),
         seed,
         backend: backend_name(opts.backend),
-        exercises: opts
-            .exercises
-            .iter()
-            .map(|e| ExerciseColumn { id: e.id.into(), max_score: e.parts.iter().map(|p| p.points).sum() })
-            .collect(),
+        exercises,
         shard: opts.shard.map(|s| s.to_string()),
+        maximum: Some(maximum.name().into()),
+        credit,
         students: rows,
     };
     book.write(&opts.out)?;
@@ -326,14 +347,36 @@ fn settle_seed(opts: &Options) -> Result<u64> {
     Ok(seed)
 }
 
-/// Stages every submission and lists the parts it still needs.
-fn plan<'o>(opts: &'o Options, out: &Path, submissions: Vec<Submission>) -> Result<Vec<Planned<'o>>> {
+/// Stages every submission (its files, and the course's settings, hints and
+/// calibrations as the batch grades with them) and lists the parts it still
+/// needs: those without a result, or whose result was graded from other files
+/// or other settings (intake::Stamp; the old result is removed). Returns the
+/// plans and how many submissions had a part graded again for a changed file.
+fn plan<'o>(opts: &'o Options, out: &Path, submissions: Vec<Submission>) -> Result<(Vec<Planned<'o>>, Regraded)> {
     let expected = intake::expected_files(&opts.exercises);
+    let course_root = crate::class_report::course_root();
+    let course = course_root.as_deref().map(|root| intake::Course::of_flags(root, &opts.grading_flags));
+    let staged_settings = match &course {
+        Some(c) => Some(intake::staged_settings(c)?),
+        None => None,
+    };
+    let settings = intake::settings_text(
+        &opts.exe,
+        staged_settings.as_deref().unwrap_or(""),
+        &opts.grading_flags,
+        settle_seed_of(out)?,
+        &backend_name(opts.backend),
+    );
     let mut plans = Vec::new();
+    let mut regraded = Regraded::default();
     for submission in submissions {
         let staging = out.join("staging").join(&submission.key);
         let intake = intake::stage(&submission.dir, &expected, &staging)
             .with_context(|| format!("staging {}", submission.name))?;
+        if let Some(c) = &course {
+            intake::stage_course(c, &opts.exercises, &staging)
+                .with_context(|| format!("staging the course's settings for {}", submission.name))?;
+        }
         let results = out.join("results").join(&submission.key);
         let jobs: Vec<PartJob> = opts
             .exercises
@@ -346,10 +389,52 @@ fn plan<'o>(opts: &'o Options, out: &Path, submissions: Vec<Submission>) -> Resu
                 result: results.join(format!("{}-{}.json", exercise.id, part.name)),
             })
             .collect();
-        let pending = (0..jobs.len()).filter(|&i| opts.force || jobs[i].existing_result().is_none()).collect();
+        let mut pending = Vec::new();
+        let mut changed = false;
+        for (i, job) in jobs.iter().enumerate() {
+            let rel = format!("exercises/{}/{}", job.exercise.folder_name(), job.part.file);
+            let stamp = intake::Stamp::of(&staging, &rel, &settings);
+            let stored = job.existing_result().is_some();
+            let same = intake::Stamp::read(&job.result);
+            let fresh = stored && same.as_ref() == Some(&stamp);
+            if opts.force || !fresh {
+                if stored && !opts.force {
+                    // Graded from other files or settings: never kept as this submission's grade.
+                    if same.as_ref().is_some_and(|s| s.files != stamp.files) {
+                        changed = true;
+                    } else {
+                        regraded.parts_for_settings += 1;
+                    }
+                    std::fs::remove_file(&job.result)
+                        .with_context(|| format!("removing the stale {}", job.result.display()))?;
+                }
+                std::fs::create_dir_all(&results).with_context(|| format!("creating {}", results.display()))?;
+                crate::atomic::write(&intake::Stamp::path(&job.result), stamp.text().as_bytes())?;
+                pending.push(i);
+            }
+        }
+        if changed {
+            regraded.submissions_changed.push(submission.name.clone());
+        }
         plans.push(Planned { submission, intake, staging, jobs, pending });
     }
-    Ok(plans)
+    Ok((plans, regraded))
+}
+
+/// Parts graded again because what they were graded from changed.
+#[derive(Debug, Default, Clone)]
+pub struct Regraded {
+    /// Submissions with a staged file that changed since the last run.
+    pub submissions_changed: Vec<String>,
+    /// Parts whose grader or course settings changed (or whose record predates stamps).
+    pub parts_for_settings: usize,
+}
+
+/// The seed `settle_seed` wrote into `<out>/batch.json`.
+fn settle_seed_of(out: &Path) -> Result<u64> {
+    let path = out.join("batch.json");
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(serde_json::from_slice::<Manifest>(&bytes).with_context(|| format!("{} is damaged", path.display()))?.seed)
 }
 
 fn backend_name(b: BackendChoice) -> String {
@@ -385,6 +470,17 @@ impl std::fmt::Display for Summary {
             self.parts_reused,
             crate::words::count(self.files_compiled_ahead, "file")
         )?;
+        let changed = &self.regraded.submissions_changed;
+        if !changed.is_empty() {
+            writeln!(f, "  regraded: {} changed since the last run ({})", changed.len(), changed.join(", "))?;
+        }
+        if self.regraded.parts_for_settings > 0 {
+            writeln!(
+                f,
+                "  regraded: {} graded with another grader or other course settings before",
+                crate::words::count(self.regraded.parts_for_settings, "part")
+            )?;
+        }
         let students: Vec<String> = self.students.iter().map(|(s, n)| format!("{n} {s}")).collect();
         writeln!(f, "  students: {}", students.join(", "))?;
         let minutes = self.elapsed.as_secs_f64() / 60.0;

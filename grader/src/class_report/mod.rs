@@ -6,8 +6,9 @@
 //! Everything on it is read back from what the batch wrote (the gradebook,
 //! each student's report, `batch.json`'s time breakdown), so its numbers are
 //! the gradebook's; two things are computed here: the reference kernels'
-//! measured memory figures (the reference graded once with `--backend none`,
-//! structure checks only: a second or two, kept in `OUT/class-report/`), and
+//! measured memory figures (the reference graded once with the batch's seed
+//! and backend, structure checks only: a second or two, kept in
+//! `OUT/class-report/`), and
 //! the similarity of the staged kernels (crate::similarity).
 //!
 //! The batch also gets `gradebook-parts.csv` here (batch::gradebook::parts_csv):
@@ -54,6 +55,30 @@ pub struct Class {
     pub similarity: Vec<PartSimilarity>,
     pub leaderboard: bool,
     pub names: bool,
+    /// (student key, part file) of every part handed in as the course's stub,
+    /// unchanged: what the class got wrong is told apart from what it never started.
+    pub stubs: std::collections::BTreeSet<(String, String)>,
+}
+
+/// The parts of `students` whose staged file (under `out/staging/<key>/`) is
+/// the course's stub under `root`, byte for byte.
+pub fn unchanged_stubs(
+    out: &Path,
+    root: &Path,
+    students: &[StudentReport],
+) -> std::collections::BTreeSet<(String, String)> {
+    let mut stubs = std::collections::BTreeSet::new();
+    let mut course: std::collections::BTreeMap<String, Option<Vec<u8>>> = Default::default();
+    for s in students {
+        for p in s.grades.exercises.iter().flat_map(|e| &e.parts) {
+            let stub = course.entry(p.file.clone()).or_insert_with(|| std::fs::read(root.join(&p.file)).ok());
+            let Some(stub) = stub else { continue };
+            if std::fs::read(out.join("staging").join(&s.key).join(&p.file)).ok().as_ref() == Some(stub) {
+                stubs.insert((s.key.clone(), p.file.clone()));
+            }
+        }
+    }
+    stubs
 }
 
 #[derive(Deserialize)]
@@ -88,14 +113,27 @@ pub fn settings(root: &Path) -> Result<Settings> {
     }
 }
 
-/// The course's folder: the current one if it holds exercises/, else the one the grader was built in.
+/// The course's folder: the current one if it holds exercises/, else the one
+/// the grader was built in, which it says once (on stderr): a grader built in
+/// one checkout and run elsewhere would otherwise grade with that checkout's
+/// course without a word.
 pub fn course_root() -> Option<PathBuf> {
     let cwd = std::env::current_dir().ok()?;
     if cwd.join("exercises").is_dir() {
         return Some(cwd);
     }
     let built_in = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    built_in.join("exercises").is_dir().then(|| built_in.canonicalize().ok()).flatten()
+    let found = built_in.join("exercises").is_dir().then(|| built_in.canonicalize().ok()).flatten()?;
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        eprintln!(
+            "note: no exercises/ in {}: using the course of the checkout this grader was built in, {} \
+             (run from the course's folder, or pass --root)",
+            cwd.display(),
+            found.display()
+        )
+    });
+    Some(found)
 }
 
 impl Class {
@@ -117,9 +155,10 @@ impl Class {
         let exercises: Vec<kit::Exercise> =
             crate::registry::select(&book.exercises.iter().map(|e| e.id.clone()).collect::<Vec<_>>())
                 .unwrap_or_default();
+        let stubs = root.as_deref().map(|r| unchanged_stubs(out, r, &students)).unwrap_or_default();
         let (reference, similarity, leaderboard) = match &root {
             Some(root) => {
-                let reference = reference_figures(out, root, &exercises, opts);
+                let reference = reference_figures(out, root, &exercises, &book, opts);
                 let mut parts = crate::similarity::from_staging(out, &exercises, root);
                 // The second opinion from the PTX the batch compiled (hits in its cache).
                 let arch = students
@@ -149,18 +188,28 @@ impl Class {
             similarity,
             leaderboard: leaderboard && opts.leaderboard != Some(false),
             names: opts.names,
+            stubs,
         })
     }
 }
 
-/// The reference's structure checks graded once with `--backend none` (the
-/// measured figures are the same on every backend), kept in
-/// `OUT/class-report/reference.json` for the next report of the same grader.
-fn reference_figures(out: &Path, root: &Path, exercises: &[kit::Exercise], opts: &Options) -> Option<GradeReport> {
+/// The reference's structure checks graded once with the batch's seed and
+/// backend (like with like: a student whose kernel is the reference's reads
+/// the reference's figures exactly), kept in `OUT/class-report/reference.json`
+/// for the next report of the same grader and seed.
+fn reference_figures(
+    out: &Path,
+    root: &Path,
+    exercises: &[kit::Exercise],
+    book: &Gradebook,
+    opts: &Options,
+) -> Option<GradeReport> {
     let path = out.join("class-report").join("reference.json");
     let ids: Vec<&str> = exercises.iter().map(|e| e.id).collect();
     let fits = |r: &GradeReport| {
-        r.grader_version == env!("CARGO_PKG_VERSION") && ids.iter().all(|id| r.exercises.iter().any(|e| e.id == *id))
+        r.grader_version == env!("CARGO_PKG_VERSION")
+            && r.seed == book.seed
+            && ids.iter().all(|id| r.exercises.iter().any(|e| e.id == *id))
     };
     if let Some(r) = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<GradeReport>(&b).ok()) {
         if fits(&r) {
@@ -173,7 +222,8 @@ fn reference_figures(out: &Path, root: &Path, exercises: &[kit::Exercise], opts:
     std::fs::create_dir_all(path.parent()?).ok()?;
     std::process::Command::new(exe)
         .args(&ids)
-        .args(["--reference", "--backend", "none", "--no-report", "--json"])
+        .args(["--reference", "--seed", &book.seed.to_string(), "--backend", &book.backend])
+        .args(["--no-report", "--json"])
         .arg(&path)
         .arg("--root")
         .arg(root)
@@ -182,7 +232,7 @@ fn reference_figures(out: &Path, root: &Path, exercises: &[kit::Exercise], opts:
         .stderr(std::process::Stdio::null())
         .status()
         .ok()?;
-    std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok())
+    std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).filter(fits)
 }
 
 /// Writes `OUT/class-report.html` (and `OUT/similarity.json`); returns the page's path.

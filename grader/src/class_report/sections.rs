@@ -22,8 +22,8 @@ pub fn render(c: &Class) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>cuda-lab class report: {}</title><style>{CSS}</style></head><body>\n\
-         <h1>cuda-lab class report</h1>\n<p class=\"env\">{} · seed {} · backend {} · grader {}{}</p>\n\
-         <nav><a href=\"#scores\">scores</a> · <a href=\"#parts\">parts</a> · <a href=\"#memory\">memory lessons</a> · \
+         <h1>cuda-lab class report</h1>\n<p class=\"env\">{} · seed {} · backend {} · grader {}{}{}</p>\n\
+         <nav><a href=\"#wrong\">what went wrong</a> · <a href=\"#scores\">scores</a> · <a href=\"#parts\">parts</a> · <a href=\"#memory\">memory lessons</a> · \
          <a href=\"#performance\">performance</a> · <a href=\"#time\">time</a> · <a href=\"#attention\">a TA's eye</a> · \
          <a href=\"#similarity\">similarity</a></nav>\n",
         crate::words::count(c.book.students.len(), "student"),
@@ -32,7 +32,9 @@ pub fn render(c: &Class) -> String {
         esc(&c.book.backend),
         esc(&c.book.grader_version),
         c.book.shard.as_deref().map(|s| format!(" · shard {}", esc(s))).unwrap_or_default(),
+        settings_line(c),
     );
+    h += &wrong_first(c);
     h += &scores(c);
     h += &parts(c);
     h += &memory(c);
@@ -42,6 +44,82 @@ pub fn render(c: &Class) -> String {
     h += &similarity(c);
     h += "</body></html>\n";
     h
+}
+
+/// What the class got wrong, first: the checks failed by the most students
+/// (unchanged stubs left out: they are in "What needs a TA's eye"), each with
+/// its most common first message and where its part's table is.
+fn wrong_first(c: &Class) -> String {
+    let mut failed: BTreeMap<&str, (BTreeSet<&str>, BTreeMap<&str, usize>, String)> = BTreeMap::new();
+    for s in &c.students {
+        for e in &s.grades.exercises {
+            for p in e.parts.iter().filter(|p| !is_stub(c, s, p)) {
+                for t in p.tests.iter().filter(|t| t.status == Status::Fail) {
+                    let first = t.message.as_deref().and_then(|m| m.lines().next()).unwrap_or("");
+                    let entry = failed
+                        .entry(t.name.as_str())
+                        .or_insert_with(|| (BTreeSet::new(), BTreeMap::new(), format!("part-{}-{}", e.id, p.name)));
+                    entry.0.insert(s.key.as_str());
+                    *entry.1.entry(first).or_default() += 1;
+                }
+            }
+        }
+    }
+    let mut ranked: Vec<_> = failed.into_iter().collect();
+    ranked.sort_by(|a, b| b.1 .0.len().cmp(&a.1 .0.len()).then(a.0.cmp(b.0)));
+    let stubs = c.stubs.len();
+    let mut h = String::new();
+    if ranked.is_empty() {
+        h += "<p>No check failed, beside unchanged stubs.</p>\n";
+    } else {
+        h += "<table class=\"failed\" data-wrong-first><tr><th>check</th><th>students</th><th>most common first message</th></tr>\n";
+        // Checks failed by the same students with the same message (numbers aside: every size of one race) share a row.
+        let mut rows: Vec<(&str, &BTreeSet<&str>, &str, &String, usize)> = Vec::new();
+        for (name, (who, messages, anchor)) in &ranked {
+            let message = messages.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map_or("", |(m, _)| *m);
+            match rows.iter_mut().find(|r| r.1 == who && shape_of(r.2) == shape_of(message)) {
+                Some(r) => r.4 += 1,
+                None => rows.push((*name, who, message, anchor, 0)),
+            }
+        }
+        for (name, who, message, anchor, also) in rows.iter().take(6) {
+            let message: String = message.chars().take(300).collect();
+            let also = if *also > 0 {
+                format!("<br><small>and {also} more check(s) failed by the same students with the same message</small>")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                h,
+                "<tr data-check=\"{0}\"><td><a href=\"#{1}\"><code>{0}</code></a>{also}</td><td class=\"n\">{2}</td><td><pre class=\"msg\">{3}</pre></td></tr>",
+                esc(name),
+                esc(anchor),
+                who.len(),
+                esc(&message)
+            );
+        }
+        h += "</table>\n";
+    }
+    if stubs > 0 {
+        let _ = writeln!(
+            h,
+            "<p class=\"dim\">Left out: {} handed in as the stub, unchanged (see <a href=\"#attention\">a TA's eye</a>).</p>",
+            crate::words::count(stubs, "part")
+        );
+    }
+    section("wrong", "What the class got wrong", &h)
+}
+
+/// The maximum every score is out of and the credit of timed checks, as the gradebook records them.
+fn settings_line(c: &Class) -> String {
+    let mut out = String::new();
+    if let Some(m) = &c.book.maximum {
+        let _ = write!(out, " · scores out of the maximum <code>{}</code>", esc(m));
+    }
+    if let Some(credit) = &c.book.credit {
+        let _ = write!(out, " · credit <code>{}</code>", esc(credit));
+    }
+    out
 }
 
 fn section(id: &str, title: &str, body: &str) -> String {
@@ -124,9 +202,9 @@ fn scores(c: &Class) -> String {
     );
     h += "<table class=\"num\"><tr><th>exercise</th><th>max</th><th>mean</th><th>median</th><th>full marks</th><th>zero</th></tr>\n";
     let mut charts = String::new();
+    // One maximum: the gradebook's columns (the LMS files' Points Possible), and their sum.
     let mut columns: Vec<(String, f64)> = c.book.exercises.iter().map(|e| (e.id.clone(), e.max_score)).collect();
-    let total_max = c.book.students.first().map_or(columns.iter().map(|c| c.1).sum(), |r| r.max_score);
-    columns.push(("total".into(), total_max));
+    columns.push(("total".into(), c.book.total_max()));
     for (id, max) in &columns {
         let mut v: Vec<f64> = c
             .book
@@ -135,7 +213,7 @@ fn scores(c: &Class) -> String {
             .map(|r| if id == "total" { r.total } else { r.scores.get(id).copied().unwrap_or(0.0) })
             .collect();
         let mean = if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
-        let full = v.iter().filter(|&&s| *max > 0.0 && s >= max - 1e-9).count();
+        let full = v.iter().filter(|&&s| *max > 0.0 && s >= max - 0.005).count();
         let zero = v.iter().filter(|&&s| s <= 0.0).count();
         let bins = score_bins(&v, *max);
         let med = median(&mut v);
@@ -240,8 +318,12 @@ fn parts(c: &Class) -> String {
         let mut outcomes: BTreeMap<&str, usize> = BTreeMap::new();
         let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
         let mut all_passed = 0;
-        for (_, p) in &list {
+        let stubs = list.iter().filter(|(s, p)| is_stub(c, s, p)).count();
+        for (s, p) in &list {
             *outcomes.entry(Outcome::of(p).label()).or_default() += 1;
+            if is_stub(c, s, p) {
+                continue;
+            }
             let vs: BTreeSet<&str> = p.tests.iter().filter_map(|t| t.verdict.as_deref()).collect();
             for v in vs {
                 *verdicts.entry(v.to_string()).or_default() += 1;
@@ -255,14 +337,28 @@ fn parts(c: &Class) -> String {
         }
         let _ = writeln!(
             h,
-            "<p>No check failed: <b>{all_passed}</b>. Outcomes: {}. Verdicts (students with at least one test of each): {}.</p>",
+            "<p>No check failed: <b>{all_passed}</b>. Outcomes: {}.{} Verdicts (students with at least one test of each): {}.</p>",
             outcomes.iter().map(|(o, n)| format!("{n} {}", esc(o))).collect::<Vec<_>>().join(", "),
+            if stubs > 0 {
+                format!(
+                    " <span data-stubs=\"{stubs}\">{} the stub unchanged (left out of the verdicts and the failed checks below).</span>",
+                    if stubs == 1 { "1 handed in".to_string() } else { format!("{stubs} handed in") }
+                )
+            } else {
+                String::new()
+            },
             if verdicts.is_empty() {
                 "none".to_string()
             } else {
                 verdicts
                     .iter()
-                    .map(|(v, n)| format!("<span class=\"verdict\" data-verdict=\"{0}\">{0}</span> {n}", esc(v)))
+                    .map(|(v, n)| {
+                        format!(
+                            "<span class=\"verdict\" data-verdict=\"{0}\" title=\"{1}\">{0}</span> ({1}): {n}",
+                            esc(v),
+                            esc(verdict_meaning(v))
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join(", ")
             }
@@ -277,13 +373,14 @@ fn parts(c: &Class) -> String {
         if !verdicts.is_empty() {
             let mut v: Vec<(&String, &usize)> = verdicts.iter().collect();
             v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-            let bins: Vec<(String, usize)> = v.into_iter().map(|(k, n)| (k.clone(), *n)).collect();
+            let bins: Vec<(String, usize)> =
+                v.into_iter().map(|(k, n)| (format!("{k}: {}", verdict_meaning(k)), *n)).collect();
             h += &histogram("verdicts", &format!("{ex} {part}: students per verdict"), &bins, "students");
         }
         h += "</div>\n";
         // The checks failed most often, with their most common first message.
         let mut failed: BTreeMap<&str, Vec<(&str, &TestReport)>> = BTreeMap::new();
-        for (s, p) in &list {
+        for (s, p) in list.iter().filter(|(s, p)| !is_stub(c, s, p)) {
             for t in p.tests.iter().filter(|t| t.status == Status::Fail) {
                 failed.entry(t.name.as_str()).or_default().push((s.key.as_str(), t));
             }
@@ -350,6 +447,36 @@ fn parts(c: &Class) -> String {
         h = "<p class=\"dim\">No student report to read.</p>".into();
     }
     section("parts", "Per exercise and part", &h)
+}
+
+/// Whether `s` handed in `p` as the course's stub, unchanged.
+fn is_stub(c: &Class, s: &StudentReport, p: &PartReport) -> bool {
+    c.stubs.contains(&(s.key.clone(), p.file.clone()))
+}
+
+/// What a verdict means, in a few words, for a TA who reads the chart.
+fn verdict_meaning(v: &str) -> &'static str {
+    match v {
+        "wrong" => "wrong output",
+        "race" => "threads read and write the same memory without a barrier between",
+        "out-of-bounds-read" => "reads past a buffer's end",
+        "out-of-bounds-write" => "writes past a buffer's end",
+        "uninitialised-read" => "reads memory never written",
+        "barrier-divergence" => "a __syncthreads() not every thread reaches",
+        "warp-mask" => "a warp intrinsic's mask names threads that are not there",
+        "structure" => "the memory behaviour the part teaches is missing",
+        "too-slow" => "slower than the bar",
+        "timeout" => "a kernel that never ended",
+        "compile-error" => "did not compile",
+        "missing-file" => "file not handed in",
+        "missing-kernel" => "the kernel is not in the file",
+        "wrong-signature" => "the kernel's parameters are not the stub's",
+        "input-modified" => "wrote into an input",
+        "wrong-when-timed" => "right once, wrong when launched again to be timed",
+        "launch-failed" => "the launch failed",
+        _ if v.starts_with("crashed") => "the kernel crashed",
+        _ => "see the grades JSON's verdicts",
+    }
 }
 
 /// One row of the checks failed most often.
@@ -621,15 +748,27 @@ fn time(c: &Class) -> String {
 fn attention(c: &Class) -> String {
     let mut h = String::from("<table class=\"attention\"><tr><th>student</th><th>status</th><th>notes</th></tr>\n");
     let mut n = 0;
-    for r in c.book.students.iter().filter(|r| r.status != "graded") {
+    for r in &c.book.students {
+        // Parts handed in as the stub, unchanged: graded, but a TA wants to know.
+        let stubs: Vec<String> = c
+            .stubs
+            .iter()
+            .filter(|(k, _)| *k == r.key)
+            .map(|(_, file)| format!("{} unchanged (the stub)", file.rsplit('/').next().unwrap_or(file)))
+            .collect();
+        if r.status == "graded" && stubs.is_empty() {
+            continue;
+        }
         n += 1;
+        let status = if r.status == "graded" { "unchanged stub" } else { r.status.as_str() };
+        let notes: Vec<String> = r.notes.iter().cloned().chain(stubs).collect();
         let _ = writeln!(
             h,
             "<tr data-status=\"{0}\"><td><a href=\"{1}\">{2}</a></td><td class=\"bad\">{0}</td><td>{3}</td></tr>",
-            esc(&r.status),
+            esc(status),
             esc(&percent(&r.report)),
             esc(&r.name),
-            esc(&r.notes.join("; "))
+            esc(&notes.join("; "))
         );
     }
     h += "</table>\n";
@@ -791,7 +930,7 @@ mod tests {
 
     fn class(leaderboard: bool, names: bool) -> Class {
         let students = vec![student("ana", "Ana Lima", 1.1), student("bo", "Bo Chen", 3.0)];
-        let rows = students.iter().map(Row::of).collect();
+        let rows = students.iter().map(|s| Row::of(s, crate::platforms::Maximum::GradedHere)).collect();
         Class {
             out: "/nowhere".into(),
             book: Gradebook {
@@ -801,6 +940,8 @@ mod tests {
                 backend: "cuda".into(),
                 exercises: vec![ExerciseColumn { id: "ex03".into(), max_score: 2.5 }],
                 shard: None,
+                maximum: None,
+                credit: None,
                 students: rows,
             },
             students,
@@ -809,6 +950,7 @@ mod tests {
             similarity: vec![],
             leaderboard,
             names,
+            stubs: Default::default(),
         }
     }
 
@@ -840,5 +982,60 @@ mod tests {
             board.contains("<th>credit</th>") && board.contains("<td>75 %</td>") && board.contains("<td>100 %</td>")
         );
         assert!(!render(&class(true, false)).contains("<th>credit</th>"), "no column under threshold credit");
+    }
+    /// Issue 47: the failure tables were filled by unchanged stubs, and "What
+    /// needs a TA's eye" counted none of them.
+    #[test]
+    fn unchanged_stubs_are_counted_for_a_ta_and_left_out_of_what_went_wrong() {
+        let mut c = class(true, false);
+        let file = c.students[0].grades.exercises[0].parts[0].file.clone();
+        assert!(
+            render(&c).contains("<td><a href=\"#part-ex03-tiled\"><code>ex03::tiled::perf::faster-than-naive</code>")
+        );
+        c.stubs.insert(("ana".into(), file));
+        let page = render(&c);
+        let wrong = &page[page.find("data-section=\"wrong\"").unwrap()..page.find("data-section=\"scores\"").unwrap()];
+        assert!(!wrong.contains("faster-than-naive") && wrong.contains("1 part handed in as the stub"), "{wrong}");
+        assert!(
+            page.contains("What needs a TA&#39;s eye (1 student)")
+                || page.contains("What needs a TA's eye (1 student)"),
+            "{page}"
+        );
+        assert!(page.contains("<td class=\"bad\">unchanged stub</td>"));
+        assert!(
+            page.find("data-section=\"wrong\"").unwrap() < page.find("data-section=\"scores\"").unwrap(),
+            "what went wrong comes first"
+        );
+    }
+
+    #[test]
+    fn full_marks_are_counted_out_of_the_gradebooks_one_maximum() {
+        let mut c = class(true, false);
+        // Graded without a GPU: the column is what counts here, 2.50 of the exercise's points.
+        c.students[0].grades.exercises[0].parts[0].tests[0].score = 0.0;
+        c.book.students = c.students.iter().map(|s| Row::of(s, crate::platforms::Maximum::GradedHere)).collect();
+        c.book.exercises[0].max_score = 2.5;
+        let page = render(&c);
+        let row = &page[page.find("<tr data-exercise=\"ex03\">").unwrap()..];
+        let row = &row[..row.find("</tr>").unwrap()];
+        assert!(row.contains("<td>2.50</td>"), "{row}");
+        assert!(row.ends_with("<td>1</td><td>1</td>"), "bo's 2.50 of 2.50 is full marks: {row}");
+        assert!(
+            page.contains("<tr data-exercise=\"total\"><td>total</td><td>2.50</td>"),
+            "the total is the columns' sum"
+        );
+    }
+
+    #[test]
+    fn a_verdict_shows_with_its_meaning() {
+        assert!(verdict_meaning("race").contains("without a barrier"));
+        let mut c = class(true, false);
+        c.students[0].grades.exercises[0].parts[0].tests[0].verdict = Some("race".into());
+        let page = render(&c);
+        assert!(
+            page.contains("race</span> (threads read and write the same memory without a barrier between): 1"),
+            "{page}"
+        );
+        assert!(!page.contains(">race 1<"));
     }
 }

@@ -104,6 +104,8 @@ pub fn batch_options(args: BatchArgs, out: PathBuf) -> Result<batch::Options> {
     // Resolved here, from the course's own copy: a child's root is a staged submission.
     let course = super::default_root().unwrap_or_else(|_| PathBuf::from("."));
     let policy = policy::resolve(&course, args.grading.perf_without_gpu, Audience::Gradescope)?;
+    // Its workers and children get the policy as a flag: this says where it really came from.
+    std::env::set_var(policy::SET_BY_ENV, &policy.set_by);
     let sanitize = args.grading.sanitize.to_possible_value().expect("named").get_name().to_string();
     let mut grading_flags =
         vec!["--sanitize".into(), sanitize, "--perf-without-gpu".into(), policy.perf_without_gpu.name().into()];

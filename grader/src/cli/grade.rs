@@ -147,7 +147,7 @@ pub fn run(cli: Args) -> Result<ExitCode> {
             exercises.iter().map(|e| e.id).collect::<Vec<_>>().join("-")
         };
         let suffix = if sources == "exercises" { String::new() } else { format!("-{}", sources.replace('/', "-")) };
-        root.join("target").join("grades").join(format!("{selection}{suffix}.json"))
+        grader::batch::intake::outputs_root(&root).join("target").join("grades").join(format!("{selection}{suffix}.json"))
     });
     kit::backend::traced::phase("scored");
     report.write(&json)?;
@@ -157,7 +157,9 @@ pub fn run(cli: Args) -> Result<ExitCode> {
     }
     kit::backend::traced::phase("reports written");
     println!("  seed {seed}: `--seed {seed}` reruns with the same inputs");
-    let results = cli.results.unwrap_or_else(|| root.join("target").join("grades").join(cli.format.default_file()));
+    let results = cli.results.unwrap_or_else(|| {
+        grader::batch::intake::outputs_root(&root).join("target").join("grades").join(cli.format.default_file())
+    });
     let grade = grader::platforms::Grade::of(&report, maximum);
     if let Some(stdout) = stdout {
         use std::io::Write as _;

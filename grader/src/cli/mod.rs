@@ -61,15 +61,9 @@ fn write_html(report: &GradeReport, root: &std::path::Path, path: &std::path::Pa
 /// The current folder when it holds the exercises (a student's checkout, or the
 /// device machine's copy of the repository), else the workspace this was built in.
 fn default_root() -> Result<PathBuf> {
-    let cwd = std::env::current_dir().context("reading the current folder")?;
-    if cwd.join("exercises").is_dir() {
-        return Ok(cwd);
-    }
-    let built_in = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    if built_in.join("exercises").is_dir() {
-        return Ok(built_in.canonicalize()?);
-    }
-    anyhow::bail!("cannot find the exercises: run from the repository's folder, or pass --root")
+    // Says so when it falls back to the checkout this grader was built in.
+    grader::class_report::course_root()
+        .context("cannot find the exercises: run from the repository's folder, or pass --root")
 }
 
 /// `--root`, else [`default_root`].

@@ -43,7 +43,7 @@ fn open_environment_now(opts: &Options) -> Result<Opened> {
     let mut env = Environment::default();
     let cache_dir = std::env::var_os(PTX_CACHE_ENV)
         .map(PathBuf::from)
-        .unwrap_or_else(|| opts.root.join("target").join("ptx-cache"));
+        .unwrap_or_else(|| crate::batch::intake::outputs_root(&opts.root).join("target").join("ptx-cache"));
     let compiler = Compiler::from_env().map(|c| c.with_cache_dir(cache_dir)).map_err(|e| e.to_string());
     // A missing compiler is said once, by `without_compiler`.
     if let Ok(c) = &compiler {
@@ -62,8 +62,8 @@ fn open_environment_now(opts: &Options) -> Result<Opened> {
             Ok(gpu) => Some(gpu),
             Err(e) if opts.backend == BackendChoice::Auto => {
                 let note = format!(
-                    "{e}. Running the kernels on the PTX simulator instead: performance checks are skipped \
-                     and the largest inputs are left to a real GPU"
+                    "{e}. Running the kernels on the PTX simulator instead: the largest inputs are left to a \
+                     real GPU, and the line `performance:` below says how timed checks are graded here"
                 );
                 println!("{note}");
                 env.note = Some(note);

@@ -33,6 +33,9 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     // `--backend none` only compiles: no grade to be fair about, the policy stays out.
     let policy = Policy { applied: gpu.is_some() && !can_time, ..opts.policy.clone() };
     env_report.policy = Some(policy.clone());
+    // Which credit applies, in the grades JSON and the header.
+    let credit = crate::credit::resolve(&opts.root, opts.credit)?;
+    env_report.credit = Some(credit.name().into());
     // The simulator checks every launch itself; a GPU grade replays on it.
     let sanitizes_itself =
         gpu.as_ref().is_some_and(|g| g.capabilities().checks_accesses) && opts.backend != BackendChoice::LuckySim;
@@ -58,6 +61,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
         return Ok(Pending(Stage::Finished(Box::new((report, conclusion)))));
     }
     println!("seed {} (rerun with --seed {})", opts.seed, opts.seed);
+    println!("{}", crate::policy::header(&policy, gpu.is_some(), can_time, credit));
     if let Some(c) = &env_report.calibration {
         println!("{}", c.line);
     }
@@ -106,7 +110,6 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     // Timed checks this GPU's calibration does not grade (the gap is too narrow here), and why.
     let mut uncalibrated: HashMap<String, String> = HashMap::new();
     // Timed checks whose points the course scales by speed (crate::credit), and where from.
-    let credit = crate::credit::resolve(&opts.root, opts.credit)?;
     let mut scaled: HashMap<String, crate::credit::Scale> = HashMap::new();
     let mut replays = Vec::new();
     let mut ahead_jobs = Vec::new();

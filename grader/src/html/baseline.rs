@@ -7,6 +7,9 @@
 //! entry stays byte for byte, so adding an exercise is a diff of its own lines.
 
 use std::collections::BTreeMap;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
 
 use anyhow::{bail, Context, Result};
 use kit::profile::MemoryProfile;
@@ -39,6 +42,78 @@ impl BaselineProfiles {
             }
         }
         Self { generated_by: "grader reference-profiles".into(), seed: r.seed, tests }
+    }
+
+    /// The reference's figures to draw `report`'s against, like with like: the
+    /// reference graded as the run was (its seed, on the simulator, the
+    /// exercises it graded), cached in `root/target/grades/reference-profiles/`
+    /// by seed and the reference's sources. The shipped file serves only a run
+    /// of its own seed. `Err` says why there are none (no `reference/` under
+    /// `root`, no grader binary): the report then draws the student's figures
+    /// alone, never a reference measured on other inputs.
+    pub fn for_run(report: &GradeReport, root: &Path, exe: Option<&Path>) -> Result<Self, String> {
+        let shipped = Self::embedded();
+        let profiled =
+            report.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests).any(|t| !t.profile.is_empty());
+        if !profiled || report.seed == shipped.seed || report.sources != "exercises" {
+            return Ok(shipped);
+        }
+        let ids: Vec<&str> = report.exercises.iter().map(|e| e.id.as_str()).collect();
+        let exercises = crate::registry::select(&ids.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+            .map_err(|e| format!("{e:#}"))?;
+        let mut digest = Sha256::new();
+        let mut any = false;
+        for e in &exercises {
+            let dir = root.join("reference").join(e.folder_name());
+            let mut files: Vec<_> = walkdir::WalkDir::new(&dir)
+                .into_iter()
+                .flatten()
+                .filter(|f| f.file_type().is_file())
+                .map(|f| f.into_path())
+                .collect();
+            files.sort();
+            for f in files {
+                any = true;
+                digest.update(f.strip_prefix(root).unwrap_or(&f).to_string_lossy().as_bytes());
+                digest.update(std::fs::read(&f).unwrap_or_default());
+            }
+        }
+        if !any {
+            return Err(format!(
+                "the reference's figures need the reference kernels (not in {}); the shipped ones are for seed {} \
+                 (run with --seed {} to compare with them)",
+                root.join("reference").display(),
+                shipped.seed,
+                shipped.seed
+            ));
+        }
+        let hex: String = digest.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let cache = crate::batch::intake::outputs_root(root)
+            .join("target")
+            .join("grades")
+            .join("reference-profiles")
+            .join(format!("{}-seed-{}-{hex}.json", ids.join("-"), report.seed));
+        if let Some(r) = std::fs::read(&cache).ok().and_then(|b| serde_json::from_slice::<GradeReport>(&b).ok()) {
+            return Ok(Self::from_report(&r));
+        }
+        let this = std::env::current_exe().ok().filter(|e| e.file_stem().is_some_and(|s| s == "grader"));
+        let exe = exe.map(Path::to_path_buf).or(this).ok_or("no grader binary to grade the reference with")?;
+        std::fs::create_dir_all(cache.parent().expect("a folder")).map_err(|e| e.to_string())?;
+        let status = std::process::Command::new(exe)
+            .args(&ids)
+            .args(["--reference", "--backend", "sim", "--seed", &report.seed.to_string(), "--no-report", "--json"])
+            .arg(&cache)
+            .arg("--root")
+            .arg(root)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map_err(|e| format!("grading the reference: {e}"))?;
+        let r = std::fs::read(&cache)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<GradeReport>(&b).ok())
+            .ok_or_else(|| format!("grading the reference with seed {} did not finish ({status})", report.seed))?;
+        Ok(Self::from_report(&r))
     }
 
     pub fn kernel(&self, test: &str, kernel: &str) -> Option<&MemoryProfile> {

@@ -23,28 +23,49 @@ use svg::esc;
 
 /// Where every run writes the page.
 pub fn default_path(root: &Path) -> PathBuf {
-    root.join("target").join("grades").join("report.html")
+    crate::batch::intake::outputs_root(root).join("target").join("grades").join("report.html")
 }
 
 /// Everything the page shows besides the JSON.
 #[derive(Default)]
 pub struct Extras {
+    /// The reference's figures, measured on the run's own inputs (BaselineProfiles::for_run).
     pub reference: BaselineProfiles,
+    /// Why the reference's figures are absent, when they are.
+    pub reference_note: Option<String>,
     /// Part file -> its kernels' resources.
     pub resources: HashMap<String, Vec<KernelResources>>,
     pub lab: Option<CoalescingLab>,
 }
 
 impl Extras {
-    /// The shipped reference figures, the resources of every compiled part (from
-    /// `root`), and the last coalescing lab under `root`'s grades folder.
+    /// The reference's figures on the run's inputs, the resources of every
+    /// compiled part (from `root`), and the last coalescing lab under `root`'s grades folder.
     pub fn gather(report: &GradeReport, root: &Path) -> Self {
+        let (reference, reference_note) = match BaselineProfiles::for_run(report, root, None) {
+            Ok(r) => (r, None),
+            Err(why) => (BaselineProfiles::default(), Some(why)),
+        };
         Self {
-            reference: BaselineProfiles::embedded(),
+            reference,
+            reference_note,
             resources: gather_resources(report, root),
             lab: CoalescingLab::read(&crate::lab::coalescing::default_json(root)).ok(),
         }
     }
+}
+
+/// The header's line on how performance is graded and which credit the course uses.
+fn course_choices(report: &GradeReport) -> String {
+    let credit = match report.environment.credit.as_deref() {
+        Some("scaled") => crate::credit::Credit::Scaled,
+        _ => crate::credit::Credit::Threshold,
+    };
+    let mut line = crate::credit::Credit::describe(credit);
+    if let Some(p) = report.environment.policy.as_ref().filter(|p| p.applied) {
+        line += &format!("; no GPU here: {}", p.describe());
+    }
+    line
 }
 
 /// Writes the page for `report` to `path`, atomically.
@@ -88,6 +109,11 @@ pub fn render(report: &GradeReport, extras: &Extras) -> String {
     );
     if let Some(note) = &env.note {
         let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(note));
+    }
+    // The course's choices, said to the student (issue 51.4).
+    let _ = writeln!(h, "<p class=\"env\" data-credit>{}</p>", esc(&course_choices(report)));
+    if let Some(note) = &extras.reference_note {
+        let _ = writeln!(h, "<p class=\"note\">No reference figures beside yours: {}</p>", esc(note));
     }
     if report.exercises.is_empty() {
         let _ = writeln!(
@@ -339,7 +365,7 @@ fn resources_table(
 fn gather_resources(report: &GradeReport, root: &Path) -> HashMap<String, Vec<KernelResources>> {
     let mut out = HashMap::new();
     let Ok(compiler) = Compiler::from_env() else { return out };
-    let compiler = compiler.with_cache_dir(root.join("target").join("ptx-cache"));
+    let compiler = compiler.with_cache_dir(crate::batch::intake::outputs_root(root).join("target").join("ptx-cache"));
     let cc = report.environment.compute_capability.clone();
     let arch = cc
         .as_deref()
@@ -349,7 +375,7 @@ fn gather_resources(report: &GradeReport, root: &Path) -> HashMap<String, Vec<Ke
     let caps = kit::backend::Capabilities::of_named(&report.environment.backend);
     let opts = CompileOptions { arch, line_info: caps.checks_accesses, ..CompileOptions::default() };
     let base = PathBuf::from(&report.source_root);
-    let tmp = root.join("target").join("grades");
+    let tmp = crate::batch::intake::outputs_root(root).join("target").join("grades");
     // On a GPU the driver says what it allocated; otherwise ptxas, or the PTX alone.
     let gpu = caps.reports_kernel_resources.then(|| kit::Gpu::cuda(std::time::Duration::from_secs(10)).ok()).flatten();
     for p in report.exercises.iter().flat_map(|e| &e.parts) {

@@ -11,13 +11,11 @@ pub fn markdown(grade: &Grade) -> String {
     let r = grade.report;
     let pct = 100.0 * grade.fraction();
     let mut s = format!("## cuda-lab: {} / {} ({pct:.0}%)\n\n", grade.points, grade.max);
+    // The same counts as the grader's summary and Gradescope's file (ignored with what they were).
     let _ = writeln!(
         s,
-        "{} passed, {} failed, {} ignored, {} not run · seed `{}` · {}\n",
-        r.counts.passed,
-        r.counts.failed,
-        r.counts.ignored,
-        r.counts.not_run,
+        "{} · seed `{}` · {}\n",
+        r.counts_line().trim(),
         r.seed,
         r.environment.gpu.as_deref().unwrap_or(&r.environment.backend)
     );
@@ -102,5 +100,17 @@ mod tests {
         assert!(md.contains("| ex01 | global | 0.00 / 0.00 | ✓ |"), "{md}");
         assert!(md.contains("`ex01::shared::correct::n=100`: `hits`: expected 3 \\| got 4 |"), "{md}");
         assert!(!md.contains("more"), "only the first line of the message: {md}");
+    }
+
+    /// Issue 47: the summary said "5 ignored" where Gradescope's file said
+    /// "6 ignored (1 not counted)": both now count as the grader's summary does.
+    #[test]
+    fn the_ignored_count_is_the_graders_own() {
+        let mut r = GradeReport::new(7, std::path::Path::new("."), "exercises", Environment::default());
+        r.counts.ignored = 5;
+        r.counts.not_counted = 1;
+        let md = markdown(&Grade::of(&r, crate::platforms::Maximum::GradedHere));
+        assert!(md.contains("6 ignored (1 not counted)"), "{md}");
+        assert!(md.contains(r.counts_line().trim()), "{md}");
     }
 }

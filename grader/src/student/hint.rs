@@ -65,7 +65,7 @@ fn levels_path(grades: &Path) -> PathBuf {
 
 /// The text `grader hint` prints, and advances the level of the check it is about.
 pub fn next_hint(root: &Path, e: &Exercise, part: Option<&str>) -> Result<String> {
-    let grades = root.join("target").join("grades");
+    let grades = crate::batch::intake::outputs_root(root).join("target").join("grades");
     let results = last_results(&grades);
     let mut candidates: Vec<&LastResult> = e
         .parts

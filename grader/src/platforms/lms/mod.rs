@@ -95,6 +95,8 @@ pub struct LmsCsv {
     /// Students whose maximum differed from the column's (a check not graded
     /// for them alone): their points were scaled to it.
     pub rescaled: Vec<String>,
+    /// Roster students with no submission: a row of 0 each ([`write`]).
+    pub absent: Vec<String>,
 }
 
 /// The CSV of `book` for `lms`, with each student's `scores` (in the book's order).
@@ -181,7 +183,7 @@ pub fn csv(book: &Gradebook, scores: &[Scores], lms: Lms, roster: Option<&Roster
     }
     let bytes = w.into_inner().map_err(|e| anyhow!("writing the CSV: {e}"))?;
     let possible = ids.iter().map(|i| i.to_string()).zip(possible).collect();
-    Ok(LmsCsv { bytes, students, not_in_roster, not_imported, possible, rescaled })
+    Ok(LmsCsv { bytes, students, not_in_roster, not_imported, possible, rescaled, absent: Vec::new() })
 }
 
 /// The value most rows share (the largest of equals); 0 for none.
@@ -248,10 +250,23 @@ pub fn not_imported_path(file: &Path) -> PathBuf {
 }
 
 /// Writes `file` from the gradebook in `dir` (a batch's, a merge's or a class report's folder).
+/// A roster student with no submission folder gets a row first (0, status
+/// "no submission") in the gradebook, and so in this file and the class report.
 pub fn write(dir: &Path, file: &Path, lms: Lms, roster: Option<&Path>, maximum: Maximum) -> Result<LmsCsv> {
-    let book = Gradebook::read(&dir.join(JSON_NAME))?;
     let roster = roster.map(Roster::read).transpose()?;
-    let out = csv(&book, &scores(dir, &book, maximum), lms, roster.as_ref())?;
+    let (absent, added) = match &roster {
+        Some(r) => crate::batch::gradebook::add_absent_in(dir, r)?,
+        None => (Vec::new(), false),
+    };
+    if added && dir.join(crate::class_report::FILE_NAME).is_file() {
+        // The class report names them too.
+        if let Err(e) = crate::class_report::write(dir, &crate::class_report::Options::default()) {
+            eprintln!("warning: writing {}: {e:#}", crate::class_report::FILE_NAME);
+        }
+    }
+    let book = Gradebook::read(&dir.join(JSON_NAME))?;
+    let mut out = csv(&book, &scores(dir, &book, maximum), lms, roster.as_ref())?;
+    out.absent = absent;
     crate::atomic::write(file, &out.bytes)?;
     let left = not_imported_path(file);
     match &out.not_imported {
@@ -286,7 +301,9 @@ impl LmsCsv {
                     self.not_in_roster.join(", ")
                 ),
                 Lms::Moodle => format!(
-                    "\n  NOT in {}: {} submission(s) the roster does not name ({}), since Moodle abandons a whole                      import at one identifier it does not know; their scores are in {}. Add them to --roster and                      write the CSV again, or enter their grades by hand",
+                    "\n  NOT in {}: {} submission(s) the roster does not name ({}), since Moodle abandons a whole \
+                     import at one identifier it does not know; their scores are in {}. Add them to --roster and \
+                     write the CSV again, or enter their grades by hand",
                     file.display(),
                     self.not_in_roster.len(),
                     self.not_in_roster.join(", "),
@@ -294,9 +311,17 @@ impl LmsCsv {
                 ),
             };
         }
+        if !self.absent.is_empty() {
+            text += &format!(
+                "\n  on the roster with no submission, a row of 0 each (status \"no submission\", also in \
+                 gradebook.json and the class report): {}",
+                self.absent.join(", ")
+            );
+        }
         if !self.rescaled.is_empty() {
             text += &format!(
-                "\n  scaled to the column's points (their own maximum differed: a check could not be graded for                  them here): {}",
+                "\n  scaled to the column's points (their own maximum differed: a check could not be graded for \
+                 them here): {}",
                 self.rescaled.join(", ")
             );
         }
@@ -314,6 +339,7 @@ mod tests {
             key: name.into(),
             name: name.into(),
             scores: [("ex01".to_string(), ex01), ("ex02".to_string(), ex02)].into(),
+            max_scores: Default::default(),
             total: ex01 + ex02,
             max_score: 30.0,
             status: "graded".into(),
@@ -330,6 +356,8 @@ mod tests {
                 ExerciseColumn { id: "ex02".into(), max_score: 10.0 },
             ],
             shard: None,
+            maximum: None,
+            credit: None,
             students: vec![row("lab1-ana", 20.0, 7.5), row("lab1-bo", 0.0, 10.0)],
         }
     }
@@ -401,5 +429,34 @@ mod tests {
         let without = csv(&book, &of_rows(&book), Lms::Moodle, None).unwrap();
         assert_eq!(text(&without), "Username,ex01,ex02,cuda-lab total (%)\n", "no roster: nobody Moodle could miss");
         assert_eq!(without.not_in_roster.len(), 2);
+    }
+    /// Issue 47: a student on the roster who handed in nothing was in no CSV.
+    #[test]
+    fn a_roster_student_with_no_submission_gets_a_zero_row_in_every_file() {
+        use crate::batch::gradebook::{add_absent, NO_SUBMISSION};
+        let mut book = book();
+        let roster =
+            Roster::parse(b"github_username,roster_identifier\nana,ana@uni.edu\nbo,bo@uni.edu\ncy,cy@uni.edu\n")
+                .unwrap();
+        assert_eq!(add_absent(&mut book, &roster), ["cy"]);
+        assert_eq!(add_absent(&mut book, &roster), ["cy"], "a second time adds no second row");
+        assert_eq!(book.students.len(), 3);
+        let cy = book.students.last().unwrap();
+        assert_eq!((cy.status.as_str(), cy.total, cy.max_score), (NO_SUBMISSION, 0.0, 30.0));
+        let canvas = text(&csv(&book, &of_rows(&book), Lms::Canvas, Some(&roster)).unwrap());
+        assert!(canvas.ends_with("\ncy,,,cy@uni.edu,,0.00,0.00,0.00\n"), "{canvas}");
+        let moodle = csv(&book, &of_rows(&book), Lms::Moodle, Some(&roster)).unwrap();
+        assert!(text(&moodle).ends_with("\ncy@uni.edu,0.00,0.00,0.00\n"), "{}", text(&moodle));
+        let gradebook = String::from_utf8(book.csv().unwrap()).unwrap();
+        assert!(gradebook.contains("\ncy,cy,0.00,0.00,0.00,30.00,no submission,"), "{gradebook}");
+    }
+
+    #[test]
+    fn the_moodle_message_has_no_runs_of_spaces() {
+        let book = book();
+        let out = csv(&book, &of_rows(&book), Lms::Moodle, None).unwrap();
+        let said = out.describe(Path::new("m.csv"), Lms::Moodle);
+        assert!(said.contains("abandons a whole import"), "{said}");
+        assert!(!said.contains("   "), "runs of spaces: {said:?}");
     }
 }

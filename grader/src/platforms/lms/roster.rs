@@ -60,16 +60,31 @@ impl Roster {
     /// The row of the submission in folder `folder`: its name, its repository's
     /// name, or the `-<username>` suffix Classroom gives repositories.
     pub fn find(&self, folder: &str) -> Option<&[String]> {
-        self.rows.iter().map(Vec::as_slice).find(|row| {
-            let (by_folder, repo, user) = (
-                self.field(row, "folder"),
-                self.field(row, "student_repository_name"),
-                self.field(row, "github_username"),
-            );
-            (!by_folder.is_empty() && by_folder == folder)
-                || (!repo.is_empty() && repo == folder)
-                || (!user.is_empty() && (folder == user || folder.ends_with(&format!("-{user}"))))
-        })
+        self.rows.iter().map(Vec::as_slice).find(|row| self.matches(row, folder))
+    }
+
+    /// Whether `row` names the submission in folder `folder`.
+    fn matches(&self, row: &[String], folder: &str) -> bool {
+        let (by_folder, repo, user) =
+            (self.field(row, "folder"), self.field(row, "student_repository_name"), self.field(row, "github_username"));
+        (!by_folder.is_empty() && by_folder == folder)
+            || (!repo.is_empty() && repo == folder)
+            || (!user.is_empty() && (folder == user || folder.ends_with(&format!("-{user}"))))
+    }
+
+    /// The roster's students no folder of `folders` is: they handed in
+    /// nothing. Each with the name their row would be found by (its
+    /// `folder`, else its repository's name, else its GitHub user name).
+    pub fn absent<'r>(&'r self, folders: &[&str]) -> Vec<(String, &'r [String])> {
+        self.rows
+            .iter()
+            .map(Vec::as_slice)
+            .filter(|row| !folders.iter().any(|f| self.matches(row, f)))
+            .filter_map(|row| {
+                let name = MATCHED_BY.iter().map(|c| self.field(row, c)).find(|v| !v.is_empty())?;
+                Some((name.to_string(), row))
+            })
+            .collect()
     }
 }
 
@@ -85,6 +100,9 @@ mod tests {
         assert_eq!(roster.field(roster.find("lab1-ana").unwrap(), "roster_identifier"), "ana@uni.edu");
         assert_eq!(roster.field(roster.find("lab1-bo").unwrap(), "ROSTER_IDENTIFIER"), "bo@uni.edu");
         assert!(roster.find("lab1-cy").is_none());
+        let absent: Vec<String> = roster.absent(&["lab1-ana"]).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(absent, ["bo"], "bo handed in nothing: named by the column the batch would find them by");
+        assert!(roster.absent(&["lab1-ana", "lab1-bo"]).is_empty());
     }
 
     #[test]
