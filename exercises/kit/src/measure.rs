@@ -69,6 +69,11 @@ pub const MEASURE_MAX_STEPS: u64 = 5_000_000;
 /// [`Ctx::measure`] on a module's PTX text. The measurement's figures go into
 /// the running check's record (the grades JSON's `tests[].measured`).
 pub fn measure_ptx(ptx: &str, kernel: &str, run: impl FnOnce(&Module) -> Result<()>) -> Result<Measurement> {
+    // The batch's `sim_measure` bucket (kit::stats).
+    crate::stats::timed(crate::stats::Counter::SimMeasure, || measure_now(ptx, kernel, run))
+}
+
+fn measure_now(ptx: &str, kernel: &str, run: impl FnOnce(&Module) -> Result<()>) -> Result<Measurement> {
     let (backend, log) = SimBackend::recording(MEASURE_MAX_STEPS);
     let gpu = Gpu::new(Box::new(backend), Duration::MAX);
     let module = gpu.load(ptx).map_err(unmeasurable)?;
