@@ -142,7 +142,10 @@ fn workers_grade_like_one_process_per_part() {
         .map(|f| sum(f))
         .sum();
     let wall = sum("parts_wall_s");
-    assert!((named + sum("other_s") - wall).abs() <= 0.01 * wall + 0.01, "the buckets add up to the parts' wall: {time}");
+    assert!(
+        (named + sum("other_s") - wall).abs() <= 0.01 * wall + 0.01,
+        "the buckets add up to the parts' wall: {time}"
+    );
     assert!(sum("other_s") <= 0.05 * wall + 0.01, "at most 5 % in no named bucket: {time}");
     let isolated = time_breakdown(dir.path(), "isolated");
     assert_eq!((isolated["mode"].as_str(), isolated["parts_isolated"].as_u64()), (Some("isolate"), Some(12)));

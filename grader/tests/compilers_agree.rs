@@ -241,9 +241,6 @@ fn every_reference_slow_variant_and_variants_case_gets_the_same_verdicts() {
         .map(|v| v.split(',').filter(|s| !s.is_empty()).map(String::from).collect())
         .unwrap_or_default();
     let all = variants(&[], tmp.path());
-    cases.extend(
-        all.into_iter()
-            .filter(|c| picked.is_empty() || picked.iter().any(|p| c.label.contains(p.as_str()))),
-    );
+    cases.extend(all.into_iter().filter(|c| picked.is_empty() || picked.iter().any(|p| c.label.contains(p.as_str()))));
     sweep(&cases);
 }

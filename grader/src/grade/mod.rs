@@ -31,8 +31,8 @@ use crate::sanitize::Sanitize;
 pub use compile::{compile_options, compile_stuck, COMPILE_TIMEOUT_ENV};
 pub use environment::{keep_environment, PTX_CACHE_ENV};
 pub use finish::Pending;
-pub use profile::{Clock, PartTime};
 pub use no_compiler::{nothing_compiled, EXIT_NO_COMPILER};
+pub use profile::{Clock, PartTime};
 pub use start::start;
 
 /// Which machine runs the kernels.

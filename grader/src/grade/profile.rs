@@ -151,13 +151,8 @@ impl Clock {
         let (checks_end, after) = self.checks.unwrap_or((finish_started, COUNTERS.map(stats::here)));
         let d = |i: usize| after[i].saturating_sub(self.before[i]).as_secs_f64();
         let checks_wall = checks_end.duration_since(self.started).as_secs_f64();
-        let tests: f64 = report
-            .exercises
-            .iter()
-            .flat_map(|e| &e.parts)
-            .flat_map(|p| &p.tests)
-            .map(|t| t.duration_ms / 1e3)
-            .sum();
+        let tests: f64 =
+            report.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests).map(|t| t.duration_ms / 1e3).sum();
         let mut t = PartTime {
             wall: now.duration_since(self.started).as_secs_f64(),
             gpu_timing: d(0),

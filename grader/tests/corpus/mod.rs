@@ -392,7 +392,8 @@ pub fn run_only(
         };
         jobs.push(Job { name, wanted, root, exercises, only_part });
     }
-    let runs = in_parallel(corpus.jobs, &jobs, |job| grade(&job.root, &job.exercises, job.only_part, backend, settings));
+    let runs =
+        in_parallel(corpus.jobs, &jobs, |job| grade(&job.root, &job.exercises, job.only_part, backend, settings));
     // In the table's order, whatever order the runs ended in.
     for (job, run) in jobs.iter().zip(runs) {
         let name = job.name;
