@@ -127,6 +127,26 @@ fn workers_grade_like_one_process_per_part() {
     assert_eq!(parts.len(), 12, "{timeline}");
     assert!(events.iter().all(|e| e["start_s"].as_f64() <= e["end_s"].as_f64()), "{timeline}");
     assert!(events.iter().any(|e| e["what"] == "worker-start"), "{timeline}");
+    // Every second of a part in a named bucket: they add up to its wall within 5 %.
+    for e in events.iter().filter(|e| e["what"] == "worker-part") {
+        let t: grader::grade::PartTime = serde_json::from_value(e["time"].clone()).unwrap();
+        assert!(t.wall > 0.0, "{e}");
+        if let Some(why) = t.unaccounted() {
+            panic!("{}: {why}", e["part"]);
+        }
+    }
+    let sum = |f: &str| time[f].as_f64().unwrap();
+    let named: f64 = ["compile_s", "setup_s", "sim_measure_s", "cpu_reference_s", "gpu_correctness_s", "gpu_timing_s"]
+        .iter()
+        .chain(&["lock_wait_s", "queued_s", "sanitizer_s"])
+        .map(|f| sum(f))
+        .sum();
+    let wall = sum("parts_wall_s");
+    assert!(
+        (named + sum("other_s") - wall).abs() <= 0.01 * wall + 0.01,
+        "the buckets add up to the parts' wall: {time}"
+    );
+    assert!(sum("other_s") <= 0.05 * wall + 0.01, "at most 5 % in no named bucket: {time}");
     let isolated = time_breakdown(dir.path(), "isolated");
     assert_eq!((isolated["mode"].as_str(), isolated["parts_isolated"].as_u64()), (Some("isolate"), Some(12)));
 }

@@ -9,14 +9,18 @@
 //! failure when CUDA_LAB_REQUIRE_NVRTC=1 (CI), as NVRTC's own tests do. The
 //! whole sweep takes minutes in a debug build, so it is `#[ignore]`d and run by
 //! `.ci/run` (`cargo test -p grader --test suite -- --ignored compilers_agree::`); the
-//! normal lane grades a quick subset (two references, two variants).
+//! normal lane grades a quick subset (ex01's references, three variants).
+//!
+//! No work twice: the runs go as many at once as there are cores, and in CI
+//! (`CUDA_LAB_GRADE_CACHE`, `support::grade_cache`) the NVRTC run of a variants
+//! case is the variants lane's own run of it (same binary, arguments, compile
+//! limit and files), so only the clang builds are graded here.
 
 use crate::corpus;
 use crate::support;
 
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
 
 use corpus::{materialize, verdict, workspace, Corpus};
 
@@ -41,38 +45,43 @@ fn both_compilers() -> bool {
 /// Part (`ex01/global`) → (verdict, first failing test, its message).
 type Verdicts = BTreeMap<String, (String, String, String)>;
 
+/// The compile time limit: the variants lane's for NVRTC (so that its runs
+/// are the same runs, taken from `support::grade_cache` in CI), more for clang.
+fn compile_timeout(compiler: &str) -> &'static str {
+    if compiler == "nvrtc" {
+        "60"
+    } else {
+        "120"
+    }
+}
+
 /// Grades `exercises` of the submission at `root` (from `sources`, default
-/// `exercises`) on the simulator with `compiler`.
+/// `exercises`) on the simulator with `compiler`; where CI's lanes share their
+/// results, a run the variants lane already made is taken from there.
 fn grade(root: &Path, exercises: &[&str], part: Option<&str>, sources: Option<&str>, compiler: &str) -> Verdicts {
-    let scratch = tempfile::tempdir().unwrap();
-    let json = scratch.path().join("grades.json");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_grader"));
-    command.args(exercises);
+    let mut args: Vec<String> = exercises.iter().map(|e| e.to_string()).collect();
     if let Some(part) = part {
-        command.args(["--part", part]);
+        args.extend(["--part".into(), part.into()]);
     }
     if let Some(sources) = sources {
-        command.args(["--sources", sources]);
+        args.extend(["--sources".into(), sources.into()]);
     }
-    let out = command
-        .args(["--backend", "sim", "--seed", "1", "--root"])
-        .arg(root)
-        .arg("--json")
-        .arg(&json)
-        .args(["--", "--quiet", "--color", "never"])
-        .current_dir(scratch.path())
-        .env(ptx_build::COMPILER_ENV, compiler)
-        .env(grader::grade::PTX_CACHE_ENV, scratch.path().join("ptx-cache"))
-        .env(grader::grade::COMPILE_TIMEOUT_ENV, "120")
-        .output()
-        .expect("the grader runs");
-    let text = std::fs::read_to_string(&json).unwrap_or_else(|e| {
+    args.extend(["--backend", "sim", "--seed", "1"].map(String::from));
+    let graded = support::grade_cache::Run {
+        args,
+        root,
+        graded: &[sources.unwrap_or("exercises")],
+        compiler: Some(compiler),
+        compile_timeout: compile_timeout(compiler),
+    }
+    .grade();
+    let text = graded.json.unwrap_or_else(|| {
         panic!(
-            "{} with {compiler}: no grades JSON ({e}); exit {:?}\n{}\n{}",
+            "{} with {compiler}: no grades JSON; exit {:?}\n{}\n{}",
             root.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+            graded.status,
+            graded.stdout,
+            graded.stderr
         )
     });
     let report: grader::report::GradeReport = serde_json::from_str(&text).expect("a grades JSON");
@@ -111,41 +120,61 @@ fn first_line(s: &str) -> &str {
     &l[..(0..=l.len().min(240)).rev().find(|&i| l.is_char_boundary(i)).unwrap_or(0)]
 }
 
-/// `grade` with NVRTC and with clang at once: each grader process keeps one
-/// core busy, so the pair takes the time of one on a 2-core machine.
-fn both(grade: impl Fn(&str) -> Verdicts + Sync) -> (Verdicts, Verdicts) {
-    std::thread::scope(|s| {
-        let clang = s.spawn(|| grade("clang"));
-        let nvrtc = grade("nvrtc");
-        (nvrtc, clang.join().expect("the clang grading panicked"))
-    })
+/// One submission to grade with both compilers.
+struct Case {
+    label: String,
+    root: PathBuf,
+    exercises: Vec<String>,
+    part: Option<String>,
+    sources: Option<String>,
 }
 
 /// The references (`all`, or the given exercises) from `sources`.
-fn references(sources: &str, exercises: &[&str], lines: &mut Vec<String>, problems: &mut Vec<String>) {
-    let root = workspace();
-    let (n, c) = both(|compiler| grade(&root, exercises, None, Some(sources), compiler));
-    compare(sources, &n, &c, lines, problems);
+fn references(sources: &str, exercises: &[&str]) -> Case {
+    Case {
+        label: sources.into(),
+        root: workspace(),
+        exercises: exercises.iter().map(|e| e.to_string()).collect(),
+        part: None,
+        sources: Some(sources.into()),
+    }
 }
 
-/// Cases of the variants corpus (all when `only` is empty).
-fn variants(only: &[&str], lines: &mut Vec<String>, problems: &mut Vec<String>) {
+/// Cases of the variants corpus (all when `only` is empty), materialized under `tmp`.
+fn variants(only: &[&str], tmp: &Path) -> Vec<Case> {
     let corpus = Corpus::open("variants");
-    let tmp = tempfile::tempdir().unwrap();
+    let mut cases = Vec::new();
     for (name, case) in &corpus.table.cases {
         if !only.is_empty() && !only.contains(&name.as_str()) {
             continue;
         }
-        let root = materialize(&corpus, name, case, tmp.path());
-        let mut exercises: Vec<&str> = case.parts.keys().filter_map(|k| k.split('/').next()).collect();
+        let root = materialize(&corpus, name, case, tmp);
+        let mut exercises: Vec<String> =
+            case.parts.keys().filter_map(|k| k.split('/').next()).map(String::from).collect();
         exercises.dedup();
         let part = match (exercises.len(), case.parts.len()) {
-            (1, 1) => case.parts.keys().next().and_then(|k| k.split_once('/')).map(|(_, p)| p),
+            (1, 1) => case.parts.keys().next().and_then(|k| k.split_once('/')).map(|(_, p)| p.to_string()),
             _ => None,
         };
-        let (n, c) = both(|compiler| grade(&root, &exercises, part, None, compiler));
-        compare(&format!("variants/{name}"), &n, &c, lines, problems);
+        cases.push(Case { label: format!("variants/{name}"), root, exercises, part, sources: None });
     }
+    cases
+}
+
+/// Grades every case with NVRTC and with clang, as many runs at once as there
+/// are cores (each grader process keeps one busy), and compares each pair.
+fn sweep(cases: &[Case]) {
+    let jobs: Vec<(&Case, &str)> = cases.iter().flat_map(|c| [(c, "nvrtc"), (c, "clang")]).collect();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let graded = corpus::in_parallel(cores, &jobs, |(case, compiler)| {
+        let exercises: Vec<&str> = case.exercises.iter().map(String::as_str).collect();
+        grade(&case.root, &exercises, case.part.as_deref(), case.sources.as_deref(), compiler)
+    });
+    let (mut lines, mut problems) = (Vec::new(), Vec::new());
+    for (case, pair) in cases.iter().zip(graded.chunks(2)) {
+        compare(&case.label, &pair[0], &pair[1], &mut lines, &mut problems);
+    }
+    finish(lines, problems);
 }
 
 fn finish(lines: Vec<String>, problems: Vec<String>) {
@@ -159,16 +188,15 @@ fn a_quick_subset_gets_the_same_verdicts_from_both_compilers() {
     if !both_compilers() {
         return;
     }
-    let (mut lines, mut problems) = (Vec::new(), Vec::new());
-    references("reference", &["ex01"], &mut lines, &mut problems);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cases = vec![references("reference", &["ex01"])];
     // A race that passes by luck, and an out-of-bounds read; a read that both
     // compilers if-convert into every thread's load and a selp (no race).
-    variants(
+    cases.extend(variants(
         &["ex05-missing-barrier", "ex05-halo-reads-past-end", "ex01-shared-if-converted-read"],
-        &mut lines,
-        &mut problems,
-    );
-    finish(lines, problems);
+        tmp.path(),
+    ));
+    sweep(&cases);
 }
 
 /// The cases of issue 51 (CUB and cooperative groups under a course's
@@ -219,9 +247,14 @@ fn every_reference_slow_variant_and_variants_case_gets_the_same_verdicts() {
     if !both_compilers() {
         return;
     }
-    let (mut lines, mut problems) = (Vec::new(), Vec::new());
-    references("reference", &["all"], &mut lines, &mut problems);
-    references("reference/slow", &["all"], &mut lines, &mut problems);
-    variants(&[], &mut lines, &mut problems);
-    finish(lines, problems);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cases = vec![references("reference", &["all"]), references("reference/slow", &["all"])];
+    // `CUDA_LAB_CASES=a,b`: only the variants cases whose name contains one of
+    // them (and the references), to measure or check a few cases.
+    let picked: Vec<String> = std::env::var("CUDA_LAB_CASES")
+        .map(|v| v.split(',').filter(|s| !s.is_empty()).map(String::from).collect())
+        .unwrap_or_default();
+    let all = variants(&[], tmp.path());
+    cases.extend(all.into_iter().filter(|c| picked.is_empty() || picked.iter().any(|p| c.label.contains(p.as_str()))));
+    sweep(&cases);
 }

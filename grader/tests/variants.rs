@@ -16,7 +16,8 @@ use corpus::{Backend, Corpus, Settings};
 
 const SETTINGS: Settings = Settings { seed: 1, compile_timeout_secs: "60" };
 
-/// The whole corpus (169 cases, one grader process each): minutes on 2 cores
+/// The whole corpus (169 cases, one grader process each, as many at once as
+/// there are cores): minutes on 2 cores
 /// (docs/authoring.md, "Before pushing"), so it is left out of
 /// `cargo test --workspace` and CI runs it explicitly:
 /// `cargo test -p grader --test suite -- --ignored variants::`.
@@ -26,7 +27,7 @@ fn on_the_simulator_every_variant_gets_its_verdict() {
     if !support::nvrtc_available() {
         return;
     }
-    let outcome = corpus::run(&Corpus::open("variants"), Backend::Sim, &SETTINGS, |_, _, _| {});
+    let outcome = corpus::run(&Corpus::open("variants").in_parallel(), Backend::Sim, &SETTINGS, |_, _, _| {});
     let report = outcome.report("variants", Backend::Sim);
     // The whole table, mismatches or not: docs/grading-accuracy.md is written from it.
     println!("{report}");
@@ -42,7 +43,7 @@ fn on_the_simulator_a_sample_of_variants_gets_its_verdict() {
     if !support::nvrtc_available() {
         return;
     }
-    let corpus = Corpus::open("variants");
+    let corpus = Corpus::open("variants").in_parallel();
     let chosen: Vec<String> =
         support::sample("variants", &corpus::cases_by_exercise(&corpus), 1).into_iter().map(|(n, _)| n).collect();
     assert!(chosen.len() >= grader::registry::all().len(), "one case per exercise: {chosen:?}");

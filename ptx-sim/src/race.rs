@@ -210,13 +210,41 @@ impl Detector {
     }
 
     pub fn access(&mut self, off: usize, len: usize, tid: u32, pc: u32, kind: Kind) {
-        let wsync = self.wsync[(tid / 32) as usize] as u16;
+        let me = self.me(tid / 32, pc, kind);
+        self.access_as(off, len, Acc { tid: tid as u16, ..me }, kind);
+    }
+
+    /// [`Detector::access`] of every lane of `lanes` of warp `warp`, lane `l`
+    /// at `offs[l]`, in the order of the lanes: what does not change from
+    /// lane to lane (the warp's `__syncwarp` count, the instruction's flags)
+    /// is worked out once.
+    pub fn access_warp(&mut self, offs: &[usize; 32], lanes: u32, len: usize, warp: u32, pc: u32, kind: Kind) {
+        if lanes == 0 {
+            return;
+        }
+        let me = self.me(warp, pc, kind);
+        let mut m = lanes;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            self.access_as(offs[l as usize], len, Acc { tid: (warp * 32 + l) as u16, ..me }, kind);
+        }
+    }
+
+    /// The record of an access by warp `warp` at `pc` (its `tid` to be set).
+    #[inline(always)]
+    fn me(&self, warp: u32, pc: u32, kind: Kind) -> Acc {
+        let wsync = self.wsync[warp as usize] as u16;
         let flag = match kind {
             Kind::Atomic => ATOMIC,
             Kind::Read if self.checked.get(pc as usize).copied().unwrap_or(false) => CHECKED,
             _ => 0,
         };
-        let me = Acc { epoch: self.epoch, pc: pc | flag, tid: tid as u16, wsync };
+        Acc { epoch: self.epoch, pc: pc | flag, tid: NONE, wsync }
+    }
+
+    #[inline(always)]
+    fn access_as(&mut self, off: usize, len: usize, me: Acc, kind: Kind) {
         let end = (off + len).min(self.words.len() * 4);
         if off % 4 == 0 && len % 4 == 0 {
             for wd in off / 4..end / 4 {

@@ -151,6 +151,11 @@ pub fn measure_ptx(ptx: &str, kernel: &str, run: impl Fn(&Module) -> Result<()>)
 
 /// [`measure_ptx`] for each of `kernels`, from one run.
 pub fn measure_ptx_each(ptx: &str, kernels: &[&str], run: impl Fn(&Module) -> Result<()>) -> Result<Vec<Measurement>> {
+    // The batch's `sim_measure` bucket (kit::stats).
+    crate::stats::timed(crate::stats::Counter::SimMeasure, || measure_now(ptx, kernels, run))
+}
+
+fn measure_now(ptx: &str, kernels: &[&str], run: impl Fn(&Module) -> Result<()>) -> Result<Vec<Measurement>> {
     let keys = crate::counters::keys_here(kernels);
     if let (Some(keys), true) = (&keys, crate::counters::collecting()) {
         crate::counters::collect(keys.clone(), ptx, &run);

@@ -1,8 +1,12 @@
 //! Where a batch's time went, written into `batch.json` under `time`: the
 //! grading phase's wall-clock time and, summed over workers and children,
-//! compiling, CPU references, GPU correctness work, GPU timing, the sanitizer,
-//! process start-up, waiting for the GPU lock, and an estimate of how long
-//! each GPU sat idle. Also every yardstick re-measurement (`drift`).
+//! compiling, setting up, structure measurements on the simulator, CPU
+//! references, GPU correctness work, GPU timing, waiting for the GPU lock,
+//! waiting behind the parts before, the sanitizer, process start-up and the
+//! remainder (`other_s`), and an estimate of how long each GPU sat idle. For
+//! the parts graded in workers the buckets add up to `parts_wall_s` (each
+//! part's own, in the timeline's `time`, to its `wall`). Also every yardstick
+//! re-measurement (`drift`).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -21,8 +25,16 @@ pub struct Breakdown {
     pub wall_s: f64,
     /// Compiling ahead in the batch process (overlaps everything else).
     pub compile_ahead_s: f64,
-    /// Compiling and loading in workers and children, and their work outside the checks.
+    /// Compiling (or taking from the PTX cache) in workers.
     pub compile_s: f64,
+    /// Opening the environment, making trials and the test runner's work
+    /// outside every check, in workers.
+    #[serde(default)]
+    pub setup_s: f64,
+    /// Structure measurements on a private simulator (loading the PTX and the
+    /// measured launches), in workers.
+    #[serde(default)]
+    pub sim_measure_s: f64,
     /// Seeded inputs and CPU references computed (once per seed and check).
     pub cpu_reference_s: f64,
     /// Correctness and structure checks, and the untimed work of performance checks.
@@ -32,6 +44,17 @@ pub struct Breakdown {
     /// Waiting, after a part's checks, for its simulator sanitizer pass (in
     /// workers this overlaps the next part's checks).
     pub sanitizer_s: f64,
+    /// Checked parts waiting for the finishing thread to be done with the
+    /// parts before them (overlaps the next part's checks).
+    #[serde(default)]
+    pub queued_s: f64,
+    /// Parts' wall time in no named bucket (writing results, bookkeeping).
+    #[serde(default)]
+    pub other_s: f64,
+    /// The walls of the parts graded in workers, summed: their buckets above
+    /// (less `process_overhead_s`, `compile_ahead_s`, `stuck_kernels_s`) add up to it.
+    #[serde(default)]
+    pub parts_wall_s: f64,
     /// Starting workers (process and CUDA context) and isolated children's time outside their checks.
     pub process_overhead_s: f64,
     /// Waiting for the GPU lock while another worker timed kernels.
@@ -155,7 +178,12 @@ impl Recorder {
         self.busy(gpu, t.gpu_correctness + t.gpu_timing);
         self.with(|b| {
             b.parts_in_workers += 1;
+            b.parts_wall_s += t.wall;
             b.compile_s += t.compile;
+            b.setup_s += t.setup;
+            b.sim_measure_s += t.sim_measure;
+            b.queued_s += t.queued;
+            b.other_s += t.other;
             b.cpu_reference_s += t.cpu_reference;
             b.gpu_correctness_s += t.gpu_correctness;
             b.gpu_timing_s += t.gpu_timing;

@@ -23,8 +23,6 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use kit::stats::{self, Counter};
-use kit::CheckKind;
 use serde::{Deserialize, Serialize};
 
 use crate::grade::{self, BackendChoice};
@@ -73,22 +71,8 @@ pub struct Reply {
     pub drift: Vec<kit::shared::Drift>,
 }
 
-/// Where one part's time went in the worker, in seconds.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-pub struct PartTime {
-    pub wall: f64,
-    /// Compiling, loading, and the grader's own work outside the checks.
-    pub compile: f64,
-    pub cpu_reference: f64,
-    /// Checks' time that was neither timing, CPU references nor waiting.
-    pub gpu_correctness: f64,
-    pub gpu_timing: f64,
-    /// Waiting for the GPU lock while another worker timed.
-    pub lock_wait: f64,
-    /// Waiting for the simulator sanitizer pass after the checks were done.
-    #[serde(default)]
-    pub sanitizer: f64,
-}
+/// Where one part's time went in the worker (`grade::profile`).
+pub use crate::grade::PartTime;
 
 pub struct Settings {
     pub seed: u64,
@@ -173,12 +157,10 @@ struct Checked {
     request: Request,
     pending: Result<grade::Pending>,
     reply: Reply,
-    started: Instant,
-    /// Seconds of the checks (on the GPU thread).
-    checks_wall: f64,
+    /// Started and stopped around the checks on the GPU thread; the part's
+    /// time is read when it is finished.
+    clock: grade::Clock,
 }
-
-const COUNTERS: [Counter; 3] = [Counter::GpuTiming, Counter::CpuReference, Counter::LockWait];
 
 /// Runs the part's checks and decides whether the worker may go on after it.
 fn check(settings: &Settings, request: Request) -> Checked {
@@ -191,20 +173,14 @@ fn check(settings: &Settings, request: Request) -> Checked {
             std::thread::park();
         }
     }
-    let before = COUNTERS.map(stats::get);
-    let started = Instant::now();
+    let mut clock = grade::Clock::start();
     let pending = (|| -> Result<grade::Pending> {
         let mut exercises = crate::registry::select(std::slice::from_ref(&request.exercise))?;
         crate::registry::keep_part(&mut exercises, &request.part)?;
         grade::start(&exercises, &options(settings, request.root.clone()))
     })();
-    let checks_wall = secs(started.elapsed());
-    let [timing, cpu, wait] = counters_since(before);
-    let mut reply = Reply {
-        drift: kit::shared::take_drift(),
-        time: PartTime { gpu_timing: timing, cpu_reference: cpu, lock_wait: wait, ..Default::default() },
-        ..Default::default()
-    };
+    clock.checked();
+    let mut reply = Reply { drift: kit::shared::take_drift(), ..Default::default() };
     match &pending {
         Ok(p) => {
             if let Some(poison) = poisoned(p.backend(), p.verdicts().iter().map(String::as_str)) {
@@ -223,46 +199,25 @@ fn check(settings: &Settings, request: Request) -> Checked {
             reply.poisoned = Some("the grader failed in the worker".into());
         }
     }
-    Checked { request, pending, reply, started, checks_wall }
+    Checked { request, pending, reply, clock }
 }
 
 impl Checked {
     /// Waits for the sanitizer pass, scores and writes the part.
     fn finish(self) -> Reply {
-        let Checked { request, pending, mut reply, started, checks_wall } = self;
+        let Checked { request, pending, mut reply, clock } = self;
         let Ok(pending) = pending else { return reply };
-        let waited = Instant::now();
+        let finish_started = Instant::now();
         let (report, _) = pending.finish();
-        let sanitizer = secs(waited.elapsed());
         if let Err(e) = report.write(&request.json) {
             reply.error = Some(format!("writing the result: {e:#}"));
             reply.poisoned.get_or_insert_with(|| "the grader failed in the worker".into());
             return reply;
         }
-        let checks: f64 = report
-            .exercises
-            .iter()
-            .flat_map(|e| &e.parts)
-            .flat_map(|p| &p.tests)
-            .filter(|t| t.kind != CheckKind::Structure)
-            .map(|t| t.duration_ms / 1e3)
-            .sum();
-        let t = &mut reply.time;
-        t.wall = secs(started.elapsed());
-        t.compile = (checks_wall - checks).max(0.0);
-        t.gpu_correctness = (checks - t.gpu_timing - t.cpu_reference - t.lock_wait).max(0.0);
-        t.sanitizer = sanitizer;
+        reply.time = clock.finished(finish_started, &report);
         reply.written = true;
         reply
     }
-}
-
-fn counters_since(before: [std::time::Duration; 3]) -> [f64; 3] {
-    let mut out = [0.0; 3];
-    for (i, c) in COUNTERS.iter().enumerate() {
-        out[i] = secs(stats::get(*c).saturating_sub(before[i]));
-    }
-    out
 }
 
 /// Why the context may be unusable (or its memory not to be trusted) after a

@@ -712,12 +712,17 @@ fn time(c: &Class) -> String {
     };
     let mut items: Vec<(String, f64)> = vec![
         ("wall clock (grading phase)".into(), t.wall_s),
-        ("compiling (workers and children)".into(), t.compile_s),
+        ("parts' wall, summed (workers)".into(), t.parts_wall_s),
+        ("compiling (workers)".into(), t.compile_s),
         ("compiling ahead (overlaps)".into(), t.compile_ahead_s),
+        ("setting up (environment, trials)".into(), t.setup_s),
+        ("structure measurements (simulator)".into(), t.sim_measure_s),
         ("CPU references".into(), t.cpu_reference_s),
         ("GPU correctness".into(), t.gpu_correctness_s),
         ("GPU timing".into(), t.gpu_timing_s),
+        ("waiting behind the parts before".into(), t.queued_s),
         ("sanitizer (waiting for it)".into(), t.sanitizer_s),
+        ("other".into(), t.other_s),
         ("process start-up".into(), t.process_overhead_s),
         ("waiting for the GPU lock".into(), t.lock_wait_s),
         ("stuck kernels".into(), t.stuck_kernels_s),

@@ -74,6 +74,17 @@ pub(super) fn compile_part(
     compiler: Result<&Compiler, &String>,
     options: &CompileOptions,
 ) -> BuiltPart {
+    // The batch's `compile` bucket (kit::stats).
+    kit::stats::timed(kit::stats::Counter::Compile, || compile_part_now(root, sources, rel, compiler, options))
+}
+
+fn compile_part_now(
+    root: &Path,
+    sources: &str,
+    rel: &str,
+    compiler: Result<&Compiler, &String>,
+    options: &CompileOptions,
+) -> BuiltPart {
     let failed = |sha256, diagnostics, message: String| BuiltPart {
         rel: rel.to_string(),
         sha256,

@@ -13,7 +13,7 @@ mod compile;
 mod environment;
 mod finish;
 mod no_compiler;
-mod profile;
+pub mod profile;
 mod start;
 mod trial;
 
@@ -32,6 +32,7 @@ pub use compile::{compile_options, compile_stuck, COMPILE_TIMEOUT_ENV};
 pub use environment::{keep_environment, PTX_CACHE_ENV};
 pub use finish::Pending;
 pub use no_compiler::{nothing_compiled, EXIT_NO_COMPILER};
+pub use profile::{Clock, PartTime};
 pub use start::start;
 
 /// Which machine runs the kernels.
@@ -72,7 +73,17 @@ pub struct Options {
     pub credit: Option<crate::credit::Credit>,
 }
 
-/// Compiles, runs and scores `exercises`. Prints as it goes.
+/// Compiles, runs and scores `exercises`. Prints as it goes; with
+/// `CUDA_LAB_PROFILE=1`, where the run's time went (to stderr), in the same
+/// buckets as a batch part's.
 pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Conclusion)> {
-    Ok(start(exercises, opts)?.finish())
+    let mut clock = Clock::start();
+    let pending = start(exercises, opts)?;
+    clock.checked();
+    let finish_started = std::time::Instant::now();
+    let (report, conclusion) = pending.finish();
+    if profile::wanted() && !exercises.is_empty() {
+        eprint!("{}", clock.finished(finish_started, &report).table());
+    }
+    Ok((report, conclusion))
 }

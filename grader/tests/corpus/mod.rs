@@ -14,8 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use grader::report::{GradeReport, PartReport, Status};
 use serde::Deserialize;
@@ -118,13 +117,25 @@ pub fn cases_by_exercise(corpus: &Corpus) -> Vec<(String, Vec<(String, ())>)> {
 pub struct Corpus {
     pub dir: PathBuf,
     pub table: Table,
+    /// How many cases are graded at once (one grader process each, one core
+    /// busy each): 1 unless [`Corpus::in_parallel`].
+    pub jobs: usize,
 }
 
 impl Corpus {
     pub fn open(name: &str) -> Corpus {
         let dir = workspace().join("grader/tests").join(name);
         let text = std::fs::read_to_string(dir.join("expected.json")).expect("expected.json");
-        Corpus { table: serde_json::from_str(&text).expect("expected.json parses"), dir }
+        Corpus { table: serde_json::from_str(&text).expect("expected.json parses"), dir, jobs: 1 }
+    }
+
+    /// Grades as many cases at once as there are cores (`CUDA_LAB_CORPUS_JOBS`
+    /// overrides): for a corpus whose verdicts do not depend on the machine's
+    /// load (no tight time limits), as the variants corpus's do not.
+    pub fn in_parallel(mut self) -> Corpus {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        self.jobs = std::env::var("CUDA_LAB_CORPUS_JOBS").ok().and_then(|v| v.parse().ok()).unwrap_or(cores).max(1);
+        self
     }
 
     /// The case folders on disk.
@@ -153,7 +164,10 @@ pub struct Run {
     pub elapsed: Duration,
 }
 
-/// Grades `exercises` (and only `part`, when given) of the submission at `root`.
+/// Grades `exercises` (and only `part`, when given) of the submission at `root`
+/// (with a fresh PTX cache: a part must not pass on another case's PTX). Where
+/// the lanes of a CI run share their results (`support::grade_cache`), a case
+/// another lane graded the same way is not graded again.
 pub fn grade(root: &Path, exercises: &[&str], part: Option<&str>, backend: Backend, settings: &Settings) -> Run {
     grade_with(root, exercises, part, backend, settings, &[])
 }
@@ -167,35 +181,25 @@ pub fn grade_with(
     settings: &Settings,
     extra: &[String],
 ) -> Run {
-    let scratch = tempfile::tempdir().unwrap();
-    let json = scratch.path().join("grades.json");
-    let start = Instant::now();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_grader"));
-    command.args(exercises);
+    let mut args: Vec<String> = exercises.iter().map(|e| e.to_string()).collect();
     if let Some(part) = part {
-        command.args(["--part", part]);
+        args.extend(["--part".into(), part.into()]);
     }
-    let out = command
-        .args(extra)
-        .args(["--backend", backend.name(), "--seed", &settings.seed.to_string(), "--root"])
-        .arg(root)
-        .arg("--json")
-        .arg(&json)
-        .args(["--", "--quiet", "--color", "never"])
-        .current_dir(scratch.path())
-        // A fresh cache per case: a part must not pass on another case's PTX.
-        .env(grader::grade::PTX_CACHE_ENV, scratch.path().join("ptx-cache"))
-        .env(grader::grade::COMPILE_TIMEOUT_ENV, settings.compile_timeout_secs)
-        .output()
-        .expect("the grader runs");
-    let elapsed = start.elapsed();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let json_text = std::fs::read_to_string(&json).unwrap_or_else(|e| {
-        panic!("{}: no grades JSON ({e}); exit {:?}\n{stdout}\n{stderr}", root.display(), out.status)
+    args.extend(extra.iter().cloned());
+    args.extend(["--backend".into(), backend.name().into(), "--seed".into(), settings.seed.to_string()]);
+    let graded = crate::support::grade_cache::Run {
+        args,
+        root,
+        graded: &["exercises"],
+        compiler: None,
+        compile_timeout: settings.compile_timeout_secs,
+    }
+    .grade();
+    let json_text = graded.json.unwrap_or_else(|| {
+        panic!("{}: no grades JSON; exit {:?}\n{}\n{}", root.display(), graded.status, graded.stdout, graded.stderr)
     });
     let report = serde_json::from_str(&json_text).expect("a grades JSON");
-    Run { report, texts: [stdout, stderr, json_text], elapsed }
+    Run { report, texts: [graded.stdout, graded.stderr, json_text], elapsed: graded.elapsed }
 }
 
 /// A part's verdict: that of its first failing test, else `pass`; that test's name and message.
@@ -382,6 +386,15 @@ pub fn run_only(
 ) -> Outcome {
     let generated = tempfile::tempdir().unwrap();
     let mut outcome = Outcome::default();
+    struct Job<'c> {
+        name: &'c str,
+        wanted: Vec<(&'c String, &'c Expected, &'c str)>,
+        root: PathBuf,
+        exercises: Vec<&'c str>,
+        only_part: Option<&'c str>,
+        extra: &'c [String],
+    }
+    let mut jobs = Vec::new();
     for (name, case) in corpus.table.cases.iter().filter(|(name, _)| only(name)) {
         let wanted: Vec<(&String, &Expected, &str)> =
             case.parts.iter().filter_map(|(key, e)| Some((key, e, backend.expected(e)?))).collect();
@@ -395,15 +408,23 @@ pub fn run_only(
             (1, 1) => case.parts.keys().next().and_then(|k| k.split_once('/')).map(|(_, p)| p),
             _ => None,
         };
-        let run = grade_with(&root, &exercises, only_part, backend, settings, &case.sim_args);
+        jobs.push(Job { name, wanted, root, exercises, only_part, extra: &case.sim_args });
+    }
+    let runs =
+        in_parallel(corpus.jobs, &jobs, |job| {
+        grade_with(&job.root, &job.exercises, job.only_part, backend, settings, job.extra)
+    });
+    // In the table's order, whatever order the runs ended in.
+    for (job, run) in jobs.iter().zip(runs) {
+        let name = job.name;
         let parts: BTreeMap<String, &PartReport> = run
             .report
             .exercises
             .iter()
             .flat_map(|e| e.parts.iter().map(move |p| (format!("{}/{}", e.id, p.name), p)))
             .collect();
-        for (key, expected, verdict_wanted) in wanted {
-            let Some(part) = parts.get(key) else {
+        for (key, expected, verdict_wanted) in &job.wanted {
+            let Some(part) = parts.get(*key) else {
                 outcome.problems.push(format!("{name} ({}): {key} was not graded", backend.name()));
                 continue;
             };
@@ -413,6 +434,23 @@ pub fn run_only(
         extra(name, &run, &mut outcome.problems);
     }
     outcome
+}
+
+/// `f` of every item, `jobs` at a time, in the items' order.
+pub fn in_parallel<T: Sync, R: Send>(jobs: usize, items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<Option<R>>> = std::sync::Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let r = f(item);
+                done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    done.into_inner().unwrap_or_else(|p| p.into_inner()).into_iter().map(|r| r.expect("every item ran")).collect()
 }
 
 /// Needs no compiler: the table, the folders and the registry agree.

@@ -1,6 +1,7 @@
 //! What the integration tests share. Each test file uses only part of it.
 #![allow(dead_code)]
 
+pub mod grade_cache;
 pub mod intake_tree;
 
 /// CI sets it: there NVRTC (and the device headers it installs) must be

@@ -306,10 +306,7 @@ impl Exec<'_> {
                 }
             } else {
                 // a store that left the bytes as they were cannot be observed by anyone
-                lanes(smask & !quiet, |l| {
-                    let t = (w * 32 + l) as u32;
-                    rd.access(shared_offs[l], len, t, pc as u32, kind);
-                });
+                rd.access_warp(&shared_offs, smask & !quiet, len, w as u32, pc as u32, kind);
             }
         }
         if let Some(g) = &mut self.grace {
