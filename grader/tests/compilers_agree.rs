@@ -208,9 +208,8 @@ fn header_cases_get_the_same_verdicts_from_both_compilers() {
     if !both_compilers() {
         return;
     }
-    let (mut lines, mut problems) = (Vec::new(), Vec::new());
-    variants(crate::variants::HEADER_CASES, &mut lines, &mut problems);
-    finish(lines, problems);
+    let tmp = tempfile::tempdir().unwrap();
+    sweep(&variants(crate::variants::HEADER_CASES, tmp.path()));
 }
 
 /// `ex01-shared-if-converted-read` proves the simulator's rule for discarded

@@ -16,6 +16,7 @@ use std::ops::RangeInclusive;
 use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, AccessKind};
 use kit::Ctx;
+use rand::Rng;
 
 use crate::{cpu, inputs, Variant, SEQ_LEN, THREADS};
 
@@ -70,11 +71,12 @@ pub fn measure_on(ctx: &Ctx, v: Variant, blocks: usize) -> Result<Measured> {
     let mut rng = ctx.rng();
     let seq = inputs::random_seq(&mut rng);
     let dna = inputs::random_dna(&mut rng, letters);
-    let mut at = (0, 0);
+    // Where `dna` lies: the simulator's run, the last (a GPU witness runs first).
+    let at = std::cell::Cell::new((0, 0));
     let m = ctx.measure(v.kernel(), |module| {
         let gpu = module.gpu();
         let d_dna = gpu.upload("dna", &dna)?;
-        at = (d_dna.ptr(), d_dna.bytes());
+        at.set((d_dna.ptr(), d_dna.bytes()));
         let d_seq = gpu.upload("seq", &seq)?;
         let found = gpu.poisoned::<u8>("found", cpu::positions(letters))?;
         v.prepare(module, &seq)?;
@@ -82,7 +84,7 @@ pub fn measure_on(ctx: &Ctx, v: Variant, blocks: usize) -> Result<Measured> {
         gpu.finish()?;
         kit::measure::require_right_result(kit::check::exact("found", &cpu::found(&dna, &seq), &found.read()?))
     })?;
-    Ok(Measured { m, positions: cpu::positions(letters), dna: at })
+    Ok(Measured { m, positions: cpu::positions(letters), dna: at.get() })
 }
 
 /// `judge` on each length drawn from [`MEASURE_BLOCKS`] (the worst case:

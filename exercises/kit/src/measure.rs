@@ -749,8 +749,10 @@ mod tests {
         let shapes: std::collections::BTreeSet<(u32, usize)> = (0..20)
             .map(|seed| {
                 let env = crate::RunEnv::new(seed, None, None, Default::default());
-                let (blocks, n) =
-                    slices_of_four(&Ctx::new("ex01::shared::structure::few-global-atomics-per-block", &env, &build), 256);
+                let (blocks, n) = slices_of_four(
+                    &Ctx::new("ex01::shared::structure::few-global-atomics-per-block", &env, &build),
+                    256,
+                );
                 let threads = (blocks * 256) as usize;
                 assert!(SLICE_BLOCKS.contains(&blocks) && n > 3 * threads && n < 4 * threads - 128, "{n}");
                 assert!(n % 256 != 0);

@@ -147,7 +147,10 @@ pub fn run(cli: Args) -> Result<ExitCode> {
             exercises.iter().map(|e| e.id).collect::<Vec<_>>().join("-")
         };
         let suffix = if sources == "exercises" { String::new() } else { format!("-{}", sources.replace('/', "-")) };
-        grader::batch::intake::outputs_root(&root).join("target").join("grades").join(format!("{selection}{suffix}.json"))
+        grader::batch::intake::outputs_root(&root)
+            .join("target")
+            .join("grades")
+            .join(format!("{selection}{suffix}.json"))
     });
     kit::backend::traced::phase("scored");
     report.write(&json)?;

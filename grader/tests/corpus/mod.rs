@@ -410,8 +410,7 @@ pub fn run_only(
         };
         jobs.push(Job { name, wanted, root, exercises, only_part, extra: &case.sim_args });
     }
-    let runs =
-        in_parallel(corpus.jobs, &jobs, |job| {
+    let runs = in_parallel(corpus.jobs, &jobs, |job| {
         grade_with(&job.root, &job.exercises, job.only_part, backend, settings, job.extra)
     });
     // In the table's order, whatever order the runs ended in.
