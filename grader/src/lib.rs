@@ -9,6 +9,7 @@ pub mod batch;
 pub mod calibrate;
 pub mod check_limits;
 pub mod class_report;
+pub mod course;
 pub mod credit;
 pub mod differential;
 pub mod digests;

@@ -218,7 +218,6 @@ pub fn run(opts: &Options) -> Result<Summary> {
         students: rows,
     };
     book.write(&opts.out)?;
-    crate::class_report::after_batch(&opts.out);
     summary.elapsed = start.elapsed();
     Ok(summary)
 }
@@ -232,7 +231,7 @@ pub(crate) fn reference_limits(
     multiple: f64,
     gpu: Option<&str>,
 ) -> Result<PathBuf> {
-    let root = crate::class_report::course_root()
+    let root = crate::course::root()
         .context("--timeout-from-reference needs the course's reference/: run from the course's folder")?;
     let backend = backend_name(opts.backend);
     let rule = crate::check_limits::Rule {

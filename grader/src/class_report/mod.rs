@@ -88,16 +88,6 @@ pub fn settings(root: &Path) -> Result<Settings> {
     }
 }
 
-/// The course's folder: the current one if it holds exercises/, else the one the grader was built in.
-pub fn course_root() -> Option<PathBuf> {
-    let cwd = std::env::current_dir().ok()?;
-    if cwd.join("exercises").is_dir() {
-        return Some(cwd);
-    }
-    let built_in = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    built_in.join("exercises").is_dir().then(|| built_in.canonicalize().ok()).flatten()
-}
-
 impl Class {
     pub fn read(out: &Path, opts: &Options) -> Result<Class> {
         let book = Gradebook::read(&out.join(gradebook::JSON_NAME))?;
@@ -113,7 +103,7 @@ impl Class {
             .ok()
             .and_then(|b| serde_json::from_slice::<Manifest>(&b).ok())
             .and_then(|m| m.time);
-        let root = opts.root.clone().or_else(course_root);
+        let root = opts.root.clone().or_else(crate::course::root);
         let exercises: Vec<kit::Exercise> =
             crate::registry::select(&book.exercises.iter().map(|e| e.id.clone()).collect::<Vec<_>>())
                 .unwrap_or_default();

@@ -49,7 +49,8 @@ fn read_grades(path: &std::path::Path) -> Result<GradeReport> {
 
 /// Writes the HTML report; a failure to draw never fails the grading.
 fn write_html(report: &GradeReport, root: &std::path::Path, path: &std::path::Path) {
-    let extras = grader::html::Extras::gather(report, root);
+    let mut extras = grader::html::Extras::gather(report, root);
+    extras.sections.extend(grader::lab::coalescing::last_section(root));
     match grader::html::write(report, &extras, path) {
         Ok(()) => {
             println!("  report with pictures: file://{}", path.canonicalize().unwrap_or(path.to_path_buf()).display())

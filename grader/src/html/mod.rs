@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use ptx_build::{CompileOptions, Compiler, SourceFile};
 
-use crate::lab::coalescing::CoalescingLab;
 use crate::report::{CompileStatus, GradeReport, PartReport, Status, TestReport};
 use baseline::BaselineProfiles;
 use resources::KernelResources;
@@ -32,17 +31,18 @@ pub struct Extras {
     pub reference: BaselineProfiles,
     /// Part file -> its kernels' resources.
     pub resources: HashMap<String, Vec<KernelResources>>,
-    pub lab: Option<CoalescingLab>,
+    /// Sections drawn elsewhere (a lab's, by `crate::lab`), shown after the parts.
+    pub sections: Vec<String>,
 }
 
 impl Extras {
-    /// The shipped reference figures, the resources of every compiled part (from
-    /// `root`), and the last coalescing lab under `root`'s grades folder.
+    /// The shipped reference figures and the resources of every compiled part
+    /// (from `root`); no further sections.
     pub fn gather(report: &GradeReport, root: &Path) -> Self {
         Self {
             reference: BaselineProfiles::embedded(),
             resources: gather_resources(report, root),
-            lab: CoalescingLab::read(&crate::lab::coalescing::default_json(root)).ok(),
+            sections: Vec::new(),
         }
     }
 }
@@ -103,8 +103,8 @@ pub fn render(report: &GradeReport, extras: &Extras) -> String {
             h += &part_section(&e.id, &e.title, p, report, extras);
         }
     }
-    if let Some(lab) = &extras.lab {
-        h += &crate::lab::coalescing::section(lab);
+    for section in &extras.sections {
+        h += section;
     }
     h += "</body></html>\n";
     h
