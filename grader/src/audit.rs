@@ -88,6 +88,7 @@ pub struct Options {
 pub fn run(opts: &Options) -> Result<Audit> {
     let recorded = read_classroom_csv(&opts.classroom_csv)?;
     let summary = batch::run(&opts.batch)?;
+    crate::class_report::after_batch(&opts.batch.out);
     let book = gradebook::Gradebook::read(&opts.batch.out.join(gradebook::JSON_NAME))?;
     let submissions = submission::discover(&opts.batch.dir)?;
 

@@ -17,7 +17,6 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
-use crate::calibrate::file::CheckCalibration;
 use crate::calibrate::rule::scaled_credit;
 use crate::policy::CONFIG_FILE;
 use crate::report::{Status, TestReport};
@@ -139,12 +138,6 @@ fn parse(text: &str) -> Result<Credit> {
 pub use crate::report::CreditScale as Scale;
 
 impl Scale {
-    /// The scale of a check the calibration grades by the clock and measured fully.
-    pub fn of(c: &CheckCalibration) -> Option<Self> {
-        let scale = Scale { reference: c.reference?, full: c.full_credit?, none: c.no_credit? };
-        (c.graded && scale.none < scale.full).then_some(scale)
-    }
-
     /// Gives `t` (a timed check that ran, graded by the clock) its share of
     /// the points, and says where its figure sits.
     pub fn apply(&self, t: &mut TestReport) {

@@ -10,6 +10,7 @@ pub mod calibrate;
 pub mod check_limits;
 pub mod class_report;
 pub mod counters;
+pub mod course;
 pub mod credit;
 pub mod differential;
 pub mod digests;

@@ -382,3 +382,84 @@ fn cycles(krate: &Crate) -> Vec<Vec<String>> {
     out.sort();
     out
 }
+
+/// The grader's layers, top first. A module may use modules of its own layer
+/// and of the layers below it, never one above: a report that reads a batch's
+/// output stands above the batch, so the batch cannot call it (the command
+/// line, `src/main.rs` and `src/cli/`, a crate of its own, stands above them
+/// all and calls both). A new module goes into the list where what it uses and
+/// what uses it put it (ARCHITECTURE.md).
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "commands' work and views of a run or a class",
+        &["audit", "author", "class_report", "differential", "gpu_load", "lab", "platforms", "student"],
+    ),
+    ("batches and the HTML report", &["batch", "html", "similarity"]),
+    ("a grading run", &["grade"]),
+    ("how checks count", &["ahead", "check_limits", "credit", "not_graded_here", "sanitize", "score"]),
+    ("the course's settings and calibrations", &["calibrate", "policy"]),
+    (
+        "the data every layer shares",
+        &["atomic", "course", "digests", "registry", "report", "template", "verdict", "words"],
+    ),
+];
+
+/// Every use of `krate` that runs upward against `layers`, as
+/// `from (layer) uses to (layer above)`; and every top-level module missing from `layers`.
+fn upward(krate: &Crate, layers: &[(&str, &[&str])]) -> (Vec<String>, Vec<String>) {
+    let layer_of = |module: &str| -> Option<usize> {
+        let top = module.split("::").next().unwrap_or("");
+        layers.iter().position(|(_, mods)| mods.contains(&top))
+    };
+    let mut unplaced: BTreeSet<String> = BTreeSet::new();
+    let mut wrong = BTreeSet::new();
+    for (from, uses) in &krate.modules {
+        if from.is_empty() {
+            continue;
+        }
+        let Some(low) = layer_of(from) else {
+            unplaced.insert(from.split("::").next().unwrap().to_string());
+            continue;
+        };
+        for to in uses.iter().filter_map(|p| target(&krate.modules, p)).filter(|t| !t.is_empty()) {
+            if let Some(high) = layer_of(&to).filter(|&l| l < low) {
+                wrong.insert(format!("  {from} ({}) uses {to} ({}), a layer above it", layers[low].0, layers[high].0));
+            }
+        }
+    }
+    (wrong.into_iter().collect(), unplaced.into_iter().collect())
+}
+
+#[test]
+fn no_grader_module_uses_one_above_it() {
+    let grader = read_crate(&manifest().join("src"));
+    let (wrong, unplaced) = upward(&grader, LAYERS);
+    assert!(
+        unplaced.is_empty(),
+        "grader modules in no layer: {unplaced:?}: add each to LAYERS in grader/tests/module_graph.rs, \
+         in the layer its uses put it (ARCHITECTURE.md)"
+    );
+    assert!(
+        wrong.is_empty(),
+        "imports against the layers (turn each around, or move what both need to the lower module):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_layer_check_fails_an_upward_use_and_an_unplaced_module() {
+    let modules = |pairs: &[(&str, &[&str])]| Crate {
+        modules: pairs.iter().map(|(m, uses)| (m.to_string(), uses.iter().map(|u| u.to_string()).collect())).collect(),
+    };
+    let layers: &[(&str, &[&str])] = &[("top", &["report"]), ("bottom", &["batch", "words"])];
+    // The shape of batch -> class_report before issue 50.
+    let krate =
+        modules(&[("", &[]), ("report", &["batch::run"]), ("batch", &["report::after", "words"]), ("words", &[])]);
+    let (wrong, unplaced) = upward(&krate, layers);
+    assert_eq!(wrong, ["  batch (bottom) uses report (top), a layer above it"]);
+    assert!(unplaced.is_empty());
+    let krate = modules(&[("", &[]), ("report", &["batch"]), ("batch", &["words"]), ("words", &[]), ("new", &[])]);
+    let (wrong, unplaced) = upward(&krate, layers);
+    assert!(wrong.is_empty(), "{wrong:?}");
+    assert_eq!(unplaced, ["new"]);
+}

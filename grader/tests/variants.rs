@@ -157,3 +157,82 @@ fn a_wrong_verdict_is_a_mismatch_and_a_marked_one_is_pending() {
         .report("variants", sim)
         .contains("3 mismatch(es), 1 pending on unmerged work, 1 mark(s) to remove"));
 }
+
+/// The kernels kept outside the corpus that a case may point at instead of
+/// holding a copy: the calibration kernels, the slow variants, the references.
+fn kernels_kept_elsewhere(workspace: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut kept = Vec::new();
+    for top in ["exercises", "reference"].into_iter().filter(|top| workspace.join(top).is_dir()) {
+        for entry in walkdir::WalkDir::new(workspace.join(top)).sort_by_file_name() {
+            let path = entry.unwrap().into_path();
+            let rel = path.strip_prefix(workspace).unwrap().to_string_lossy().replace('\\', "/");
+            let kept_kernel = rel.ends_with(".cu")
+                && (rel.starts_with("reference/") || (rel.starts_with("exercises/") && rel.contains("/calibration/")));
+            if kept_kernel {
+                kept.push(path);
+            }
+        }
+    }
+    kept
+}
+
+/// Every file under `cases` that is byte for byte one of `kept`, with the
+/// pointer that should stand in its place.
+fn copies(cases: &std::path::Path, kept: &[std::path::PathBuf], workspace: &std::path::Path) -> Vec<String> {
+    let mut by_bytes: std::collections::HashMap<Vec<u8>, &std::path::PathBuf> = std::collections::HashMap::new();
+    for k in kept {
+        by_bytes.entry(std::fs::read(k).unwrap()).or_insert(k);
+    }
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(cases).sort_by_file_name() {
+        let entry = entry.unwrap();
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        if let Some(original) = by_bytes.get(&std::fs::read(entry.path()).unwrap()) {
+            let rel = entry.path().strip_prefix(cases).unwrap().to_string_lossy().replace('\\', "/");
+            let Some((case, below)) = rel.split_once("/exercises/") else { continue };
+            let original = original.strip_prefix(workspace).unwrap_or(original).display();
+            found.push(format!(
+                "{case}: {below} is {original} byte for byte: remove the case's copy and point at the file in \
+                 expected.json (\"files\": {{\"{below}\": \"{original}\"}})"
+            ));
+        }
+    }
+    found
+}
+
+/// One copy of each kernel (issue 50): a case whose file is a calibration
+/// kernel, a slow variant or a reference names that file (`files` in
+/// expected.json) instead of holding a copy that a fix to the original would
+/// leave behind.
+#[test]
+fn no_case_holds_a_copy_of_a_kernel_kept_elsewhere() {
+    let workspace = corpus::workspace();
+    let kept = kernels_kept_elsewhere(&workspace);
+    assert!(kept.len() > 60, "read the calibration, slow and reference kernels: {}", kept.len());
+    let found = copies(&Corpus::open("variants").dir, &kept, &workspace);
+    assert!(found.is_empty(), "{} case file(s) copied from elsewhere:\n{}", found.len(), found.join("\n"));
+}
+
+#[test]
+fn a_copied_kernel_is_found_and_an_edited_one_is_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let calibration = tmp.path().join("exercises/ex01-pi/calibration/pi_ballot.cu");
+    std::fs::create_dir_all(calibration.parent().unwrap()).unwrap();
+    std::fs::write(&calibration, "__global__ void k() {}\n").unwrap();
+    let cases = tmp.path().join("variants");
+    for (case, text) in [("copy", "__global__ void k() {}\n"), ("edited", "__global__ void k() { }\n")] {
+        let file = cases.join(case).join("exercises/ex01-pi/kernels/pi_global.cu");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let kept = kernels_kept_elsewhere(tmp.path());
+    assert_eq!(kept, [calibration]);
+    let found = copies(&cases, &kept, tmp.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("copy: ex01-pi/kernels/pi_global.cu is exercises/ex01-pi/calibration/pi_ballot.cu"));
+    assert!(
+        found[0].contains(r#""files": {"ex01-pi/kernels/pi_global.cu": "exercises/ex01-pi/calibration/pi_ballot.cu"}"#)
+    );
+}

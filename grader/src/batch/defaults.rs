@@ -69,7 +69,7 @@ pub(super) fn limits_from_reference(
                 BackendChoice::Auto => kit::backend::cuda::gpu_count() > 0,
                 BackendChoice::Sim | BackendChoice::None | BackendChoice::LuckySim => false,
             };
-            if !on_gpu || crate::class_report::course_root().is_none() {
+            if !on_gpu || crate::course::root().is_none() {
                 return Ok(None);
             }
             match super::reference_limits(opts, out, seed, DEFAULT_MULTIPLE, gpu) {

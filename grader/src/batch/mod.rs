@@ -162,7 +162,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         gpu_locks: (!opts.isolate).then(|| out.join("locks")),
         check_limits: defaults::limits_from_reference(opts, &out, seed, gpus.ids.first().map(String::as_str))?,
         // Absolute: the children run in their staging folders.
-        course_config: crate::class_report::course_root()
+        course_config: crate::course::root()
             .and_then(|r| std::path::absolute(r.join(crate::policy::CONFIG_FILE)).ok()),
     };
     if let Some(dir) = &settings.gpu_locks {
@@ -218,7 +218,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         ..Default::default()
     };
     // One maximum for every view: the gradebook's, the LMS files' and the class report's.
-    let course = crate::class_report::course_root();
+    let course = crate::course::root();
     let maximum = match &course {
         Some(root) => crate::platforms::config::maximum(root, None)?,
         None => crate::platforms::Maximum::default(),
@@ -259,7 +259,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     }
     // The same kernel, the same figure: each timed check's spread over the
     // students with one file, the reference's first (batch::figures).
-    let course = crate::class_report::course_root();
+    let course = crate::course::root();
     let manifest = Manifest {
         figures: figures::spreads(&all_reports, |file| course.as_ref().and_then(|c| figures::reference_sha(c, file))),
         ..manifest
@@ -280,7 +280,6 @@ pub fn run(opts: &Options) -> Result<Summary> {
         students: rows,
     };
     book.write(&opts.out)?;
-    crate::class_report::after_batch(&opts.out);
     summary.elapsed = start.elapsed();
     Ok(summary)
 }
@@ -294,7 +293,7 @@ pub(crate) fn reference_limits(
     multiple: f64,
     gpu: Option<&str>,
 ) -> Result<PathBuf> {
-    let root = crate::class_report::course_root()
+    let root = crate::course::root()
         .context("--timeout-from-reference needs the course's reference/: run from the course's folder")?;
     let backend = backend_name(opts.backend);
     let rule = crate::check_limits::Rule {
@@ -354,7 +353,7 @@ fn settle_seed(opts: &Options) -> Result<u64> {
 /// plans and how many submissions had a part graded again for a changed file.
 fn plan<'o>(opts: &'o Options, out: &Path, submissions: Vec<Submission>) -> Result<(Vec<Planned<'o>>, Regraded)> {
     let expected = intake::expected_files(&opts.exercises);
-    let course_root = crate::class_report::course_root();
+    let course_root = crate::course::root();
     let course = course_root.as_deref().map(|root| intake::Course::of_flags(root, &opts.grading_flags));
     let staged_settings = match &course {
         Some(c) => Some(intake::staged_settings(c)?),

@@ -164,8 +164,8 @@ impl Chosen {
 
     /// Where `check`'s scaled credit runs from on this GPU (crate::credit):
     /// only where the calibration grades it by the clock.
-    pub fn scale(&self, check: &str) -> Option<crate::credit::Scale> {
-        self.file.as_ref()?.checks.get(check).and_then(crate::credit::Scale::of)
+    pub fn scale(&self, check: &str) -> Option<crate::report::CreditScale> {
+        self.file.as_ref()?.checks.get(check).and_then(super::file::CheckCalibration::credit_scale)
     }
 
     /// The thresholds the kit looks up while checks run.

@@ -85,6 +85,8 @@ struct Case {
     role: Option<String>,
     #[serde(default)]
     slow_files: BTreeMap<String, String>,
+    #[serde(default)]
+    files: BTreeMap<String, String>,
 }
 
 /// The corpus's family name (`ex05/stencil/perf::share-of-copy`) as a check's full name.
@@ -140,20 +142,28 @@ pub fn plan(root: &Path, exercises: &[Exercise], with_technique: bool) -> Result
         let exercises: Vec<String> =
             parts.iter().map(|(e, _)| e.clone()).collect::<BTreeSet<_>>().into_iter().collect();
         let part = (parts.len() == 1).then(|| parts.iter().next().map(|(_, p)| p.clone())).flatten();
-        let files = if case.slow_files.is_empty() {
-            case_files(&root.join(CORPUS).join(name))?
-        } else {
-            case.slow_files
-                .iter()
-                .map(|(rel, source)| (rel.clone(), root.join("reference").join("slow").join(source)))
-                .collect()
-        };
+        let pointed = pointed_files(root, &case.slow_files, &case.files);
+        let files = if pointed.is_empty() { case_files(&root.join(CORPUS).join(name))? } else { pointed };
         if files.is_empty() {
             bail!("the corpus case `{name}` has no files");
         }
         jobs.push(Job { variant: name.clone(), role, exercises, part, files, checks: mine });
     }
     Ok(Plan { checks, jobs })
+}
+
+/// A corpus case's files that live elsewhere in the repository, so that each
+/// kernel has one copy: (path under `exercises/`, the file). `files` names
+/// each from the repository's root (`exercises/ex10-histogram/calibration/…`,
+/// `reference/slow/…`, `reference/…`); `slow_files`, the older spelling, from
+/// `reference/slow/`. Empty for a case that holds its own files.
+pub fn pointed_files(
+    root: &Path,
+    slow_files: &BTreeMap<String, String>,
+    files: &BTreeMap<String, String>,
+) -> Vec<(String, PathBuf)> {
+    let slow = slow_files.iter().map(|(rel, source)| (rel.clone(), root.join("reference").join("slow").join(source)));
+    slow.chain(files.iter().map(|(rel, source)| (rel.clone(), root.join(source)))).collect()
 }
 
 /// A corpus case's files: everything under its `exercises/`.

@@ -94,6 +94,16 @@ pub struct CheckCalibration {
     pub variants: BTreeMap<String, VariantFigures>,
 }
 
+impl CheckCalibration {
+    /// Where `scaled` credit runs from for this check: its figures, where the
+    /// calibration grades it by the clock and measured it fully.
+    pub fn credit_scale(&self) -> Option<crate::report::CreditScale> {
+        let scale =
+            crate::report::CreditScale { reference: self.reference?, full: self.full_credit?, none: self.no_credit? };
+        (self.graded && scale.none < scale.full).then_some(scale)
+    }
+}
+
 /// One variant's figures of one check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VariantFigures {

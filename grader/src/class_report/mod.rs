@@ -113,29 +113,6 @@ pub fn settings(root: &Path) -> Result<Settings> {
     }
 }
 
-/// The course's folder: the current one if it holds exercises/, else the one
-/// the grader was built in, which it says once (on stderr): a grader built in
-/// one checkout and run elsewhere would otherwise grade with that checkout's
-/// course without a word.
-pub fn course_root() -> Option<PathBuf> {
-    let cwd = std::env::current_dir().ok()?;
-    if cwd.join("exercises").is_dir() {
-        return Some(cwd);
-    }
-    let built_in = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let found = built_in.join("exercises").is_dir().then(|| built_in.canonicalize().ok()).flatten()?;
-    static SAID: std::sync::Once = std::sync::Once::new();
-    SAID.call_once(|| {
-        eprintln!(
-            "note: no exercises/ in {}: using the course of the checkout this grader was built in, {} \
-             (run from the course's folder, or pass --root)",
-            cwd.display(),
-            found.display()
-        )
-    });
-    Some(found)
-}
-
 impl Class {
     pub fn read(out: &Path, opts: &Options) -> Result<Class> {
         let book = Gradebook::read(&out.join(gradebook::JSON_NAME))?;
@@ -151,7 +128,7 @@ impl Class {
             .ok()
             .and_then(|b| serde_json::from_slice::<Manifest>(&b).ok())
             .and_then(|m| m.time);
-        let root = opts.root.clone().or_else(course_root);
+        let root = opts.root.clone().or_else(crate::course::root);
         let exercises: Vec<kit::Exercise> =
             crate::registry::select(&book.exercises.iter().map(|e| e.id.clone()).collect::<Vec<_>>())
                 .unwrap_or_default();

@@ -94,6 +94,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         anyhow::bail!("{} is not a folder of submissions", opts.dir.display());
     }
     let summary = batch::run(&opts)?;
+    // The whole class's report, from what the batch wrote (class_report reads a batch's output).
+    grader::class_report::after_batch(&opts.out);
     print!("{summary}");
     lms.write(&opts.out)?;
     Ok(if summary.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })

@@ -45,7 +45,7 @@ pub fn run(Args { lab: Lab::Coalescing, out, root, timeout }: Args) -> Result<Ex
         GradeReport::new(0, &root, "exercises", env)
     });
     let mut extras = grader::html::Extras::gather(&report, &root);
-    extras.lab = Some(lab);
+    extras.sections.push(coalescing::section(&lab));
     let path = out.join("report.html");
     grader::html::write(&report, &extras, &path)?;
     println!("lab written to {} and {}", out.join("lab-coalescing.csv").display(), path.display());

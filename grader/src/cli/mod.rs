@@ -49,7 +49,8 @@ fn read_grades(path: &std::path::Path) -> Result<GradeReport> {
 
 /// Writes the HTML report; a failure to draw never fails the grading.
 fn write_html(report: &GradeReport, root: &std::path::Path, path: &std::path::Path) {
-    let extras = grader::html::Extras::gather(report, root);
+    let mut extras = grader::html::Extras::gather(report, root);
+    extras.sections.extend(grader::lab::coalescing::last_section(root));
     match grader::html::write(report, &extras, path) {
         Ok(()) => {
             println!("  report with pictures: file://{}", path.canonicalize().unwrap_or(path.to_path_buf()).display())
@@ -62,7 +63,7 @@ fn write_html(report: &GradeReport, root: &std::path::Path, path: &std::path::Pa
 /// device machine's copy of the repository), else the workspace this was built in.
 fn default_root() -> Result<PathBuf> {
     // Says so when it falls back to the checkout this grader was built in.
-    grader::class_report::course_root()
+    grader::course::root()
         .context("cannot find the exercises: run from the repository's folder, or pass --root")
 }
 

@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use ptx_build::{CompileOptions, Compiler, SourceFile};
 
-use crate::lab::coalescing::CoalescingLab;
 use crate::report::{CompileStatus, GradeReport, PartReport, Status, TestReport};
 use baseline::BaselineProfiles;
 use resources::KernelResources;
@@ -35,7 +34,8 @@ pub struct Extras {
     pub reference_note: Option<String>,
     /// Part file -> its kernels' resources.
     pub resources: HashMap<String, Vec<KernelResources>>,
-    pub lab: Option<CoalescingLab>,
+    /// Sections drawn elsewhere (a lab's, by `crate::lab`), shown after the parts.
+    pub sections: Vec<String>,
 }
 
 impl Extras {
@@ -50,7 +50,7 @@ impl Extras {
             reference,
             reference_note,
             resources: gather_resources(report, root),
-            lab: CoalescingLab::read(&crate::lab::coalescing::default_json(root)).ok(),
+            sections: Vec::new(),
         }
     }
 }
@@ -129,8 +129,8 @@ pub fn render(report: &GradeReport, extras: &Extras) -> String {
             h += &part_section(&e.id, &e.title, p, report, extras);
         }
     }
-    if let Some(lab) = &extras.lab {
-        h += &crate::lab::coalescing::section(lab);
+    for section in &extras.sections {
+        h += section;
     }
     h += "</body></html>\n";
     h

@@ -145,6 +145,11 @@ fn count_on_simulator(ptx: &str, lab: &mut CoalescingLab) -> Result<()> {
 
 /// The report's section: the notes' two curves (bandwidth against offset and
 /// against stride) and the sectors per request that explain them.
+/// The section of the last lab run under `root` (none before the first).
+pub fn last_section(root: &Path) -> Option<String> {
+    CoalescingLab::read(&default_json(root)).ok().map(|lab| section(&lab))
+}
+
 pub fn section(lab: &CoalescingLab) -> String {
     let mut h = format!(
         "<section id=\"lab-coalescing\"><h2>Lab: coalescing <small>{}</small></h2>\n\

@@ -88,6 +88,14 @@ def groups(corpus: Path):
         print(g)
 
 
+def pointed_files(case):
+    """Path below exercises/ -> the file, for a case that points at kernels kept
+    elsewhere (grader::calibrate::families::pointed_files is the same rule)."""
+    files = {rel: REPO / "reference" / "slow" / source for rel, source in case.get("slow_files", {}).items()}
+    files.update({rel: REPO / source for rel, source in case.get("files", {}).items()})
+    return files
+
+
 def prepare(corpus: Path, class_dir: Path):
     if class_dir.exists():
         sys.exit(f"{class_dir} exists: prepare into a new folder")
@@ -96,11 +104,12 @@ def prepare(corpus: Path, class_dir: Path):
         target = class_dir / group_of(case) / name
         if case.get("generated"):
             generate_huge_source(target)
-        elif case.get("slow_files"):
-            # The slow variant itself, from reference/slow/ (mod.rs does the same).
-            for rel, source in case["slow_files"].items():
+        elif case.get("slow_files") or case.get("files"):
+            # Kernels kept elsewhere, no copy in the corpus (mod.rs does the same):
+            # `slow_files` below reference/slow/, `files` below the repository's root.
+            for rel, source in pointed_files(case).items():
                 (target / "exercises" / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(REPO / "reference" / "slow" / source, target / "exercises" / rel)
+                shutil.copy(source, target / "exercises" / rel)
         else:
             shutil.copytree(corpus / name, target)
         fill_from_reference(target, case)

@@ -48,6 +48,18 @@ pub struct Case {
     /// simulate`: its timed check is graded by the measured stand-in there).
     #[serde(default)]
     pub sim_args: Vec<String>,
+    /// The case's files, each a kernel kept elsewhere in the repository: path
+    /// below `exercises/` → path below the repository's root (a calibration
+    /// kernel, a slow variant, a reference), with no copy in the corpus.
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+}
+
+impl Case {
+    /// The files `files` and `slow_files` point at: (path below `exercises/`, the file).
+    pub fn pointed(&self) -> Vec<(String, PathBuf)> {
+        grader::calibrate::families::pointed_files(&workspace(), &self.slow_files, &self.files)
+    }
 }
 
 #[derive(Deserialize)]
@@ -221,18 +233,18 @@ fn generate_huge_source(dir: &Path) {
     std::fs::write(kernels.join("pi_global.cu"), text).unwrap();
 }
 
-/// A case as a submission under `into`: the case's own files (or its
-/// `slow_files` from `reference/slow/`), plus the reference file of every part
+/// A case as a submission under `into`: the case's own files (or the files
+/// its `files` and `slow_files` point at), plus the reference file of every part
 /// it leaves alone (`corpus.py prepare` does the same).
 pub fn materialize(corpus: &Corpus, name: &str, case: &Case, into: &Path) -> PathBuf {
     let root = into.join(name);
     if case.generated {
         generate_huge_source(&root);
-    } else if !case.slow_files.is_empty() {
-        for (rel, source) in &case.slow_files {
+    } else if !case.pointed().is_empty() {
+        for (rel, source) in case.pointed() {
             let to = root.join("exercises").join(rel);
             std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-            std::fs::copy(workspace().join("reference/slow").join(source), &to).unwrap();
+            std::fs::copy(&source, &to).unwrap_or_else(|e| panic!("{name}: {}: {e}", source.display()));
         }
     } else {
         let from = corpus.dir.join(name);
@@ -460,10 +472,12 @@ pub fn check_table(corpus: &Corpus) {
     }
     let registry = grader::registry::all();
     for (name, case) in &corpus.table.cases {
-        let elsewhere = case.generated || !case.slow_files.is_empty();
-        assert!(elsewhere != folders.contains(name), "{name}: a folder of its own xor generated or `slow_files`");
-        for source in case.slow_files.values() {
-            let file = workspace().join("reference/slow").join(source);
+        let elsewhere = case.generated || !case.pointed().is_empty();
+        assert!(
+            elsewhere != folders.contains(name),
+            "{name}: a folder of its own xor generated or pointing at its files (`files`, `slow_files`)"
+        );
+        for (_, file) in case.pointed() {
             assert!(file.is_file(), "{name}: no {}", file.display());
         }
         for (key, expected) in &case.parts {
@@ -476,7 +490,7 @@ pub fn check_table(corpus: &Corpus) {
                 assert!(["none", "sim", "gpu"].contains(&backend.as_str()), "{name} {key}: needs for `{backend}`");
             }
         }
-        if !case.generated && case.slow_files.is_empty() {
+        if !elsewhere {
             let own = case.parts.keys().any(|key| {
                 let (ex, part) = key.split_once('/').unwrap();
                 let exercise = registry.iter().find(|e| e.id == ex).unwrap();

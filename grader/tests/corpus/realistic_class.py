@@ -50,18 +50,18 @@ def part_files(cases):
 
 def sources_of(name, case):
     """The files a case varies, as paths ending in <folder>/kernels/<file>.cu."""
-    if case.get("slow_files"):
-        return [Path("exercises") / rel for rel in case["slow_files"]]
+    if case.get("slow_files") or case.get("files"):
+        return [Path("exercises") / rel for rel in corpus.pointed_files(case)]
     root = corpus.corpus_dir("variants") / name
     return [f.relative_to(root) for f in root.rglob("*.cu")]
 
 
 def copy_case(name, case, student: Path):
-    if case.get("slow_files"):
-        for rel, source in case["slow_files"].items():
+    if case.get("slow_files") or case.get("files"):
+        for rel, source in corpus.pointed_files(case).items():
             target = student / "exercises" / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(corpus.REPO / "reference" / "slow" / source, target)
+            shutil.copy(source, target)
     else:
         shutil.copytree(corpus.corpus_dir("variants") / name, student, dirs_exist_ok=True)
 

@@ -41,122 +41,185 @@ pub fn sext(x: u64, w: u8) -> i64 {
     ((x << sh) as i64) >> sh
 }
 
+/// The two float widths PTX computes in. The rules that hold for both
+/// (stepping one unit in the last place, directed rounding, `.ftz`, `.sat`,
+/// the functions computed as the CPU does) are written once, over this trait.
+trait Float: Copy + PartialOrd + std::ops::Neg<Output = Self> + std::ops::Div<Output = Self> {
+    const ZERO: Self;
+    const ONE: Self;
+    const MAX: Self;
+    const MIN: Self;
+    const INFINITY: Self;
+    const NEG_INFINITY: Self;
+    /// The smallest positive subnormal.
+    const TINY: Self;
+    fn is_nan(self) -> bool;
+    fn is_infinite(self) -> bool;
+    fn is_subnormal(self) -> bool;
+    fn copysign(self, sign: Self) -> Self;
+    fn clamp(self, lo: Self, hi: Self) -> Self;
+    /// The neighbour one unit in the last place away from zero (`true`) or towards it.
+    fn step(self, away_from_zero: bool) -> Self;
+    fn sqrt(self) -> Self;
+    fn exp2(self) -> Self;
+    fn log2(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tanh(self) -> Self;
+}
+
+macro_rules! float {
+    ($t:ty) => {
+        impl Float for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const MAX: Self = <$t>::MAX;
+            const MIN: Self = <$t>::MIN;
+            const INFINITY: Self = <$t>::INFINITY;
+            const NEG_INFINITY: Self = <$t>::NEG_INFINITY;
+            const TINY: Self = <$t>::from_bits(1);
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            fn is_infinite(self) -> bool {
+                <$t>::is_infinite(self)
+            }
+            fn is_subnormal(self) -> bool {
+                <$t>::is_subnormal(self)
+            }
+            fn copysign(self, sign: Self) -> Self {
+                <$t>::copysign(self, sign)
+            }
+            fn clamp(self, lo: Self, hi: Self) -> Self {
+                <$t>::clamp(self, lo, hi)
+            }
+            fn step(self, away_from_zero: bool) -> Self {
+                let b = self.to_bits();
+                <$t>::from_bits(if away_from_zero { b + 1 } else { b - 1 })
+            }
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            fn exp2(self) -> Self {
+                <$t>::exp2(self)
+            }
+            fn log2(self) -> Self {
+                <$t>::log2(self)
+            }
+            fn sin(self) -> Self {
+                <$t>::sin(self)
+            }
+            fn cos(self) -> Self {
+                <$t>::cos(self)
+            }
+            fn tanh(self) -> Self {
+                <$t>::tanh(self)
+            }
+        }
+    };
+}
+float!(f32);
+float!(f64);
+
+/// `.ftz`: a subnormal becomes zero of its sign.
 #[inline]
-pub fn ftz32(f: f32) -> f32 {
+fn flush<F: Float>(f: F) -> F {
     if f.is_subnormal() {
-        f32::from_bits(f.to_bits() & 0x8000_0000)
+        F::ZERO.copysign(f)
     } else {
         f
     }
+}
+#[inline]
+pub fn ftz32(f: f32) -> f32 {
+    flush(f)
 }
 #[inline]
 pub fn ftz64(f: f64) -> f64 {
-    if f.is_subnormal() {
-        f64::from_bits(f.to_bits() & (1 << 63))
-    } else {
-        f
-    }
+    flush(f)
 }
 
-fn next_up32(f: f32) -> f32 {
-    if f.is_nan() || f == f32::INFINITY {
+fn next_up<F: Float>(f: F) -> F {
+    if f.is_nan() || f == F::INFINITY {
         return f;
     }
-    if f == 0.0 {
-        return f32::from_bits(1);
+    if f == F::ZERO {
+        return F::TINY;
     }
-    let b = f.to_bits();
-    f32::from_bits(if f > 0.0 { b + 1 } else { b - 1 })
+    f.step(f > F::ZERO)
 }
-fn next_down32(f: f32) -> f32 {
-    -next_up32(-f)
-}
-fn next_up64(f: f64) -> f64 {
-    if f.is_nan() || f == f64::INFINITY {
-        return f;
-    }
-    if f == 0.0 {
-        return f64::from_bits(1);
-    }
-    let b = f.to_bits();
-    f64::from_bits(if f > 0.0 { b + 1 } else { b - 1 })
-}
-fn next_down64(f: f64) -> f64 {
-    -next_up64(-f)
+fn next_down<F: Float>(f: F) -> F {
+    -next_up(-f)
 }
 
 /// Adjusts a round-to-nearest result `r` to a directed mode, given the sign of
 /// `exact - r` (`err`: -1, 0, 1).
-fn direct32(r: f32, err: i32, rnd: Rnd) -> f32 {
+fn direct<F: Float>(r: F, err: i32, rnd: Rnd) -> F {
     if err == 0 || r.is_nan() {
         return r;
     }
     match rnd {
         Rnd::Rz => {
             if r.is_infinite() {
-                return f32::MAX.copysign(r);
+                return F::MAX.copysign(r);
             }
-            if (r > 0.0 && err < 0) || (r < 0.0 && err > 0) {
+            if (r > F::ZERO && err < 0) || (r < F::ZERO && err > 0) {
                 if err < 0 {
-                    next_down32(r)
+                    next_down(r)
                 } else {
-                    next_up32(r)
+                    next_up(r)
                 }
             } else {
                 r
             }
         }
         Rnd::Rm if err < 0 => {
-            if r == f32::INFINITY {
-                f32::MAX
+            if r == F::INFINITY {
+                F::MAX
             } else {
-                next_down32(r)
+                next_down(r)
             }
         }
         Rnd::Rp if err > 0 => {
-            if r == f32::NEG_INFINITY {
-                f32::MIN
+            if r == F::NEG_INFINITY {
+                F::MIN
             } else {
-                next_up32(r)
+                next_up(r)
             }
         }
         _ => r,
     }
 }
-fn direct64(r: f64, err: i32, rnd: Rnd) -> f64 {
-    if err == 0 || r.is_nan() {
-        return r;
+
+/// `.sat`: clamped to [0, 1], NaN to 0.
+fn saturate<F: Float>(f: F) -> F {
+    if f.is_nan() {
+        F::ZERO
+    } else {
+        f.clamp(F::ZERO, F::ONE)
     }
-    match rnd {
-        Rnd::Rz => {
-            if r.is_infinite() {
-                return f64::MAX.copysign(r);
-            }
-            if (r > 0.0 && err < 0) || (r < 0.0 && err > 0) {
-                if err < 0 {
-                    next_down64(r)
-                } else {
-                    next_up64(r)
-                }
-            } else {
-                r
-            }
-        }
-        Rnd::Rm if err < 0 => {
-            if r == f64::INFINITY {
-                f64::MAX
-            } else {
-                next_down64(r)
-            }
-        }
-        Rnd::Rp if err > 0 => {
-            if r == f64::NEG_INFINITY {
-                f64::MIN
-            } else {
-                next_up64(r)
-            }
-        }
-        _ => r,
+}
+
+/// A result's `.ftz` and `.sat`, in that order.
+fn finish<F: Float>(r: F, ftz: bool, sat: bool) -> F {
+    let r = if ftz { flush(r) } else { r };
+    if sat {
+        saturate(r)
+    } else {
+        r
+    }
+}
+
+/// The unary functions computed as the CPU computes them, in either width.
+fn plain_unary<F: Float>(op: FUn, a: F) -> F {
+    match op {
+        FUn::Rsqrt => F::ONE / a.sqrt(),
+        FUn::Ex2 => a.exp2(),
+        FUn::Lg2 => a.log2(),
+        FUn::Sin => a.sin(),
+        FUn::Cos => a.cos(),
+        FUn::Tanh => a.tanh(),
+        FUn::Mov | FUn::Neg | FUn::Abs | FUn::Sqrt | FUn::Rcp => unreachable!("{op:?} has its own rule"),
     }
 }
 
@@ -178,21 +241,6 @@ fn two_sum_err(a: f64, b: f64, s: f64) -> f64 {
 
 fn directed_ok(rnd: Rnd) -> bool {
     matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp)
-}
-
-fn sat32(f: f32) -> f32 {
-    if f.is_nan() {
-        0.0
-    } else {
-        f.clamp(0.0, 1.0)
-    }
-}
-fn sat64(f: f64) -> f64 {
-    if f.is_nan() {
-        0.0
-    } else {
-        f.clamp(0.0, 1.0)
-    }
 }
 
 /// PTX `min`/`max`: a NaN operand yields the other; -0 orders below +0.
@@ -237,12 +285,12 @@ pub fn fbin(op: FBin, is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64, y: u64
             a = ftz64(a);
             b = ftz64(b);
         }
-        let mut r = match op {
+        let r = match op {
             FBin::Add | FBin::Sub => {
                 let b = if op == FBin::Sub { -b } else { b };
                 let s = a + b;
                 if directed_ok(rnd) && s.is_finite() {
-                    direct64(s, sgn(two_sum_err(a, b, s)), rnd)
+                    direct(s, sgn(two_sum_err(a, b, s)), rnd)
                 } else {
                     s
                 }
@@ -250,7 +298,7 @@ pub fn fbin(op: FBin, is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64, y: u64
             FBin::Mul => {
                 let p = a * b;
                 if directed_ok(rnd) && p.is_finite() {
-                    direct64(p, sgn(a.mul_add(b, -p)), rnd)
+                    direct(p, sgn(a.mul_add(b, -p)), rnd)
                 } else {
                     p
                 }
@@ -259,7 +307,7 @@ pub fn fbin(op: FBin, is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64, y: u64
                 let q = a / b;
                 if directed_ok(rnd) && q.is_finite() && q != 0.0 {
                     let rem = (-q).mul_add(b, a);
-                    direct64(q, sgn(rem) * sgn(b), rnd)
+                    direct(q, sgn(rem) * sgn(b), rnd)
                 } else {
                     q
                 }
@@ -268,20 +316,14 @@ pub fn fbin(op: FBin, is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64, y: u64
             FBin::Max => fmax64(a, b),
             FBin::Copysign => b.copysign(a),
         };
-        if ftz {
-            r = ftz64(r);
-        }
-        if sat {
-            r = sat64(r);
-        }
-        return b64(r);
+        return b64(finish(r, ftz, sat));
     }
     let (mut a, mut b) = (f32of(x), f32of(y));
     if ftz {
         a = ftz32(a);
         b = ftz32(b);
     }
-    let mut r = match op {
+    let r = match op {
         FBin::Add | FBin::Sub => {
             let b = if op == FBin::Sub { -b } else { b };
             let s = a + b;
@@ -289,7 +331,7 @@ pub fn fbin(op: FBin, is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64, y: u64
                 // TwoSum in f32 gives the exact rounding error
                 let bb = s - a;
                 let err = (a - (s - bb)) + (b - bb);
-                direct32(s, sgn(err as f64), rnd)
+                direct(s, sgn(err as f64), rnd)
             } else {
                 s
             }
@@ -298,7 +340,7 @@ pub fn fbin(op: FBin, is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64, y: u64
             let p = a as f64 * b as f64; // exact
             let r = p as f32;
             if directed_ok(rnd) {
-                direct32(r, sgn(p - r as f64), rnd)
+                direct(r, sgn(p - r as f64), rnd)
             } else {
                 a * b
             }
@@ -307,7 +349,7 @@ pub fn fbin(op: FBin, is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64, y: u64
             let q = a / b;
             if directed_ok(rnd) && q.is_finite() && q != 0.0 {
                 let rem = (a as f64) - (q as f64) * (b as f64);
-                direct32(q, sgn(rem) * sgn(b as f64), rnd)
+                direct(q, sgn(rem) * sgn(b as f64), rnd)
             } else {
                 q
             }
@@ -316,13 +358,7 @@ pub fn fbin(op: FBin, is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64, y: u64
         FBin::Max => fmax32(a, b),
         FBin::Copysign => b.copysign(a),
     };
-    if ftz {
-        r = ftz32(r);
-    }
-    if sat {
-        r = sat32(r);
-    }
-    b32(r)
+    b32(finish(r, ftz, sat))
 }
 
 pub fn fma(is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64, y: u64, z: u64) -> u64 {
@@ -334,7 +370,7 @@ pub fn fma(is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64, y: u64, z: u64) -
         // directed f64 fma is computed as round-to-nearest (documented gap)
         let mut r = a.mul_add(b, c);
         if sat {
-            r = sat64(r);
+            r = saturate(r);
         }
         return b64(r);
     }
@@ -349,15 +385,9 @@ pub fn fma(is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64, y: u64, z: u64) -
         let e1 = two_sum_err(p, c as f64, s);
         let d = s - r as f64;
         let e = if d != 0.0 { sgn(d) } else { sgn(e1) };
-        r = direct32(r, e, rnd);
+        r = direct(r, e, rnd);
     }
-    if ftz {
-        r = ftz32(r);
-    }
-    if sat {
-        r = sat32(r);
-    }
-    b32(r)
+    b32(finish(r, ftz, sat))
 }
 
 pub fn fun(op: FUn, is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64) -> u64 {
@@ -366,14 +396,14 @@ pub fn fun(op: FUn, is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64) -> u64 {
         if ftz {
             a = ftz64(a);
         }
-        let mut r = match op {
+        let r = match op {
             FUn::Mov => a,
             FUn::Neg => -a,
             FUn::Abs => a.abs(),
             FUn::Sqrt => {
                 let r = a.sqrt();
                 if directed_ok(rnd) && r.is_finite() && r > 0.0 {
-                    direct64(r, sgn((-r).mul_add(r, a)), rnd)
+                    direct(r, sgn((-r).mul_add(r, a)), rnd)
                 } else {
                     r
                 }
@@ -381,38 +411,27 @@ pub fn fun(op: FUn, is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64) -> u64 {
             FUn::Rcp => {
                 let q = 1.0 / a;
                 if directed_ok(rnd) && q.is_finite() && q != 0.0 {
-                    direct64(q, sgn((-q).mul_add(a, 1.0)) * sgn(a), rnd)
+                    direct(q, sgn((-q).mul_add(a, 1.0)) * sgn(a), rnd)
                 } else {
                     q
                 }
             }
-            FUn::Rsqrt => 1.0 / a.sqrt(),
-            FUn::Ex2 => a.exp2(),
-            FUn::Lg2 => a.log2(),
-            FUn::Sin => a.sin(),
-            FUn::Cos => a.cos(),
-            FUn::Tanh => a.tanh(),
+            FUn::Rsqrt | FUn::Ex2 | FUn::Lg2 | FUn::Sin | FUn::Cos | FUn::Tanh => plain_unary(op, a),
         };
-        if ftz {
-            r = ftz64(r);
-        }
-        if sat {
-            r = sat64(r);
-        }
-        return b64(r);
+        return b64(finish(r, ftz, sat));
     }
     let mut a = f32of(x);
     if ftz {
         a = ftz32(a);
     }
-    let mut r = match op {
+    let r = match op {
         FUn::Mov => a,
         FUn::Neg => return (x as u32 ^ 0x8000_0000) as u64,
         FUn::Abs => return (x as u32 & 0x7fff_ffff) as u64,
         FUn::Sqrt => {
             let r = a.sqrt();
             if directed_ok(rnd) && r.is_finite() && r > 0.0 {
-                direct32(r, sgn(a as f64 - r as f64 * r as f64), rnd)
+                direct(r, sgn(a as f64 - r as f64 * r as f64), rnd)
             } else {
                 r
             }
@@ -420,25 +439,14 @@ pub fn fun(op: FUn, is64: bool, rnd: Rnd, ftz: bool, sat: bool, x: u64) -> u64 {
         FUn::Rcp => {
             let q = 1.0 / a;
             if directed_ok(rnd) && q.is_finite() && q != 0.0 {
-                direct32(q, sgn(1.0 - q as f64 * a as f64) * sgn(a as f64), rnd)
+                direct(q, sgn(1.0 - q as f64 * a as f64) * sgn(a as f64), rnd)
             } else {
                 q
             }
         }
-        FUn::Rsqrt => 1.0 / a.sqrt(),
-        FUn::Ex2 => a.exp2(),
-        FUn::Lg2 => a.log2(),
-        FUn::Sin => a.sin(),
-        FUn::Cos => a.cos(),
-        FUn::Tanh => a.tanh(),
+        FUn::Rsqrt | FUn::Ex2 | FUn::Lg2 | FUn::Sin | FUn::Cos | FUn::Tanh => plain_unary(op, a),
     };
-    if ftz {
-        r = ftz32(r);
-    }
-    if sat {
-        r = sat32(r);
-    }
-    b32(r)
+    b32(finish(r, ftz, sat))
 }
 
 /// Integer comparison of `w`-bit values.
@@ -608,13 +616,13 @@ pub fn cvt(dst: Ty, src: Ty, rnd: Rnd, irnd: IRnd, sat: bool, ftz: bool, x: u64)
                 IRnd::Rmi => f.floor(),
                 IRnd::Rpi => f.ceil(),
             };
-            let f = if sat { sat64(f) } else { f };
+            let f = if sat { saturate(f) } else { f };
             match dst.bits() {
                 16 => f32_to_f16(f as f32) as u64,
                 32 => {
                     let mut r = f as f32;
                     if src.bits() == 64 && directed_ok(rnd) && r.is_finite() {
-                        r = direct32(r, sgn(f - r as f64), rnd);
+                        r = direct(r, sgn(f - r as f64), rnd);
                     }
                     if ftz {
                         r = ftz32(r);
@@ -656,10 +664,10 @@ fn int_to_float(v: i128, dst: Ty, rnd: Rnd, sat: bool) -> u64 {
             let mut r = v as f32;
             if directed_ok(rnd) {
                 let back = r as i128;
-                r = direct32(r, (v.cmp(&back)) as i32, rnd);
+                r = direct(r, (v.cmp(&back)) as i32, rnd);
             }
             if sat {
-                r = sat32(r);
+                r = saturate(r);
             }
             b32(r)
         }
@@ -667,10 +675,10 @@ fn int_to_float(v: i128, dst: Ty, rnd: Rnd, sat: bool) -> u64 {
             let mut r = v as f64;
             if directed_ok(rnd) {
                 let back = r as i128;
-                r = direct64(r, (v.cmp(&back)) as i32, rnd);
+                r = direct(r, (v.cmp(&back)) as i32, rnd);
             }
             if sat {
-                r = sat64(r);
+                r = saturate(r);
             }
             b64(r)
         }
@@ -686,17 +694,17 @@ mod tests {
         let one = 1.0f32.to_bits() as u64;
         let tiny = 1e-10f32.to_bits() as u64;
         let up = fbin(FBin::Add, false, Rnd::Rp, false, false, one, tiny);
-        assert_eq!(f32of(up), next_up32(1.0));
+        assert_eq!(f32of(up), next_up(1.0f32));
         let rz = fbin(FBin::Add, false, Rnd::Rz, false, false, one, tiny);
         assert_eq!(f32of(rz), 1.0);
         let neg = (-1e-10f32).to_bits() as u64;
         let rz = fbin(FBin::Add, false, Rnd::Rz, false, false, one, neg);
-        assert_eq!(f32of(rz), next_down32(1.0));
+        assert_eq!(f32of(rz), next_down(1.0f32));
         let rm = fbin(FBin::Mul, false, Rnd::Rm, false, false, 3.0f32.to_bits() as u64, 0.1f32.to_bits() as u64);
         assert!(f32of(rm) <= 0.3f32.max(3.0 * 0.1));
         let third = fbin(FBin::Div, false, Rnd::Rp, false, false, one, 3.0f32.to_bits() as u64);
         let third_rm = fbin(FBin::Div, false, Rnd::Rm, false, false, one, 3.0f32.to_bits() as u64);
-        assert_eq!(f32of(third), next_up32(f32of(third_rm)));
+        assert_eq!(f32of(third), next_up(f32of(third_rm)));
     }
 
     #[test]
