@@ -263,14 +263,14 @@ mod tests {
     }
 
     /// Threads outside the matrix that return before the barrier (their loads done, so the
-    /// numbers are right) fail `shared-tile`, naming the return and the barrier; a kernel that
+    /// numbers are right) fail `coalesced-reads-and-writes`, naming the return and the barrier; a kernel that
     /// tells the simulator by `%nsmid` takes its GPU path there, since the simulator shows 132 SMs.
     #[test]
     fn every_thread_reaches_the_barrier_and_the_simulator_looks_like_a_gpu() {
         let ex = ex();
         let early = "grader/tests/variants/ex07-coalesced-returns-before-barrier/exercises/ex07-transpose/kernels/\
                      transpose_coalesced.cu";
-        if let Some(msg) = fails(&ex, "coalesced", "shared-tile", Run::Check, early) {
+        if let Some(msg) = fails(&ex, "coalesced", "coalesced-reads-and-writes", Run::Check, early) {
             for says in
                 ["return at line", "before the __syncthreads() at line", "every thread of the block must reach it"]
             {
@@ -281,7 +281,7 @@ mod tests {
         passes(&ex, "coalesced", "faster-than-naive", Run::StandIn, early);
         let told = "grader/tests/cheats/ex07-coalesced-naive-unless-simulated/exercises/ex07-transpose/kernels/\
                     transpose_coalesced.cu";
-        if let Some(msg) = fails(&ex, "coalesced", "shared-tile", Run::Check, told) {
+        if let Some(msg) = fails(&ex, "coalesced", "coalesced-reads-and-writes", Run::Check, told) {
             assert!(msg.contains("stores: 32.0 sectors per request (ideal 4)"), "{msg}");
         }
         fails(&ex, "coalesced", "faster-than-naive", Run::StandIn, told);

@@ -162,8 +162,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
         gpu_locks: (!opts.isolate).then(|| out.join("locks")),
         check_limits: defaults::limits_from_reference(opts, &out, seed, gpus.ids.first().map(String::as_str))?,
         // Absolute: the children run in their staging folders.
-        course_config: crate::course::root()
-            .and_then(|r| std::path::absolute(r.join(crate::policy::CONFIG_FILE)).ok()),
+        course_config: crate::course::root().and_then(|r| std::path::absolute(r.join(crate::policy::CONFIG_FILE)).ok()),
     };
     if let Some(dir) = &settings.gpu_locks {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -63,8 +63,7 @@ fn write_html(report: &GradeReport, root: &std::path::Path, path: &std::path::Pa
 /// device machine's copy of the repository), else the workspace this was built in.
 fn default_root() -> Result<PathBuf> {
     // Says so when it falls back to the checkout this grader was built in.
-    grader::course::root()
-        .context("cannot find the exercises: run from the repository's folder, or pass --root")
+    grader::course::root().context("cannot find the exercises: run from the repository's folder, or pass --root")
 }
 
 /// `--root`, else [`default_root`].

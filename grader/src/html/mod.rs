@@ -46,12 +46,7 @@ impl Extras {
             Ok(r) => (r, None),
             Err(why) => (BaselineProfiles::default(), Some(why)),
         };
-        Self {
-            reference,
-            reference_note,
-            resources: gather_resources(report, root),
-            sections: Vec::new(),
-        }
+        Self { reference, reference_note, resources: gather_resources(report, root), sections: Vec::new() }
     }
 }
 

@@ -29,6 +29,9 @@ pub struct Table {
 
 #[derive(Deserialize)]
 pub struct Case {
+    /// What the case is, in words (a family's cases begin alike: `jitter: …`).
+    #[serde(default)]
+    pub what: String,
     /// Made by the runner (the 10 MB source), not committed.
     #[serde(default)]
     pub generated: bool,
