@@ -38,11 +38,11 @@ V=grader/tests/variants
 C=grader/tests/cheats
 run variant-ex04-v2-returns-before-barrier "ex04::v2::structure::barrier" \
     ex04 --part v2 --root $V/ex04-v2-returns-before-barrier
-run variant-ex07-coalesced-returns-before-barrier "ex07::coalesced::structure::shared-tile" \
+run variant-ex07-coalesced-returns-before-barrier "ex07::coalesced::structure::coalesced-reads-and-writes" \
     ex07 --part coalesced --root $V/ex07-coalesced-returns-before-barrier
 run cheat-ex06-load-staged-only-on-the-simulator "ex06::load::structure::dynamic-shared" \
     ex06 --root $C/ex06-load-staged-only-on-the-simulator
-run cheat-ex07-coalesced-naive-unless-simulated "ex07::coalesced::structure::shared-tile" \
+run cheat-ex07-coalesced-naive-unless-simulated "ex07::coalesced::structure::coalesced-reads-and-writes" \
     ex07 --part coalesced --root $C/ex07-coalesced-naive-unless-simulated
 run cheat-ex12-constant-broadcast-only-on-the-simulator "ex12::constant::structure::mask-in-constant" \
     ex12 --part constant --root $C/ex12-constant-broadcast-only-on-the-simulator

@@ -271,8 +271,7 @@ mod tests {
             passes(&ex, part, "shared-window", Run::Check, file);
             fails(&ex, part, "share-of-v1", Run::StandIn, file);
         }
-        let variant =
-            |case: &str, file: &str| format!("grader/tests/variants/{case}/exercises/ex04-dna/kernels/{file}");
+        let variant = |case: &str, file: &str| kit::trial::variant_file(case, &format!("ex04-dna/kernels/{file}"));
         // The window as uchar4 words and an early exit: fewer lanes per load, more bytes per request.
         let words = variant("ex04-v2-uchar4-window-early-exit", "search_v2.cu");
         passes(&ex, "v2", "shared-window", Run::Check, &words);

@@ -161,7 +161,7 @@ mod tests {
         }
         // Staged, but filled in a chunk per thread or down the columns of a 2D view: uncoalesced.
         for case in ["ex05-chunk-fill", "ex05-column-fill"] {
-            let file = format!("grader/tests/variants/{case}/exercises/ex05-stencil/kernels/stencil.cu");
+            let file = kit::trial::variant_file(case, "ex05-stencil/kernels/stencil.cu");
             if let Some(msg) = fails(&ex, "stencil", "few-global-loads-per-output", Run::Check, &file) {
                 assert!(msg.contains("sectors per warp request") && msg.contains("stencil.cu:"), "{msg}");
             }

@@ -358,7 +358,7 @@ mod tests {
     #[test]
     fn a_merge_before_the_block_has_counted_is_a_race() {
         let variant =
-            |case: &str, file: &str| format!("grader/tests/variants/{case}/exercises/ex10-histogram/kernels/{file}");
+            |case: &str, file: &str| kit::trial::variant_file(case, &format!("ex10-histogram/kernels/{file}"));
         for (kernel, file) in [
             (crate::PRIVATE, variant("ex10-private-no-sync-before-merge", "histogram_private.cu")),
             (crate::PRIVATE, variant("ex10-private-no-sync-before-merge-loop", "histogram_private.cu")),

@@ -387,7 +387,7 @@ mod tests {
 
     /// A case of the variants corpus: its file of part `file`.
     fn variant(case: &str, file: &str) -> String {
-        format!("grader/tests/variants/{case}/exercises/ex11-scan/kernels/{file}")
+        kit::trial::variant_file(case, &format!("ex11-scan/kernels/{file}"))
     }
 
     /// The ends of the strata [`measured_ns`] draws from (whole sections).

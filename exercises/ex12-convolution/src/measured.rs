@@ -413,7 +413,7 @@ mod tests {
 
     /// A case of the variants corpus: its file of part `v`.
     fn variant(case: &str, v: Variant) -> String {
-        format!("grader/tests/variants/{case}/exercises/ex12-convolution/{}", v.file())
+        kit::trial::variant_file(case, &format!("ex12-convolution/{}", v.file()))
     }
 
     /// `verdict(measured)` for `file`, part `v`, on each of `shapes`; empty without NVRTC.
