@@ -64,7 +64,15 @@ pub fn find_ncu() -> Option<PathBuf> {
 
 /// Reads and installs the counters of every measurement the checks of
 /// `exercises` will make, and says what happened: the run's header line.
-pub fn read_for(exercises: &[kit::Exercise], opts: &crate::grade::Options) -> String {
+/// What a grading run grades: the child run grades the same.
+pub struct Selection<'a> {
+    pub root: &'a Path,
+    pub sources: &'a str,
+    pub seed: u64,
+    pub test_args: &'a libtest_mimic::Arguments,
+}
+
+pub fn read_for(exercises: &[kit::Exercise], opts: &Selection) -> String {
     kit::counters::clear();
     if kit::counters::collecting() {
         return "being read (this is the profiler's run)".into();
@@ -111,7 +119,7 @@ pub struct Child {
 
 impl Child {
     /// This grader, on the same exercises (and part), seed, root and sources, compiled only.
-    pub fn of(exercises: &[kit::Exercise], opts: &crate::grade::Options) -> Result<Self> {
+    pub fn of(exercises: &[kit::Exercise], opts: &Selection) -> Result<Self> {
         let exe = std::env::current_exe().context("finding this grader's executable")?;
         let mut args: Vec<String> = exercises.iter().map(|e| e.id.to_string()).collect();
         if let [ex] = exercises {
@@ -126,7 +134,7 @@ impl Child {
         let seed = opts.seed.to_string();
         for (flag, value) in [
             ("--root", root.as_str()),
-            ("--sources", &opts.sources),
+            ("--sources", opts.sources),
             ("--seed", &seed),
             ("--backend", "none"),
             ("--sanitize", "off"),

@@ -5,6 +5,9 @@
 
 use std::path::PathBuf;
 
+/// The course's own choices, in its folder.
+pub const CONFIG_FILE: &str = "cuda-lab.toml";
+
 /// The course's folder, or `None` where neither the current folder nor the
 /// workspace the grader was built in holds `exercises/`. Falling back to the
 /// latter it says so once (on stderr): a grader built in one checkout and run

@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use serde::Deserialize;
 
 use crate::calibrate::rule::scaled_credit;
-use crate::policy::CONFIG_FILE;
+use crate::course::CONFIG_FILE;
 use crate::report::{Status, TestReport};
 
 /// How a timed check's points are given.

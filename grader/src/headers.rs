@@ -22,7 +22,7 @@ use anyhow::{Context, Result};
 use ptx_build::AllowedHeaders;
 use serde::Deserialize;
 
-use crate::policy::CONFIG_FILE;
+use crate::course::CONFIG_FILE;
 
 /// The course's cuda-lab.toml, set by `grader batch` for the graders it
 /// starts (whose root is a staged submission): `[headers]` is read from it.

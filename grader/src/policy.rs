@@ -31,7 +31,8 @@ use crate::report::{Status, TestReport};
 pub const TOO_BIG_TO_SIMULATE: &str = "too big to simulate";
 
 /// The course's configuration file, at the root of the repository.
-pub const CONFIG_FILE: &str = "cuda-lab.toml";
+/// The course's configuration file (crate::course owns the name).
+pub use crate::course::CONFIG_FILE;
 
 /// The `[perf-without-gpu]` key of grades of record: `grader batch` and every
 /// platform's format. `gradescope`, its first name, is read as well.

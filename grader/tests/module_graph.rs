@@ -396,8 +396,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("batches and the HTML report", &["batch", "html", "similarity"]),
     ("a grading run", &["grade"]),
-    ("how checks count", &["ahead", "check_limits", "credit", "not_graded_here", "sanitize", "score"]),
-    ("the course's settings and calibrations", &["calibrate", "policy"]),
+    ("how checks count", &["ahead", "check_limits", "counters", "credit", "not_graded_here", "sanitize", "score"]),
+    ("the course's settings and calibrations", &["calibrate", "headers", "policy"]),
     (
         "the data every layer shares",
         &["atomic", "course", "digests", "registry", "report", "template", "verdict", "words"],

@@ -224,9 +224,10 @@ fn an_instruction_the_simulator_lacks_is_not_graded_here_never_failed() {
         assert!(line.contains(&format!("the simulator cannot run `{instruction}")), "{line}");
         assert!(line.contains("pi_global.cu:") && line.contains("10 points need a GPU"), "{line}");
         assert!(ok_lines(&stdout).is_empty() && !stdout.contains("FAILED"), "{stdout}");
-        // `fail`: in the maximum, scored nothing, and still not a failure.
+        // `fail` keeps only performance points in the maximum (issue 47): `global`
+        // has none, so nothing stays in it, and still nothing failed.
         let (r, _, _) = grade_with_output(&["ex01", "--part", "global", "--root", root, "--perf-without-gpu", "fail"]);
-        assert_eq!((r.score, r.max_score, r.counts.failed), (0.0, 10.0, 0));
+        assert_eq!((r.score, r.max_score, r.counts.failed), (0.0, 0.0, 0));
         assert!(tests(&r).all(|t| t.status == Status::NotGradedHere && t.not_graded.is_none()));
         // Where a GPU runs the kernel, the measured structure check (which runs
         // it on the simulator) falls back to the PTX: `--backend none` runs

@@ -33,6 +33,8 @@ fn student_root(files: &[(&str, String)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_tree(&workspace().join("exercises"), &dir.path().join("exercises"));
     copy_tree(&workspace().join("reference"), &dir.path().join("exercises"));
+    // A student's checkout holds reference/: the report grades it on the run's own inputs.
+    copy_tree(&workspace().join("reference"), &dir.path().join("reference"));
     for (rel, text) in files {
         std::fs::write(dir.path().join(rel), text).unwrap();
     }

@@ -31,13 +31,14 @@ fn mean(window: &[i32]) -> i32 {
 pub fn padded_input(rng: &mut impl Rng, n: usize) -> Vec<i32> {
     let mut values = kit::inputs::uniform_i32(rng, n + 2 * RADIUS, -MAX_ABS, MAX_ABS);
     kit::inputs::plant(&mut values, &EDGES);
-    // Two whole windows of the extremes in the middle: the largest sums of
-    // either sign (7 * 2^28 needs 31 bits), where a narrower accumulator or a
-    // float average goes wrong.
-    let mid = values.len() / 2;
-    if values.len() >= 2 * WINDOW + 2 {
-        values[mid - WINDOW..mid].fill(-MAX_ABS);
-        values[mid..mid + WINDOW].fill(MAX_ABS - 1);
+    // Two whole windows of the extremes, a quarter and three quarters in
+    // (clear of the planted edges at the ends and the middle): the largest
+    // sums of either sign (7 * 2^28 needs 31 bits), where a narrower
+    // accumulator or a float average goes wrong.
+    let len = values.len();
+    if len >= 64 {
+        values[len / 4..len / 4 + WINDOW].fill(-MAX_ABS);
+        values[3 * len / 4..3 * len / 4 + WINDOW].fill(MAX_ABS - 1);
     }
     avoid_poison_first_output(&mut values);
     values

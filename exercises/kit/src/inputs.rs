@@ -100,7 +100,7 @@ pub fn bytes_weighted(rng: &mut impl Rng, n: usize, weights: &[f64]) -> Vec<u8> 
 /// element 0 and the last is element `len - 1` (the last index, where an
 /// off-by-one guard or a loop that stops early shows). A uniform draw
 /// almost never yields 0, the largest value or -0.0; planted, every seed's
-/// input holds them. With fewer elements than edges, the first `len` edges.
+/// input holds them. With fewer elements than edges, none.
 /// Returns the indices written.
 ///
 /// ```
@@ -110,8 +110,16 @@ pub fn bytes_weighted(rng: &mut impl Rng, n: usize, weights: &[f64]) -> Vec<u8> 
 /// ```
 pub fn plant<T: Copy>(values: &mut [T], edges: &[T]) -> Vec<usize> {
     let (len, e) = (values.len(), edges.len());
-    let at: Vec<usize> =
-        if len <= e || e == 1 { (0..len.min(e)).collect() } else { (0..e).map(|j| j * (len - 1) / (e - 1)).collect() };
+    // Fewer elements than edges: none planted, so that a one-element input
+    // is not the edge itself (a dot product of 0, which a kernel writing
+    // zeros would match).
+    let at: Vec<usize> = if len < e {
+        Vec::new()
+    } else if e == 1 {
+        vec![0]
+    } else {
+        (0..e).map(|j| j * (len - 1) / (e - 1)).collect()
+    };
     for (&i, &v) in at.iter().zip(edges) {
         values[i] = v;
     }
@@ -136,8 +144,8 @@ mod tests {
         assert_eq!(plant(&mut x, &[1, 2, 3, 4]), [0, 333, 666, 999]);
         assert!(holds_bits(&x, &[1, 2, 3, 4]) && !holds_bits(&x, &[5]));
         let mut short = vec![0u8; 2];
-        assert_eq!(plant(&mut short, &[9, 8, 7]), [0, 1]);
-        assert_eq!(short, [9, 8]);
+        assert!(plant(&mut short, &[9, 8, 7]).is_empty(), "fewer elements than edges: none planted");
+        assert_eq!(short, [0, 0]);
         assert!(plant(&mut Vec::<u8>::new(), &[1]).is_empty());
         let mut one = vec![0.5f32; 3];
         plant(&mut one, &[-0.0]);

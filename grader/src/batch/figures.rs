@@ -89,13 +89,13 @@ pub fn warnings(spreads: &[Spread]) -> Vec<String> {
         .filter(|s| s.reference && s.spread > MAX_SPREAD)
         .map(|s| {
             format!(
-                "the reference's `{}` measured {:.2} to {:.2} (median {:.2}) across {} students: {:.0}% apart, more \
+                "the reference's `{}` measured {:.2} to {:.2} (median {:.2}) across {}: {:.0}% apart, more \
                  than {:.0}% (batch.json `figures`; workers/timeline.jsonl says which worker graded which)",
                 s.check,
                 s.min,
                 s.max,
                 s.median,
-                s.students,
+                crate::words::count(s.students, "student"),
                 s.spread * 100.0,
                 MAX_SPREAD * 100.0
             )

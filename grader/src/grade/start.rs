@@ -97,7 +97,13 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     // The GPU's own counters for the structure checks' measurements, read
     // before anything is timed (crate::counters); said once in the header.
     if can_time && !opts.test_args.list {
-        env_report.counters = Some(crate::counters::read_for(exercises, opts));
+        let selection = crate::counters::Selection {
+            root: &opts.root,
+            sources: &opts.sources,
+            seed: opts.seed,
+            test_args: &opts.test_args,
+        };
+        env_report.counters = Some(crate::counters::read_for(exercises, &selection));
         println!("hardware counters: {}", env_report.counters.as_deref().unwrap_or_default());
     }
     let yardstick_compiler = compiler_for_env.clone().map(|c| yardstick_compiler(c, can_time));

@@ -7,8 +7,8 @@
 //! in a child process under Nsight Compute's `ncu` (the grader's `counters`
 //! module runs it and reads its rows): every measurement there runs its
 //! launches on the simulator *and* on the GPU, and writes which launches it
-//! made ([`Mode::Collect`]). The grading run then loads the counters per
-//! measurement ([`Mode::Apply`]) and [`crate::measure::measure_ptx`] grades the
+//! made (`Mode::Collect`). The grading run then loads the counters per
+//! measurement (`Mode::Apply`) and [`crate::measure::measure_ptx`] grades the
 //! figures the GPU counts (global requests and sectors, shared-memory requests
 //! and wavefronts, local memory) from the GPU's counters, keeping the
 //! simulator's for what only it can see (lanes, per-instruction rows, atomics
@@ -46,27 +46,7 @@ pub struct Key {
     pub ordinal: usize,
 }
 
-/// What the GPU counted for one kernel over the launches of one measurement.
-/// Warp-level requests and 32-byte sectors, as Nsight Compute names them
-/// (the grader's `counters::METRICS`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct GpuCounters {
-    pub launches: u64,
-    pub global_load_requests: u64,
-    pub global_load_sectors: u64,
-    pub global_store_requests: u64,
-    pub global_store_sectors: u64,
-    pub shared_load_requests: u64,
-    pub shared_store_requests: u64,
-    pub shared_load_wavefronts: u64,
-    pub shared_store_wavefronts: u64,
-    pub local_load_requests: u64,
-    pub local_store_requests: u64,
-    pub branches: u64,
-    pub divergent_branches: u64,
-    pub global_atomic_requests: u64,
-    pub shared_atomic_requests: u64,
-}
+pub use crate::profile::GpuCounters;
 
 impl GpuCounters {
     fn add(&mut self, o: &GpuCounters) {
