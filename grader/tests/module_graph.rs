@@ -392,12 +392,14 @@ fn cycles(krate: &Crate) -> Vec<Vec<String>> {
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "commands' work and views of a run or a class",
-        &["audit", "author", "class_report", "differential", "gpu_load", "lab", "platforms", "student"],
+        &["audit", "author", "differential", "gpu_load", "lab", "student"],
     ),
-    ("batches and the HTML report", &["batch", "html", "similarity"]),
-    ("a grading run", &["grade"]),
-    ("how checks count", &["ahead", "check_limits", "counters", "credit", "not_graded_here", "sanitize", "score"]),
-    ("the course's settings and calibrations", &["calibrate", "headers", "policy"]),
+    (
+        "batches, a grading run, the platforms' files and the HTML report",
+        &["batch", "class_report", "grade", "html", "platforms", "similarity"],
+    ),
+    ("how checks count", &["ahead", "check_limits", "counters", "not_graded_here", "sanitize"]),
+    ("the course's settings and calibrations", &["calibrate", "credit", "headers", "policy", "score"]),
     (
         "the data every layer shares",
         &["atomic", "course", "digests", "registry", "report", "template", "verdict", "words"],

@@ -228,7 +228,7 @@ fn an_instruction_the_simulator_lacks_is_not_graded_here_never_failed() {
         // has none, so nothing stays in it, and still nothing failed.
         let (r, _, _) = grade_with_output(&["ex01", "--part", "global", "--root", root, "--perf-without-gpu", "fail"]);
         assert_eq!((r.score, r.max_score, r.counts.failed), (0.0, 0.0, 0));
-        assert!(tests(&r).all(|t| t.status == Status::NotGradedHere && t.not_graded.is_none()));
+        assert!(tests(&r).all(|t| t.status == Status::NotGradedHere));
         // Where a GPU runs the kernel, the measured structure check (which runs
         // it on the simulator) falls back to the PTX: `--backend none` runs
         // structure checks just so.
