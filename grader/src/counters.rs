@@ -26,7 +26,10 @@ use kit::counters::{CountedLaunch, GpuCounters, Key};
 pub const NCU_ENV: &str = "CUDA_LAB_NCU";
 
 /// The metrics read for every measured launch, and the field each fills.
-pub const METRICS: &[(&str, fn(&mut GpuCounters) -> &mut u64)] = &[
+/// The counter a metric fills.
+pub type Field = fn(&mut GpuCounters) -> &mut u64;
+
+pub const METRICS: &[(&str, Field)] = &[
     ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", |c| &mut c.global_load_requests),
     ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", |c| &mut c.global_load_sectors),
     ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", |c| &mut c.global_store_requests),
@@ -183,8 +186,8 @@ pub fn collect(ncu: &Path, child: &Child) -> Result<HashMap<Key, GpuCounters>> {
     if !rep.is_file() {
         let last = said
             .lines()
-            .filter(|l| l.contains("==ERROR==") || l.contains("==WARNING=="))
-            .last()
+            .rev()
+            .find(|l| l.contains("==ERROR==") || l.contains("==WARNING=="))
             .unwrap_or("no report written");
         bail!("Nsight Compute profiled nothing ({})", last.trim());
     }
@@ -207,12 +210,11 @@ pub fn collect(ncu: &Path, child: &Child) -> Result<HashMap<Key, GpuCounters>> {
 pub fn parse_raw_csv(text: &str) -> Result<Vec<CountedLaunch>> {
     // ncu prints its own `==PROF==` lines before the table.
     let start = text.find("\"ID\"").ok_or_else(|| anyhow!("no table in the profiler's output"))?;
-    let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(text[start..].as_bytes());
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(&text.as_bytes()[start..]);
     let headers = reader.headers()?.clone();
     let column = |name: &str| headers.iter().position(|h| h == name);
     let kernel = column("Kernel Name").ok_or_else(|| anyhow!("the profiler's table has no `Kernel Name` column"))?;
-    let columns: Vec<(usize, fn(&mut GpuCounters) -> &mut u64)> =
-        METRICS.iter().filter_map(|(m, field)| column(m).map(|i| (i, *field))).collect();
+    let columns: Vec<(usize, Field)> = METRICS.iter().filter_map(|(m, field)| column(m).map(|i| (i, *field))).collect();
     let mut rows = Vec::new();
     for (i, record) in reader.records().enumerate() {
         let record = record?;

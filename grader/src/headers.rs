@@ -43,16 +43,10 @@ struct Section {
 }
 
 /// The course's choice for every exercise.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CourseHeaders {
     course: AllowedHeaders,
     exercises: BTreeMap<String, AllowedHeaders>,
-}
-
-impl Default for CourseHeaders {
-    fn default() -> Self {
-        CourseHeaders { course: AllowedHeaders::default(), exercises: BTreeMap::new() }
-    }
 }
 
 impl CourseHeaders {

@@ -49,8 +49,11 @@ pub fn render(c: &Class) -> String {
 /// What the class got wrong, first: the checks failed by the most students
 /// (unchanged stubs left out: they are in "What needs a TA's eye"), each with
 /// its most common first message and where its part's table is.
+/// Per failed check: the students, each first message's count, and where its table is.
+type Failures<'a> = BTreeMap<&'a str, (BTreeSet<&'a str>, BTreeMap<&'a str, usize>, String)>;
+
 fn wrong_first(c: &Class) -> String {
-    let mut failed: BTreeMap<&str, (BTreeSet<&str>, BTreeMap<&str, usize>, String)> = BTreeMap::new();
+    let mut failed: Failures = BTreeMap::new();
     for s in &c.students {
         for e in &s.grades.exercises {
             for p in e.parts.iter().filter(|p| !is_stub(c, s, p)) {
