@@ -26,6 +26,15 @@ for entry in $cases; do
     IFS=: read -r case ex part <<<"$entry"
     root="$out/roots/$case"
     rm -rf "$root" && cp -r "grader/tests/variants/$case" "$root"
+    # A case that grades another's kernel under its own course file points at it (`files`).
+    python3 - "$case" "$root" <<'PY'
+import json, pathlib, shutil, sys
+case = json.load(open("grader/tests/variants/expected.json"))["cases"][sys.argv[1]]
+for rel, source in case.get("files", {}).items():
+    to = pathlib.Path(sys.argv[2]) / "exercises" / rel
+    to.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source, to)
+PY
     folder=$(ls -d reference/"$ex"-*/ | head -1)
     mkdir -p "$root/exercises/$(basename "$folder")/kernels"
     cp -n "$folder"kernels/*.cu "$root/exercises/$(basename "$folder")/kernels/"

@@ -106,7 +106,12 @@ def prepare(corpus: Path, class_dir: Path):
             generate_huge_source(target)
         elif case.get("slow_files") or case.get("files"):
             # Kernels kept elsewhere, no copy in the corpus (mod.rs does the same):
-            # `slow_files` below reference/slow/, `files` below the repository's root.
+            # `slow_files` below reference/slow/, `files` below the repository's root;
+            # the case's own folder holds only a course's settings, if anything.
+            settings = corpus / name / "cuda-lab.toml"
+            if settings.is_file():
+                target.mkdir(parents=True, exist_ok=True)
+                shutil.copy(settings, target / "cuda-lab.toml")
             for rel, source in pointed_files(case).items():
                 (target / "exercises" / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(source, target / "exercises" / rel)

@@ -244,6 +244,12 @@ pub fn materialize(corpus: &Corpus, name: &str, case: &Case, into: &Path) -> Pat
     if case.generated {
         generate_huge_source(&root);
     } else if !case.pointed().is_empty() {
+        // A pointing case's own folder holds only a course's settings (cuda-lab.toml).
+        let settings = corpus.dir.join(name).join(grader::course::CONFIG_FILE);
+        if settings.is_file() {
+            std::fs::create_dir_all(&root).unwrap();
+            std::fs::copy(&settings, root.join(grader::course::CONFIG_FILE)).unwrap();
+        }
         for (rel, source) in case.pointed() {
             let to = root.join("exercises").join(rel);
             std::fs::create_dir_all(to.parent().unwrap()).unwrap();
@@ -476,10 +482,14 @@ pub fn check_table(corpus: &Corpus) {
     let registry = grader::registry::all();
     for (name, case) in &corpus.table.cases {
         let elsewhere = case.generated || !case.pointed().is_empty();
+        // A kernel of its own xor generated or pointed at; a pointing case's
+        // folder may hold a course's settings, never a kernel.
+        let own_kernels = corpus.dir.join(name).join("exercises").exists();
         assert!(
-            elsewhere != folders.contains(name),
-            "{name}: a folder of its own xor generated or pointing at its files (`files`, `slow_files`)"
+            elsewhere != own_kernels,
+            "{name}: kernels of its own (a folder's exercises/) xor generated or pointing at its files (`files`, `slow_files`)"
         );
+        assert!(folders.contains(name) || elsewhere, "{name}: no folder");
         for (_, file) in case.pointed() {
             assert!(file.is_file(), "{name}: no {}", file.display());
         }
