@@ -146,9 +146,10 @@ impl Names {
         ]
     }
 
-    /// The style variant's template (a correct case of the variants family too).
-    pub(crate) fn style_template(&self) -> &'static str {
-        templates(self.shape).style.1
+    /// The style variant's file, from the root (a correct case of the
+    /// variants family too, which points at it rather than holding a copy).
+    pub(crate) fn style_file(&self) -> String {
+        format!("exercises/{}/calibration/{}_{}.cu", self.folder, self.kernel, templates(self.shape).style.0)
     }
 }
 
@@ -183,7 +184,7 @@ pub fn create(root: &Path, names: &Names, registered: &[Exercise]) -> Result<Cre
         folder: &names.folder,
         kernel: &names.kernel,
         shape: names.shape,
-        style: names.style_template(),
+        style_file: &names.style_file(),
         fill: &fill,
     };
     let corpus = variants::Scaffold::new(root, &naming)?;
@@ -442,12 +443,16 @@ mod tests {
         let registered = crate::registry::select(&["ex01".into()]).unwrap();
         let n = Names::parse("ex43-row-sum", None).unwrap().shaped(Shape::Rows);
         let created = create(root, &n, &registered).unwrap();
-        assert_eq!(created.written.len(), 15, "{:?}", created.written);
+        // The exercise's 12 files and two correct cases' kernels (the third points at the style variant).
+        assert_eq!(created.written.len(), 14, "{:?}", created.written);
         assert!(created.changed.contains(&variants::TABLE.to_string()));
         let lib = std::fs::read_to_string(root.join("exercises/ex43-row-sum/src/lib.rs")).unwrap();
         assert!(lib.contains("LaunchConfig::linear(rows as u32, THREADS)"), "one block per row");
         assert!(root.join("exercises/ex43-row-sum/yardsticks/copy_rows.cu").is_file());
         let table = std::fs::read_to_string(root.join(variants::TABLE)).unwrap();
         assert!(table.contains("\"ex43-row-sum-slow\"") && table.contains("\"ex43/row_sum/perf::share-of-copy\""));
+        assert!(table.contains(
+            "\"ex43-row-sum/kernels/row_sum.cu\": \"exercises/ex43-row-sum/calibration/row_sum_shuffle.cu\""
+        ));
     }
 }

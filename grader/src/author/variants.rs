@@ -15,11 +15,12 @@ use crate::author::shape::Shape;
 /// The corpus's table, relative to the workspace root.
 pub const TABLE: &str = "grader/tests/variants/expected.json";
 
-/// A correct case: the name after `<folder>-`, what it varies, its kernel's template.
+/// A correct case: the name after `<folder>-`, what it varies, its kernel's
+/// template (`None`: the exercise's style variant, which the case points at).
 struct Correct {
     suffix: &'static str,
     what: &'static str,
-    template: &'static str,
+    template: Option<&'static str>,
 }
 
 /// The slow case's expected verdict on the simulator and the GPU.
@@ -38,14 +39,15 @@ pub struct Naming<'a> {
     pub folder: &'a str,
     pub kernel: &'a str,
     pub shape: Shape,
-    /// The shape's style variant's template (a correct case too).
-    pub style: &'static str,
+    /// The shape's style variant (`exercises/<folder>/calibration/…`), a
+    /// correct case too: its row points at the file (`files`).
+    pub style_file: &'a str,
     /// Fills a template's placeholders.
     pub fill: &'a dyn Fn(&str) -> String,
 }
 
 /// Three correct cases, each `(suffix, what, template)`.
-fn correct(cases: [(&'static str, &'static str, &'static str); 3]) -> [Correct; 3] {
+fn correct(cases: [(&'static str, &'static str, Option<&'static str>); 3]) -> [Correct; 3] {
     cases.map(|(suffix, what, template)| Correct { suffix, what, template })
 }
 
@@ -55,21 +57,20 @@ fn structure_slow(what: &'static str, check: &'static str, says: &'static [&'sta
 }
 
 fn family(names: &Naming) -> ([Correct; 3], Slow) {
-    let style = names.style;
     match names.shape {
         Shape::Linear => (
             correct([
                 (
                     "early-return",
                     "an early return, unsigned indices, the doubling as an addition",
-                    include_str!("template/variant_a.cu.tmpl"),
+                    Some(include_str!("template/variant_a.cu.tmpl")),
                 ),
                 (
                     "wide-index",
                     "64-bit indices and pointers advanced to the element",
-                    include_str!("template/variant_b.cu.tmpl"),
+                    Some(include_str!("template/variant_b.cu.tmpl")),
                 ),
-                ("grid-stride", "a grid-stride loop, __restrict__ and __ldg", style),
+                ("grid-stride", "a grid-stride loop, __restrict__ and __ldg", None),
             ]),
             // No structure check: without a GPU the timed check is left out
             // (cuda-lab.toml's own-runs policy), on the GPU it is too slow.
@@ -87,14 +88,14 @@ fn family(names: &Naming) -> ([Correct; 3], Slow) {
                 (
                     "unrolled-interleaved",
                     "the row's loop unrolled by two, a 64-bit row pointer, the tree with interleaved addressing",
-                    include_str!("template/rows/variant_a.cu.tmpl"),
+                    Some(include_str!("template/rows/variant_a.cu.tmpl")),
                 ),
                 (
                     "shuffle-tail",
                     "an early return for rows past the end, the last warp of the tree done with shuffles",
-                    include_str!("template/rows/variant_b.cu.tmpl"),
+                    Some(include_str!("template/rows/variant_b.cu.tmpl")),
                 ),
-                ("warp-shuffles", "__restrict__, __ldg, warp shuffles and one shared word per warp", style),
+                ("warp-shuffles", "__restrict__, __ldg, warp shuffles and one shared word per warp", None),
             ]),
             structure_slow(
                 "reference/slow: thread 0 of each block walks its row alone. Correct; measured: 1 active lane per load",
@@ -107,14 +108,14 @@ fn family(names: &Naming) -> ([Correct; 3], Slow) {
                 (
                     "flat-thread-index",
                     "the block's threads flattened and split again, unsigned indices, an early return",
-                    include_str!("template/tiles-2d/variant_a.cu.tmpl"),
+                    Some(include_str!("template/tiles-2d/variant_a.cu.tmpl")),
                 ),
                 (
                     "row-pointers",
                     "row pointers with 64-bit offsets, one early return per dimension",
-                    include_str!("template/tiles-2d/variant_b.cu.tmpl"),
+                    Some(include_str!("template/tiles-2d/variant_b.cu.tmpl")),
                 ),
-                ("grid-stride", "2-D grid-stride loops, __restrict__ and __ldg", style),
+                ("grid-stride", "2-D grid-stride loops, __restrict__ and __ldg", None),
             ]),
             structure_slow(
                 "reference/slow: the column from threadIdx.y. Correct; measured: 16 sectors per request instead of 4",
@@ -161,20 +162,21 @@ impl<'a> Scaffold<'a> {
         format!("{}-{suffix}", self.names.folder)
     }
 
-    /// The correct cases' kernels: path from the root, text.
+    /// The correct cases' own kernels (not the style variant's): path from the root, text.
     pub fn files(&self) -> Vec<(String, String)> {
         let n = self.names;
         let (correct, _) = family(n);
         correct
             .iter()
-            .map(|c| {
+            .filter_map(|c| Some((c, c.template?)))
+            .map(|(c, template)| {
                 let rel = format!(
                     "grader/tests/variants/{}/exercises/{}/kernels/{}.cu",
                     self.case(c.suffix),
                     n.folder,
                     n.kernel
                 );
-                (rel, (n.fill)(c.template))
+                (rel, (n.fill)(template))
             })
             .collect()
     }
@@ -187,10 +189,16 @@ impl<'a> Scaffold<'a> {
         let key = format!("{}/{}", n.id, n.kernel);
         let family = format!("{key}/perf::share-of-copy");
         let mut rows = Vec::new();
+        let file = format!("{}/kernels/{}.cu", n.folder, n.kernel);
         for c in &correct {
+            // The style variant's case points at it: no kernel held twice.
+            let points = match c.template {
+                Some(_) => String::new(),
+                None => format!(",\n      \"files\": {{\n        {}: {}\n      }}", q(&file), q(n.style_file)),
+            };
             rows.push(format!(
                 "    {}: {{\n      \"what\": {},\n      \"calibrates\": [\n        {}\n      ],\n      \"role\": \"correct\",\n      \
-                 \"parts\": {{\n        {}: {{\n          \"sim\": \"pass\",\n          \"gpu\": \"pass\"\n        }}\n      }}\n    }}",
+                 \"parts\": {{\n        {}: {{\n          \"sim\": \"pass\",\n          \"gpu\": \"pass\"\n        }}\n      }}{points}\n    }}",
                 q(&self.case(c.suffix)),
                 q(c.what),
                 q(&family),
@@ -203,7 +211,6 @@ impl<'a> Scaffold<'a> {
             let phrases: Vec<String> = slow.says.iter().map(|s| format!("            {}", q(s))).collect();
             format!(",\n          \"says\": [\n{}\n          ]", phrases.join(",\n"))
         };
-        let file = format!("{}/kernels/{}.cu", n.folder, n.kernel);
         rows.push(format!(
             "    {}: {{\n      \"what\": {},\n      \"calibrates\": [\n        {}\n      ],\n      \"role\": \"slow\",\n      \
              \"parts\": {{\n        {}: {{\n          \"sim\": {},\n          \"gpu\": {},\n          \"check\": {}{says}\n        \
@@ -253,7 +260,7 @@ mod tests {
             folder: "ex42-row-sum",
             kernel: "row_sum",
             shape,
-            style: "extern \"C\" __global__ void {{kernel}}(float *out) {}\n",
+            style_file: "exercises/ex42-row-sum/calibration/row_sum_style.cu",
             fill: &|t: &str| {
                 t.replace("{{id}}", "ex42").replace("{{part}}", "row_sum").replace("{{kernel}}", "row_sum")
             },
@@ -274,7 +281,7 @@ mod tests {
             let tmp = corpus("\n    \"old\": {\n      \"parts\": {}\n    }");
             let naming = naming(shape);
             let scaffold = Scaffold::new(tmp.path(), &naming).unwrap().unwrap();
-            assert_eq!(scaffold.files().len(), 3);
+            assert_eq!(scaffold.files().len(), 2, "the style variant's case points at its file");
             for (rel, text) in scaffold.files() {
                 assert!(rel.ends_with("/exercises/ex42-row-sum/kernels/row_sum.cu"), "{rel}");
                 assert!(text.contains("void row_sum(") && !text.contains("{{"), "{rel}");
@@ -293,6 +300,12 @@ mod tests {
                 assert_eq!(case["calibrates"][0], "ex42/row_sum/perf::share-of-copy");
                 assert!(case["parts"]["ex42/row_sum"]["gpu"].is_string());
             }
+            let pointing: Vec<&serde_json::Value> = cases.values().filter_map(|c| c.get("files")).collect();
+            assert_eq!(pointing.len(), 1, "{shape:?}");
+            assert_eq!(
+                pointing[0]["ex42-row-sum/kernels/row_sum.cu"],
+                "exercises/ex42-row-sum/calibration/row_sum_style.cu"
+            );
             let slow = &cases["ex42-row-sum-slow"];
             assert_eq!(slow["slow_files"]["ex42-row-sum/kernels/row_sum.cu"], "ex42-row-sum/kernels/row_sum.cu");
             // Once more: refused.
