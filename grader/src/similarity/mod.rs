@@ -126,6 +126,13 @@ pub struct PartSources {
     pub ptx: Option<PartPtx>,
 }
 
+impl PartSources {
+    /// The stub's and the reference's fingerprints: what no pair is alike by.
+    pub fn common_fingerprints(&self) -> BTreeSet<u64> {
+        self.common.iter().flat_map(|s| fingerprint(s).hashes()).collect()
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct PartPtx {
     pub common: Vec<String>,
@@ -169,7 +176,7 @@ pub struct PartSimilarity {
 
 /// Every pair of `p`'s submissions, and those flagged.
 pub fn compare(p: &PartSources) -> PartSimilarity {
-    let common: BTreeSet<u64> = p.common.iter().flat_map(|s| fingerprint(s).hashes()).collect();
+    let common = p.common_fingerprints();
     let prints: Vec<(&str, Fingerprints, BTreeSet<u64>)> = p
         .submissions
         .iter()

@@ -104,19 +104,15 @@ def prepare(corpus: Path, class_dir: Path):
         target = class_dir / group_of(case) / name
         if case.get("generated"):
             generate_huge_source(target)
-        elif case.get("slow_files") or case.get("files"):
-            # Kernels kept elsewhere, no copy in the corpus (mod.rs does the same):
-            # `slow_files` below reference/slow/, `files` below the repository's root;
-            # the case's own folder holds only a course's settings, if anything.
-            settings = corpus / name / "cuda-lab.toml"
-            if settings.is_file():
-                target.mkdir(parents=True, exist_ok=True)
-                shutil.copy(settings, target / "cuda-lab.toml")
+        else:
+            # The case's folder (its kernels, or only a course's cuda-lab.toml),
+            # then the kernels it points at (mod.rs does the same): `slow_files`
+            # below reference/slow/, `files` below the repository's root.
+            if (corpus / name).is_dir():
+                shutil.copytree(corpus / name, target)
             for rel, source in pointed_files(case).items():
                 (target / "exercises" / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(source, target / "exercises" / rel)
-        else:
-            shutil.copytree(corpus / name, target)
         fill_from_reference(target, case)
     print(f"{len(cases)} submissions in {class_dir}")
 

@@ -243,21 +243,11 @@ pub fn materialize(corpus: &Corpus, name: &str, case: &Case, into: &Path) -> Pat
     let root = into.join(name);
     if case.generated {
         generate_huge_source(&root);
-    } else if !case.pointed().is_empty() {
-        // A pointing case's own folder holds only a course's settings (cuda-lab.toml).
-        let settings = corpus.dir.join(name).join(grader::course::CONFIG_FILE);
-        if settings.is_file() {
-            std::fs::create_dir_all(&root).unwrap();
-            std::fs::copy(&settings, root.join(grader::course::CONFIG_FILE)).unwrap();
-        }
-        for (rel, source) in case.pointed() {
-            let to = root.join("exercises").join(rel);
-            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-            std::fs::copy(&source, &to).unwrap_or_else(|e| panic!("{name}: {}: {e}", source.display()));
-        }
     } else {
+        // The case's folder (its kernels, or only a course's cuda-lab.toml),
+        // then the files it points at (`files`, `slow_files`).
         let from = corpus.dir.join(name);
-        for entry in walkdir::WalkDir::new(&from) {
+        for entry in walkdir::WalkDir::new(&from).into_iter().filter(|_| from.is_dir()) {
             let entry = entry.unwrap();
             let to = root.join(entry.path().strip_prefix(&from).unwrap());
             if entry.file_type().is_dir() {
@@ -265,6 +255,11 @@ pub fn materialize(corpus: &Corpus, name: &str, case: &Case, into: &Path) -> Pat
             } else {
                 std::fs::copy(entry.path(), &to).unwrap();
             }
+        }
+        for (rel, source) in case.pointed() {
+            let to = root.join("exercises").join(rel);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(&source, &to).unwrap_or_else(|e| panic!("{name}: {}: {e}", source.display()));
         }
     }
     let registry = grader::registry::all();
