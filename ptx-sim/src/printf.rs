@@ -144,16 +144,7 @@ pub(crate) fn format(fmt: &[u8], src: &mut dyn ArgSource) -> String {
                         s.insert(0, '0');
                     }
                 }
-                let sign = if v < 0 {
-                    "-"
-                } else if flags.plus {
-                    "+"
-                } else if flags.space {
-                    " "
-                } else {
-                    ""
-                };
-                pad_num(sign, &s, width, &flags, prec.is_none())
+                pad_num(flags.sign(v < 0), &s, width, &flags, prec.is_none())
             }
             b'u' | b'x' | b'X' | b'o' => {
                 let v = next(isize_, src).unwrap_or(0);
@@ -200,16 +191,7 @@ pub(crate) fn format(fmt: &[u8], src: &mut dyn ArgSource) -> String {
             b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => {
                 let v = f64::from_bits(next(8, src).unwrap_or(0));
                 let (sign, s) = fmt_float(v, conv, prec.unwrap_or(6), flags.alt);
-                let sign = if sign {
-                    "-"
-                } else if flags.plus {
-                    "+"
-                } else if flags.space {
-                    " "
-                } else {
-                    ""
-                };
-                pad_num(sign, &s, width, &flags, v.is_finite())
+                pad_num(flags.sign(sign), &s, width, &flags, v.is_finite())
             }
             b'n' => {
                 next(8, src);
@@ -229,6 +211,18 @@ struct Flags {
     space: bool,
     zero: bool,
     alt: bool,
+}
+
+impl Flags {
+    /// What a signed conversion writes before its digits.
+    fn sign(&self, negative: bool) -> &'static str {
+        match (negative, self.plus, self.space) {
+            (true, ..) => "-",
+            (false, true, _) => "+",
+            (false, false, true) => " ",
+            _ => "",
+        }
+    }
 }
 
 fn pad(s: &str, width: Option<usize>, left: bool) -> String {

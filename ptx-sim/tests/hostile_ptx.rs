@@ -8,27 +8,13 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-
 use proptest::prelude::*;
 use support::hostile;
-
-fn fuzz_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
-}
-
-fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out: Vec<_> = std::fs::read_dir(dir)
-        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
-        .unwrap_or_default();
-    out.sort();
-    out.into_iter().map(|p| (p.clone(), std::fs::read(&p).unwrap())).collect()
-}
 
 /// The PTX seeds (`.ptx-seed`, so that `*.ptx` build outputs stay ignored): NVRTC's output for the references, the simulator's test
 /// kernels and the inline asm seeds (scripts/fuzz/seed-ptx.py).
 fn seeds() -> Vec<Vec<u8>> {
-    let seeds: Vec<Vec<u8>> = files(&fuzz_dir().join("corpus/ptx_load"))
+    let seeds: Vec<Vec<u8>> = ptx_build::fuzzing::fuzz_files("corpus/ptx_load")
         .into_iter()
         .filter(|(p, _)| p.extension().is_some_and(|e| e == "ptx-seed"))
         .map(|(_, b)| b)
@@ -41,7 +27,7 @@ fn seeds() -> Vec<Vec<u8>> {
 fn the_corpora_and_every_crash_found_so_far_run_without_panic() {
     let mut n = 0;
     for dir in ["corpus/ptx_load", "corpus/ptx_exec", "regressions/ptx"] {
-        for (path, bytes) in files(&fuzz_dir().join(dir)) {
+        for (path, bytes) in ptx_build::fuzzing::fuzz_files(dir) {
             let run = std::panic::catch_unwind(|| {
                 hostile::load(&bytes);
                 hostile::load_and_run(&bytes);

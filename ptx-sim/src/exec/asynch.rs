@@ -17,6 +17,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use super::mem::MemAccess;
 use super::Exec;
 use crate::error::SimError;
 use crate::ir::*;
@@ -309,8 +310,8 @@ impl Exec<'_> {
             for o in (0..n).step_by(16) {
                 self.regs[rb + tmp[2] as usize + l] = sa[l].wrapping_add(o);
                 self.regs[rb + tmp[3] as usize + l] = da[l].wrapping_add(o);
-                self.ld(w, pc, 1 << l, sspace, ty, 2, vals, at(tmp[2]))?;
-                self.st(w, pc, 1 << l, dspace, ty, 2, vals, at(tmp[3]))?;
+                self.ld(w, pc, 1 << l, MemAccess { space: sspace, ty, vec: 2, addr: at(tmp[2]) }, vals)?;
+                self.st(w, pc, 1 << l, MemAccess { space: dspace, ty, vec: 2, addr: at(tmp[3]) }, vals)?;
             }
             self.regs[rb + tmp[0] as usize + l] = n;
             self.mbar(w, pc, 1 << l, MbarOp::CompleteTx, mspace, mbar, NO_REG, tmp[0])?;

@@ -34,6 +34,16 @@ pub(super) enum Region {
     Param,
 }
 
+/// One `ld` or `st` as the interpreter runs it: where, what and how many
+/// elements per lane (the registers are the caller's).
+#[derive(Clone, Copy)]
+pub(super) struct MemAccess {
+    pub space: Space,
+    pub ty: MemTy,
+    pub vec: u8,
+    pub addr: Addr,
+}
+
 /// The resolved lanes of one warp access.
 // The fast variant lives on the stack on purpose; the rare one is boxed.
 #[allow(clippy::large_enum_variant)]
@@ -419,24 +429,31 @@ impl Exec<'_> {
         row.max_ways = row.max_ways.max(ways);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn ld(
+    /// What a load or store `at` by lanes `m` touches, after the guard-zone
+    /// and shared-bounds checks that both make: the element size, the bytes
+    /// per lane, each lane's address and where it lands.
+    #[inline]
+    fn checked(
         &mut self,
         w: usize,
         pc: usize,
         m: u32,
-        space: Space,
-        ty: MemTy,
-        vec: u8,
-        dst: [Reg; 4],
-        addr: Addr,
-    ) -> Result<(), SimError> {
+        at: MemAccess,
+        store: bool,
+    ) -> Result<(usize, usize, [u64; 32], Access), SimError> {
+        let MemAccess { space, ty, vec, addr } = at;
         let es = ty.size as usize;
         let len = es * vec as usize;
         let addrs = self.addrs(w, m, addr);
         let acc = self.resolve(w, pc, m, space, &addrs, len)?;
-        self.check_zones(w, pc, m, &acc, &addrs, len, false)?;
-        self.check_shared_bounds(w, pc, m, &acc, len, false)?;
+        self.check_zones(w, pc, m, &acc, &addrs, len, store)?;
+        self.check_shared_bounds(w, pc, m, &acc, len, store)?;
+        Ok((es, len, addrs, acc))
+    }
+
+    pub(super) fn ld(&mut self, w: usize, pc: usize, m: u32, at: MemAccess, dst: [Reg; 4]) -> Result<(), SimError> {
+        let (es, len, addrs, acc) = self.checked(w, pc, m, at, false)?;
+        let (ty, vec) = (at.ty, at.vec);
         self.check_initialised(w, pc, m, &acc, len);
         let rb = w * self.nslots * LANES;
         match &acc {
@@ -498,24 +515,9 @@ impl Exec<'_> {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn st(
-        &mut self,
-        w: usize,
-        pc: usize,
-        m: u32,
-        space: Space,
-        ty: MemTy,
-        vec: u8,
-        src: [Reg; 4],
-        addr: Addr,
-    ) -> Result<(), SimError> {
-        let es = ty.size as usize;
-        let len = es * vec as usize;
-        let addrs = self.addrs(w, m, addr);
-        let acc = self.resolve(w, pc, m, space, &addrs, len)?;
-        self.check_zones(w, pc, m, &acc, &addrs, len, true)?;
-        self.check_shared_bounds(w, pc, m, &acc, len, true)?;
+    pub(super) fn st(&mut self, w: usize, pc: usize, m: u32, at: MemAccess, src: [Reg; 4]) -> Result<(), SimError> {
+        let (es, len, addrs, acc) = self.checked(w, pc, m, at, true)?;
+        let vec = at.vec;
         let rb = w * self.nslots * LANES;
         let mut quiet = 0u32;
         match &acc {

@@ -1,6 +1,7 @@
 //! Execution of one warp instruction for a set of active lanes.
 
 use super::alu::*;
+use super::mem::MemAccess;
 use super::Exec;
 use crate::error::SimError;
 use crate::ir::*;
@@ -653,8 +654,8 @@ impl Exec<'_> {
                     rd.wsync[w] = rd.wsync[w].wrapping_add(1);
                 }
             }
-            Op::Ld { space, ty, vec, dst, addr } => return self.ld(w, pc, m, space, ty, vec, dst, addr),
-            Op::St { space, ty, vec, src, addr } => return self.st(w, pc, m, space, ty, vec, src, addr),
+            Op::Ld { space, ty, vec, dst, addr } => return self.ld(w, pc, m, MemAccess { space, ty, vec, addr }, dst),
+            Op::St { space, ty, vec, src, addr } => return self.st(w, pc, m, MemAccess { space, ty, vec, addr }, src),
             Op::Atom { space, op, ty, d, addr, a, b } => return self.atom(w, pc, m, space, op, ty, d, addr, a, b),
             Op::Printf { fmt, args, ret } => return self.printf(w, m, fmt, args, ret),
             Op::Carry { op, w: wd, signed, cin, cout, d, a, b, c, cc } => {
