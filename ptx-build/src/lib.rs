@@ -71,6 +71,17 @@ pub mod fuzzing {
     pub fn cap_log(log: &str) -> String {
         diagnostics::cap_log(log)
     }
+
+    /// Every file of the workspace's `fuzz/<dir>` (a corpus, the kept
+    /// crashes), sorted, with its bytes; none where the folder is missing.
+    pub fn fuzz_files(dir: &str) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz").join(dir);
+        let mut out: Vec<_> = std::fs::read_dir(dir)
+            .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
+            .unwrap_or_default();
+        out.sort();
+        out.into_iter().map(|p| (p.clone(), std::fs::read(&p).unwrap())).collect()
+    }
 }
 
 /// Checks `src` against the include policy without compiling it (what

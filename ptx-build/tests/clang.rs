@@ -126,24 +126,12 @@ fn the_cache_is_keyed_by_the_compiler() {
     }
 }
 
-/// The same prelude as NVRTC's (ptx-build/tests/nvrtc.rs has the kernel's
-/// twin): every constant compiles, and line 12's mistake is named on line 12.
+/// The same prelude as NVRTC's (ptx-build/tests/nvrtc.rs compiles the same kernel,
+/// tests/kernels/lowest.cu): every constant compiles, and line 12's mistake is named on line 12.
 #[test]
 fn math_constants_are_defined_without_moving_a_line() {
     let Some(c) = clang() else { return };
-    let kernel = "extern \"C\" __global__ void lowest(const float *x, int n, float *out, int *ints)\n\
-{\n\
-    float m = INFINITY;\n\
-    for (int i = 0; i < n; ++i)\n\
-        m = fminf(m, x[i]);\n\
-    out[0] = m < FLT_MAX ? m : (n > 0 ? NAN : HUGE_VALF);\n\
-    out[1] = FLT_MIN + FLT_EPSILON;\n\
-    ints[0] = n > 0 ? INT_MAX : INT_MIN;\n\
-    ints[1] = (int)(UINT_MAX >> 1);\n\
-    double d = DBL_MAX + DBL_MIN + DBL_EPSILON + HUGE_VAL;\n\
-    out[2] = (float)d;\n\
-    MISTAKE\n\
-}\n";
+    let kernel = include_str!("kernels/lowest.cu");
     let good = SourceFile::from_text("kernels/lowest.cu", kernel.replace("MISTAKE\n", "\n"));
     let ptx = c.compile(&good, &CompileOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     assert!(ptx.text.contains(".entry lowest("), "{}", ptx.text);

@@ -5,22 +5,8 @@
 //!
 //! Case counts: `PROPTEST_CASES` (CI's fuzz smoke step raises it).
 
-use std::path::{Path, PathBuf};
-
 use proptest::prelude::*;
 use ptx_build::{check_source, fuzzing, BuildError, Severity, SourceFile, MAX_DIAGNOSTICS, MAX_LOG_BYTES};
-
-fn fuzz_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
-}
-
-fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out: Vec<_> = std::fs::read_dir(dir)
-        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
-        .unwrap_or_default();
-    out.sort();
-    out.into_iter().map(|p| (p.clone(), std::fs::read(&p).unwrap())).collect()
-}
 
 fn source(text: &str) -> SourceFile {
     SourceFile { display_path: "kernels/k.cu".into(), text: text.into() }
@@ -63,7 +49,7 @@ fn the_corpora_and_every_crash_found_so_far_are_read_without_panic() {
         ("regressions/diagnostics", read_log),
     ];
     for (dir, check) in cases {
-        for (path, bytes) in files(&fuzz_dir().join(dir)) {
+        for (path, bytes) in ptx_build::fuzzing::fuzz_files(dir) {
             let run = std::panic::catch_unwind(|| check(&bytes));
             assert!(run.is_ok(), "{} panics ptx-build", path.display());
             n += 1;

@@ -1,18 +1,11 @@
 //! Compiles real sources through NVRTC. Skipped (with a note) where NVRTC is
 //! not installed, unless CUDA_LAB_REQUIRE_NVRTC=1 (CI), where that fails.
 
-use ptx_build::{BuildError, CompileOptions, Compiler, CompilerKind, Severity, SourceFile};
+mod support;
 
-fn nvrtc() -> Option<Compiler> {
-    match Compiler::nvrtc() {
-        Ok(c) => Some(c),
-        Err(e) if std::env::var("CUDA_LAB_REQUIRE_NVRTC").map_or(true, |v| v.is_empty() || v == "0") => {
-            eprintln!("skipping: {e}");
-            None
-        }
-        Err(e) => panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing: {e}"),
-    }
-}
+use support::nvrtc;
+
+use ptx_build::{BuildError, CompileOptions, CompilerKind, Severity, SourceFile};
 
 const KERNEL: &str = r#"#include <stdio.h>
 #include <stdint.h>
@@ -262,19 +255,7 @@ fn compile_errors_render_with_a_caret_and_a_hint() {
 /// Uses every constant of the prelude (NVRTC has no `<math.h>`: without it
 /// "identifier "INFINITY" is undefined"); line 12 is a mistake, to show that
 /// the prelude moved no line.
-pub const CONSTANTS: &str = "extern \"C\" __global__ void lowest(const float *x, int n, float *out, int *ints)\n\
-{\n\
-    float m = INFINITY;\n\
-    for (int i = 0; i < n; ++i)\n\
-        m = fminf(m, x[i]);\n\
-    out[0] = m < FLT_MAX ? m : (n > 0 ? NAN : HUGE_VALF);\n\
-    out[1] = FLT_MIN + FLT_EPSILON;\n\
-    ints[0] = n > 0 ? INT_MAX : INT_MIN;\n\
-    ints[1] = (int)(UINT_MAX >> 1);\n\
-    double d = DBL_MAX + DBL_MIN + DBL_EPSILON + HUGE_VAL;\n\
-    out[2] = (float)d;\n\
-    MISTAKE\n\
-}\n";
+const CONSTANTS: &str = include_str!("kernels/lowest.cu");
 
 #[test]
 fn math_constants_are_defined_without_moving_a_line() {

@@ -8,6 +8,10 @@
 //! comes from where the parent found it (LD_LIBRARY_PATH). Skipped where NVRTC
 //! is missing, unless CUDA_LAB_REQUIRE_NVRTC=1.
 
+mod support;
+
+use support::nvrtc;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -18,17 +22,6 @@ const CHILD: &str = "CUDA_LAB_TOOLKIT_TEST_CHILD";
 const KERNEL: &str = "#include <cuda_fp16.h>\n#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n\
 extern \"C\" __global__ void k(__half *a, float *b)\n{\n    cg::this_thread_block().sync();\n    \
 b[threadIdx.x] = __half2float(a[threadIdx.x]);\n}\n";
-
-fn nvrtc() -> Option<Compiler> {
-    match Compiler::nvrtc() {
-        Ok(c) => Some(c),
-        Err(e) if std::env::var("CUDA_LAB_REQUIRE_NVRTC").map_or(true, |v| v.is_empty() || v == "0") => {
-            eprintln!("skipping: {e}");
-            None
-        }
-        Err(e) => panic!("CUDA_LAB_REQUIRE_NVRTC is set but NVRTC is missing: {e}"),
-    }
-}
 
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
