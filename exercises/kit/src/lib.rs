@@ -107,6 +107,7 @@
 
 pub mod backend;
 pub mod calibration;
+pub mod case_file;
 pub mod check;
 pub mod counters;
 pub mod digest;

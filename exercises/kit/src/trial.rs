@@ -22,6 +22,13 @@ pub fn compiler() -> Option<Compiler> {
     }
 }
 
+/// The PTX `compiler` makes of the workspace's file `file` (from the
+/// repository's root; a corpus case's edit applied) with `options`.
+pub fn ptx_of(compiler: &Compiler, file: &str, options: &CompileOptions) -> String {
+    let source = ptx_build::SourceFile::read(&workspace_file(file), file).unwrap();
+    compiler.compile(&source, options).unwrap().text
+}
+
 /// Runs `f` in the context of check `check` on the simulator (seed 1), the
 /// student's file `file` (relative to the workspace root) compiled after
 /// `edit` (a test may shrink a timed size): for an exercise's tests of its
@@ -97,9 +104,22 @@ pub fn nvrtc_like_ptx(kernel: &str, module_scope: &str, body: &str) -> String {
     )
 }
 
-/// A path relative to the workspace root.
+/// A path relative to the workspace root. A corpus case's kernel kept as an
+/// edit (`rel` + [`crate::case_file::EDIT`]) is written out whole, so a test
+/// reads what the corpus grades.
 pub fn workspace_file(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let path = root.join(rel);
+    let edit = PathBuf::from(format!("{}{}", path.display(), crate::case_file::EDIT));
+    if path.exists() || !edit.exists() {
+        return path;
+    }
+    let whole = std::env::temp_dir().join(format!("cuda-lab-case-files-{}", std::process::id())).join(rel);
+    // Test threads may ask at once: each writes its own copy, then renames it into place.
+    let mine = whole.with_extension(format!("{:?}.part", std::thread::current().id()).replace(['(', ')'], ""));
+    crate::case_file::write(&root, &edit, &mine).unwrap_or_else(|e| panic!("{rel}: {e:#}"));
+    std::fs::rename(&mine, &whole).unwrap_or_else(|e| panic!("{}: {e}", whole.display()));
+    whole
 }
 
 /// The file of variants case `case` at `below` (a path below `exercises/`,
@@ -108,7 +128,8 @@ pub fn workspace_file(rel: &str) -> PathBuf {
 /// grader/tests/variants/expected.json), so a test reads what the corpus grades.
 pub fn variant_file(case: &str, below: &str) -> String {
     let own = format!("grader/tests/variants/{case}/exercises/{below}");
-    if workspace_file(&own).exists() {
+    let kept = |rel: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel).exists();
+    if kept(&own) || kept(&format!("{own}{}", crate::case_file::EDIT)) {
         return own;
     }
     let table = std::fs::read_to_string(workspace_file("grader/tests/variants/expected.json")).unwrap_or_default();
