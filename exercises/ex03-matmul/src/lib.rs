@@ -334,11 +334,7 @@ mod tests {
     #[test]
     fn parts_and_check_names() {
         let ex = exercise();
-        let names: Vec<(&str, Vec<String>)> = ex
-            .parts
-            .iter()
-            .map(|p| (p.name, p.checks.iter().map(|c| format!("{}::{}", c.kind.label(), c.name)).collect()))
-            .collect();
+        let names = ex.check_names();
         assert_eq!(names.iter().map(|n| n.0).collect::<Vec<_>>(), ["naive", "tiled", "rect"]);
         assert!(names[0].1.iter().all(|n| n.starts_with("correct::")));
         for (_, checks) in &names[1..] {

@@ -224,10 +224,7 @@ mod tests {
     #[test]
     fn every_measured_shape_gives_the_same_verdicts() {
         let Some(compiler) = kit::trial::compiler() else { return };
-        let compile = |file: &str| {
-            let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
-            compiler.compile(&source, &Default::default()).unwrap().text
-        };
+        let compile = |file: &str| kit::trial::ptx_of(&compiler, file, &Default::default());
         let v = |case: &str, file: &str| format!("{VARIANTS}/{case}/exercises/ex03-matmul/kernels/{file}");
         let cases = [
             (TILED, "reference/ex03-matmul/kernels/matmul_tiled.cu".to_string(), true, true),

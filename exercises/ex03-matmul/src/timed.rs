@@ -326,8 +326,7 @@ mod tests {
 
     /// One context on the simulator whose student file is `file` (compiled).
     fn with_student(compiler: &ptx_build::Compiler, file: &str, f: impl FnOnce(&Ctx)) {
-        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
-        let ptx = compiler.compile(&source, &Default::default()).unwrap().text;
+        let ptx = kit::trial::ptx_of(&compiler, file, &Default::default());
         let env = RunEnv::new(1, Some(Gpu::simulator()), Some(compiler.clone()), Default::default());
         let build = PartBuild::new(ptx);
         let ctx = Ctx::new("ex03::part::perf::faster-than-naive", &env, &build);

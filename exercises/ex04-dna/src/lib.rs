@@ -367,11 +367,7 @@ mod tests {
     #[test]
     fn every_part_has_its_checks() {
         let ex = exercise();
-        let names: Vec<(&str, Vec<String>)> = ex
-            .parts
-            .iter()
-            .map(|p| (p.name, p.checks.iter().map(|c| format!("{}::{}", c.kind.label(), c.name)).collect()))
-            .collect();
+        let names = ex.check_names();
         assert_eq!(names.len(), 3);
         for (part, checks) in &names {
             assert_eq!(checks.iter().filter(|c| c.starts_with("correct::")).count(), FAMILIES.len(), "{part}");

@@ -71,18 +71,25 @@ pub fn measure_on(ctx: &Ctx, v: Variant, blocks: usize) -> Result<Measured> {
     let mut rng = ctx.rng();
     let seq = inputs::random_seq(&mut rng);
     let dna = inputs::random_dna(&mut rng, letters);
+    search_measured(ctx, v, &dna, &seq)
+}
+
+/// One measured run of the part's kernel searching `dna` for `seq`, its
+/// output checked.
+fn search_measured(ctx: &Ctx, v: Variant, dna: &[u8], seq: &inputs::Seq) -> Result<Measured> {
+    let letters = dna.len();
     // Where `dna` lies: the simulator's run, the last (a GPU witness runs first).
     let at = std::cell::Cell::new((0, 0));
     let m = ctx.measure(v.kernel(), |module| {
         let gpu = module.gpu();
-        let d_dna = gpu.upload("dna", &dna)?;
+        let d_dna = gpu.upload("dna", dna)?;
         at.set((d_dna.ptr(), d_dna.bytes()));
-        let d_seq = gpu.upload("seq", &seq)?;
+        let d_seq = gpu.upload("seq", seq)?;
         let found = gpu.poisoned::<u8>("found", cpu::positions(letters))?;
-        v.prepare(module, &seq)?;
+        v.prepare(module, seq)?;
         v.launch_async(module, &d_dna, &d_seq, &found)?;
         gpu.finish()?;
-        kit::measure::require_right_result(kit::check::exact("found", &cpu::found(&dna, &seq), &found.read()?))
+        kit::measure::require_right_result(kit::check::exact("found", &cpu::found(dna, seq), &found.read()?))
     })?;
     Ok(Measured { m, positions: cpu::positions(letters), dna: at.get() })
 }
@@ -108,16 +115,7 @@ pub fn every_thread_at_barrier(ctx: &Ctx, v: Variant) -> Result<()> {
     let letters = rng.random_range(2..=3) * THREADS + SEQ_LEN - 1 - short;
     let seq = inputs::random_seq(&mut rng);
     let dna = inputs::random_dna(&mut rng, letters);
-    let m = ctx.measure(v.kernel(), |module| {
-        let gpu = module.gpu();
-        let d_dna = gpu.upload("dna", &dna)?;
-        let d_seq = gpu.upload("seq", &seq)?;
-        let found = gpu.poisoned::<u8>("found", cpu::positions(letters))?;
-        v.prepare(module, &seq)?;
-        v.launch_async(module, &d_dna, &d_seq, &found)?;
-        gpu.finish()?;
-        kit::measure::require_right_result(kit::check::exact("found", &cpu::found(&dna, &seq), &found.read()?))
-    })?;
+    let m = search_measured(ctx, v, &dna, &seq)?;
     kit::measure::require_every_thread_at_barriers(&m)
 }
 

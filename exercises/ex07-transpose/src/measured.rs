@@ -184,10 +184,7 @@ mod tests {
     #[test]
     fn every_measured_shape_gives_the_same_verdicts() {
         let Some(compiler) = kit::trial::compiler() else { return };
-        let compile = |file: &str| {
-            let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
-            compiler.compile(&source, &Default::default()).unwrap().text
-        };
+        let compile = |file: &str| kit::trial::ptx_of(&compiler, file, &Default::default());
         let cases = [
             (format!("{REF}/transpose_coalesced.cu"), "transpose_coalesced", true, false),
             (format!("{MINE}/transpose_coalesced_restrict.cu"), "transpose_coalesced", true, false),

@@ -164,8 +164,7 @@ mod tests {
     fn judged(file: &str, pattern: fn(&Measured) -> Result<String>, ns: &[usize], fails_with: Option<&str>) {
         let Some(compiler) = kit::trial::compiler() else { return };
         let options = ptx_build::CompileOptions { line_info: true, ..Default::default() };
-        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
-        let ptx = compiler.compile(&source, &options).unwrap().text;
+        let ptx = kit::trial::ptx_of(&compiler, file, &options);
         let env = RunEnv::new(ns.len() as u64, None, Some(compiler), options);
         let build = PartBuild::new(ptx);
         let ctx = Ctx::new("ex08::part::structure::shared-tree", &env, &build);

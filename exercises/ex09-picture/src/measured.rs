@@ -129,8 +129,7 @@ mod tests {
             ("reference/slow/ex09-picture/kernels/picture.cu".to_string(), false),
             (format!("{MINE}/picture_linear_block.cu"), false),
         ] {
-            let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(&file), &file).unwrap();
-            let ptx = compiler.compile(&source, &Default::default()).unwrap().text;
+            let ptx = kit::trial::ptx_of(&compiler, &file, &Default::default());
             for (n, m) in super::MEASURE_SHAPES {
                 let measured = super::measure_ptx(&ptx, n, m, &mut kit::inputs::rng_for(7, "shapes")).unwrap();
                 eprintln!("{file} at {n} x {m}: {}", super::figures(&measured));

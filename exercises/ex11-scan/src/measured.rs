@@ -413,8 +413,7 @@ mod tests {
     ) -> Option<Vec<Result<String>>> {
         let compiler = kit::trial::compiler()?;
         let options = ptx_build::CompileOptions { line_info: true, ..Default::default() };
-        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
-        let ptx = compiler.compile(&source, &options).unwrap().text;
+        let ptx = kit::trial::ptx_of(&compiler, file, &options);
         let env = kit::RunEnv::new(1, None, Some(compiler), options);
         let build = kit::PartBuild::new(ptx);
         let ctx = Ctx::new("ex11::shapes::structure::test", &env, &build);

@@ -425,8 +425,7 @@ mod tests {
     ) -> Vec<((usize, usize), Result<String>)> {
         let Some(compiler) = kit::trial::compiler() else { return Vec::new() };
         let options = ptx_build::CompileOptions { line_info: true, ..Default::default() };
-        let source = ptx_build::SourceFile::read(&kit::trial::workspace_file(file), file).unwrap();
-        let ptx = compiler.compile(&source, &options).unwrap().text;
+        let ptx = kit::trial::ptx_of(&compiler, file, &options);
         let env = kit::RunEnv::new(1, None, Some(compiler), options);
         let build = kit::PartBuild::new(ptx);
         let ctx = Ctx::new("ex12::shapes::structure::test", &env, &build);

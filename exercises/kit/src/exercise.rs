@@ -54,6 +54,12 @@ impl Exercise {
         format!("{}::{}::{}::{}", self.id, part.name, check.kind.label(), check.name)
     }
 
+    /// Each part's name with its checks' names (`correct::n=1000003`), in order.
+    pub fn check_names(&self) -> Vec<(&'static str, Vec<String>)> {
+        let of = |p: &Part| p.checks.iter().map(|c| format!("{}::{}", c.kind.label(), c.name)).collect();
+        self.parts.iter().map(|p| (p.name, of(p))).collect()
+    }
+
     /// "ex01-pi": the folder name, also accepted by the grader.
     pub fn folder_name(&self) -> &'static str {
         self.dir.rsplit('/').next().unwrap_or(self.dir)
@@ -595,6 +601,12 @@ pub fn bandwidth_elements(gpu: &Gpu) -> usize {
     (bytes as usize / 4) & !1023
 }
 
+/// Rows of a timed image `width` floats wide: an image read and one written
+/// together move [`bandwidth_elements`] (8× the L2), so DRAM feeds the kernel.
+pub fn image_rows(gpu: &Gpu, width: usize) -> usize {
+    (bandwidth_elements(gpu) / 2 / width).max(1)
+}
+
 /// The student's file has no kernel of the name the exercise asks for: it is
 /// misspelt, C++-mangled (no `extern "C"`), or there is no `__global__` at all.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -636,5 +648,19 @@ pub fn require(cond: bool, explanation: impl FnOnce() -> String) -> Result<()> {
         Ok(())
     } else {
         bail!(explanation())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timed_image_and_its_output_outgrow_the_l2() {
+        let gpu = Gpu::simulator();
+        for width in [1000, 4096, 7919] {
+            let rows = image_rows(&gpu, width);
+            assert!(2 * rows * width * 4 >= 8 * gpu.info().l2_cache_bytes as usize - 2 * width * 4, "{width}");
+        }
     }
 }

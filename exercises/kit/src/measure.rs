@@ -273,26 +273,7 @@ fn is_shared(k: AccessKind) -> bool {
 impl Measurement {
     /// The figures a report keeps (the grades JSON's `measured`), as a simulated run's profile.
     pub fn profile(&self) -> crate::profile::MemoryProfile {
-        let s = &self.stats;
-        crate::profile::MemoryProfile {
-            kernel: self.kernel.clone(),
-            launches: self.launches,
-            global_load_requests: s.global_load_requests,
-            global_load_sectors: s.global_load_sectors,
-            global_store_requests: s.global_store_requests,
-            global_store_sectors: s.global_store_sectors,
-            shared_requests: s.shared_load_requests + s.shared_store_requests,
-            shared_wavefronts: s.shared_load_wavefronts + s.shared_store_wavefronts,
-            branches: s.branches,
-            divergent_branches: s.divergent_branches,
-            global_atomics: s.global_atomics,
-            shared_atomics: s.shared_atomics,
-            const_requests: s.const_load_requests,
-            const_passes: s.const_load_passes,
-            local_requests: s.local_load_requests + s.local_store_requests,
-            local_bytes: s.local_load_bytes + s.local_store_bytes,
-            ..Default::default()
-        }
+        crate::profile::MemoryProfile::of_stats(&self.kernel, self.launches, &self.stats)
     }
     /// 32-byte sectors per warp-level global load; 4 when a warp reads 32 consecutive floats.
     pub fn load_sectors_per_request(&self) -> f64 {
@@ -629,18 +610,26 @@ mod tests {
     use crate::args;
     use crate::backend::LaunchConfig;
 
+    /// A copy kernel `$name(p_in, p_out)` with `$rd` 64-bit registers, both
+    /// pointers loaded into %rd1 and %rd2; `$body` follows.
+    macro_rules! copy_kernel {
+        ($name:literal, $rd:literal, $body:literal) => {
+            concat!(
+                ".version 7.0\n.target sm_75\n.address_size 64\n.visible .entry ",
+                $name,
+                "(.param .u64 p_in, .param .u64 p_out)\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<",
+                $rd,
+                ">;\n\t.reg .f32 %f<2>;\n\tld.param.u64 %rd1, [p_in];\n\tld.param.u64 %rd2, [p_out];\n",
+                $body
+            )
+        };
+    }
+
     /// Column-wise copy: lane i reads row i, so a warp touches 32 sectors.
-    const PTX: &str = r#"
-.version 7.0
-.target sm_75
-.address_size 64
-.visible .entry strided(.param .u64 p_in, .param .u64 p_out)
-{
-	.reg .b32 %r<4>;
-	.reg .b64 %rd<8>;
-	.reg .f32 %f<2>;
-	ld.param.u64 %rd1, [p_in];
-	ld.param.u64 %rd2, [p_out];
+    const PTX: &str = copy_kernel!(
+        "strided",
+        8,
+        r#"
 	cvta.to.global.u64 %rd3, %rd1;
 	cvta.to.global.u64 %rd4, %rd2;
 	mov.u32 %r1, %tid.x;
@@ -652,7 +641,8 @@ mod tests {
 	st.global.f32 [%rd7], %f1;
 	ret;
 }
-"#;
+"#
+    );
 
     #[test]
     fn measures_sectors_per_request_on_a_private_simulator() {
@@ -672,17 +662,10 @@ mod tests {
 
     /// The same copy through generic loads (no `.global`: clang's spelling of
     /// a load that may read shared or global memory).
-    const GENERIC: &str = r#"
-.version 7.0
-.target sm_75
-.address_size 64
-.visible .entry generic_copy(.param .u64 p_in, .param .u64 p_out)
-{
-	.reg .b32 %r<2>;
-	.reg .b64 %rd<6>;
-	.reg .f32 %f<2>;
-	ld.param.u64 %rd1, [p_in];
-	ld.param.u64 %rd2, [p_out];
+    const GENERIC: &str = copy_kernel!(
+        "generic_copy",
+        6,
+        r#"
 	mov.u32 %r1, %tid.x;
 	mul.wide.u32 %rd3, %r1, 4;
 	add.s64 %rd4, %rd1, %rd3;
@@ -691,7 +674,8 @@ mod tests {
 	st.f32 [%rd5], %f1;
 	ret;
 }
-"#;
+"#
+    );
 
     #[test]
     fn generic_loads_that_reach_global_memory_are_global_loads() {

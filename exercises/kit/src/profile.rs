@@ -71,6 +71,30 @@ pub struct WarpSample {
 }
 
 impl MemoryProfile {
+    /// The figures of a simulated run's statistics, for `launches` launches of
+    /// `kernel`; what the simulator cannot know (the block, the GPU) left default.
+    pub fn of_stats(kernel: &str, launches: u64, s: &ptx_sim::Stats) -> Self {
+        Self {
+            kernel: kernel.to_string(),
+            launches,
+            global_load_requests: s.global_load_requests,
+            global_load_sectors: s.global_load_sectors,
+            global_store_requests: s.global_store_requests,
+            global_store_sectors: s.global_store_sectors,
+            shared_requests: s.shared_load_requests + s.shared_store_requests,
+            shared_wavefronts: s.shared_load_wavefronts + s.shared_store_wavefronts,
+            branches: s.branches,
+            divergent_branches: s.divergent_branches,
+            global_atomics: s.global_atomics,
+            shared_atomics: s.shared_atomics,
+            const_requests: s.const_load_requests,
+            const_passes: s.const_load_passes,
+            local_requests: s.local_load_requests + s.local_store_requests,
+            local_bytes: s.local_load_bytes + s.local_store_bytes,
+            ..Default::default()
+        }
+    }
+
     pub fn add(&mut self, o: &MemoryProfile) {
         self.launches += o.launches;
         self.global_load_requests += o.global_load_requests;

@@ -14,36 +14,19 @@
 pub const KERNEL: &str = "cuda_lab_first_difference";
 
 /// `cuda_lab_first_difference(const u32 *a, const u32 *b, u64 words, u64 *first)`.
-pub const PTX: &str = r#"
-.version 7.0
-.target sm_75
-.address_size 64
-
-.visible .entry cuda_lab_first_difference(
-	.param .u64 p_a,
-	.param .u64 p_b,
-	.param .u64 p_words,
-	.param .u64 p_first
-)
-{
-	.reg .pred %p<3>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<13>;
-
-	ld.param.u64 %rd1, [p_a];
-	ld.param.u64 %rd2, [p_b];
-	ld.param.u64 %rd3, [p_words];
-	ld.param.u64 %rd4, [p_first];
-	cvta.to.global.u64 %rd1, %rd1;
+pub const PTX: &str = concat!(
+    hand_written_entry!(
+        "cuda_lab_first_difference",
+        "\t.reg .pred %p<3>;\n\t.reg .b32 %r<7>;\n\t.reg .b64 %rd<13>;",
+        "p_a",
+        "p_b",
+        "p_words",
+        "p_first"
+    ),
+    r#"	cvta.to.global.u64 %rd1, %rd1;
 	cvta.to.global.u64 %rd2, %rd2;
 	cvta.to.global.u64 %rd4, %rd4;
-	mov.u32 %r1, %ctaid.x;
-	mov.u32 %r2, %ntid.x;
-	mov.u32 %r3, %tid.x;
 	mov.u32 %r4, %nctaid.x;
-	mul.wide.u32 %rd5, %r1, %r2;
-	cvt.u64.u32 %rd6, %r3;
-	add.s64 %rd7, %rd5, %rd6;
 	mul.wide.u32 %rd8, %r4, %r2;
 next_word:
 	setp.ge.u64 %p1, %rd7, %rd3;
@@ -62,7 +45,8 @@ differs:
 done:
 	ret;
 }
-"#;
+"#
+);
 
 /// Threads per block, and blocks per multiprocessor at most (the grid strides).
 pub const THREADS: u32 = 256;

@@ -15,35 +15,18 @@ pub const THREADS: u32 = 256;
 
 /// `cuda_lab_gather(const u32 *src, const u64 *indices, u32 *out, u64 count)`:
 /// `out[k] = src[indices[k]]`.
-pub const PTX: &str = r#"
-.version 7.0
-.target sm_75
-.address_size 64
-
-.visible .entry cuda_lab_gather(
-	.param .u64 p_src,
-	.param .u64 p_indices,
-	.param .u64 p_out,
-	.param .u64 p_count
-)
-{
-	.reg .pred %p<2>;
-	.reg .b32 %r<5>;
-	.reg .b64 %rd<14>;
-
-	ld.param.u64 %rd1, [p_src];
-	ld.param.u64 %rd2, [p_indices];
-	ld.param.u64 %rd3, [p_out];
-	ld.param.u64 %rd4, [p_count];
-	cvta.to.global.u64 %rd1, %rd1;
+pub const PTX: &str = concat!(
+    hand_written_entry!(
+        "cuda_lab_gather",
+        "\t.reg .pred %p<2>;\n\t.reg .b32 %r<5>;\n\t.reg .b64 %rd<14>;",
+        "p_src",
+        "p_indices",
+        "p_out",
+        "p_count"
+    ),
+    r#"	cvta.to.global.u64 %rd1, %rd1;
 	cvta.to.global.u64 %rd2, %rd2;
 	cvta.to.global.u64 %rd3, %rd3;
-	mov.u32 %r1, %ctaid.x;
-	mov.u32 %r2, %ntid.x;
-	mov.u32 %r3, %tid.x;
-	mul.wide.u32 %rd5, %r1, %r2;
-	cvt.u64.u32 %rd6, %r3;
-	add.s64 %rd7, %rd5, %rd6;
 	setp.ge.u64 %p1, %rd7, %rd4;
 	@%p1 bra done;
 	shl.b64 %rd8, %rd7, 3;
@@ -58,7 +41,8 @@ pub const PTX: &str = r#"
 done:
 	ret;
 }
-"#;
+"#
+);
 
 #[cfg(test)]
 mod tests {

@@ -45,12 +45,7 @@ fn waited<T>(outcome: BResult<T>) -> BResult<T> {
 }
 
 impl Backend for Locked {
-    fn info(&self) -> &DeviceInfo {
-        self.inner.info()
-    }
-    fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
-    }
+    pass_on_unwatched!();
     fn load_module(&self, ptx: &str) -> BResult<ModuleId> {
         during(|| self.inner.load_module(ptx))
     }
@@ -91,24 +86,9 @@ impl Backend for Locked {
     fn synchronize(&self, timeout: Duration) -> BResult<()> {
         waited(self.inner.synchronize(timeout))
     }
-    fn abandon(&self, why: &str) {
-        self.inner.abandon(why)
-    }
-    fn lost(&self) -> Option<String> {
-        self.inner.lost()
-    }
     fn time_ms(&self, work: &mut dyn FnMut() -> BResult<()>, timeout: Duration) -> BResult<f32> {
         // Inside the timing loop's exclusive hold; the shared one changes nothing there.
         waited(during(|| self.inner.time_ms(work, timeout)))
-    }
-    fn protect(&self, ptr: DevPtr, len: usize, buffer: &str, before: bool) -> BResult<()> {
-        self.inner.protect(ptr, len, buffer, before)
-    }
-    fn take_profiles(&self) -> Vec<crate::profile::MemoryProfile> {
-        self.inner.take_profiles()
-    }
-    fn kernel_resources(&self, module: ModuleId, kernel: &str) -> BResult<Option<(u32, u32)>> {
-        self.inner.kernel_resources(module, kernel)
     }
 }
 

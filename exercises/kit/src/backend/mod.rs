@@ -6,6 +6,71 @@
 //! The trait is deliberately byte-level and object safe so that a simulator can
 //! implement it without knowing Rust types.
 
+/// Inside `impl Backend for` a wrapper of `self.inner`: the methods it does not
+/// watch (Locked holds no lock for them, Traced does not record them), passed on.
+macro_rules! pass_on_unwatched {
+    () => {
+        fn info(&self) -> &DeviceInfo {
+            self.inner.info()
+        }
+        fn capabilities(&self) -> Capabilities {
+            self.inner.capabilities()
+        }
+        fn abandon(&self, why: &str) {
+            self.inner.abandon(why)
+        }
+        fn lost(&self) -> Option<String> {
+            self.inner.lost()
+        }
+        fn protect(&self, ptr: DevPtr, len: usize, buffer: &str, before: bool) -> BResult<()> {
+            self.inner.protect(ptr, len, buffer, before)
+        }
+        fn take_profiles(&self) -> Vec<crate::profile::MemoryProfile> {
+            self.inner.take_profiles()
+        }
+        fn kernel_resources(&self, module: ModuleId, kernel: &str) -> BResult<Option<(u32, u32)>> {
+            self.inner.kernel_resources(module, kernel)
+        }
+    };
+}
+
+/// The opening of the grader's hand-written kernels ([`compare`], [`gather`]):
+/// PTX ISA 7.0 for sm_75 on, an entry `$name` of four 64-bit parameters loaded
+/// into `%rd1`..`%rd4`, and `%rd7`, the thread's index in the grid (`%r1..3`
+/// and `%rd5..6` on the way). `$regs` declares the registers.
+macro_rules! hand_written_entry {
+    ($name:literal, $regs:literal, $p1:literal, $p2:literal, $p3:literal, $p4:literal) => {
+        concat!(
+            ".version 7.0\n.target sm_75\n.address_size 64\n\n.visible .entry ",
+            $name,
+            "(\n",
+            "\t.param .u64 ",
+            $p1,
+            ",\n\t.param .u64 ",
+            $p2,
+            ",\n\t.param .u64 ",
+            $p3,
+            ",\n\t.param .u64 ",
+            $p4,
+            "\n)\n{\n",
+            $regs,
+            "\n",
+            "\tld.param.u64 %rd1, [",
+            $p1,
+            "];\n\tld.param.u64 %rd2, [",
+            $p2,
+            "];\n",
+            "\tld.param.u64 %rd3, [",
+            $p3,
+            "];\n\tld.param.u64 %rd4, [",
+            $p4,
+            "];\n",
+            "\tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n",
+            "\tmul.wide.u32 %rd5, %r1, %r2;\n\tcvt.u64.u32 %rd6, %r3;\n\tadd.s64 %rd7, %rd5, %rd6;\n",
+        )
+    };
+}
+
 mod caps;
 pub mod compare;
 pub mod cuda;

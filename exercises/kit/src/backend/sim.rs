@@ -593,26 +593,10 @@ impl Backend for SimBackend {
             log.barriers_after_exit.extend(report.barrier_after_exit.clone());
         }
         self.profiles.lock().unwrap().push(MemoryProfile {
-            kernel: kernel.to_string(),
-            launches: 1,
-            global_load_requests: s.global_load_requests,
-            global_load_sectors: s.global_load_sectors,
-            global_store_requests: s.global_store_requests,
-            global_store_sectors: s.global_store_sectors,
-            shared_requests: s.shared_load_requests + s.shared_store_requests,
-            shared_wavefronts: s.shared_load_wavefronts + s.shared_store_wavefronts,
-            branches: s.branches,
-            divergent_branches: s.divergent_branches,
-            global_atomics: s.global_atomics,
-            shared_atomics: s.shared_atomics,
             block_threads: cfg.threads_per_block(),
             dynamic_shared_bytes: cfg.shared_bytes,
             warp_sample: worst_global_access(s),
-            const_requests: s.const_load_requests,
-            const_passes: s.const_load_passes,
-            local_requests: s.local_load_requests + s.local_store_requests,
-            local_bytes: s.local_load_bytes + s.local_store_bytes,
-            gpu: None,
+            ..MemoryProfile::of_stats(kernel, 1, s)
         });
         if let Some(r) = report.races.first() {
             return Err(BackendError::SharedRace(shared_race_text(kernel, r, report.races.len())));
@@ -735,19 +719,12 @@ mod tests {
 
     #[test]
     fn the_simulator_watches_and_profiles_in_host_memory_but_cannot_time() {
-        let expected = Capabilities {
-            times_kernels: false,
-            full_speed: false,
-            checks_accesses: true,
-            profiles_memory: true,
-            reports_kernel_resources: false,
-            real_device_info: false,
-            host_memory: true,
-            loses_context: false,
-        };
+        let (expected, e) = (Capabilities::SIM, Capabilities::SIM);
+        assert!(e.checks_accesses && e.profiles_memory && e.host_memory);
+        assert!(!e.times_kernels && !e.full_speed && !e.reports_kernel_resources && !e.real_device_info);
+        assert!(!e.loses_context);
         let sim = SimBackend::new();
         assert_eq!(sim.capabilities(), expected);
         assert_eq!(Capabilities::of_named(&sim.info().backend), expected, "a report that names the simulator");
-        assert_eq!(Capabilities::SIM, expected);
     }
 }

@@ -80,12 +80,7 @@ thread_local! {
 }
 
 impl Backend for Traced {
-    fn info(&self) -> &DeviceInfo {
-        self.inner.info()
-    }
-    fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
-    }
+    pass_on_unwatched!();
     fn load_module(&self, ptx: &str) -> BResult<ModuleId> {
         record("load", ptx.len(), || self.inner.load_module(ptx))
     }
@@ -127,26 +122,11 @@ impl Backend for Traced {
     fn synchronize(&self, timeout: Duration) -> BResult<()> {
         record("wait", 0, || self.inner.synchronize(timeout))
     }
-    fn abandon(&self, why: &str) {
-        self.inner.abandon(why)
-    }
-    fn lost(&self) -> Option<String> {
-        self.inner.lost()
-    }
     fn time_ms(&self, work: &mut dyn FnMut() -> BResult<()>, timeout: Duration) -> BResult<f32> {
         TIMING.set(true);
         let out = record("timed", 0, || self.inner.time_ms(work, timeout));
         TIMING.set(false);
         out
-    }
-    fn protect(&self, ptr: DevPtr, len: usize, buffer: &str, before: bool) -> BResult<()> {
-        self.inner.protect(ptr, len, buffer, before)
-    }
-    fn take_profiles(&self) -> Vec<crate::profile::MemoryProfile> {
-        self.inner.take_profiles()
-    }
-    fn kernel_resources(&self, module: ModuleId, kernel: &str) -> BResult<Option<(u32, u32)>> {
-        self.inner.kernel_resources(module, kernel)
     }
 }
 
