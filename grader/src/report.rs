@@ -152,7 +152,34 @@ pub struct CompileReport {
     pub missing: bool,
 }
 
+impl PartReport {
+    /// A part whose scores are left to [`GradeReport::total_up`]: its name,
+    /// its file (no digest), how it compiled and its tests.
+    pub fn new(
+        name: impl Into<String>,
+        file: impl Into<String>,
+        compile: CompileReport,
+        tests: Vec<TestReport>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            file: file.into(),
+            sha256: None,
+            score: 0.0,
+            max_score: 0.0,
+            compile,
+            tests,
+            sanitizer: None,
+        }
+    }
+}
+
 impl CompileReport {
+    /// A compile of `status` with no diagnostics, only `message` if any.
+    pub fn with(status: CompileStatus, message: Option<String>) -> Self {
+        Self { status, diagnostics: Vec::new(), message, from_cache: false, missing: false }
+    }
+
     /// What the part's line says when it did not compile (or had no file).
     pub fn failure_line(&self) -> String {
         let why =

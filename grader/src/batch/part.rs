@@ -235,21 +235,14 @@ impl PartJob<'_> {
             score: 0.0,
             max_score: 0.0,
             parts: vec![PartReport {
-                name: part.name.into(),
-                file: self.file(),
                 sha256: sha256_of(&self.root.join(self.file())),
-                score: 0.0,
-                max_score: 0.0,
                 // The child died before saying how compiling went.
-                compile: CompileReport {
-                    status: CompileStatus::Ok,
-                    diagnostics: Vec::new(),
-                    message: Some(format!("no compile result: {verdict}")),
-                    from_cache: false,
-                    missing: false,
-                },
-                tests,
-                sanitizer: None,
+                ..PartReport::new(
+                    part.name,
+                    self.file(),
+                    CompileReport::with(CompileStatus::Ok, Some(format!("no compile result: {verdict}"))),
+                    tests,
+                )
             }],
         }];
         report.total_up();

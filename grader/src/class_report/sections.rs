@@ -907,22 +907,12 @@ mod tests {
             title: "matmul".into(),
             score: 0.0,
             max_score: 0.0,
-            parts: vec![PartReport {
-                name: "tiled".into(),
-                file: "exercises/ex03-matmul/kernels/matmul_tiled.cu".into(),
-                sha256: None,
-                score: 0.0,
-                max_score: 0.0,
-                compile: CompileReport {
-                    status: CompileStatus::Ok,
-                    diagnostics: vec![],
-                    message: None,
-                    from_cache: false,
-                    missing: false,
-                },
-                tests: vec![t],
-                sanitizer: None,
-            }],
+            parts: vec![PartReport::new(
+                "tiled",
+                "exercises/ex03-matmul/kernels/matmul_tiled.cu",
+                CompileReport::with(CompileStatus::Ok, None),
+                vec![t],
+            )],
         }];
         grades.total_up();
         StudentReport {

@@ -75,81 +75,73 @@ pub(super) fn compile_part(
     options: &CompileOptions,
 ) -> BuiltPart {
     // The batch's `compile` bucket (kit::stats).
-    kit::stats::timed(kit::stats::Counter::Compile, || compile_part_now(root, sources, rel, compiler, options))
-}
-
-fn compile_part_now(
-    root: &Path,
-    sources: &str,
-    rel: &str,
-    compiler: Result<&Compiler, &String>,
-    options: &CompileOptions,
-) -> BuiltPart {
-    let failed = |sha256, diagnostics, message: String| BuiltPart {
-        rel: rel.to_string(),
-        sha256,
-        report: CompileReport {
-            status: CompileStatus::Error,
-            diagnostics,
-            message: Some(message.clone()),
-            from_cache: false,
-            missing: false,
-        },
-        build: Err(message),
-    };
-    let source = match SourceFile::read(&root.join(rel), rel) {
-        Ok(s) => s,
-        Err(BuildError::NotFound { .. }) => {
-            let mut built = failed(None, Vec::new(), no_file_message(sources, rel));
-            built.report.missing = true;
-            return built;
-        }
-        Err(e) => return failed(None, Vec::new(), e.to_string()),
-    };
-    let sha = Some(source.sha256_hex());
-    let compiler = match compiler {
-        Ok(c) => c,
-        Err(e) => return failed(sha, Vec::new(), format!("not compiled: {e}")),
-    };
-    let stuck = STUCK_COMPILE.get();
-    let limit = if stuck.is_some() { CACHE_HIT_WAIT } else { compile_time_limit() };
-    let Some(compiled) = compile_within(compiler, &source, options, limit) else {
-        let why = match stuck {
-            Some(first) => format!(
-                "{rel}: error: not compiled: the compiler is still busy with `{first}`, which took too long \
-                 (it compiles one file at a time). Fix that file, or grade this part alone with --part"
-            ),
-            None => {
-                let _ = STUCK_COMPILE.set(rel.to_string());
-                format!(
-                    "{rel}: error: compiling took longer than {} s and was stopped. Look for macros or \
-                     templates that expand without end (each level doubling the code)",
-                    limit.as_secs_f64()
-                )
-            }
-        };
-        return failed(sha, Vec::new(), why);
-    };
-    match compiled {
-        Ok(ptx) => BuiltPart {
+    kit::stats::timed(kit::stats::Counter::Compile, || {
+        let failed = |sha256, diagnostics, message: String| BuiltPart {
             rel: rel.to_string(),
-            sha256: sha,
+            sha256,
             report: CompileReport {
-                status: CompileStatus::Ok,
-                diagnostics: ptx.diagnostics.clone(),
-                message: None,
-                from_cache: ptx.from_cache,
+                status: CompileStatus::Error,
+                diagnostics,
+                message: Some(message.clone()),
+                from_cache: false,
                 missing: false,
             },
-            build: Ok(Arc::new(PartBuild::new(ptx.text))),
-        },
-        Err(e) => match (&e, e.first_error()) {
-            (BuildError::Compile { diagnostics, .. }, Some(first)) => {
-                failed(sha, diagnostics.clone(), first.to_string())
+            build: Err(message),
+        };
+        let source = match SourceFile::read(&root.join(rel), rel) {
+            Ok(s) => s,
+            Err(BuildError::NotFound { .. }) => {
+                let mut built = failed(None, Vec::new(), no_file_message(sources, rel));
+                built.report.missing = true;
+                return built;
             }
-            _ => failed(sha, Vec::new(), e.to_string()),
-        },
-    }
+            Err(e) => return failed(None, Vec::new(), e.to_string()),
+        };
+        let sha = Some(source.sha256_hex());
+        let compiler = match compiler {
+            Ok(c) => c,
+            Err(e) => return failed(sha, Vec::new(), format!("not compiled: {e}")),
+        };
+        let stuck = STUCK_COMPILE.get();
+        let limit = if stuck.is_some() { CACHE_HIT_WAIT } else { compile_time_limit() };
+        let Some(compiled) = compile_within(compiler, &source, options, limit) else {
+            let why = match stuck {
+                Some(first) => format!(
+                    "{rel}: error: not compiled: the compiler is still busy with `{first}`, which took too long \
+                     (it compiles one file at a time). Fix that file, or grade this part alone with --part"
+                ),
+                None => {
+                    let _ = STUCK_COMPILE.set(rel.to_string());
+                    format!(
+                        "{rel}: error: compiling took longer than {} s and was stopped. Look for macros or \
+                         templates that expand without end (each level doubling the code)",
+                        limit.as_secs_f64()
+                    )
+                }
+            };
+            return failed(sha, Vec::new(), why);
+        };
+        match compiled {
+            Ok(ptx) => BuiltPart {
+                rel: rel.to_string(),
+                sha256: sha,
+                report: CompileReport {
+                    status: CompileStatus::Ok,
+                    diagnostics: ptx.diagnostics.clone(),
+                    message: None,
+                    from_cache: ptx.from_cache,
+                    missing: false,
+                },
+                build: Ok(Arc::new(PartBuild::new(ptx.text))),
+            },
+            Err(e) => match (&e, e.first_error()) {
+                (BuildError::Compile { diagnostics, .. }, Some(first)) => {
+                    failed(sha, diagnostics.clone(), first.to_string())
+                }
+                _ => failed(sha, Vec::new(), e.to_string()),
+            },
+        }
+    })
 }
 
 /// What a part without a file in the graded tree says, for a student's tree and

@@ -54,22 +54,8 @@ pub(super) fn without_compiler(
             score::score_part(part.points, &mut tests);
             // Short: the reason was said once at the top.
             let message = Some("not compiled: no CUDA compiler (the run's first error says what to install)".into());
-            ex_report.parts.push(PartReport {
-                name: part.name.into(),
-                file: rel,
-                sha256,
-                score: 0.0,
-                max_score: 0.0,
-                compile: CompileReport {
-                    status: CompileStatus::Error,
-                    diagnostics: Vec::new(),
-                    message,
-                    from_cache: false,
-                    missing: false,
-                },
-                tests,
-                sanitizer: None,
-            });
+            let compile = CompileReport::with(CompileStatus::Error, message);
+            ex_report.parts.push(PartReport { sha256, ..PartReport::new(part.name, rel, compile, tests) });
         }
         report.exercises.push(ex_report);
     }

@@ -405,20 +405,8 @@ mod tests {
 
     fn part_of(name: &str, file: &str) -> PartReport {
         PartReport {
-            name: name.into(),
-            file: file.into(),
-            sha256: None,
-            score: 0.0,
             max_score: 10.0,
-            compile: CompileReport {
-                status: CompileStatus::Ok,
-                diagnostics: Vec::new(),
-                message: None,
-                from_cache: false,
-                missing: false,
-            },
-            tests: Vec::new(),
-            sanitizer: None,
+            ..PartReport::new(name, file, CompileReport::with(CompileStatus::Ok, None), vec![])
         }
     }
 
@@ -483,21 +471,11 @@ mod tests {
         let mut timed = TestReport::new("ex01::shared::perf::faster".into(), CheckKind::Performance, Status::Ignored);
         timed.not_graded =
             Some(crate::report::NotGraded { why: "needs real timing (no GPU here)".into(), points: 2.5 });
+        let compiled = CompileReport::with(CompileStatus::Ok, None);
         let part = PartReport {
-            name: "shared".into(),
-            file: "exercises/ex01-pi/kernels/pi_shared.cu".into(),
-            sha256: None,
             score: 7.5,
             max_score: 7.5,
-            compile: CompileReport {
-                status: CompileStatus::Ok,
-                diagnostics: Vec::new(),
-                message: None,
-                from_cache: false,
-                missing: false,
-            },
-            tests: vec![correct, timed],
-            sanitizer: None,
+            ..PartReport::new("shared", "exercises/ex01-pi/kernels/pi_shared.cu", compiled, vec![correct, timed])
         };
         let mut report = GradeReport::new(1, Path::new("."), "exercises", Environment::default());
         report.exercises.push(ExerciseReport {

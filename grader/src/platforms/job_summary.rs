@@ -71,21 +71,9 @@ mod tests {
         let mut r = GradeReport::new(7, std::path::Path::new("."), "exercises", Environment::default());
         let mut failing = TestReport::new("ex01::shared::correct::n=100".into(), CheckKind::Correctness, Status::Fail);
         failing.message = Some("`hits`: expected 3 | got 4\nmore".into());
-        let part = |name: &str, tests| PartReport {
-            name: name.into(),
-            file: format!("exercises/ex01-pi/kernels/pi_{name}.cu"),
-            sha256: None,
-            score: 0.0,
-            max_score: 0.0,
-            compile: CompileReport {
-                status: CompileStatus::Ok,
-                diagnostics: vec![],
-                message: None,
-                from_cache: false,
-                missing: false,
-            },
-            tests,
-            sanitizer: None,
+        let part = |name: &str, tests| {
+            let file = format!("exercises/ex01-pi/kernels/pi_{name}.cu");
+            PartReport::new(name, file, CompileReport::with(CompileStatus::Ok, None), tests)
         };
         let passing = TestReport::new("ex01::global::correct::n=100".into(), CheckKind::Correctness, Status::Pass);
         r.exercises.push(ExerciseReport {

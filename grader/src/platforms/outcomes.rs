@@ -35,21 +35,13 @@ pub fn sample() -> GradeReport {
     fail.message = Some("3 of 100 elements differ".into());
     let mut not_graded = test(NOT_GRADED, CheckKind::Performance, Status::Ignored, 0.0);
     not_graded.not_graded = Some(NotGraded { why: "needs real timing".into(), points: 1.0 });
-    let part = |name: &str, tests| PartReport {
-        name: name.into(),
-        file: format!("exercises/ex00/kernels/{name}.cu"),
-        sha256: None,
-        score: 0.0,
-        max_score: 0.0,
-        compile: CompileReport {
-            status: CompileStatus::Ok,
-            diagnostics: vec![],
-            message: None,
-            from_cache: false,
-            missing: false,
-        },
-        tests,
-        sanitizer: None,
+    let part = |name: &str, tests| {
+        PartReport::new(
+            name,
+            format!("exercises/ex00/kernels/{name}.cu"),
+            CompileReport::with(CompileStatus::Ok, None),
+            tests,
+        )
     };
     r.exercises.push(ExerciseReport {
         id: "ex00".into(),

@@ -585,15 +585,9 @@ mod tests {
 
     #[test]
     fn every_sanitizer_verdict_is_a_finding() {
-        for v in [
-            "race",
-            "out-of-bounds-read",
-            "out-of-bounds-write",
-            "uninitialised-read",
-            "barrier-divergence",
-            "warp-mask",
-        ] {
-            assert!(matches!(classify(Verdict::from(v), String::new()), Outcome::Found { .. }), "{v}");
+        use Verdict::*;
+        for v in [Race, OutOfBoundsRead, OutOfBoundsWrite, UninitialisedRead, BarrierDivergence, WarpMask] {
+            assert!(matches!(classify(v.clone(), String::new()), Outcome::Found { .. }), "{v}");
         }
         assert!(matches!(classify(Verdict::Timeout, String::new()), Outcome::Differs { .. }));
     }

@@ -13,8 +13,32 @@ pub struct Token {
     pub line: usize,
 }
 
+/// The atomics: kept as words, and fences of reorderable runs.
+const ATOMICS: &[&str] = &[
+    "atomicAdd",
+    "atomicSub",
+    "atomicMax",
+    "atomicMin",
+    "atomicCAS",
+    "atomicExch",
+    "atomicInc",
+    "atomicOr",
+    "atomicAnd",
+];
+
+/// A word kept as itself (a keyword, a builtin, an atomic), not renamed.
+fn kept(word: &str) -> bool {
+    KEPT.contains(&word) || ATOMICS.contains(&word)
+}
+
+/// A word that ends a run of reorderable statements.
+fn fence(word: &str) -> bool {
+    FENCES.contains(&word) || ATOMICS.contains(&word)
+}
+
 /// Words kept as they are: the language's and CUDA's, and the built-ins every
-/// kernel names. Everything else a kernel names is the student's choice.
+/// kernel names (with [`ATOMICS`]). Everything else a kernel names is the
+/// student's choice.
 const KEPT: &[&str] = &[
     "auto",
     "bool",
@@ -82,15 +106,6 @@ const KEPT: &[&str] = &[
     "__shfl_xor_sync",
     "__shfl_sync",
     "__shfl_up_sync",
-    "atomicAdd",
-    "atomicSub",
-    "atomicMax",
-    "atomicMin",
-    "atomicCAS",
-    "atomicExch",
-    "atomicInc",
-    "atomicOr",
-    "atomicAnd",
     "__threadfence",
     "fmaf",
     "fma",
@@ -108,7 +123,8 @@ const KEPT: &[&str] = &[
     "include",
 ];
 
-/// Words that end a run of reorderable statements (control flow, barriers, atomics).
+/// Words that end a run of reorderable statements (control flow, barriers;
+/// [`ATOMICS`] too).
 const FENCES: &[&str] = &[
     "if",
     "else",
@@ -124,15 +140,6 @@ const FENCES: &[&str] = &[
     "__syncthreads",
     "__syncwarp",
     "__threadfence",
-    "atomicAdd",
-    "atomicSub",
-    "atomicMax",
-    "atomicMin",
-    "atomicCAS",
-    "atomicExch",
-    "atomicInc",
-    "atomicOr",
-    "atomicAnd",
     "__shared__",
     "#",
 ];
@@ -234,9 +241,7 @@ fn parameters(raw: &[Raw]) -> BTreeMap<String, usize> {
             match t.text.as_str() {
                 "(" => depth += 1,
                 ")" | "," if depth == 1 => {
-                    if let Some(name) =
-                        raw.get(i - 1).filter(|p| p.kind == Kind::Word && !KEPT.contains(&p.text.as_str()))
-                    {
+                    if let Some(name) = raw.get(i - 1).filter(|p| p.kind == Kind::Word && !kept(&p.text)) {
                         params.entry(name.text.clone()).or_insert(index);
                     }
                     index += 1;
@@ -254,7 +259,7 @@ fn parameters(raw: &[Raw]) -> BTreeMap<String, usize> {
 
 fn normalised(r: &Raw, params: &BTreeMap<String, usize>) -> String {
     match r.kind {
-        Kind::Word if KEPT.contains(&r.text.as_str()) => r.text.clone(),
+        Kind::Word if kept(&r.text) => r.text.clone(),
         Kind::Word => params.get(&r.text).map_or_else(|| "$v".into(), |i| format!("$p{i}")),
         Kind::Number => "$n".into(),
         Kind::Literal => "$s".into(),
@@ -294,7 +299,7 @@ pub fn normalise(src: &str) -> Vec<Token> {
         stmt.push(r);
         if ends {
             let s = std::mem::take(&mut stmt);
-            if s.iter().any(|t| FENCES.contains(&t.text.as_str())) {
+            if s.iter().any(|t| fence(&t.text)) {
                 flush(&mut run, &mut out);
                 out.extend(s.iter().map(|r| Token { text: normalised(r, params), line: r.line }));
             } else {
@@ -317,9 +322,7 @@ fn writes(s: &[Raw]) -> BTreeSet<&str> {
     });
     if let Some(a) = assign {
         // The left side's names (a declaration's type words are kept words, not names).
-        w.extend(
-            s[..a].iter().filter(|t| t.kind == Kind::Word && !KEPT.contains(&t.text.as_str())).map(|t| t.text.as_str()),
-        );
+        w.extend(s[..a].iter().filter(|t| t.kind == Kind::Word && !kept(&t.text)).map(|t| t.text.as_str()));
     }
     for (i, t) in s.iter().enumerate() {
         if t.text == "++" || t.text == "--" {
@@ -335,16 +338,14 @@ fn writes(s: &[Raw]) -> BTreeSet<&str> {
         }
     }
     // A declaration without an initialiser (`float sum;`).
-    if assign.is_none() && s.first().is_some_and(|t| KEPT.contains(&t.text.as_str())) {
-        w.extend(
-            s.iter().filter(|t| t.kind == Kind::Word && !KEPT.contains(&t.text.as_str())).map(|t| t.text.as_str()),
-        );
+    if assign.is_none() && s.first().is_some_and(|t| kept(&t.text)) {
+        w.extend(s.iter().filter(|t| t.kind == Kind::Word && !kept(&t.text)).map(|t| t.text.as_str()));
     }
     w
 }
 
 fn names(s: &[Raw]) -> BTreeSet<&str> {
-    s.iter().filter(|t| t.kind == Kind::Word && !KEPT.contains(&t.text.as_str())).map(|t| t.text.as_str()).collect()
+    s.iter().filter(|t| t.kind == Kind::Word && !kept(&t.text)).map(|t| t.text.as_str()).collect()
 }
 
 /// The smallest order (by normalised text) that keeps every dependent pair of
