@@ -60,8 +60,8 @@ PY
 # other part's file from where it is, and the case's part is the one asked).
 cheat() { # case exercise part
     local case=$1 ex=$2 part=$3 root=$res/cases/$1
-    rm -rf "$root"; mkdir -p "$root"
-    cp -r "grader/tests/cheats/$case/exercises" "$root/"
+    rm -rf "$root"
+    python3 grader/tests/corpus/corpus.py case cheats "$case" "$root"
     timeout 150 "$GRADER" "$ex" --part "$part" --root "$root" --seed 1 --no-report --json "$res/$case.json" \
         > "$res/$case.txt" 2>&1
     show "$res/$case.json" "$case" | tee -a "$res/summary.txt"
@@ -94,8 +94,8 @@ print(f"references beside gpu-load: {score:.2f} / {top:.2f}; not graded here: {l
 PY
     log "the ex11 jitter cheat beside gpu-load"
     root=$res/cases/jitter-beside-load
-    rm -rf "$root"; mkdir -p "$root"
-    cp -r grader/tests/cheats/ex11-brent-kung-serial-random-spin/exercises "$root/"
+    rm -rf "$root"
+    python3 grader/tests/corpus/corpus.py case cheats ex11-brent-kung-serial-random-spin "$root"
     timeout 60 "$GRADER" ex11 --part brent-kung --root "$root" --seed 1 --no-report --json "$res/jitter-beside-load.json" \
         > "$res/jitter-beside-load.txt" 2>&1
     show "$res/jitter-beside-load.json" "jitter beside gpu-load" | tee -a "$res/summary.txt"

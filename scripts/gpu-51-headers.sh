@@ -25,16 +25,8 @@ ex11-brent-kung-cub-block-scan:ex11:brent-kung ex11-brent-kung-cub-block-scan-al
 for entry in $cases; do
     IFS=: read -r case ex part <<<"$entry"
     root="$out/roots/$case"
-    rm -rf "$root" && cp -r "grader/tests/variants/$case" "$root"
-    # A case that grades another's kernel under its own course file points at it (`files`).
-    python3 - "$case" "$root" <<'PY'
-import json, pathlib, shutil, sys
-case = json.load(open("grader/tests/variants/expected.json"))["cases"][sys.argv[1]]
-for rel, source in case.get("files", {}).items():
-    to = pathlib.Path(sys.argv[2]) / "exercises" / rel
-    to.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(source, to)
-PY
+    # The case's files: its course file, its kernels (edits applied) or the kernel it points at (`files`).
+    rm -rf "$root" && python3 grader/tests/corpus/corpus.py case variants "$case" "$root"
     folder=$(ls -d reference/"$ex"-*/ | head -1)
     mkdir -p "$root/exercises/$(basename "$folder")/kernels"
     cp -n "$folder"kernels/*.cu "$root/exercises/$(basename "$folder")/kernels/"

@@ -34,8 +34,14 @@ run() {
     printf '%-8s %-52s %4ss  %s\n' "$verdict" "$name" $((SECONDS - start)) "${first:0:150}"
 }
 
-V=grader/tests/variants
-C=grader/tests/cheats
+# Each case's own files (a kernel kept as an edit applied), graded as the root.
+V=$DIR/cases/variants
+C=$DIR/cases/cheats
+for c in variants/ex04-v2-returns-before-barrier variants/ex07-coalesced-returns-before-barrier \
+    cheats/ex06-load-staged-only-on-the-simulator cheats/ex07-coalesced-naive-unless-simulated \
+    cheats/ex12-constant-broadcast-only-on-the-simulator; do
+    rm -rf "$DIR/cases/$c" && python3 grader/tests/corpus/corpus.py case "${c%%/*}" "${c#*/}" "$DIR/cases/$c"
+done
 run variant-ex04-v2-returns-before-barrier "ex04::v2::structure::barrier" \
     ex04 --part v2 --root $V/ex04-v2-returns-before-barrier
 run variant-ex07-coalesced-returns-before-barrier "ex07::coalesced::structure::coalesced-reads-and-writes" \

@@ -32,7 +32,7 @@ fn limits_follow_from_the_reference_and_change_no_verdict_that_finishes() {
     for (student, from) in [
         ("ana", repo().join("reference/ex05-stencil/kernels/stencil.cu")),
         ("ben", repo().join(file)),
-        ("cy", repo().join("grader/tests/variants/ex05-missing-barrier").join(file)),
+        ("cy", kit::trial::workspace_file(&format!("grader/tests/variants/ex05-missing-barrier/{file}"))),
     ] {
         std::fs::create_dir_all(class.join(student)).unwrap();
         std::fs::copy(from, class.join(student).join("stencil.cu")).unwrap();

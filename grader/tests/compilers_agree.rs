@@ -220,8 +220,9 @@ fn both_compilers_if_convert_the_discarded_read_case() {
     if !both_compilers() {
         return;
     }
-    let file =
-        workspace().join("grader/tests/variants/ex01-shared-if-converted-read/exercises/ex01-pi/kernels/pi_shared.cu");
+    let file = kit::trial::workspace_file(
+        "grader/tests/variants/ex01-shared-if-converted-read/exercises/ex01-pi/kernels/pi_shared.cu",
+    );
     let src = ptx_build::SourceFile::read(&file, "pi_shared.cu").unwrap();
     for compiler in [ptx_build::Compiler::nvrtc().unwrap(), ptx_build::Compiler::clang().unwrap()] {
         let ptx = compiler.compile(&src, &grader::grade::compile_options(None)).unwrap().text;

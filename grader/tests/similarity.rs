@@ -176,9 +176,13 @@ fn variants() -> Vec<(String, String, String)> {
     for name in names.into_iter().filter(|n| EXERCISES.iter().any(|e| n.starts_with(&format!("{e}-")))) {
         // The case's kernel files only: a grader run with the case as its root leaves target/ there.
         let kernels = walkdir::WalkDir::new(dir.join(&name).join("exercises")).into_iter().flatten();
-        for f in kernels.filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "cu")) {
+        for f in kernels.filter(|e| e.file_type().is_file()) {
+            // A kernel kept whole or as an edit of another (kit::case_file).
             let file = f.file_name().to_string_lossy().into_owned();
-            out.push((name.clone(), file, std::fs::read_to_string(f.path()).unwrap()));
+            let file = kit::case_file::submitted_name(&file).to_string();
+            if file.ends_with(".cu") {
+                out.push((name.clone(), file, kit::case_file::text(&repo(), f.path()).unwrap()));
+            }
         }
     }
     out

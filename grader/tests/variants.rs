@@ -176,8 +176,9 @@ fn kernels_kept_elsewhere(workspace: &std::path::Path) -> Vec<std::path::PathBuf
     kept
 }
 
-/// Every file under `cases` that is byte for byte one of `kept`, with the
-/// pointer that should stand in its place.
+/// Every file under `cases` that is byte for byte one of `kept` (as the
+/// submission gets it: an edit applied), with the pointer that should stand
+/// in its place.
 fn copies(cases: &std::path::Path, kept: &[std::path::PathBuf], workspace: &std::path::Path) -> Vec<String> {
     let mut by_bytes: std::collections::HashMap<Vec<u8>, &std::path::PathBuf> = std::collections::HashMap::new();
     for k in kept {
@@ -189,8 +190,11 @@ fn copies(cases: &std::path::Path, kept: &[std::path::PathBuf], workspace: &std:
         if !entry.file_type().is_file() {
             continue;
         }
-        if let Some(original) = by_bytes.get(&std::fs::read(entry.path()).unwrap()) {
+        // A kernel kept as an edit that changes nothing is a copy too.
+        let text = kit::case_file::text(workspace, entry.path()).unwrap_or_else(|e| panic!("{e:#}"));
+        if let Some(original) = by_bytes.get(text.as_bytes()) {
             let rel = entry.path().strip_prefix(cases).unwrap().to_string_lossy().replace('\\', "/");
+            let rel = kit::case_file::submitted_name(&rel);
             let Some((case, below)) = rel.split_once("/exercises/") else { continue };
             let original = original.strip_prefix(workspace).unwrap_or(original).display();
             found.push(format!(

@@ -163,10 +163,15 @@ pub fn pointed_files(
     files: &BTreeMap<String, String>,
 ) -> Vec<(String, PathBuf)> {
     let slow = slow_files.iter().map(|(rel, source)| (rel.clone(), root.join("reference").join("slow").join(source)));
-    slow.chain(files.iter().map(|(rel, source)| (rel.clone(), root.join(source)))).collect()
+    let all = slow.chain(files.iter().map(|(rel, source)| (rel.clone(), root.join(source))));
+    // Another case's kernel may be kept as an edit (kit::case_file).
+    let kept =
+        |f: PathBuf| if f.exists() { f } else { PathBuf::from(format!("{}{}", f.display(), kit::case_file::EDIT)) };
+    all.map(|(rel, f)| (rel, kept(f))).collect()
 }
 
-/// A corpus case's files: everything under its `exercises/`.
+/// A corpus case's files: everything under its `exercises/`, each kept whole
+/// or as an edit of another kernel (kit::case_file).
 fn case_files(case: &Path) -> Result<Vec<(String, PathBuf)>> {
     let base = case.join("exercises");
     let mut files = Vec::new();
@@ -174,7 +179,8 @@ fn case_files(case: &Path) -> Result<Vec<(String, PathBuf)>> {
         let entry = entry.with_context(|| format!("reading {}", base.display()))?;
         if entry.file_type().is_file() {
             let rel = entry.path().strip_prefix(&base).expect("under base").to_string_lossy().replace('\\', "/");
-            files.push((rel, entry.path().to_path_buf()));
+            // A kernel kept as an edit is submitted under its own name (kit::case_file).
+            files.push((kit::case_file::submitted_name(&rel).to_string(), entry.path().to_path_buf()));
         }
     }
     Ok(files)
@@ -195,7 +201,7 @@ pub fn stage(root: &Path, exercises: &[Exercise], job: &Job, dest: &Path) -> Res
         }
     }
     for (rel, source) in &job.files {
-        copy(source, &dest.join("exercises").join(rel))?;
+        kit::case_file::write(root, source, &dest.join("exercises").join(rel))?;
     }
     Ok(())
 }

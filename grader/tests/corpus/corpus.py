@@ -5,6 +5,10 @@ its expected.json, and tabulate the timed checks' figures.
 
     corpus.py groups CORPUS                 the exercise sets to batch separately, one a line
     corpus.py prepare CORPUS CLASS_DIR      one folder per exercise set, one submission per case
+    corpus.py case CORPUS CASE DIR          one case's own files into DIR (its kernels whole,
+                                            edits applied, pointed files copied)
+    corpus.py kernel FILE                   a case file as a submission gets it: FILE, or the
+                                            kernel FILE.diff makes (kit::case_file)
     corpus.py check CORPUS GRADES_DIR [--backend gpu|sim|none]
                                             GRADES_DIR/<set>/ holds each set's batch output;
                                             prints every part's verdict, exits 1 on a mismatch
@@ -25,6 +29,7 @@ as a mismatch.
 """
 
 import json
+import re
 import shutil
 import statistics
 import sys
@@ -90,10 +95,76 @@ def groups(corpus: Path):
 
 def pointed_files(case):
     """Path below exercises/ -> the file, for a case that points at kernels kept
-    elsewhere (grader::calibrate::families::pointed_files is the same rule)."""
+    elsewhere (grader::calibrate::families::pointed_files is the same rule): a
+    kernel kept as an edit (FILE.cu.diff) where FILE.cu is not there."""
     files = {rel: REPO / "reference" / "slow" / source for rel, source in case.get("slow_files", {}).items()}
     files.update({rel: REPO / source for rel, source in case.get("files", {}).items()})
-    return files
+    return {rel: f if f.exists() else Path(str(f) + EDIT_SUFFIX) for rel, f in files.items()}
+
+
+#: A case's kernel kept as an edit of another: FILE.cu.diff (scripts/case-as-edit.py).
+EDIT_SUFFIX = ".diff"
+HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+
+
+def apply_edit(root: Path, diff: str) -> str:
+    """The kernel a case's unified diff makes of the file its `---` line names
+    (from the repository's root). Strict: every hunk applies where it says, or
+    this fails naming it (kit::case_file applies the same diffs in Rust)."""
+    lines = diff.splitlines(True)
+    if len(lines) < 3 or not lines[0].startswith("--- ") or not lines[1].startswith("+++ "):
+        raise ValueError("an edit begins with `--- BASE` and `+++ CASE` lines")
+    base_name = lines[0][4:].strip()
+    base = (root / base_name).read_text().splitlines(True)
+    out, at, i = [], 0, 2
+    while i < len(lines):
+        m = HUNK.match(lines[i])
+        if not m:
+            raise ValueError(f"line {i + 1}: a hunk header (@@ -a,b +c,d @@) expected")
+        start = int(m.group(1)) - (0 if m.group(2) == "0" else 1)
+        out += base[at:start]
+        at, i = start, i + 1
+        while i < len(lines) and not lines[i].startswith("@@"):
+            tag, text = lines[i][:1], lines[i][1:]
+            if tag in " -":
+                if at >= len(base) or base[at] != text:
+                    raise ValueError(f"{base_name} line {at + 1} is not what the edit's line {i + 1} expects")
+                at += 1
+            if tag in " +":
+                out.append(text)
+            if tag not in " +-":
+                raise ValueError(f"line {i + 1}: {lines[i]!r} is not a context, removed or added line")
+            i += 1
+    return "".join(out + base[at:])
+
+
+def write_edits(root: Path, folder: Path):
+    """Every FILE.cu.diff under `folder` becomes FILE.cu."""
+    for edit in sorted(folder.rglob("*.cu" + EDIT_SUFFIX)):
+        Path(str(edit)[: -len(EDIT_SUFFIX)]).write_text(apply_edit(root, edit.read_text()))
+        edit.unlink()
+
+
+def write_case(corpus: Path, name: str, case, target: Path):
+    """A case's own files into `target` (mod.rs's materialize does the same):
+    the case's folder (its kernels, each whole or as an edit of another, or
+    only a course's cuda-lab.toml), then the kernels it points at: `slow_files`
+    below reference/slow/, `files` below the repository's root."""
+    if case.get("generated"):
+        generate_huge_source(target)
+        return
+    if (corpus / name).is_dir():
+        shutil.copytree(corpus / name, target)
+        write_edits(REPO, target)
+    for rel, source in pointed_files(case).items():
+        (target / "exercises" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (target / "exercises" / rel).write_text(kernel_text(source))
+
+
+def kernel_text(path: Path) -> str:
+    """A case file as the submission gets it: itself, or the kernel its edit makes."""
+    text = path.read_text()
+    return apply_edit(REPO, text) if str(path).endswith(EDIT_SUFFIX) else text
 
 
 def prepare(corpus: Path, class_dir: Path):
@@ -102,17 +173,7 @@ def prepare(corpus: Path, class_dir: Path):
     cases = load_table(corpus)["cases"]
     for name, case in cases.items():
         target = class_dir / group_of(case) / name
-        if case.get("generated"):
-            generate_huge_source(target)
-        else:
-            # The case's folder (its kernels, or only a course's cuda-lab.toml),
-            # then the kernels it points at (mod.rs does the same): `slow_files`
-            # below reference/slow/, `files` below the repository's root.
-            if (corpus / name).is_dir():
-                shutil.copytree(corpus / name, target)
-            for rel, source in pointed_files(case).items():
-                (target / "exercises" / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(source, target / "exercises" / rel)
+        write_case(corpus, name, case, target)
         fill_from_reference(target, case)
     print(f"{len(cases)} submissions in {class_dir}")
 
@@ -361,6 +422,12 @@ def main(argv):
         return groups(corpus_dir(argv[1]))
     if len(argv) >= 3 and argv[0] == "prepare":
         return prepare(corpus_dir(argv[1]), Path(argv[2]))
+    if len(argv) >= 4 and argv[0] == "case":
+        corpus = corpus_dir(argv[1])
+        return write_case(corpus, argv[2], load_table(corpus)["cases"][argv[2]], Path(argv[3]))
+    if len(argv) >= 2 and argv[0] == "kernel":
+        path = Path(argv[1])
+        return sys.stdout.write(kernel_text(path if path.exists() else Path(argv[1] + EDIT_SUFFIX))) and None
     if len(argv) >= 3 and argv[0] == "check":
         backend = argv[argv.index("--backend") + 1] if "--backend" in argv else "gpu"
         return check(corpus_dir(argv[1]), Path(argv[2]), backend)

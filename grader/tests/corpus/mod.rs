@@ -244,22 +244,23 @@ pub fn materialize(corpus: &Corpus, name: &str, case: &Case, into: &Path) -> Pat
     if case.generated {
         generate_huge_source(&root);
     } else {
-        // The case's folder (its kernels, or only a course's cuda-lab.toml),
-        // then the files it points at (`files`, `slow_files`).
+        // The case's folder (its kernels, each whole or as an edit of another,
+        // or only a course's cuda-lab.toml), then the files it points at
+        // (`files`, `slow_files`).
         let from = corpus.dir.join(name);
         for entry in walkdir::WalkDir::new(&from).into_iter().filter(|_| from.is_dir()) {
             let entry = entry.unwrap();
-            let to = root.join(entry.path().strip_prefix(&from).unwrap());
+            let rel = entry.path().strip_prefix(&from).unwrap().to_string_lossy().into_owned();
+            let to = root.join(kit::case_file::submitted_name(&rel));
             if entry.file_type().is_dir() {
                 std::fs::create_dir_all(&to).unwrap();
             } else {
-                std::fs::copy(entry.path(), &to).unwrap();
+                kit::case_file::write(&workspace(), entry.path(), &to).unwrap_or_else(|e| panic!("{name}: {e:#}"));
             }
         }
         for (rel, source) in case.pointed() {
             let to = root.join("exercises").join(rel);
-            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-            std::fs::copy(&source, &to).unwrap_or_else(|e| panic!("{name}: {}: {e}", source.display()));
+            kit::case_file::write(&workspace(), &source, &to).unwrap_or_else(|e| panic!("{name}: {e:#}"));
         }
     }
     let registry = grader::registry::all();
@@ -503,9 +504,20 @@ pub fn check_table(corpus: &Corpus) {
                 let (ex, part) = key.split_once('/').unwrap();
                 let exercise = registry.iter().find(|e| e.id == ex).unwrap();
                 let part = exercise.parts.iter().find(|p| p.name == part).unwrap();
-                corpus.dir.join(name).join("exercises").join(exercise.folder_name()).join(part.file).is_file()
+                let file = corpus.dir.join(name).join("exercises").join(exercise.folder_name()).join(part.file);
+                file.is_file()
+                    || file
+                        .with_file_name(format!("{}{}", part.file.rsplit('/').next().unwrap(), kit::case_file::EDIT))
+                        .is_file()
             });
             assert!(own, "{name}: the case holds none of its parts' files");
+            // Every kernel kept as an edit still applies to the kernel it was written from.
+            for entry in walkdir::WalkDir::new(corpus.dir.join(name)) {
+                let entry = entry.unwrap();
+                if entry.path().to_string_lossy().ends_with(kit::case_file::EDIT) {
+                    kit::case_file::text(&workspace(), entry.path()).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+                }
+            }
         }
     }
 }

@@ -1,9 +1,0 @@
-// hostile/kernel-misnamed: the kernel is called piGlobal.
-extern "C" __global__ void piGlobal(const float *x, const float *y, int n, unsigned int *hits)
-{
-    int stride = gridDim.x * blockDim.x;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        if (x[i] * x[i] + y[i] * y[i] <= 1.0f)
-            atomicAdd(hits, 1u);
-    }
-}
