@@ -326,7 +326,7 @@ mod tests {
 
     /// One context on the simulator whose student file is `file` (compiled).
     fn with_student(compiler: &ptx_build::Compiler, file: &str, f: impl FnOnce(&Ctx)) {
-        let ptx = kit::trial::ptx_of(&compiler, file, &Default::default());
+        let ptx = kit::trial::ptx_of(compiler, file, &Default::default());
         let env = RunEnv::new(1, Some(Gpu::simulator()), Some(compiler.clone()), Default::default());
         let build = PartBuild::new(ptx);
         let ctx = Ctx::new("ex03::part::perf::faster-than-naive", &env, &build);

@@ -59,7 +59,7 @@ pub fn apply(root: &Path, diff: &str) -> Result<String> {
     let (mut out, mut at) = (String::with_capacity(base.len() + diff.len()), 0usize);
     for hunk in patch.hunks() {
         let old = hunk.old_range();
-        let start = if old.len() == 0 { old.start() } else { old.start().saturating_sub(1) };
+        let start = if old.is_empty() { old.start() } else { old.start().saturating_sub(1) };
         if start < at || start > lines.len() {
             bail!("a hunk at line {} of {} is out of order or past its end", old.start(), base_path.display());
         }
