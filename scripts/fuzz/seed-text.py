@@ -16,9 +16,13 @@ import glob
 import hashlib
 import os
 import sys
+from pathlib import Path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+
+sys.path.insert(0, os.path.join(ROOT, "grader", "tests", "corpus"))
+import corpus  # noqa: E402  (a hostile case kept as an edit, FILE.cu.diff, read as its kernel)
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "fuzz", "corpus")
 
@@ -49,13 +53,15 @@ def main():
         glob.glob(os.path.join(ROOT, "reference", "*", "kernels", "*.cu"))
         + glob.glob(os.path.join(ROOT, "exercises", "*", "kernels", "*.cu"))
         + glob.glob(os.path.join(ROOT, "grader", "tests", "hostile", "*", "exercises", "*", "kernels", "*.cu"))
+        + glob.glob(os.path.join(ROOT, "grader", "tests", "hostile", "*", "exercises", "*", "kernels", "*.cu.diff"))
     )
+    texts = {path: corpus.kernel_text(Path(path)).encode() if path.endswith(".diff") else open(path, "rb").read() for path in sources}
     for path in sources:
-        put("include_scan", open(path, "rb").read())
+        put("include_scan", texts[path])
     lib = ctypes.CDLL("libnvrtc.so.12")
     broken = []
     for path in sources:
-        src = open(path, "rb").read()
+        src = texts[path]
         # Includes never reach NVRTC (the policy refuses them first); the bombs
         # take minutes to compile on purpose.
         if b"#include" in src or "bomb" in path:

@@ -53,17 +53,16 @@ def sources_of(name, case):
     if case.get("slow_files") or case.get("files"):
         return [Path("exercises") / rel for rel in corpus.pointed_files(case)]
     root = corpus.corpus_dir("variants") / name
-    return [f.relative_to(root) for f in root.rglob("*.cu")]
+    edits = [Path(str(f)[: -len(corpus.EDIT_SUFFIX)]) for f in root.rglob("*.cu" + corpus.EDIT_SUFFIX)]
+    return sorted(f.relative_to(root) for f in [*root.rglob("*.cu"), *edits])
 
 
 def copy_case(name, case, student: Path):
-    if case.get("slow_files") or case.get("files"):
-        for rel, source in corpus.pointed_files(case).items():
-            target = student / "exercises" / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(source, target)
-    else:
-        shutil.copytree(corpus.corpus_dir("variants") / name, student, dirs_exist_ok=True)
+    """The case's kernels (whole, or as the edit makes them) into the student's tree."""
+    staged = student.parent / f".{student.name}.case"
+    corpus.write_case(corpus.corpus_dir("variants"), name, case, staged)
+    shutil.copytree(staged, student, dirs_exist_ok=True)
+    shutil.rmtree(staged)
 
 
 def at_kernel_start(text: str, line: str) -> str:
