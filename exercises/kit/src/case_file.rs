@@ -20,12 +20,17 @@ pub fn submitted_name(rel: &str) -> &str {
     rel.strip_suffix(EDIT).unwrap_or(rel)
 }
 
+/// Whether case file `file` is kept as an edit (`FILE.cu.diff`).
+pub fn is_edit(file: &Path) -> bool {
+    file.to_string_lossy().ends_with(EDIT)
+}
+
 /// The text of case file `file` as the submission gets it: the file itself,
 /// or for an edit the kernel it makes of the file its `---` line names
 /// (below `root`, the repository).
 pub fn text(root: &Path, file: &Path) -> Result<String> {
     let raw = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-    if !file.to_string_lossy().ends_with(EDIT) {
+    if !is_edit(file) {
         return Ok(raw);
     }
     apply(root, &raw).with_context(|| format!("{}", file.display()))
@@ -33,11 +38,14 @@ pub fn text(root: &Path, file: &Path) -> Result<String> {
 
 /// Writes case file `file` to `dest` as the submission gets it ([`text`]).
 pub fn write(root: &Path, file: &Path, dest: &Path) -> Result<()> {
-    let text = text(root, file)?;
     if let Some(parent) = dest.parent() {
         std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
     }
-    std::fs::write(dest, text).with_context(|| format!("writing {}", dest.display()))
+    if !is_edit(file) {
+        // Byte for byte: a hostile case's file need not be text.
+        return std::fs::copy(file, dest).map(drop).with_context(|| format!("copying {}", file.display()));
+    }
+    std::fs::write(dest, text(root, file)?).with_context(|| format!("writing {}", dest.display()))
 }
 
 /// The kernel file an edit was written from (its `---` line), below `root`.
