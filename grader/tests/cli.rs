@@ -412,6 +412,10 @@ fn calibrate_says_it_needs_a_gpu_and_the_tables_need_none() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let tables = String::from_utf8_lossy(&out.stdout);
     assert!(tables.contains("### `ex05::stencil::perf::share-of-copy`"), "{tables}");
-    assert!(tables.contains("| NVIDIA H100 80GB HBM3 | grader calibrate, 2026-11-27"), "{tables}");
-    assert!(tables.contains("| NVIDIA H200 | grader calibrate, 2026-11-27"), "{tables}");
+    // Each row says when its file was measured (the file's `date`).
+    for (model, file) in [("NVIDIA H100 80GB HBM3", "nvidia-h100-80gb-hbm3"), ("NVIDIA H200", "nvidia-h200")] {
+        let toml = std::fs::read_to_string(support::workspace().join(format!("calibration/{file}.toml"))).unwrap();
+        let date = toml.lines().find_map(|l| l.strip_prefix("date = \"")).unwrap().trim_end_matches('"');
+        assert!(tables.contains(&format!("| {model} | grader calibrate, {date}")), "{model} {date}: {tables}");
+    }
 }

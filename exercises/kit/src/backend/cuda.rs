@@ -42,7 +42,7 @@ struct State {
 /// Every allocation starts on a 4 KiB boundary, whatever the driver's pool
 /// did before (it promises 256 bytes). Where a kernel's output lies decides
 /// how its global atomics spread over the L2's slices: on an H200 (2026-12-02,
-/// `.device/bins.cu`) ex10's privatized histogram took 11.1 ms with its 256
+/// `scripts/gpu-46-placement.cu`) ex10's privatized histogram took 11.1 ms with its 256
 /// bins at an odd multiple of 256 bytes and 15.4 ms at a multiple of 1 KiB,
 /// and which one a process got depended on what it had allocated before (a
 /// batch worker restarted after a kill measured the other figure). Placed the
