@@ -373,7 +373,10 @@ mod tests {
                 // Expected: the grader's count, which may differ from this kernel's by the
                 // few points float rounding may put on either side of the circle.
                 let expected = e.split("expected ").nth(1).and_then(|r| r.split(',').next()?.parse::<u32>().ok());
-                assert!(expected.is_some_and(|x| x.abs_diff(counts[0]) <= 2) && e.contains(&format!("got {other}")), "{e}");
+                assert!(
+                    expected.is_some_and(|x| x.abs_diff(counts[0]) <= 2) && e.contains(&format!("got {other}")),
+                    "{e}"
+                );
                 // A point moved by the kernel.
                 points.prepare(2).unwrap();
                 module.launch(kernel, launch_config(n), &points.args()).unwrap();
