@@ -48,7 +48,7 @@ def changed(diff: str) -> int:
 
 #: Cases graded as a folder of their own by tests that take a --root or
 #: --sources (grader/tests/sanitize.rs, cli.rs): kept whole.
-KEPT_WHOLE = ["ex04-v2-returns-before-barrier", "ex01-shared-cg-reduce", "ex03-rect-wrong-stride"]
+KEPT_WHOLE = ["ex04-v2-returns-before-barrier", "ex01-shared-cg-reduce"]
 
 
 def main(argv):

@@ -155,8 +155,11 @@ fn a_check_that_passes_while_correctness_fails_is_not_counted() {
         return;
     }
     // Wrong numbers (a wrong stride) with both barriers in place.
-    let root = "grader/tests/variants/ex03-rect-wrong-stride";
-    let (r, stdout, _) = grade_with_output(&["ex03", "--part", "rect", "--root", root]);
+    let variants = crate::corpus::Corpus::open("variants");
+    let name = "ex03-rect-wrong-stride";
+    let into = tempfile::tempdir().unwrap();
+    let root = crate::corpus::materialize(&variants, name, &variants.table.cases[name], into.path());
+    let (r, stdout, _) = grade_with_output(&["ex03", "--part", "rect", "--root", root.to_str().unwrap()]);
     let two = test(&r, "ex03::rect::structure::two-barriers");
     assert_eq!(two.status, Status::NotCounted, "{:?}", two.message);
     assert_eq!(two.score, 0.0);
