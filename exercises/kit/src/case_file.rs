@@ -1,4 +1,4 @@
-//! A kernel of a graded corpus case (grader/tests/variants, grader/tests/cheats)
+//! A kernel of a graded corpus case (grader/tests/variants, cheats, hostile)
 //! as a submission holds it. Most cases are a kernel kept elsewhere with one
 //! thing changed (the reference with a barrier missing, a calibration kernel
 //! that unrolls differently), so a case keeps its kernel whole (`FILE.cu`)
@@ -18,6 +18,17 @@ pub const EDIT: &str = ".diff";
 /// The name a case file has in a submission: `FILE.cu` for `FILE.cu.diff`.
 pub fn submitted_name(rel: &str) -> &str {
     rel.strip_suffix(EDIT).unwrap_or(rel)
+}
+
+/// Case file `path` as the corpus keeps it: `path` itself, or its edit
+/// (`path` + [`EDIT`]) where only that is there.
+pub fn kept(path: &Path) -> PathBuf {
+    let edit = PathBuf::from(format!("{}{EDIT}", path.display()));
+    if !path.exists() && edit.exists() {
+        edit
+    } else {
+        path.to_path_buf()
+    }
 }
 
 /// Whether case file `file` is kept as an edit (`FILE.cu.diff`).
@@ -48,19 +59,14 @@ pub fn write(root: &Path, file: &Path, dest: &Path) -> Result<()> {
     std::fs::write(dest, text(root, file)?).with_context(|| format!("writing {}", dest.display()))
 }
 
-/// The kernel file an edit was written from (its `---` line), below `root`.
-pub fn base_of(root: &Path, diff: &str) -> Result<PathBuf> {
-    let patch = diffy::Patch::from_str(diff).context("not a unified diff")?;
-    let Some(base) = patch.original() else { bail!("the edit names no kernel (`--- PATH` line)") };
-    Ok(root.join(base.trim()))
-}
-
 /// The kernel `diff` makes of the file it names. Strict, as corpus.py is:
 /// every hunk must apply at the lines it states, with its context and
 /// removed lines as they are there.
 pub fn apply(root: &Path, diff: &str) -> Result<String> {
     let patch = diffy::Patch::from_str(diff).context("not a unified diff")?;
-    let base_path = base_of(root, diff)?;
+    // The kernel the edit was written from: its `---` line, below `root`.
+    let Some(base) = patch.original() else { bail!("the edit names no kernel (`--- PATH` line)") };
+    let base_path = root.join(base.trim());
     let base = std::fs::read_to_string(&base_path)
         .with_context(|| format!("reading {}, the kernel the edit was written from", base_path.display()))?;
     let lines: Vec<&str> = base.split_inclusive('\n').collect();
@@ -135,5 +141,8 @@ mod tests {
         let plain = dir.path().join("k.cu");
         std::fs::write(&plain, "whole\n").unwrap();
         assert_eq!(text(dir.path(), &plain).unwrap(), "whole\n", "a file kept whole is itself");
+        assert_eq!(kept(&plain), plain, "whole where the file is there");
+        std::fs::write(dir.path().join("e.cu.diff"), EDIT_C).unwrap();
+        assert_eq!(kept(&dir.path().join("e.cu")), dir.path().join("e.cu.diff"), "the edit where only it is there");
     }
 }

@@ -110,8 +110,8 @@ pub fn nvrtc_like_ptx(kernel: &str, module_scope: &str, body: &str) -> String {
 pub fn workspace_file(rel: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let path = root.join(rel);
-    let edit = PathBuf::from(format!("{}{}", path.display(), crate::case_file::EDIT));
-    if path.exists() || !edit.exists() {
+    let edit = crate::case_file::kept(&path);
+    if !crate::case_file::is_edit(&edit) {
         return path;
     }
     let whole = std::env::temp_dir().join(format!("cuda-lab-case-files-{}", std::process::id())).join(rel);
@@ -128,8 +128,7 @@ pub fn workspace_file(rel: &str) -> PathBuf {
 /// grader/tests/variants/expected.json), so a test reads what the corpus grades.
 pub fn variant_file(case: &str, below: &str) -> String {
     let own = format!("grader/tests/variants/{case}/exercises/{below}");
-    let kept = |rel: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel).exists();
-    if kept(&own) || kept(&format!("{own}{}", crate::case_file::EDIT)) {
+    if crate::case_file::kept(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(&own)).exists() {
         return own;
     }
     let table = std::fs::read_to_string(workspace_file("grader/tests/variants/expected.json")).unwrap_or_default();

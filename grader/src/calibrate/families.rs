@@ -164,10 +164,8 @@ pub fn pointed_files(
 ) -> Vec<(String, PathBuf)> {
     let slow = slow_files.iter().map(|(rel, source)| (rel.clone(), root.join("reference").join("slow").join(source)));
     let all = slow.chain(files.iter().map(|(rel, source)| (rel.clone(), root.join(source))));
-    // Another case's kernel may be kept as an edit (kit::case_file).
-    let kept =
-        |f: PathBuf| if f.exists() { f } else { PathBuf::from(format!("{}{}", f.display(), kit::case_file::EDIT)) };
-    all.map(|(rel, f)| (rel, kept(f))).collect()
+    // Another case's kernel may be kept as an edit.
+    all.map(|(rel, f)| (rel, kit::case_file::kept(&f))).collect()
 }
 
 /// A corpus case's files: everything under its `exercises/`, each kept whole

@@ -505,16 +505,13 @@ pub fn check_table(corpus: &Corpus) {
                 let exercise = registry.iter().find(|e| e.id == ex).unwrap();
                 let part = exercise.parts.iter().find(|p| p.name == part).unwrap();
                 let file = corpus.dir.join(name).join("exercises").join(exercise.folder_name()).join(part.file);
-                file.is_file()
-                    || file
-                        .with_file_name(format!("{}{}", part.file.rsplit('/').next().unwrap(), kit::case_file::EDIT))
-                        .is_file()
+                kit::case_file::kept(&file).is_file()
             });
             assert!(own, "{name}: the case holds none of its parts' files");
             // Every kernel kept as an edit still applies to the kernel it was written from.
             for entry in walkdir::WalkDir::new(corpus.dir.join(name)) {
                 let entry = entry.unwrap();
-                if entry.path().to_string_lossy().ends_with(kit::case_file::EDIT) {
+                if kit::case_file::is_edit(entry.path()) {
                     kit::case_file::text(&workspace(), entry.path()).unwrap_or_else(|e| panic!("{name}: {e:#}"));
                 }
             }
