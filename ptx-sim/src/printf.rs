@@ -6,8 +6,8 @@
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PrintfOutput {
     pub text: String,
-    /// Bytes not kept because the cap was reached.
-    pub dropped_bytes: u64,
+    /// Calls whose output was cut or not kept because the cap was reached.
+    pub dropped_calls: u64,
     /// Number of printf calls (thread-level).
     pub calls: u64,
     /// Count the calls only (`SimConfig::capture_printf` off).
@@ -28,8 +28,19 @@ impl PrintfOutput {
                 cut -= 1;
             }
             self.text.push_str(&s[..cut]);
-            self.dropped_bytes += (s.len() - cut) as u64;
+            self.dropped_calls += 1;
         }
+    }
+
+    /// The cap is reached: what later calls print is not kept.
+    pub(crate) fn full(&self) -> bool {
+        self.text.len() >= PRINTF_CAP
+    }
+
+    /// `n` calls counted and dropped unformatted (the cap is reached).
+    pub(crate) fn drop_calls(&mut self, n: u64) {
+        self.calls += n;
+        self.dropped_calls += n;
     }
 }
 

@@ -639,6 +639,18 @@ fn printf_is_captured() {
 }
 
 #[test]
+fn printf_past_the_cap_is_counted_not_kept() {
+    let (mut sim, m) = sim_or_skip!("misc.cu");
+    let n = 16 * 1024;
+    let rep = sim.launch(m, "hello", (16, 1, 1), (1024, 1, 1), 0, &[ParamValue::I32(n)]).unwrap();
+    assert!(rep.printf.text.len() <= ptx_sim::PRINTF_CAP, "{}", rep.printf.text.len());
+    assert!(rep.printf.text.starts_with("thread 0 of 16384: 0.000000 ok A 7 -5 ff\n"));
+    let kept = rep.printf.text.matches(" 7 -5 ff\n").count() as u64;
+    assert_eq!(rep.printf.calls, n as u64);
+    assert_eq!(rep.printf.dropped_calls, n as u64 - kept, "{kept} lines kept");
+}
+
+#[test]
 fn local_arrays_calls_and_generic_pointers() {
     let (mut sim, m) = sim_or_skip!("misc.cu");
     let n = 96usize;

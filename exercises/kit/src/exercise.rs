@@ -354,6 +354,7 @@ impl<'r> Ctx<'r> {
     /// behaviour, output digests) goes into this context's record.
     pub fn run<R>(&self, check: impl FnOnce(&Self) -> R) -> R {
         let _recording = self.recorder.install();
+        let _check = crate::gpu_lock::CheckScope::enter();
         check(self)
     }
 

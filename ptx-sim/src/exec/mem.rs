@@ -721,8 +721,15 @@ impl Exec<'_> {
             }
         }
         let lb = self.k.local_bytes as usize;
-        if self.printf.discard {
-            self.printf.calls += m.count_ones() as u64;
+        // Calls not kept are not formatted (a kernel printing in a loop in
+        // every thread would spend minutes on lines nobody sees); they return
+        // 0, as where printf is not captured at all.
+        if self.printf.discard || self.printf.full() {
+            if self.printf.discard {
+                self.printf.calls += m.count_ones() as u64;
+            } else {
+                self.printf.drop_calls(m.count_ones() as u64);
+            }
             if ret != u32::MAX {
                 lanes(m, |l| write_le(&mut self.local[(w * 32 + l) * lb + ret as usize..], 4, 0));
             }

@@ -576,8 +576,12 @@ impl Backend for SimBackend {
             .map_err(|e| self.classify_launch(e, cfg))?;
         if self.echo_printf && !report.printf.text.is_empty() {
             print!("{}", report.printf.text);
-            if report.printf.dropped_bytes > 0 {
-                println!("[printf: {} more bytes dropped]", report.printf.dropped_bytes);
+            if report.printf.dropped_calls > 0 {
+                println!(
+                    "[printf: the output of {} more calls dropped (a launch keeps {} KiB)]",
+                    report.printf.dropped_calls,
+                    ptx_sim::PRINTF_CAP / 1024
+                );
             }
         }
         if let Some(b) = &report.barrier_after_exit {
