@@ -7,7 +7,7 @@ pub mod measured;
 
 use anyhow::Result;
 use kit::measure::skip_unmeasurable;
-use kit::perf::{require_share, require_speedup};
+use kit::perf::{require_share, require_speedup, Timing};
 use kit::timed::{same_as_expected, Fresh};
 use kit::{args, Arg, Check, Ctx, DeviceBuffer, Exercise, Gpu, LaunchConfig, Part, Skip};
 
@@ -175,7 +175,7 @@ fn timed_against(ctx: &Ctx, kernel: &str, yardstick: &Yardstick, need: Need) -> 
         |launch| t.check(launch),
     )?;
     t.input.fill(0)?;
-    let theirs = ctx.time_yardstick(&base, yardstick.kernel, cfg, &t.args(), || t.out.poison())?;
+    let theirs = time_placed(ctx, &base, yardstick.kernel, cfg, &t)?;
     let what = format!("{kernel} on {side} x {side} floats");
     match need {
         Need::Speedup(min) => require_speedup(&what, &student, &theirs, yardstick.what, min),
@@ -184,6 +184,32 @@ fn timed_against(ctx: &Ctx, kernel: &str, yardstick: &Yardstick, need: Need) -> 
             require_share(&what, student.gb_per_s(bytes), yardstick.what, theirs.gb_per_s(bytes), min)
         }
     }
+}
+
+/// Outputs a yardstick is timed into, its samples pooled: the naive
+/// transpose's strided writes take longer or shorter with where its output
+/// lies (on an H200, 2026-12-02, 1.026-1.082 ms over 8 allocations and 12
+/// offsets in one process, the coalesced reference 0.329-0.333 ms:
+/// scripts/gpu-46-transpose.cu), which spread the reference's
+/// faster-than-naive over 3.13-3.31 across a class of 80 whose workers each
+/// had their own allocations.
+const YARDSTICK_OUTPUTS: usize = 4;
+
+/// `yardstick` timed into [`YARDSTICK_OUTPUTS`] outputs: the student's and
+/// the check's own and two more, allocated here.
+fn time_placed(ctx: &Ctx, base: &kit::Module, kernel: &str, cfg: LaunchConfig, t: &TimedTranspose) -> Result<Timing> {
+    let gpu = ctx.gpu()?;
+    let more = (2..YARDSTICK_OUTPUTS)
+        .map(|k| gpu.poisoned::<f32>(&format!("out (the yardstick's, placement {k})"), t.width * t.height))
+        .collect::<Result<Vec<_>>>()?;
+    let outs: Vec<&DeviceBuffer<f32>> = [&t.out, &t.expected].into_iter().chain(&more).collect();
+    let mut resets: Vec<_> = outs.iter().map(|out| move || out.poison()).collect();
+    let mut placements: Vec<(Vec<Arg>, &mut dyn FnMut() -> Result<()>)> = outs
+        .iter()
+        .zip(resets.iter_mut())
+        .map(|(out, reset)| (t.args_into(out).to_vec(), reset as &mut dyn FnMut() -> Result<()>))
+        .collect();
+    ctx.time_yardstick_placed(base, kernel, cfg, &mut placements)
 }
 
 /// A timed transpose: `in` (`height` rows of `width`) drawn afresh for every

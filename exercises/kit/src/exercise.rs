@@ -542,21 +542,58 @@ impl<'r> Ctx<'r> {
         args: &[crate::backend::Arg],
         mut reset: impl FnMut() -> Result<()>,
     ) -> Result<Timing> {
+        self.time_yardstick_keyed(yardstick, kernel, kernel, cfg, args, &mut reset)
+    }
+
+    /// [`Ctx::time_yardstick`], cached under `key` within the check.
+    fn time_yardstick_keyed(
+        &self,
+        yardstick: &Module,
+        kernel: &str,
+        key: &str,
+        cfg: LaunchConfig,
+        args: &[crate::backend::Arg],
+        reset: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Timing> {
         let gpu = self.gpu()?;
         // Nothing is timed on a backend that cannot time: no cache either.
         if !gpu.capabilities().times_kernels {
             return perf::measure_trusted(yardstick, kernel, cfg, args, reset);
         }
-        let reset = std::cell::RefCell::new(&mut reset);
+        let reset = std::cell::RefCell::new(reset);
         crate::shared::yardstick_timing(
             self.env.seed,
-            format!("{}/{kernel}", self.check_name),
+            format!("{}/{key}", self.check_name),
             || perf::measure_trusted(yardstick, kernel, cfg, args, || (reset.borrow_mut())()),
             || {
                 (reset.borrow_mut())()?;
                 yardstick.launch(kernel, cfg, args)
             },
         )
+    }
+
+    /// [`Ctx::time_yardstick`] over several placements of the yardstick's
+    /// buffers, each `(args, reset)`, its samples pooled: for a yardstick
+    /// whose time moves with where its buffers lie in memory (ex07's naive
+    /// transpose, whose strided writes take 1.026-1.082 ms on an H200 as its
+    /// output moves between allocations), so that every process, whatever
+    /// its allocations, gets about the same figure.
+    pub fn time_yardstick_placed(
+        &self,
+        yardstick: &Module,
+        kernel: &str,
+        cfg: LaunchConfig,
+        placements: &mut [(Vec<crate::backend::Arg>, &mut dyn FnMut() -> Result<()>)],
+    ) -> Result<Timing> {
+        let mut pooled = Timing::default();
+        for (k, (args, reset)) in placements.iter_mut().enumerate() {
+            // Each placement is its own yardstick timing (cached and re-timed on its own).
+            let key = format!("{kernel}@{k}");
+            let one = self.time_yardstick_keyed(yardstick, kernel, &key, cfg, args, reset)?;
+            pooled.samples_ms.extend(one.samples_ms);
+            pooled.launches += one.launches;
+        }
+        Ok(pooled)
     }
 
     /// A value that depends only on the seed and this check (its seeded inputs,
