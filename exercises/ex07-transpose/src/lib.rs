@@ -204,7 +204,7 @@ fn time_placed(ctx: &Ctx, base: &kit::Module, kernel: &str, cfg: LaunchConfig, t
         .collect::<Result<Vec<_>>>()?;
     let outs: Vec<&DeviceBuffer<f32>> = [&t.out, &t.expected].into_iter().chain(&more).collect();
     let mut resets: Vec<_> = outs.iter().map(|out| move || out.poison()).collect();
-    let mut placements: Vec<(Vec<Arg>, &mut dyn FnMut() -> Result<()>)> = outs
+    let mut placements: Vec<kit::exercise::Placement> = outs
         .iter()
         .zip(resets.iter_mut())
         .map(|(out, reset)| (t.args_into(out).to_vec(), reset as &mut dyn FnMut() -> Result<()>))

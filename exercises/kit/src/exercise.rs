@@ -583,7 +583,7 @@ impl<'r> Ctx<'r> {
         yardstick: &Module,
         kernel: &str,
         cfg: LaunchConfig,
-        placements: &mut [(Vec<crate::backend::Arg>, &mut dyn FnMut() -> Result<()>)],
+        placements: &mut [Placement<'_>],
     ) -> Result<Timing> {
         let mut pooled = Timing::default();
         for (k, (args, reset)) in placements.iter_mut().enumerate() {
@@ -615,6 +615,10 @@ impl<'r> Ctx<'r> {
         crate::shared::value(self.env.seed, format!("{}/{what}", self.check_name), compute)
     }
 }
+
+/// One placement of a yardstick's buffers for [`Ctx::time_yardstick_placed`]:
+/// its arguments, and the reset that runs before each of its launches.
+pub type Placement<'a> = (Vec<crate::backend::Arg>, &'a mut dyn FnMut() -> Result<()>);
 
 /// The usual reason the driver refuses a module that compiled: a kernel declares
 /// more static `__shared__` memory than a block may have. Empty when none does.

@@ -98,10 +98,10 @@ impl Drop for CheckScope {
 
 /// Keeps a timing's sole use of the GPU until the running check ends, so that
 /// what the check times next (the yardstick its figure divides by) is timed
-/// right after it, with nothing of another worker's between: in a busy batch
-/// the GPU's clocks move with what ran last, and a ratio of two timings split
-/// by another worker's work spreads with it (ex07's faster-than-naive, 3.2 %
-/// across a class of 80 on an H200, where one process alone measured 0.3 %).
+/// right after it, with nothing of another worker's between: the two timings
+/// of a ratio see the same GPU. (It was tried against ex07's spread across a
+/// class, 3-6 %, and did not narrow it: that was where the yardstick's output
+/// lay, `ex07::time_placed`; it cost nothing measurable either.)
 /// Outside a check the guard just ends.
 pub fn keep_for_check(guard: Guard) {
     FOR_CHECK.with(|c| {
@@ -306,7 +306,10 @@ mod tests {
         second_waits(shared, || drop(check), "used the GPU between a student's timing and its yardstick's");
         keep_for_check(exclusive());
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || tx.send(drop(exclusive())).unwrap());
+        std::thread::spawn(move || {
+            drop(exclusive());
+            tx.send(()).unwrap();
+        });
         assert!(rx.recv_timeout(Duration::from_secs(10)).is_ok(), "a sole use outside a check was kept");
         // A kernel that never ends holds it until the process (here: the thread) is gone.
         let (stuck, exit) = std::sync::mpsc::channel::<()>();
