@@ -71,9 +71,9 @@ pub fn conv_at(
 
 /// The whole convolution: (expected value, sum of |terms|) per output pixel.
 pub fn convolve(image: &[f32], mask: &[f32], r: usize, width: usize, height: usize) -> Vec<(f64, f64)> {
-    (0..width * height)
-        .map(|i| conv_at(|y, x| image[y * width + x], mask, r, width, height, i / width, i % width))
-        .collect()
+    kit::cores::map_indexed(width * height, 1 << 14, |i| {
+        conv_at(|y, x| image[y * width + x], mask, r, width, height, i / width, i % width)
+    })
 }
 
 /// How far a float kernel's sum of `terms` products may be from the exact one:

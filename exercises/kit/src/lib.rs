@@ -109,6 +109,7 @@ pub mod backend;
 pub mod calibration;
 pub mod case_file;
 pub mod check;
+pub mod cores;
 pub mod counters;
 pub mod digest;
 pub mod exercise;
