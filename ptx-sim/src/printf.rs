@@ -32,9 +32,10 @@ impl PrintfOutput {
         }
     }
 
-    /// The cap is reached: what later calls print is not kept.
+    /// The cap is reached (a call was cut or dropped): what later calls
+    /// print is not kept.
     pub(crate) fn full(&self) -> bool {
-        self.text.len() >= PRINTF_CAP
+        self.dropped_calls > 0
     }
 
     /// `n` calls counted and dropped unformatted (the cap is reached).

@@ -203,13 +203,8 @@ fn time_placed(ctx: &Ctx, base: &kit::Module, kernel: &str, cfg: LaunchConfig, t
         .map(|k| gpu.poisoned::<f32>(&format!("out (the yardstick's, placement {k})"), t.width * t.height))
         .collect::<Result<Vec<_>>>()?;
     let outs: Vec<&DeviceBuffer<f32>> = [&t.out, &t.expected].into_iter().chain(&more).collect();
-    let mut resets: Vec<_> = outs.iter().map(|out| move || out.poison()).collect();
-    let mut placements: Vec<kit::exercise::Placement> = outs
-        .iter()
-        .zip(resets.iter_mut())
-        .map(|(out, reset)| (t.args_into(out).to_vec(), reset as &mut dyn FnMut() -> Result<()>))
-        .collect();
-    ctx.time_yardstick_placed(base, kernel, cfg, &mut placements)
+    let placements: Vec<Vec<Arg>> = outs.iter().map(|out| t.args_into(out).to_vec()).collect();
+    ctx.time_yardstick_placed(base, kernel, cfg, &placements, |k| outs[k].poison())
 }
 
 /// A timed transpose: `in` (`height` rows of `width`) drawn afresh for every

@@ -573,23 +573,25 @@ impl<'r> Ctx<'r> {
     }
 
     /// [`Ctx::time_yardstick`] over several placements of the yardstick's
-    /// buffers, each `(args, reset)`, its samples pooled: for a yardstick
-    /// whose time moves with where its buffers lie in memory (ex07's naive
-    /// transpose, whose strided writes take 1.026-1.082 ms on an H200 as its
-    /// output moves between allocations), so that every process, whatever
-    /// its allocations, gets about the same figure.
+    /// buffers, `placements[k]` its arguments and `reset(k)` run before each
+    /// of its launches, its samples pooled: for a yardstick whose time moves
+    /// with where its buffers lie in memory (ex07's naive transpose, whose
+    /// strided writes take 1.026-1.082 ms on an H200 as its output moves
+    /// between allocations), so that every process, whatever its
+    /// allocations, gets about the same figure.
     pub fn time_yardstick_placed(
         &self,
         yardstick: &Module,
         kernel: &str,
         cfg: LaunchConfig,
-        placements: &mut [Placement<'_>],
+        placements: &[Vec<crate::backend::Arg>],
+        mut reset: impl FnMut(usize) -> Result<()>,
     ) -> Result<Timing> {
         let mut pooled = Timing::default();
-        for (k, (args, reset)) in placements.iter_mut().enumerate() {
+        for (k, args) in placements.iter().enumerate() {
             // Each placement is its own yardstick timing (cached and re-timed on its own).
             let key = format!("{kernel}@{k}");
-            let one = self.time_yardstick_keyed(yardstick, kernel, &key, cfg, args, reset)?;
+            let one = self.time_yardstick_keyed(yardstick, kernel, &key, cfg, args, &mut || reset(k))?;
             pooled.samples_ms.extend(one.samples_ms);
             pooled.launches += one.launches;
         }
@@ -615,10 +617,6 @@ impl<'r> Ctx<'r> {
         crate::shared::value(self.env.seed, format!("{}/{what}", self.check_name), compute)
     }
 }
-
-/// One placement of a yardstick's buffers for [`Ctx::time_yardstick_placed`]:
-/// its arguments, and the reset that runs before each of its launches.
-pub type Placement<'a> = (Vec<crate::backend::Arg>, &'a mut dyn FnMut() -> Result<()>);
 
 /// The usual reason the driver refuses a module that compiled: a kernel declares
 /// more static `__shared__` memory than a block may have. Empty when none does.
