@@ -29,13 +29,22 @@ pub enum Counter {
     SimMeasure,
     /// Compiling (or taking from the PTX cache) a part's source (the grader).
     Compile,
+    /// Reading the GPU's hardware counters for the structure checks (the
+    /// grader's profiler run, or waiting for another worker's).
+    HardwareCounters,
 }
 
-const COUNTERS: usize = 5;
+const COUNTERS: usize = 6;
 
 /// Every counter, in the order of [`Counter`].
-pub const ALL: [Counter; COUNTERS] =
-    [Counter::GpuTiming, Counter::CpuReference, Counter::LockWait, Counter::SimMeasure, Counter::Compile];
+pub const ALL: [Counter; COUNTERS] = [
+    Counter::GpuTiming,
+    Counter::CpuReference,
+    Counter::LockWait,
+    Counter::SimMeasure,
+    Counter::Compile,
+    Counter::HardwareCounters,
+];
 
 static NANOS: [AtomicU64; COUNTERS] = [const { AtomicU64::new(0) }; COUNTERS];
 

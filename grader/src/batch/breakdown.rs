@@ -35,6 +35,10 @@ pub struct Breakdown {
     /// measured launches), in workers.
     #[serde(default)]
     pub sim_measure_s: f64,
+    /// Reading the GPU's hardware counters (the profiler's runs, one per
+    /// submission, and the waits of the submission's other parts for it), in workers.
+    #[serde(default)]
+    pub counters_s: f64,
     /// Seeded inputs and CPU references computed (once per seed and check).
     pub cpu_reference_s: f64,
     /// Correctness and structure checks, and the untimed work of performance checks.
@@ -182,6 +186,7 @@ impl Recorder {
             b.compile_s += t.compile;
             b.setup_s += t.setup;
             b.sim_measure_s += t.sim_measure;
+            b.counters_s += t.counters;
             b.queued_s += t.queued;
             b.other_s += t.other;
             b.cpu_reference_s += t.cpu_reference;

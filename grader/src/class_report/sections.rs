@@ -720,6 +720,7 @@ fn time(c: &Class) -> String {
         ("compiling ahead (overlaps)".into(), t.compile_ahead_s),
         ("setting up (environment, trials)".into(), t.setup_s),
         ("structure measurements (simulator)".into(), t.sim_measure_s),
+        ("hardware counters (profiler)".into(), t.counters_s),
         ("CPU references".into(), t.cpu_reference_s),
         ("GPU correctness".into(), t.gpu_correctness_s),
         ("GPU timing".into(), t.gpu_timing_s),

@@ -53,6 +53,10 @@ pub struct PartTime {
     /// the PTX and the measured launches.
     #[serde(default)]
     pub sim_measure: f64,
+    /// Reading the GPU's hardware counters for the structure checks
+    /// (crate::counters: the profiler's run, or waiting for another worker's).
+    #[serde(default)]
+    pub counters: f64,
     /// Seeded inputs and CPU references (kit::shared).
     pub cpu_reference: f64,
     /// Checks' time that was neither timing, CPU references, structure
@@ -77,11 +81,12 @@ pub struct PartTime {
 
 impl PartTime {
     /// The buckets, in the order tables show them (`other` last).
-    pub fn buckets(&self) -> [(&'static str, f64); 10] {
+    pub fn buckets(&self) -> [(&'static str, f64); 11] {
         [
             ("compile", self.compile),
             ("setup", self.setup),
             ("sim_measure", self.sim_measure),
+            ("counters", self.counters),
             ("cpu_reference", self.cpu_reference),
             ("gpu_correctness", self.gpu_correctness),
             ("gpu_timing", self.gpu_timing),
@@ -123,15 +128,21 @@ impl PartTime {
     }
 }
 
-const COUNTERS: [Counter; 5] =
-    [Counter::GpuTiming, Counter::CpuReference, Counter::LockWait, Counter::SimMeasure, Counter::Compile];
+const COUNTERS: [Counter; 6] = [
+    Counter::GpuTiming,
+    Counter::CpuReference,
+    Counter::LockWait,
+    Counter::SimMeasure,
+    Counter::Compile,
+    Counter::HardwareCounters,
+];
 
 /// Started before a run's checks, on their thread; [`Clock::checked`] when
 /// they are done, [`Clock::finished`] when the run is scored.
 pub struct Clock {
     started: Instant,
-    before: [Duration; 5],
-    checks: Option<(Instant, [Duration; 5])>,
+    before: [Duration; 6],
+    checks: Option<(Instant, [Duration; 6])>,
 }
 
 impl Clock {
@@ -160,11 +171,12 @@ impl Clock {
             lock_wait: d(2),
             sim_measure: d(3),
             compile: d(4),
+            counters: d(5),
             queued: finish_started.saturating_duration_since(checks_end).as_secs_f64(),
             sanitizer: now.duration_since(finish_started.max(checks_end)).as_secs_f64(),
             ..Default::default()
         };
-        t.setup = (checks_wall - t.compile - tests).max(0.0);
+        t.setup = (checks_wall - t.compile - t.counters - tests).max(0.0);
         t.gpu_correctness = (tests - t.gpu_timing - t.cpu_reference - t.lock_wait - t.sim_measure).max(0.0);
         t.other = (t.wall - t.named()).max(0.0);
         t
