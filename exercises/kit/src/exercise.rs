@@ -277,13 +277,37 @@ pub struct RunEnv {
     /// kernel (nor anyone who read the README or the batch's seed) can know
     /// the inputs it will be timed on.
     secret: u64,
+    /// The key of the shapes structure checks measure ([`Ctx::secret_rng`]):
+    /// fresh for each run, or the one [`SHAPES_SECRET_ENV`] gives.
+    shapes_secret: u64,
     /// Timed inputs made so far in this run: each gets a key of its own.
     fresh_inputs: std::sync::atomic::AtomicU64,
     /// Zeros twice the L2 cache, read after every fill of a timed input.
     settle: OnceLock<Arc<crate::gpu::DeviceBuffer<u32>>>,
 }
 
+/// The key of the shapes structure checks measure, as a number in hex: set by
+/// a run for its profiler's child and by a batch for its workers, so that the
+/// GPU's counters (`crate::counters`) count the very launches the simulator
+/// measured. Drawn from the operating system's entropy, never written into a
+/// submission's folder: no kernel can know it.
+pub const SHAPES_SECRET_ENV: &str = "CUDA_LAB_SHAPES_SECRET";
+
+/// [`SHAPES_SECRET_ENV`]'s key where it is set, else a fresh one.
+pub fn shapes_secret() -> u64 {
+    std::env::var(SHAPES_SECRET_ENV)
+        .ok()
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .unwrap_or_else(rand::random)
+}
+
 impl RunEnv {
+    /// The same run measuring the shapes of `secret` ([`shapes_secret`]).
+    pub fn with_shapes_secret(mut self, secret: u64) -> Self {
+        self.shapes_secret = secret;
+        self
+    }
+
     pub fn new(seed: u64, gpu: Option<Gpu>, compiler: Option<Compiler>, options: CompileOptions) -> Self {
         Self {
             seed,
@@ -293,6 +317,7 @@ impl RunEnv {
             yardsticks: Mutex::default(),
             copy_gbps: OnceLock::new(),
             secret: rand::random(),
+            shapes_secret: shapes_secret(),
             fresh_inputs: Default::default(),
             settle: OnceLock::new(),
         }
@@ -389,13 +414,14 @@ impl<'r> Ctx<'r> {
         rng_for(self.env.seed, &format!("{}/{what}", self.check_name))
     }
 
-    /// A generator keyed by the run's secret (the key of its timed inputs,
-    /// [`crate::timed::Fresh`]), never by the seed: for what a kernel must not
-    /// be able to know, such as the lengths a measured check runs on
-    /// ([`crate::measure::sizes_across`]). What it draws differs from run to
-    /// run, so a check that uses it must give the same verdict for every draw.
+    /// A generator keyed by the run's shapes secret ([`shapes_secret`]), never
+    /// by the seed: for what a kernel must not be able to know, such as the
+    /// lengths a measured check runs on ([`crate::measure::sizes_across`]).
+    /// What it draws differs from run to run (a batch's parts and a run's
+    /// profiler child share one), so a check that uses it must give the same
+    /// verdict for every draw.
     pub fn secret_rng(&self, what: &str) -> ChaCha8Rng {
-        rng_for(self.env.secret, &format!("{}/{what}", self.check_name))
+        rng_for(self.env.shapes_secret, &format!("{}/{what}", self.check_name))
     }
 
     /// The run's GPU (or simulator); a [`Skip`] where there is none

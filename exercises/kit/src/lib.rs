@@ -128,5 +128,8 @@ pub mod timed;
 pub mod trial;
 
 pub use backend::{Arg, LaunchConfig};
-pub use exercise::{require, Check, CheckKind, Ctx, Exercise, Part, PartBuild, RunEnv, Skip, SIM_MAX_ELEMENTS};
+pub use exercise::{
+    require, shapes_secret, Check, CheckKind, Ctx, Exercise, Part, PartBuild, RunEnv, Skip, SHAPES_SECRET_ENV,
+    SIM_MAX_ELEMENTS,
+};
 pub use gpu::{DeviceBuffer, Gpu, Module};

@@ -765,6 +765,15 @@ mod tests {
             seen.insert(sizes);
         }
         assert!(seen.len() > 40, "{} draws", seen.len());
+        // Runs given one shapes secret (a batch's parts, a run and its
+        // profiler's child) measure the same sizes, whatever the seed of their timed inputs.
+        let shared: std::collections::BTreeSet<Vec<usize>> = (0..5)
+            .map(|_| {
+                let env = crate::RunEnv::new(1, None, None, Default::default()).with_shapes_secret(0x5eed);
+                sizes_across(&Ctx::new("exNN::part::structure::x", &env, &build), "n", 2..=1024, 3)
+            })
+            .collect();
+        assert_eq!(shared.len(), 1, "{shared:?}");
         let all = on_every_size(&[3, 30], |n| format!("{n} elements"), |n| Ok(format!("ok {n}"))).unwrap();
         assert_eq!(all, "ok 30 (measured on 3 elements; 30 elements: each passes)");
         let e = on_every_size(
