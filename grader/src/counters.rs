@@ -65,16 +65,37 @@ pub fn find_ncu() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Reads and installs the counters of every measurement the checks of
-/// `exercises` will make, and says what happened: the run's header line.
 /// What a grading run grades: the child run grades the same.
 pub struct Selection<'a> {
     pub root: &'a Path,
     pub sources: &'a str,
     pub seed: u64,
     pub test_args: &'a libtest_mimic::Arguments,
+    /// The GPU counted on (its model keys the kept counters).
+    pub gpu: &'a str,
+    /// Every compiled part with a structure check: `ex07::coalesced` and its PTX.
+    pub parts: Vec<(String, &'a str)>,
+    /// The key of the shapes the run measures (`kit::shapes_secret`): the
+    /// child measures the same ones, so each counter is of a launch the
+    /// simulator measured too.
+    pub shapes_secret: u64,
 }
 
+/// The exercises a batch grades (`ex01,ex02`), set for its workers: the first
+/// part of a submission to need counters profiles all of them at once.
+pub const SCOPE_ENV: &str = "CUDA_LAB_COUNTERS_SCOPE";
+
+/// Where the counters came from.
+enum Source {
+    /// This run's own profiler run (seconds).
+    Profiled(f64),
+    /// Kept from a profiler run before: this submission's, or another that
+    /// handed in the same kernels ([`kit::counters::cache`]).
+    Kept,
+}
+
+/// Reads and installs the counters of every measurement the checks of
+/// `exercises` will make, and says what happened: the run's header line.
 pub fn read_for(exercises: &[kit::Exercise], opts: &Selection) -> String {
     kit::counters::clear();
     if kit::counters::collecting() {
@@ -89,35 +110,94 @@ pub fn read_for(exercises: &[kit::Exercise], opts: &Selection) -> String {
     if !measures {
         return "not needed (no structure check selected)".into();
     }
+    if opts.parts.is_empty() {
+        return "not needed (no kernel with a structure check compiled)".into();
+    }
     let Some(ncu) = find_ncu() else {
         return format!("not read here (no Nsight Compute `ncu` found): structure checks are measured on the simulator; to read them, {HOW_TO_ENABLE}");
     };
-    let child = match Child::of(exercises, opts) {
-        Ok(c) => c,
-        Err(e) => return format!("not read ({e:#}); structure checks measured on the simulator"),
-    };
-    let started = std::time::Instant::now();
-    match collect(&ncu, &child) {
-        Ok(figures) if figures.is_empty() => {
+    let read = kit::stats::timed(kit::stats::Counter::HardwareCounters, || read(exercises, &ncu, opts));
+    match read {
+        Ok((figures, _)) if figures.is_empty() => {
             "read, but no measurement's launches were profiled: structure checks measured on the simulator".into()
         }
-        Ok(figures) => {
+        Ok((figures, source)) => {
             let n = figures.len();
             kit::counters::install(figures);
+            let how = match source {
+                Source::Profiled(s) => format!("{s:.1} s"),
+                Source::Kept => "kept from this batch's profile of the same kernels".into(),
+            };
             format!(
-                "read by Nsight Compute for {n} measurement{} ({:.1} s): structure checks grade the GPU's figures, the simulator's beside them",
+                "read by Nsight Compute for {n} measurement{} ({how}): structure checks grade the GPU's figures, the simulator's beside them",
                 if n == 1 { "" } else { "s" },
-                started.elapsed().as_secs_f64()
             )
         }
         Err(e) => format!("not read ({e:#}): structure checks are measured on the simulator; {HOW_TO_ENABLE}"),
     }
 }
 
+/// The counters of this run's parts: kept ones where a batch keeps them,
+/// else from a profiler run (in a batch, over the whole submission).
+fn read(exercises: &[kit::Exercise], ncu: &Path, opts: &Selection) -> Result<(HashMap<Key, GpuCounters>, Source)> {
+    let started = std::time::Instant::now();
+    let Some(cache) = kit::counters::cache::Cache::from_env() else {
+        let child = Child::of(exercises, opts)?;
+        return Ok((collect(ncu, &child, None)?.figures, Source::Profiled(started.elapsed().as_secs_f64())));
+    };
+    let metrics: Vec<&str> = METRICS.iter().map(|(m, _)| *m).collect();
+    let shapes = kit::counters::cache::digest(&format!("{:x}", opts.shapes_secret));
+    let cache = cache.for_run(&format!("{}|seed {}|shapes {shapes}|{}", opts.gpu, opts.seed, metrics.join(",")));
+    let kept = |opts: &Selection| -> Option<HashMap<Key, GpuCounters>> {
+        let parts = opts.parts.iter().map(|(part, ptx)| cache.get(part, &kit::counters::cache::digest(ptx)));
+        Some(parts.collect::<Option<Vec<_>>>()?.into_iter().flatten().collect())
+    };
+    if let Some(figures) = kept(opts) {
+        return Ok((figures, Source::Kept));
+    }
+    // The submission's parts take turns: the first profiles them all, the
+    // others wait for it and find theirs kept.
+    let _turn = cache.lock(&opts.root.display().to_string()).context("locking the kept counters")?;
+    if let Some(figures) = kept(opts) {
+        return Ok((figures, Source::Kept));
+    }
+    // Every check of every part, whatever this run's filter: what is kept is whole.
+    let every_check = libtest_mimic::Arguments::default();
+    let whole = Selection { test_args: &every_check, parts: Vec::new(), ..*opts };
+    let child = Child::of(&scope(exercises)?, &whole)?;
+    let matched = collect(ncu, &child, Some(&cache))?;
+    let mine: HashMap<Key, GpuCounters> = matched
+        .figures
+        .into_iter()
+        .filter(|(k, _)| opts.parts.iter().any(|(part, _)| kit::counters::cache::part_of(&k.check) == *part))
+        .collect();
+    Ok((mine, Source::Profiled(started.elapsed().as_secs_f64())))
+}
+
+/// The exercises one profiler run covers: those the batch grades
+/// ([`SCOPE_ENV`]) with this run's own, or this run's alone.
+fn scope(exercises: &[kit::Exercise]) -> Result<Vec<kit::Exercise>> {
+    let mut ids: Vec<String> = std::env::var(SCOPE_ENV)
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    for ex in exercises {
+        if !ids.iter().any(|id| id == ex.id) {
+            ids.push(ex.id.to_string());
+        }
+    }
+    crate::registry::select(&ids)
+}
+
 /// The child run: the same selection, compiled only, its measurements run on the GPU.
 pub struct Child {
     pub exe: PathBuf,
     pub args: Vec<String>,
+    /// The grading run's shapes secret, handed down ([`kit::SHAPES_SECRET_ENV`]).
+    pub shapes_secret: u64,
 }
 
 impl Child {
@@ -156,53 +236,79 @@ impl Child {
         for s in &t.skip {
             args.extend(["--skip".into(), s.clone()]);
         }
-        Ok(Self { exe, args })
+        Ok(Self { exe, args, shapes_secret: opts.shapes_secret })
     }
 }
 
 /// Reads the counters of every measurement `child` makes, or says why not
 /// (no permission, `ncu` failed): the run then grades by the simulator alone.
-pub fn collect(ncu: &Path, child: &Child) -> Result<HashMap<Key, GpuCounters>> {
+/// With `keep`, every part the child measured is kept there, when every
+/// launch found its row.
+pub fn collect(
+    ncu: &Path,
+    child: &Child,
+    keep: Option<&kit::counters::cache::Cache>,
+) -> Result<kit::counters::Matched> {
     let dir = tempfile::tempdir().context("a folder for the profiler's report")?;
     let log = dir.path().join("launches.jsonl");
     let report = dir.path().join("counters");
     let metrics: Vec<&str> = METRICS.iter().map(|(m, _)| *m).collect();
-    let out = Command::new(ncu)
-        .args(["--metrics", &metrics.join(","), "--target-processes", "all", "--clock-control", "none"])
+    let mut cmd = Command::new(ncu);
+    // Only the measured launches (the kit brackets them with cuProfilerStart
+    // and Stop), not the grader's own comparisons between: each profiled
+    // launch costs about a tenth of a second (docs/gpu-runs.md). These
+    // counters count requests, sectors and wavefronts, which do not depend
+    // on what the caches hold, so the caches are not flushed between passes.
+    cmd.args(["--metrics", &metrics.join(","), "--target-processes", "all", "--clock-control", "none"])
+        .args(["--profile-from-start", "off", "--cache-control", "none"])
         .args(["--force-overwrite", "--export"])
         .arg(&report)
         .arg(&child.exe)
         .args(&child.args)
         .env(kit::counters::COLLECT_ENV, &log)
+        .env(kit::SHAPES_SECRET_ENV, format!("{:x}", child.shapes_secret))
         .env_remove("GITHUB_STEP_SUMMARY")
-        .stdin(Stdio::null())
-        .output()
-        .with_context(|| format!("starting {}", ncu.display()))?;
+        .stdin(Stdio::null());
+    if let Some(cache) = keep {
+        cmd.env(kit::counters::cache::ENV, cache.dir());
+    }
+    let out = cmd.output().with_context(|| format!("starting {}", ncu.display()))?;
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     if said.contains("ERR_NVGPUCTRPERM") {
         bail!("this user may not read the GPU's performance counters (the driver restricts them to administrators: NVreg_RestrictProfilingToAdminUsers)");
     }
     let rep = report.with_extension("ncu-rep");
-    if !rep.is_file() {
+    let rows = if rep.is_file() {
+        let csv = Command::new(ncu)
+            .args(["--import"])
+            .arg(&rep)
+            .args(["--csv", "--page", "raw", "--print-units", "base"])
+            .output()
+            .context("reading the profiler's report")?;
+        if !csv.status.success() {
+            bail!("Nsight Compute could not read its report: {}", String::from_utf8_lossy(&csv.stderr).trim());
+        }
+        parse_raw_csv(&String::from_utf8_lossy(&csv.stdout))?
+    } else if out.status.success() && said.contains("No kernels were profiled") {
+        // The measurements launched nothing (or only parts kept already).
+        Vec::new()
+    } else {
         let last = said
             .lines()
             .rev()
             .find(|l| l.contains("==ERROR==") || l.contains("==WARNING=="))
             .unwrap_or("no report written");
         bail!("Nsight Compute profiled nothing ({})", last.trim());
-    }
-    let csv = Command::new(ncu)
-        .args(["--import"])
-        .arg(&rep)
-        .args(["--csv", "--page", "raw", "--print-units", "base"])
-        .output()
-        .context("reading the profiler's report")?;
-    if !csv.status.success() {
-        bail!("Nsight Compute could not read its report: {}", String::from_utf8_lossy(&csv.stderr).trim());
-    }
-    let rows = parse_raw_csv(&String::from_utf8_lossy(&csv.stdout))?;
+    };
     let launches = if log.is_file() { kit::counters::read_launches(&log)? } else { Vec::new() };
-    Ok(kit::counters::per_measurement(&launches, &rows))
+    let matched = kit::counters::per_measurement(&launches, &rows);
+    if let (Some(cache), true) = (keep, matched.complete) {
+        // Parts kept already were not profiled again: their entries stay.
+        for p in kit::counters::cache::read_profiled(&log).iter().filter(|p| !cache.has(&p.part, &p.ptx)) {
+            cache.put(&p.part, &p.ptx, &matched.figures).context("keeping the counters read")?;
+        }
+    }
+    Ok(matched)
 }
 
 /// `ncu --csv --page raw`: a header row of column names, a row of units,

@@ -226,7 +226,7 @@ fn lock(file: &File, mode: Mode) {
     flock(file, op);
 }
 
-fn flock(file: &File, op: libc::c_int) {
+pub(crate) fn flock(file: &File, op: libc::c_int) {
     use std::os::fd::AsRawFd;
     // SAFETY: flock on a descriptor this File owns; retried when a signal interrupts it.
     while unsafe { libc::flock(file.as_raw_fd(), op) } != 0 {

@@ -150,7 +150,7 @@ pub fn run(opts: &Options) -> Result<Summary> {
     let gpus = gpus::choose(&opts.gpus, opts.backend);
     println!("{gpus}");
     let compiler = ptx_build::Compiler::from_env().ok().map(|c| c.with_cache_dir(out.join("ptx-cache")));
-    let settings = ChildSettings {
+    let mut settings = ChildSettings {
         exe: opts.exe.clone(),
         seed,
         backend: opts.backend,
@@ -163,11 +163,18 @@ pub fn run(opts: &Options) -> Result<Summary> {
         check_limits: defaults::limits_from_reference(opts, &out, seed, gpus.ids.first().map(String::as_str))?,
         // Absolute: the children run in their staging folders.
         course_config: crate::course::root().and_then(|r| std::path::absolute(r.join(crate::policy::CONFIG_FILE)).ok()),
+        counters: None,
+        // Fresh for each batch run, from the operating system's entropy.
+        shapes_secret: rand::random(),
     };
     if let Some(dir) = &settings.gpu_locks {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let (mut plans, regraded) = plan(opts, &out, submissions)?;
+    let (mut plans, regraded, graded_with) = plan(opts, &out, submissions)?;
+    // Counters kept from one grader and course settings only: another starts afresh.
+    let kept = out.join("counters-cache").join(&intake::sha256_hex(graded_with.as_bytes())[..16]);
+    let scope: Vec<&str> = opts.exercises.iter().map(|e| e.id).collect();
+    settings.counters = Some((kept, scope.join(",")));
     let parts_reused = plans.iter().map(|p| p.jobs.len() - p.pending.len()).sum();
     let mode = schedule::Mode {
         isolate: opts.isolate,
@@ -349,8 +356,13 @@ fn settle_seed(opts: &Options) -> Result<u64> {
 /// calibrations as the batch grades with them) and lists the parts it still
 /// needs: those without a result, or whose result was graded from other files
 /// or other settings (intake::Stamp; the old result is removed). Returns the
-/// plans and how many submissions had a part graded again for a changed file.
-fn plan<'o>(opts: &'o Options, out: &Path, submissions: Vec<Submission>) -> Result<(Vec<Planned<'o>>, Regraded)> {
+/// plans, how many submissions had a part graded again for a changed file,
+/// and the settings text the parts' stamps were made from.
+fn plan<'o>(
+    opts: &'o Options,
+    out: &Path,
+    submissions: Vec<Submission>,
+) -> Result<(Vec<Planned<'o>>, Regraded, String)> {
     let expected = intake::expected_files(&opts.exercises);
     let course_root = crate::course::root();
     let course = course_root.as_deref().map(|root| intake::Course::of_flags(root, &opts.grading_flags));
@@ -416,7 +428,7 @@ fn plan<'o>(opts: &'o Options, out: &Path, submissions: Vec<Submission>) -> Resu
         }
         plans.push(Planned { submission, intake, staging, jobs, pending });
     }
-    Ok((plans, regraded))
+    Ok((plans, regraded, settings))
 }
 
 /// Parts graded again because what they were graded from changed.

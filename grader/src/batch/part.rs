@@ -52,6 +52,14 @@ pub struct ChildSettings {
     /// The course's cuda-lab.toml, whose `[headers]` every child grades with
     /// (crate::headers::COURSE_CONFIG_ENV), never a submission's own.
     pub course_config: Option<PathBuf>,
+    /// Where the GPU's counters are kept for the batch's parts, and the
+    /// exercises one profiler run covers (crate::counters): a submission is
+    /// profiled once, a kernel handed in twice once.
+    pub counters: Option<(PathBuf, String)>,
+    /// The shapes every structure check of the batch measures
+    /// (kit::SHAPES_SECRET_ENV): one draw for the whole class, so that
+    /// students are measured alike and kept counters fit every part.
+    pub shapes_secret: u64,
 }
 
 impl ChildSettings {
@@ -60,6 +68,7 @@ impl ChildSettings {
     /// ([`super::lock_hold`]): keep it until the process has been reaped.
     pub fn child_env(&self, cmd: &mut Command, gpu: Option<&str>) -> Option<std::fs::File> {
         cmd.env(crate::grade::PTX_CACHE_ENV, &self.ptx_cache).env("NO_COLOR", "1");
+        cmd.env(kit::SHAPES_SECRET_ENV, format!("{:x}", self.shapes_secret));
         // The course's `[headers]`, not a submission's own cuda-lab.toml (crate::headers).
         if let Some(config) = &self.course_config {
             cmd.env(crate::headers::COURSE_CONFIG_ENV, config);
@@ -69,6 +78,9 @@ impl ChildSettings {
         }
         if let Some(limits) = &self.check_limits {
             cmd.env(crate::check_limits::ENV, limits);
+        }
+        if let Some((dir, scope)) = &self.counters {
+            cmd.env(kit::counters::cache::ENV, dir).env(crate::counters::SCOPE_ENV, scope);
         }
         let lock = self.gpu_locks.as_ref().map(|dir| super::lock_hold::lock_file(dir, gpu));
         if let Some(path) = &lock {
@@ -323,6 +335,8 @@ mod tests {
             gpu_locks: None,
             check_limits: None,
             course_config: None,
+            counters: None,
+            shapes_secret: 7,
         }
     }
 

@@ -10,7 +10,7 @@ use anyhow::Result;
 use kit::{CheckKind, Exercise, RunEnv};
 use libtest_mimic::Trial;
 
-use super::compile::{compile_options, compile_part, print_diagnostics};
+use super::compile::{compile_options, compile_part, print_diagnostics, BuiltPart};
 use super::environment::{open_environment, yardstick_compiler};
 use super::finish::{Checked, Pending, Stage};
 use super::no_compiler::without_compiler;
@@ -28,7 +28,9 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     kit::backend::traced::phase("start");
     let (mut env_report, gpu, compiler) = open_environment(opts)?;
     kit::backend::traced::phase("environment open");
-    let options = compile_options(gpu.as_ref().map(|g| g.info().compute_capability));
+    // The profiler's child (`--backend none`) compiles for the GPU it measures on.
+    let arch = gpu.as_ref().map(|g| g.info().compute_capability).or_else(kit::counters::collecting_arch);
+    let options = compile_options(arch);
     let can_time = gpu.as_ref().is_some_and(|g| g.capabilities().times_kernels);
     // `--backend none` only compiles: no grade to be fair about, the policy stays out.
     let policy = Policy { applied: gpu.is_some() && !can_time, ..opts.policy.clone() };
@@ -96,18 +98,26 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
 
     // The GPU's own counters for the structure checks' measurements, read
     // before anything is timed (crate::counters); said once in the header.
+    let measured = measured_parts(exercises, &parts);
+    // The shapes the structure checks measure: the profiler's child measures the same.
+    let shapes_secret = kit::shapes_secret();
     if can_time && !opts.test_args.list {
         let selection = crate::counters::Selection {
             root: &opts.root,
             sources: &opts.sources,
             seed: opts.seed,
             test_args: &opts.test_args,
+            gpu: gpu.as_ref().map(|g| g.info().name.as_str()).unwrap_or_default(),
+            parts: measured.clone(),
+            shapes_secret,
         };
         env_report.counters = Some(crate::counters::read_for(exercises, &selection));
         println!("hardware counters: {}", env_report.counters.as_deref().unwrap_or_default());
     }
     let yardstick_compiler = compiler_for_env.clone().map(|c| yardstick_compiler(c, can_time));
-    let env = Arc::new(RunEnv::new(opts.seed, gpu.clone(), yardstick_compiler, options.clone()));
+    let env = Arc::new(
+        RunEnv::new(opts.seed, gpu.clone(), yardstick_compiler, options.clone()).with_shapes_secret(shapes_secret),
+    );
     let records: Arc<Mutex<HashMap<String, TestReport>>> = Arc::default();
     let mut trials = Vec::new();
     // Tests that cannot run here, and why; and those judged by a stand-in instead.
@@ -211,7 +221,11 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     let ahead = (can_time && whole_run).then(|| Ahead::start(opts.seed, options, ahead_jobs));
     let conclusion = libtest_mimic::run(&args, trials);
     if kit::counters::collecting() {
-        // The child run under the profiler: its launches were all it was for.
+        // The child run under the profiler: its launches were all it was for,
+        // and the parts it measured may be kept (kit::counters::cache).
+        for (part, ptx) in &measured {
+            kit::counters::cache::mark_profiled(part, ptx);
+        }
         std::process::exit(0);
     }
     kit::counters::clear();
@@ -242,4 +256,17 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
         sources: opts.sources.clone(),
         test_args: opts.test_args.clone(),
     }))))
+}
+
+/// Every compiled part with a structure check (`ex07::coalesced`) and its PTX:
+/// what the GPU's counters are read for.
+fn measured_parts<'a>(exercises: &[Exercise], built: &'a [BuiltPart]) -> Vec<(String, &'a str)> {
+    let parts = exercises.iter().flat_map(|ex| ex.parts.iter().map(move |p| (ex, p)));
+    parts
+        .zip(built)
+        .filter(|((_, part), _)| part.checks.iter().any(|c| c.kind == CheckKind::Structure))
+        .filter_map(|((ex, part), b)| {
+            b.build.as_ref().ok().map(|build| (format!("{}::{}", ex.id, part.name), build.ptx.as_str()))
+        })
+        .collect()
 }

@@ -440,11 +440,19 @@ impl Backend for CudaBackend {
         let cname = CString::new(kernel).map_err(|_| BackendError::MissingKernel(kernel.into()))?;
         let f = unsafe { result::module::get_function(m, cname) }
             .map_err(|_| BackendError::MissingKernel(kernel.into()))?;
-        launch_raw(f, cfg.grid, cfg.block, cfg.shared_bytes, self.stream, args).map_err(|e| {
-            match classify(&mut state, e) {
-                BackendError::Other(msg) => BackendError::LaunchFailed(msg),
-                other => other,
-            }
+        // The profiler's run (crate::counters) profiles these launches only:
+        // `ncu --profile-from-start off` skips the grader's own kernels between.
+        let profiled = crate::counters::collecting();
+        if profiled {
+            let _ = cudarc::driver::profiler_start();
+        }
+        let launched = launch_raw(f, cfg.grid, cfg.block, cfg.shared_bytes, self.stream, args);
+        if profiled {
+            let _ = cudarc::driver::profiler_stop();
+        }
+        launched.map_err(|e| match classify(&mut state, e) {
+            BackendError::Other(msg) => BackendError::LaunchFailed(msg),
+            other => other,
         })
     }
 

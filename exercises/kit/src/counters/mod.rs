@@ -26,6 +26,8 @@ use std::sync::{Mutex, OnceLock};
 use ptx_sim::Stats;
 use serde::{Deserialize, Serialize};
 
+pub mod cache;
+
 /// Set in the child run under `ncu`: the file its measurements' launches are written to.
 pub const COLLECT_ENV: &str = "CUDA_LAB_COUNTERS_COLLECT";
 /// `off` turns the GPU's counters off, `on` reads them also in a batch's
@@ -127,6 +129,23 @@ fn mode() -> &'static Mutex<Option<Mode>> {
     })
 }
 
+/// In the child run: the compute capability of the GPU its measurements run
+/// on, which it compiles for, as the grading run does (the same PTX, so the
+/// same kernels are counted as are graded and kept by digest: [`cache`]).
+pub fn collecting_arch() -> Option<(u32, u32)> {
+    let mut guard = mode().lock().unwrap_or_else(|p| p.into_inner());
+    let Some(Mode::Collect { gpu, .. }) = &mut *guard else { return None };
+    opened(gpu).map(|g| g.info().compute_capability)
+}
+
+/// The child run's GPU, opened on first use.
+fn opened(gpu: &mut Option<crate::Gpu>) -> Option<crate::Gpu> {
+    if gpu.is_none() {
+        *gpu = crate::Gpu::cuda(std::time::Duration::from_secs(20)).ok();
+    }
+    gpu.clone()
+}
+
 /// Whether this process is the child run whose measurements the counters are read for.
 pub fn collecting() -> bool {
     std::env::var_os(COLLECT_ENV).is_some()
@@ -179,10 +198,12 @@ pub(crate) fn for_key(key: &Key) -> Option<GpuCounters> {
 pub(crate) fn collect(keys: Vec<Key>, ptx: &str, run: impl FnOnce(&crate::Module) -> anyhow::Result<()>) {
     let mut guard = mode().lock().unwrap_or_else(|p| p.into_inner());
     let Some(Mode::Collect { log, gpu }) = &mut *guard else { return };
-    if gpu.is_none() {
-        *gpu = crate::Gpu::cuda(std::time::Duration::from_secs(20)).ok();
+    // A part whose figures for this PTX are kept is not profiled again.
+    let kept = cache::Cache::from_env();
+    if keys.first().is_some_and(|k| kept.is_some_and(|c| c.has(&cache::part_of(&k.check), &cache::digest(ptx)))) {
+        return;
     }
-    let Some(gpu) = gpu.clone() else { return };
+    let Some(gpu) = opened(gpu) else { return };
     let log = log.clone();
     drop(guard);
     gpu.log_launches(true);
@@ -201,7 +222,7 @@ pub(crate) fn collect(keys: Vec<Key>, ptx: &str, run: impl FnOnce(&crate::Module
 /// than the measured one are left out of its figures, as the simulator's
 /// measurement leaves them out. Where a launch has no row, matching stops:
 /// what follows cannot be told apart, and keeps the simulator's figures.
-pub fn per_measurement(launches: &[Launches], rows: &[CountedLaunch]) -> HashMap<Key, GpuCounters> {
+pub fn per_measurement(launches: &[Launches], rows: &[CountedLaunch]) -> Matched {
     let mut figures = HashMap::new();
     let mut rows = rows.iter();
     for m in launches {
@@ -209,7 +230,7 @@ pub fn per_measurement(launches: &[Launches], rows: &[CountedLaunch]) -> HashMap
         for kernel in &m.kernels {
             match rows.by_ref().find(|r| r.kernel == *kernel) {
                 Some(row) => mine.push(row),
-                None => return figures,
+                None => return Matched { figures, complete: false },
             }
         }
         if m.failed.is_some() {
@@ -225,7 +246,15 @@ pub fn per_measurement(launches: &[Launches], rows: &[CountedLaunch]) -> HashMap
             }
         }
     }
-    figures
+    Matched { figures, complete: true }
+}
+
+/// The counters of each measurement, and whether every launch found its row
+/// (only then may they be kept for later runs: [`cache`]).
+#[derive(Debug, Default)]
+pub struct Matched {
+    pub figures: HashMap<Key, GpuCounters>,
+    pub complete: bool,
 }
 
 /// A figure per request, 0 where nothing was requested.
@@ -332,7 +361,7 @@ mod tests {
             launches("b", "transpose", 0, &["transpose"]),
         ];
         let rows = vec![row("scan", 16), row("add_sums", 99), row("scan", 16), row("transpose", 128)];
-        let f = per_measurement(&log, &rows);
+        let f = per_measurement(&log, &rows).figures;
         let a = &f[&log[0].keys[0]];
         assert_eq!((a.launches, a.global_load_sectors, a.global_load_requests), (2, 32, 8));
         assert_eq!(f[&log[1].keys[0]].global_load_sectors, 128);
@@ -341,11 +370,13 @@ mod tests {
     #[test]
     fn the_graders_own_kernels_between_are_passed_over_and_a_lost_row_stops_the_match() {
         let log = vec![launches("a", "k", 0, &["k"]), launches("b", "t", 0, &["t"])];
-        let f = per_measurement(&log, &[row("first_difference", 1), row("k", 8), row("gather", 1), row("t", 4)]);
+        let matched = per_measurement(&log, &[row("first_difference", 1), row("k", 8), row("gather", 1), row("t", 4)]);
+        assert!(matched.complete);
+        let f = matched.figures;
         assert_eq!((f[&log[0].keys[0]].global_load_sectors, f[&log[1].keys[0]].global_load_sectors), (8, 4));
         // A row lost (ncu skipped a launch): nothing after it is trusted.
         let f = per_measurement(&log, &[row("t", 4)]);
-        assert!(f.is_empty(), "{f:?}");
+        assert!(f.figures.is_empty() && !f.complete, "{f:?}");
     }
 
     #[test]
