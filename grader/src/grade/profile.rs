@@ -128,14 +128,8 @@ impl PartTime {
     }
 }
 
-const COUNTERS: [Counter; 6] = [
-    Counter::GpuTiming,
-    Counter::CpuReference,
-    Counter::LockWait,
-    Counter::SimMeasure,
-    Counter::Compile,
-    Counter::HardwareCounters,
-];
+/// Every counter, in `kit::stats::Counter`'s order (read by discriminant).
+const COUNTERS: [Counter; 6] = stats::ALL;
 
 /// Started before a run's checks, on their thread; [`Clock::checked`] when
 /// they are done, [`Clock::finished`] when the run is scored.
@@ -160,18 +154,18 @@ impl Clock {
     pub fn finished(&self, finish_started: Instant, report: &GradeReport) -> PartTime {
         let now = Instant::now();
         let (checks_end, after) = self.checks.unwrap_or((finish_started, COUNTERS.map(stats::here)));
-        let d = |i: usize| after[i].saturating_sub(self.before[i]).as_secs_f64();
+        let d = |c: Counter| after[c as usize].saturating_sub(self.before[c as usize]).as_secs_f64();
         let checks_wall = checks_end.duration_since(self.started).as_secs_f64();
         let tests: f64 =
             report.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests).map(|t| t.duration_ms / 1e3).sum();
         let mut t = PartTime {
             wall: now.duration_since(self.started).as_secs_f64(),
-            gpu_timing: d(0),
-            cpu_reference: d(1),
-            lock_wait: d(2),
-            sim_measure: d(3),
-            compile: d(4),
-            counters: d(5),
+            gpu_timing: d(Counter::GpuTiming),
+            cpu_reference: d(Counter::CpuReference),
+            lock_wait: d(Counter::LockWait),
+            sim_measure: d(Counter::SimMeasure),
+            compile: d(Counter::Compile),
+            counters: d(Counter::HardwareCounters),
             queued: finish_started.saturating_duration_since(checks_end).as_secs_f64(),
             sanitizer: now.duration_since(finish_started.max(checks_end)).as_secs_f64(),
             ..Default::default()
