@@ -410,4 +410,25 @@ mod tests {
             assert!(job.existing_result().is_none(), "nothing is recorded, so a resumed batch grades it");
         });
     }
+
+    #[test]
+    fn every_process_of_a_batch_measures_one_draw_of_shapes_and_keeps_counters_in_the_batch() {
+        let batch = ChildSettings {
+            counters: Some((PathBuf::from("/out/counters-cache/x"), "ex01,ex07".into())),
+            ..settings(10.0)
+        };
+        let mut cmd = Command::new("true");
+        batch.child_env(&mut cmd, None);
+        let envs: std::collections::HashMap<String, String> = cmd
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_string_lossy().into_owned(), v?.to_string_lossy().into_owned())))
+            .collect();
+        assert_eq!(envs.get(kit::SHAPES_SECRET_ENV).map(String::as_str), Some("7"), "{envs:?}");
+        assert_eq!(envs.get(kit::counters::cache::ENV).map(String::as_str), Some("/out/counters-cache/x"));
+        assert_eq!(envs.get(crate::counters::SCOPE_ENV).map(String::as_str), Some("ex01,ex07"));
+        let alone = settings(10.0);
+        let mut cmd = Command::new("true");
+        alone.child_env(&mut cmd, None);
+        assert!(!cmd.get_envs().any(|(k, _)| k == kit::counters::cache::ENV), "no batch folder, no kept counters");
+    }
 }
