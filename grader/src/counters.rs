@@ -13,7 +13,11 @@
 //! only kernels it launches on the GPU are the measurements' own
 //! ([`kit::counters::COLLECT_ENV`]); the child writes which launches each
 //! measurement made, `ncu` exports one row per launch, and the two are zipped
-//! in launch order. Nothing timed runs under the profiler.
+//! in launch order. Nothing timed runs under the profiler. The child gets the
+//! run's shapes secret (`kit::SHAPES_SECRET_ENV`) and compiles for the GPU, so
+//! it measures the very launches the simulator measures. In a batch
+//! ([`kit::counters::cache`]) one child profiles a whole submission, and
+//! what it read is kept per part and PTX for the batch's other parts.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
