@@ -14,6 +14,7 @@ use super::compile::{compile_options, compile_part, print_diagnostics, BuiltPart
 use super::environment::{open_environment, yardstick_compiler};
 use super::finish::{Checked, Pending, Stage};
 use super::no_compiler::without_compiler;
+use super::side_by_side;
 use super::trial::{in_running_order, make_trial};
 use super::{BackendChoice, Options};
 use crate::ahead::Ahead;
@@ -115,11 +116,16 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
         println!("hardware counters: {}", env_report.counters.as_deref().unwrap_or_default());
     }
     let yardstick_compiler = compiler_for_env.clone().map(|c| yardstick_compiler(c, can_time));
-    let env = Arc::new(
-        RunEnv::new(opts.seed, gpu.clone(), yardstick_compiler, options.clone()).with_shapes_secret(shapes_secret),
-    );
+    let new_env = |gpu: Option<kit::Gpu>| {
+        Arc::new(
+            RunEnv::new(opts.seed, gpu, yardstick_compiler.clone(), options.clone()).with_shapes_secret(shapes_secret),
+        )
+    };
+    let env = new_env(gpu.clone());
+    // On the simulator, parts are graded side by side, a simulator each (side_by_side).
+    let threads = side_by_side::threads(gpu.as_ref(), parts.iter().filter(|b| b.build.is_ok()).count());
     let records: Arc<Mutex<HashMap<String, TestReport>>> = Arc::default();
-    let mut trials = Vec::new();
+    let (mut by_part, mut all_turns) = (Vec::new(), Vec::new());
     // Tests that cannot run here, and why; and those judged by a stand-in instead.
     let mut ignored: HashMap<String, &'static str> = HashMap::new();
     let mut stand_ins = std::collections::HashSet::new();
@@ -133,6 +139,13 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     for ex in exercises {
         for part in &ex.parts {
             let built = built_iter.next().expect("one build per part");
+            let (env, turns) = match threads {
+                1 => (env.clone(), None),
+                _ => (new_env(Some(side_by_side::simulator(opts.backend, opts.timeout))), Some(Arc::default())),
+            };
+            all_turns.extend(turns.clone());
+            let turn = || turns.as_ref().map(|t: &Arc<side_by_side::Turns>| (t.clone(), t.enrol()));
+            let mut trials = Vec::new();
             // The part's correctness checks, whose outcome decides what the others count for.
             let correctness: Arc<Vec<String>> = Arc::new(
                 part.checks
@@ -175,13 +188,16 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                         // The measured stand-in grades the lesson instead.
                         Some(stand_in) => {
                             let stand_in = kit::Check { run: stand_in.clone(), ..check.clone() };
-                            make_trial(name, stand_in, built, env.clone(), records.clone(), correctness.clone())
+                            let turn = turn();
+                            let t = make_trial(name, stand_in, built, &env, &records, &correctness, turn.clone());
+                            (t, turn)
                         }
                         None => {
                             ignored.insert(name.clone(), calibrate::NOT_GRADED_HERE);
-                            Trial::test(name.clone(), || Ok(()))
+                            let t = Trial::test(name.clone(), || Ok(()))
                                 .with_ignored_flag(true)
-                                .with_kind(calibrate::NOT_GRADED_HERE)
+                                .with_kind(calibrate::NOT_GRADED_HERE);
+                            (t, None)
                         }
                     };
                     trials.push(trial);
@@ -191,27 +207,32 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                     Some((_, Instead::StandIn)) => {
                         stand_ins.insert(name.clone());
                         let stand_in = kit::Check { run: check.stand_in.clone().expect("has one"), ..check.clone() };
-                        make_trial(name, stand_in, built, env.clone(), records.clone(), correctness.clone())
+                        let turn = turn();
+                        (make_trial(name, stand_in, built, &env, &records, &correctness, turn.clone()), turn)
                     }
                     Some((reason, _)) => {
                         ignored.insert(name.clone(), reason);
-                        Trial::test(name.clone(), || Ok(())).with_ignored_flag(true).with_kind(reason)
+                        (Trial::test(name.clone(), || Ok(())).with_ignored_flag(true).with_kind(reason), None)
                     }
                     None => {
                         if let (true, Ok(build)) = (Ahead::wanted(check), &built.build) {
                             ahead_jobs.push((name.clone(), check.clone(), build.clone()));
                         }
-                        make_trial(name, check.clone(), built, env.clone(), records.clone(), correctness.clone())
+                        let turn = turn();
+                        (make_trial(name, check.clone(), built, &env, &records, &correctness, turn.clone()), turn)
                     }
                 };
                 trials.push(trial);
             }
+            by_part.push(trials);
         }
     }
 
     let mut args = opts.test_args.clone();
-    // Kernels are timed; two checks must never share the GPU.
-    args.test_threads = Some(1);
+    // Kernels are timed: two checks must never share a GPU. On the
+    // simulator, parts may run side by side, a part's checks in turn.
+    args.test_threads = Some(threads);
+    let trials = side_by_side::interleave(by_part, &args);
     // The sanitizer pass runs on other cores while the GPU works through the tests.
     let pass =
         (!replays.is_empty()).then(|| sanitize::Pass::start(replays, opts.seed, compiler_for_env, options.clone()));
@@ -220,6 +241,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     let whole_run = args.filter.is_none() && args.skip.is_empty() && !args.ignored;
     let ahead = (can_time && whole_run).then(|| Ahead::start(opts.seed, options, ahead_jobs));
     let conclusion = libtest_mimic::run(&args, trials);
+    side_by_side::credit(&all_turns);
     if kit::counters::collecting() {
         // The child run under the profiler: its launches were all it was for,
         // and the parts it measured may be kept (kit::counters::cache).

@@ -13,6 +13,7 @@ use libtest_mimic::{Completion, Failed, Trial};
 
 use super::compile::BuiltPart;
 use super::profile::{collect_profiles, discard_profiles};
+use super::side_by_side::Place;
 use crate::not_graded_here;
 use crate::report::{Status, TestReport};
 use crate::verdict::{NoFile, NotCompiled, Verdict};
@@ -34,14 +35,19 @@ pub(super) fn make_trial(
     name: String,
     check: kit::Check,
     built: &BuiltPart,
-    env: Arc<RunEnv>,
-    records: Arc<Mutex<HashMap<String, TestReport>>>,
-    correctness: Arc<Vec<String>>,
+    env: &Arc<RunEnv>,
+    records: &Arc<Mutex<HashMap<String, TestReport>>>,
+    correctness: &Arc<Vec<String>>,
+    turn: Place,
 ) -> Trial {
     let build = built.build.clone();
     let rel = built.rel.clone();
     let missing = built.report.missing;
+    let (env, records, correctness) = (env.clone(), records.clone(), correctness.clone());
     Trial::ignorable_test(name.clone(), move || {
+        // Side by side on the simulator: after the part's checks before it.
+        let _turn = turn.as_ref().map(|(turns, index)| turns.wait(*index));
+        let _spending = turn.as_ref().map(|(turns, _)| turns.spending());
         let start = Instant::now();
         let cpu_before = kit::stats::get(kit::stats::Counter::CpuReference);
         // A fatal error of an earlier check left nothing this one could run on.
