@@ -276,15 +276,7 @@ pub fn collect(
     if let Some(cache) = keep {
         cmd.env(kit::counters::cache::ENV, cache.dir());
     }
-    // Where workers share the GPU (a batch, `kit::gpu_lock`) the profiler has
-    // it to itself: no timing runs beside its replays, and no other worker's
-    // kernel beside the launches it counts. The child takes no lock of its
-    // own (it would queue behind this one); without the lock both are no-ops.
-    cmd.env_remove(kit::gpu_lock::ENV).env_remove(kit::gpu_lock::FD_ENV);
-    let sole = kit::gpu_lock::exclusive();
-    let out = cmd.output().with_context(|| format!("starting {}", ncu.display()));
-    drop(sole);
-    let out = out?;
+    let out = cmd.output().with_context(|| format!("starting {}", ncu.display()))?;
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     if said.contains("ERR_NVGPUCTRPERM") {
         bail!("this user may not read the GPU's performance counters (the driver restricts them to administrators: NVreg_RestrictProfilingToAdminUsers)");
@@ -369,33 +361,6 @@ mod tests {
         assert_eq!(rows[0].kernel, "transpose_coalesced");
         assert_eq!((rows[0].counters.global_load_requests, rows[0].counters.global_load_sectors), (32, 128));
         assert_eq!(rows[1].counters.global_load_sectors, 32768);
-    }
-
-    #[test]
-    fn the_profiler_has_a_shared_gpu_to_itself_and_its_child_takes_no_lock() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let (lock, seen, ncu) = (dir.path().join("gpu.lock"), dir.path().join("seen"), dir.path().join("ncu"));
-        // A stand-in for `ncu`: says whether the GPU was free while it ran and
-        // which lock its child would take.
-        let script = format!(
-            "#!/usr/bin/env python3\nimport fcntl, os\nf = open({lock:?}, 'a')\n\
-             try:\n    fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB); free = 'free'\n\
-             except OSError:\n    free = 'held'\n\
-             open({seen:?}, 'w').write(free + ' ' + os.environ.get('{}', '-') + ' ' + os.environ.get('{}', '-'))\n\
-             print('==PROF== No kernels were profiled.')\n",
-            kit::gpu_lock::ENV,
-            kit::gpu_lock::FD_ENV,
-        );
-        std::fs::write(&ncu, script).unwrap();
-        std::fs::set_permissions(&ncu, std::fs::Permissions::from_mode(0o755)).unwrap();
-        // Other tests of this process that touch a backend meanwhile only wait a moment.
-        std::env::set_var(kit::gpu_lock::ENV, &lock);
-        let child = Child { exe: "/bin/true".into(), args: Vec::new(), shapes_secret: 1 };
-        let matched = collect(&ncu, &child, None);
-        std::env::remove_var(kit::gpu_lock::ENV);
-        assert!(matched.unwrap().figures.is_empty());
-        assert_eq!(std::fs::read_to_string(&seen).unwrap(), "held - -", "the GPU was another's while profiled");
     }
 
     #[test]
