@@ -176,11 +176,17 @@ pub fn run(opts: &Options) -> Result<Summary> {
     let scope: Vec<&str> = opts.exercises.iter().map(|e| e.id).collect();
     settings.counters = Some((kept, scope.join(",")));
     let parts_reused = plans.iter().map(|p| p.jobs.len() - p.pending.len()).sum();
-    let mode = schedule::Mode {
-        isolate: opts.isolate,
-        workers_per_gpu: opts.workers_per_gpu.unwrap_or_else(|| defaults::workers_per_gpu(opts.backend)),
-        regrade_hangs: opts.regrade_hangs,
-    };
+    let counting = kit::counters::turned_off().is_none();
+    let workers_per_gpu = opts.workers_per_gpu.unwrap_or_else(|| defaults::workers_per_gpu(opts.backend, counting));
+    // Said where counting changed the default (a GPU's run: the simulator reads none).
+    if counting && opts.workers_per_gpu.is_none() && workers_per_gpu != defaults::workers_per_gpu(opts.backend, false) {
+        println!(
+            "the GPU's counters are read (CUDA_LAB_COUNTERS={}): {} per GPU (--workers-per-gpu N for more)",
+            std::env::var(kit::counters::ENV).unwrap_or_default(),
+            crate::words::count(workers_per_gpu, "worker"),
+        );
+    }
+    let mode = schedule::Mode { isolate: opts.isolate, workers_per_gpu, regrade_hangs: opts.regrade_hangs };
     let mut graded = schedule::grade_all(&plans, &settings, &gpus.ids, compiler.clone(), mode);
     // Timings disturbed by something beside the kernel (its witness spread
     // too) are graded again by fresh workers at the end (batch::retime).
