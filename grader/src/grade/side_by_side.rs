@@ -133,11 +133,22 @@ impl Drop for Turn<'_> {
     }
 }
 
+/// The trials in the order the test runner takes them. `parts` holds each
+/// part's trials with the turn each was enrolled with (none for a trial made
+/// without one: it does not take turns). On one thread (a GPU) the parts run
+/// one after the other, in the order [`crate::ahead`] computes their inputs
+/// in; side by side they are interleaved.
+pub(super) fn running_order(parts: Vec<Vec<(Trial, Place)>>, args: &Arguments) -> Vec<Trial> {
+    if args.test_threads.unwrap_or(1) > 1 {
+        interleave(parts, args)
+    } else {
+        parts.into_iter().flatten().map(|(trial, _)| trial).collect()
+    }
+}
+
 /// The trials of every part, one from each in turn, with each part's turns
-/// told which of its trials will run under `args`. `parts` holds each part's
-/// trials with the turn each was enrolled with (none for a trial made
-/// without one: it does not take turns).
-pub(super) fn interleave(parts: Vec<Vec<(Trial, Place)>>, args: &Arguments) -> Vec<Trial> {
+/// told which of its trials will run under `args`.
+fn interleave(parts: Vec<Vec<(Trial, Place)>>, args: &Arguments) -> Vec<Trial> {
     let mut queues: Vec<std::collections::VecDeque<_>> = parts.into_iter().map(Into::into).collect();
     let mut out = Vec::new();
     while queues.iter().any(|q| !q.is_empty()) {
@@ -180,7 +191,7 @@ mod tests {
         }
         // One trial filtered out: the next of its part does not wait for it.
         let args = Arguments { test_threads: Some(4), skip: vec!["a::1".into()], quiet: true, ..Default::default() };
-        let trials = interleave(parts, &args);
+        let trials = running_order(parts, &args);
         assert!(!libtest_mimic::run(&args, trials).has_failed());
         let log = log.lock().unwrap().clone();
         for part in ["a", "b"] {
@@ -193,5 +204,16 @@ mod tests {
         }
         let first_end = log.iter().position(|l| l.starts_with("end")).unwrap();
         assert!(first_end >= 2, "two parts' first trials overlap: {log:?}");
+    }
+
+    #[test]
+    fn on_one_thread_the_parts_run_one_after_the_other() {
+        let parts: Vec<Vec<(Trial, Place)>> = ["a", "b"]
+            .iter()
+            .map(|part| (0..3).map(|i| (Trial::test(format!("{part}::{i}"), || Ok(())), None)).collect())
+            .collect();
+        let args = Arguments { test_threads: Some(1), ..Default::default() };
+        let names: Vec<String> = running_order(parts, &args).iter().map(|t| t.name().to_string()).collect();
+        assert_eq!(names, ["a::0", "a::1", "a::2", "b::0", "b::1", "b::2"]);
     }
 }

@@ -232,7 +232,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     // Kernels are timed: two checks must never share a GPU. On the
     // simulator, parts may run side by side, a part's checks in turn.
     args.test_threads = Some(threads);
-    let trials = side_by_side::interleave(by_part, &args);
+    let trials = side_by_side::running_order(by_part, &args);
     // The sanitizer pass runs on other cores while the GPU works through the tests.
     let pass =
         (!replays.is_empty()).then(|| sanitize::Pass::start(replays, opts.seed, compiler_for_env, options.clone()));
