@@ -3,6 +3,7 @@
 
 use super::alu::{b32, b64, f32of, f64of, ftz32, sext};
 use super::ops::lanes;
+use super::sanitize::shared_mask;
 use super::Exec;
 use crate::error::SimError;
 use crate::global_race::Kind as GKind;
@@ -44,14 +45,32 @@ pub(super) struct MemAccess {
     pub addr: Addr,
 }
 
-/// The resolved lanes of one warp access.
-// The fast variant lives on the stack on purpose; the rare one is boxed.
-#[allow(clippy::large_enum_variant)]
+/// Where the lanes of one warp access landed.
 pub(super) enum Access {
-    /// All lanes in one region: byte offsets into it.
-    Uniform(Region, [usize; 32]),
+    /// All lanes in one region: their byte offsets into it are [`Lanes::offs`].
+    Uniform(Region),
     /// Lanes in different allocations or spaces (rare).
     Mixed(Box<[Option<Place>; 32]>),
+}
+
+/// One warp access, resolved: each lane's address and where it landed. Its
+/// two arrays are large (256 bytes each): they are filled where the `Lanes`
+/// lives, in the frame of `ld`/`st`/`atom`, and only borrowed after that
+/// (returning and moving them by value was a tenth of a run's time).
+pub(super) struct Lanes {
+    pub addrs: [u64; 32],
+    /// Per lane, its byte offset into the region ([`Access::Uniform`]); for
+    /// [`Access::Mixed`], its offset into shared memory where its place is
+    /// shared (other lanes' entries mean nothing).
+    pub offs: [usize; 32],
+    pub acc: Access,
+}
+
+impl Lanes {
+    #[inline(always)]
+    fn new() -> Self {
+        Lanes { addrs: [0; 32], offs: [0; 32], acc: Access::Uniform(Region::Param) }
+    }
 }
 
 enum Fault {
@@ -155,7 +174,15 @@ impl Exec<'_> {
     /// Per-lane addresses of a memory operand.
     #[inline]
     pub(super) fn addrs(&self, w: usize, m: u32, addr: Addr) -> [u64; 32] {
-        let mut out = [addr.offset as u64; 32];
+        let mut out = [0; 32];
+        self.addrs_into(w, m, addr, &mut out);
+        out
+    }
+
+    /// [`Exec::addrs`] into `out` (the load/store path's, in place).
+    #[inline]
+    fn addrs_into(&self, w: usize, m: u32, addr: Addr, out: &mut [u64; 32]) {
+        *out = [addr.offset as u64; 32];
         if addr.base != NO_REG {
             let rb = w * self.nslots * LANES + addr.base as usize;
             let mut mm = m;
@@ -169,50 +196,49 @@ impl Exec<'_> {
                 out[l] = b.wrapping_add(addr.offset as u64);
             }
         }
-        out
     }
 
     /// Resolves all active lanes, reporting the first fault in lane order (the
     /// general path: lanes may land in different allocations or spaces).
+    #[cold]
     fn resolve_mixed(
         &self,
         w: usize,
         pc: usize,
         m: u32,
         space: Space,
-        addrs: &[u64; 32],
         len: usize,
-    ) -> Result<Access, SimError> {
+        ln: &mut Lanes,
+    ) -> Result<(), SimError> {
         let mut places = Box::new([None; 32]);
         let mut mm = m;
         while mm != 0 {
             let l = mm.trailing_zeros() as usize;
             mm &= mm - 1;
-            let a = addrs[l];
+            let a = ln.addrs[l];
             if a % len as u64 != 0 {
                 return Err(self.fault(Fault::Misaligned, space, a, len as u32, w, l, pc));
             }
             match self.place(space, a, len, w * 32 + l) {
-                Some(p) => places[l] = Some(p),
+                Some(p) => {
+                    if let Place::Shared(o) = p {
+                        ln.offs[l] = o;
+                    }
+                    places[l] = Some(p)
+                }
                 None => return Err(self.fault(Fault::Illegal, space, a, len as u32, w, l, pc)),
             }
         }
-        Ok(Access::Mixed(places))
+        ln.acc = Access::Mixed(places);
+        Ok(())
     }
 
     /// Resolves the active lanes. The fast path: all lanes in one region (one
     /// allocation, the block's shared memory, the threads' local frames).
+    /// `ln.addrs` in, `ln.offs` and `ln.acc` out.
     #[inline]
-    fn resolve(
-        &self,
-        w: usize,
-        pc: usize,
-        m: u32,
-        space: Space,
-        addrs: &[u64; 32],
-        len: usize,
-    ) -> Result<Access, SimError> {
-        let a0 = addrs[m.trailing_zeros() as usize];
+    fn resolve(&self, w: usize, pc: usize, m: u32, space: Space, len: usize, ln: &mut Lanes) -> Result<(), SimError> {
+        let a0 = ln.addrs[m.trailing_zeros() as usize];
         let mut space_r = space;
         let mut base = 0u64;
         if space == Space::Generic {
@@ -223,7 +249,7 @@ impl Exec<'_> {
             } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&a0) {
                 (space_r, base) = (Space::Local, LOCAL_WINDOW);
             } else {
-                return self.resolve_mixed(w, pc, m, space, addrs, len);
+                return self.resolve_mixed(w, pc, m, space, len, ln);
             }
         }
         let lb = self.k.local_bytes as usize;
@@ -236,60 +262,42 @@ impl Exec<'_> {
                     base = self.mem.allocs[alloc].base;
                     (Region::Global(alloc), self.mem.allocs[alloc].data.len())
                 }
-                _ => return self.resolve_mixed(w, pc, m, space, addrs, len),
+                _ => return self.resolve_mixed(w, pc, m, space, len, ln),
             },
         };
-        let mut offs = [0usize; 32];
         let mut ok = true;
         let amask = len as u64 - 1;
         let lim = limit.saturating_sub(len) as u64;
+        let (addrs, offs) = (&ln.addrs, &mut ln.offs);
         lanes(m, |l| {
             let rel = addrs[l].wrapping_sub(base);
             ok &= rel <= lim && addrs[l] & amask == 0;
             offs[l] = rel as usize;
         });
         if !ok || limit < len {
-            return self.resolve_mixed(w, pc, m, space, addrs, len);
+            return self.resolve_mixed(w, pc, m, space, len, ln);
         }
         if region == Region::Local {
             lanes(m, |l| offs[l] += (w * 32 + l) * lb);
         }
-        Ok(Access::Uniform(region, offs))
+        ln.acc = Access::Uniform(region);
+        Ok(())
     }
 
     /// Coalescing / bank statistics and race checks for one warp access.
     #[allow(clippy::too_many_arguments)]
-    fn account(
-        &mut self,
-        w: usize,
-        pc: usize,
-        m: u32,
-        addrs: &[u64; 32],
-        acc: &Access,
-        len: usize,
-        store: bool,
-        atomic: bool,
-        quiet: u32,
-    ) {
-        // per-lane classification: 0 global, 1 shared (offset), 2 local, 3 other
-        let mut shared_offs = [0usize; 32];
-        let mut smask = 0u32;
+    fn account(&mut self, w: usize, pc: usize, m: u32, ln: &Lanes, len: usize, store: bool, atomic: bool, quiet: u32) {
+        let (addrs, acc) = (&ln.addrs, &ln.acc);
+        // the lanes in shared memory (at `shared_offs`), in global and in local memory
+        let (smask, shared_offs) = (shared_mask(ln, m), &ln.offs);
         let mut gmask = 0u32;
         let mut lmask = 0u32;
         match acc {
-            Access::Uniform(Region::Shared, offs) => {
-                smask = m;
-                shared_offs = *offs;
-            }
-            Access::Uniform(Region::Global(_), _) => gmask = m,
-            Access::Uniform(Region::Local, _) => lmask = m,
-            Access::Uniform(Region::Param, _) => {}
+            Access::Uniform(Region::Global(_)) => gmask = m,
+            Access::Uniform(Region::Local) => lmask = m,
+            Access::Uniform(Region::Shared | Region::Param) => {}
             Access::Mixed(places) => lanes(m, |l| match places[l] {
                 Some(Place::Global { .. }) => gmask |= 1 << l,
-                Some(Place::Shared(o)) => {
-                    smask |= 1 << l;
-                    shared_offs[l] = o;
-                }
                 Some(Place::Local(_)) => lmask |= 1 << l,
                 _ => {}
             }),
@@ -311,12 +319,12 @@ impl Exec<'_> {
                         sink,
                         len,
                         lanes: smask,
-                        offs: shared_offs,
+                        offs: *shared_offs,
                     });
                 }
             } else {
                 // a store that left the bytes as they were cannot be observed by anyone
-                rd.access_warp(&shared_offs, smask & !quiet, len, w as u32, pc as u32, kind);
+                rd.access_warp(shared_offs, smask & !quiet, len, w as u32, pc as u32, kind);
             }
         }
         if let Some(g) = &mut self.grace {
@@ -331,8 +339,8 @@ impl Exec<'_> {
             let is_const = matches!(self.k.code[pc].op, Op::Ld { space: Space::Const, .. });
             let lanes_g = if is_const { 0 } else { gmask & !quiet };
             match acc {
-                Access::Uniform(Region::Global(i), offs) => {
-                    g.access_warp(*i, self.mem.allocs[*i].base, offs, lanes_g, len, pc as u32, kind);
+                Access::Uniform(Region::Global(i)) => {
+                    g.access_warp(*i, self.mem.allocs[*i].base, &ln.offs, lanes_g, len, pc as u32, kind);
                 }
                 Access::Mixed(places) => lanes(lanes_g, |l| {
                     if let Some(Place::Global { alloc, off }) = places[l] {
@@ -365,7 +373,7 @@ impl Exec<'_> {
             _ => {}
         }
         if atomic {
-            st.atomic(addrs, gmask, &shared_offs, smask);
+            st.atomic(addrs, gmask, shared_offs, smask);
         }
         let t = &mut st.totals;
         let (mut sectors, mut wave, mut conflicts, mut ways) = (0, 0, 0, 0);
@@ -386,7 +394,7 @@ impl Exec<'_> {
             }
         }
         if smask != 0 {
-            let (wf, phases, mw) = bank_wavefronts(&shared_offs, smask, len as u32);
+            let (wf, phases, mw) = bank_wavefronts(shared_offs, smask, len as u32);
             wave = wf;
             conflicts = wf - phases;
             ways = mw;
@@ -430,8 +438,8 @@ impl Exec<'_> {
     }
 
     /// What a load or store `at` by lanes `m` touches, after the guard-zone
-    /// and shared-bounds checks that both make: the element size, the bytes
-    /// per lane, each lane's address and where it lands.
+    /// and shared-bounds checks that both make: each lane's address and where
+    /// it lands, into `ln`; returns the element size and the bytes per lane.
     #[inline]
     fn checked(
         &mut self,
@@ -440,24 +448,27 @@ impl Exec<'_> {
         m: u32,
         at: MemAccess,
         store: bool,
-    ) -> Result<(usize, usize, [u64; 32], Access), SimError> {
+        ln: &mut Lanes,
+    ) -> Result<(usize, usize), SimError> {
         let MemAccess { space, ty, vec, addr } = at;
         let es = ty.size as usize;
         let len = es * vec as usize;
-        let addrs = self.addrs(w, m, addr);
-        let acc = self.resolve(w, pc, m, space, &addrs, len)?;
-        self.check_zones(w, pc, m, &acc, &addrs, len, store)?;
-        self.check_shared_bounds(w, pc, m, &acc, len, store)?;
-        Ok((es, len, addrs, acc))
+        self.addrs_into(w, m, addr, &mut ln.addrs);
+        self.resolve(w, pc, m, space, len, ln)?;
+        self.check_zones(w, pc, m, ln, len, store)?;
+        self.check_shared_bounds(w, pc, m, ln, len, store)?;
+        Ok((es, len))
     }
 
     pub(super) fn ld(&mut self, w: usize, pc: usize, m: u32, at: MemAccess, dst: [Reg; 4]) -> Result<(), SimError> {
-        let (es, len, addrs, acc) = self.checked(w, pc, m, at, false)?;
+        let mut ln = Lanes::new();
+        let (es, len) = self.checked(w, pc, m, at, false, &mut ln)?;
         let (ty, vec) = (at.ty, at.vec);
-        self.check_initialised(w, pc, m, &acc, len);
+        self.check_initialised(w, pc, m, &ln, len);
         let rb = w * self.nslots * LANES;
-        match &acc {
-            Access::Uniform(region, offs) => {
+        let offs = &ln.offs;
+        match &ln.acc {
+            Access::Uniform(region) => {
                 let data = region_slice(self.mem, &self.shared, &self.local, self.params, *region);
                 let regs = &mut self.regs[rb..rb + self.nslots * LANES];
                 if vec == 1 {
@@ -510,18 +521,20 @@ impl Exec<'_> {
             }
         }
         if self.stats.is_some() || self.race.is_some() || self.grace.is_some() {
-            self.account(w, pc, m, &addrs, &acc, len, false, false, 0);
+            self.account(w, pc, m, &ln, len, false, false, 0);
         }
         Ok(())
     }
 
     pub(super) fn st(&mut self, w: usize, pc: usize, m: u32, at: MemAccess, src: [Reg; 4]) -> Result<(), SimError> {
-        let (es, len, addrs, acc) = self.checked(w, pc, m, at, true)?;
+        let mut ln = Lanes::new();
+        let (es, len) = self.checked(w, pc, m, at, true, &mut ln)?;
         let vec = at.vec;
         let rb = w * self.nslots * LANES;
         let mut quiet = 0u32;
-        match &acc {
-            Access::Uniform(Region::Shared, offs) if self.race.is_some() && vec == 1 && es == 4 => {
+        let (addrs, offs) = (&ln.addrs, &ln.offs);
+        match &ln.acc {
+            Access::Uniform(Region::Shared) if self.race.is_some() && vec == 1 && es == 4 => {
                 // lane by lane, in lane order, noting which lanes change nothing
                 let s = src[0] as usize;
                 lanes(m, |l| {
@@ -534,7 +547,7 @@ impl Exec<'_> {
                     *word = new;
                 });
             }
-            Access::Uniform(Region::Shared, offs) if self.race.is_some() => {
+            Access::Uniform(Region::Shared) if self.race.is_some() => {
                 lanes(m, |l| {
                     let mut b = [0u8; 32];
                     for (e, &s) in src.iter().enumerate().take(vec as usize) {
@@ -547,7 +560,7 @@ impl Exec<'_> {
                     self.shared[o..o + len].copy_from_slice(&b[..len]);
                 });
             }
-            Access::Uniform(Region::Global(i), offs) if self.grace.is_some() && vec == 1 && es == 4 => {
+            Access::Uniform(Region::Global(i)) if self.grace.is_some() && vec == 1 && es == 4 => {
                 let (s, data) = (src[0] as usize, &mut self.mem.allocs[*i].data);
                 lanes(m, |l| {
                     let new = (self.regs[rb + s + l] as u32).to_le_bytes();
@@ -558,7 +571,7 @@ impl Exec<'_> {
                     *word = new;
                 });
             }
-            Access::Uniform(Region::Global(i), offs) if self.grace.is_some() => {
+            Access::Uniform(Region::Global(i)) if self.grace.is_some() => {
                 // lane by lane, in lane order, noting which lanes change nothing
                 let data = &mut self.mem.allocs[*i].data;
                 lanes(m, |l| {
@@ -573,12 +586,11 @@ impl Exec<'_> {
                     data[o..o + len].copy_from_slice(&b[..len]);
                 });
             }
-            Access::Uniform(Region::Param, offs) => {
+            Access::Uniform(Region::Param) => {
                 let l = m.trailing_zeros() as usize;
-                let _ = offs;
                 return Err(self.fault(Fault::Illegal, Space::KParam, addrs[l], len as u32, w, l, pc));
             }
-            Access::Uniform(region, offs) => {
+            Access::Uniform(region) => {
                 let regs = &self.regs[rb..rb + self.nslots * LANES];
                 let data = region_slice_mut(self.mem, &mut self.shared, &mut self.local, *region);
                 if vec == 1 {
@@ -621,9 +633,9 @@ impl Exec<'_> {
                 }
             }
         }
-        self.mark_initialised(m, &acc, len);
+        self.mark_initialised(m, &ln, len);
         if self.stats.is_some() || self.race.is_some() || self.grace.is_some() {
-            self.account(w, pc, m, &addrs, &acc, len, true, false, quiet);
+            self.account(w, pc, m, &ln, len, true, false, quiet);
         }
         Ok(())
     }
@@ -643,21 +655,22 @@ impl Exec<'_> {
         b: Reg,
     ) -> Result<(), SimError> {
         let len = (ty.bits() / 8) as usize;
-        let addrs = self.addrs(w, m, addr);
-        let acc = self.resolve(w, pc, m, space, &addrs, len)?;
-        let bad = match &acc {
-            Access::Uniform(Region::Param | Region::Local, _) => Some(m.trailing_zeros() as usize),
+        let mut ln = Lanes::new();
+        self.addrs_into(w, m, addr, &mut ln.addrs);
+        self.resolve(w, pc, m, space, len, &mut ln)?;
+        let bad = match &ln.acc {
+            Access::Uniform(Region::Param | Region::Local) => Some(m.trailing_zeros() as usize),
             Access::Uniform(..) => None,
             Access::Mixed(places) => {
                 (0..32).find(|&l| matches!(places[l], Some(Place::Param(_)) | Some(Place::Local(_))))
             }
         };
         if let Some(l) = bad {
-            return Err(self.fault(Fault::Illegal, space, addrs[l], len as u32, w, l, pc));
+            return Err(self.fault(Fault::Illegal, space, ln.addrs[l], len as u32, w, l, pc));
         }
-        self.check_zones(w, pc, m, &acc, &addrs, len, true)?;
-        self.check_shared_bounds(w, pc, m, &acc, len, true)?;
-        self.check_initialised(w, pc, m, &acc, len);
+        self.check_zones(w, pc, m, &ln, len, true)?;
+        self.check_shared_bounds(w, pc, m, &ln, len, true)?;
+        self.check_initialised(w, pc, m, &ln, len);
         let rb = w * self.nslots * LANES;
         let wd = ty.bits();
         let mk = super::alu::mask(wd);
@@ -667,10 +680,9 @@ impl Exec<'_> {
             mm &= mm - 1;
             let x = self.regs[rb + a as usize + l] & mk;
             let y = if b != NO_REG { self.regs[rb + b as usize + l] & mk } else { 0 };
-            let bytes = match &acc {
-                Access::Uniform(region, offs) => {
-                    &mut region_slice_mut(self.mem, &mut self.shared, &mut self.local, *region)[offs[l]..offs[l] + len]
-                }
+            let bytes = match &ln.acc {
+                Access::Uniform(region) => &mut region_slice_mut(self.mem, &mut self.shared, &mut self.local, *region)
+                    [ln.offs[l]..ln.offs[l] + len],
                 Access::Mixed(places) => self.bytes_mut(places[l].unwrap(), len),
             };
             let old = read_le(bytes, len);
@@ -680,9 +692,9 @@ impl Exec<'_> {
                 self.regs[rb + d as usize + l] = old;
             }
         }
-        self.mark_initialised(m, &acc, len);
+        self.mark_initialised(m, &ln, len);
         if self.stats.is_some() || self.race.is_some() || self.grace.is_some() {
-            self.account(w, pc, m, &addrs, &acc, len, false, true, 0);
+            self.account(w, pc, m, &ln, len, false, true, 0);
         }
         Ok(())
     }

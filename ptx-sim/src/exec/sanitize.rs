@@ -4,7 +4,7 @@
 //! tracked per byte), and which lanes of a shared store leave memory as it was
 //! (harmless to the race detector: racecheck's same-value write).
 
-use super::mem::{Access, Place, Region};
+use super::mem::{Access, Lanes, Place, Region};
 use super::ops::lanes;
 use super::Exec;
 use crate::error::SimError;
@@ -13,20 +13,21 @@ use crate::error::SimError;
 /// counter "cleared" to 0 without a barrier is a write that changes memory.
 pub(crate) const SHARED_POISON: u8 = 0xA5;
 
-/// Shared-memory lanes of one warp access: their mask and byte offsets.
-pub(super) fn shared_lanes(acc: &Access, m: u32) -> (u32, [usize; 32]) {
-    match acc {
-        Access::Uniform(Region::Shared, offs) => (m, *offs),
-        Access::Uniform(..) => (0, [0; 32]),
+/// The mask of the shared-memory lanes of one warp access; their byte offsets
+/// are `ln.offs` (borrowed where needed, not copied: this runs on every access).
+#[inline]
+pub(super) fn shared_mask(ln: &Lanes, m: u32) -> u32 {
+    match &ln.acc {
+        Access::Uniform(Region::Shared) => m,
+        Access::Uniform(..) => 0,
         Access::Mixed(places) => {
-            let (mut sm, mut offs) = (0u32, [0usize; 32]);
+            let mut sm = 0u32;
             lanes(m, |l| {
-                if let Some(Place::Shared(o)) = places[l] {
+                if let Some(Place::Shared(_)) = places[l] {
                     sm |= 1 << l;
-                    offs[l] = o;
                 }
             });
-            (sm, offs)
+            sm
         }
     }
 }
@@ -39,17 +40,17 @@ impl Exec<'_> {
         w: usize,
         pc: usize,
         m: u32,
-        acc: &Access,
-        addrs: &[u64; 32],
+        ln: &Lanes,
         len: usize,
         write: bool,
     ) -> Result<(), SimError> {
         if !self.any_zones {
             return Ok(());
         }
+        let (addrs, offs) = (&ln.addrs, &ln.offs);
         let mut hit = None;
-        match acc {
-            Access::Uniform(Region::Global(i), offs) => {
+        match &ln.acc {
+            Access::Uniform(Region::Global(i)) => {
                 let a = &self.mem.allocs[*i];
                 // zones sit at the allocation's edges: lanes spanning none of them are the rule
                 let (mut lo, mut hi) = (usize::MAX, 0);
@@ -101,11 +102,11 @@ impl Exec<'_> {
         w: usize,
         pc: usize,
         m: u32,
-        acc: &Access,
+        ln: &Lanes,
         len: usize,
         write: bool,
     ) -> Result<(), SimError> {
-        let (sm, offs) = shared_lanes(acc, m);
+        let (sm, offs) = (shared_mask(ln, m), &ln.offs);
         if sm == 0 {
             return Ok(());
         }
@@ -171,12 +172,12 @@ impl Exec<'_> {
     /// Records the launch's first read of a shared byte no thread of the block has
     /// written. Not a fault: the launch goes on, so that a race behind it (a read
     /// that ran before another warp's write) is reported as the race it is.
-    pub(super) fn check_initialised(&mut self, w: usize, pc: usize, m: u32, acc: &Access, len: usize) {
+    pub(super) fn check_initialised(&mut self, w: usize, pc: usize, m: u32, ln: &Lanes, len: usize) {
         if self.uninit_found.is_some() {
             return;
         }
         let Some(init) = &self.init else { return };
-        let (sm, offs) = shared_lanes(acc, m);
+        let (sm, offs) = (shared_mask(ln, m), &ln.offs);
         let mut bad = None;
         if len == 4 {
             // one word compare per lane (the common case)
@@ -207,9 +208,9 @@ impl Exec<'_> {
     }
 
     /// Records that the shared bytes of this access have been written.
-    pub(super) fn mark_initialised(&mut self, m: u32, acc: &Access, len: usize) {
+    pub(super) fn mark_initialised(&mut self, m: u32, ln: &Lanes, len: usize) {
         let Some(init) = &mut self.init else { return };
-        let (sm, offs) = shared_lanes(acc, m);
+        let (sm, offs) = (shared_mask(ln, m), &ln.offs);
         lanes(sm, |l| init[offs[l]..offs[l] + len].fill(1));
     }
 }
