@@ -128,6 +128,30 @@ fn concurrent(a: &Acc, epoch: u32, tid: u16, wsync: &[u32]) -> bool {
     !(wa == wb && wsync[wa as usize] as u16 != a.wsync)
 }
 
+/// The lanes of `lanes` at the offset of the lane of `lanes` before them:
+/// where runs of lanes on the same words start and go on.
+#[inline(always)]
+fn same_as_previous(offs: &[usize; 32], lanes: u32) -> u32 {
+    let mut same = 0u32;
+    if lanes == u32::MAX {
+        // a whole warp: a branch-free pass the compiler vectorizes
+        for l in 1..32 {
+            same |= ((offs[l] == offs[l - 1]) as u32) << l;
+        }
+    } else {
+        let (mut m, mut prev) = (lanes, None);
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if prev == Some(offs[l]) {
+                same |= 1 << l;
+            }
+            prev = Some(offs[l]);
+        }
+    }
+    same
+}
+
 /// What one access does to a shadow cell.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -181,10 +205,16 @@ fn check(c: &mut Cell, me: Acc, kind: Kind, wsync: &[u32]) -> Option<(Acc, RaceK
 /// checked reads may meet).
 #[inline(always)]
 fn unordered_reader(c: &Cell, me: Acc, wsync: &[u32], atomic: bool) -> Option<(Acc, RaceKind)> {
-    [c.r1, c.r2]
-        .into_iter()
-        .find(|r| !(atomic && r.pc & CHECKED != 0) && concurrent(r, me.epoch, me.tid, wsync))
-        .map(|r| (r, RaceKind::ReadWrite))
+    // r1 first, then r2; tested in place (copying them into an array to
+    // iterate was a tenth of `access_warp` on stores)
+    let races = |r: &Acc| !(atomic && r.pc & CHECKED != 0) && concurrent(r, me.epoch, me.tid, wsync);
+    if races(&c.r1) {
+        Some((c.r1, RaceKind::ReadWrite))
+    } else if races(&c.r2) {
+        Some((c.r2, RaceKind::ReadWrite))
+    } else {
+        None
+    }
 }
 
 impl Detector {
@@ -232,21 +262,27 @@ impl Detector {
             return;
         }
         let me = self.me(warp, pc, kind);
-        let word_read = kind == Kind::Read && len % 4 == 0;
+        let same = if kind == Kind::Read && len % 4 == 0 { same_as_previous(offs, lanes) } else { 0 };
         let mut m = lanes;
+        if same == 0 {
+            // no two consecutive lanes on the same offset (or not a read of words)
+            while m != 0 {
+                let l = m.trailing_zeros();
+                m &= m - 1;
+                self.access_as(offs[l as usize], len, Acc { tid: (warp * 32 + l) as u16, ..me }, kind);
+            }
+            return;
+        }
         while m != 0 {
+            // the run of lane `l`: it and the next lanes of `m` in `same`, up to the next lane not in it
             let l = m.trailing_zeros();
-            m &= m - 1;
+            let starts = m & (m - 1) & !same;
+            let below_next = if starts == 0 { u32::MAX } else { (starts & starts.wrapping_neg()) - 1 };
+            let mut run = m & below_next;
+            m &= !below_next;
             let off = offs[l as usize];
-            let mut run = 1u32 << l;
-            if word_read && off % 4 == 0 {
-                while m != 0 && offs[m.trailing_zeros() as usize] == off {
-                    run |= m & m.wrapping_neg();
-                    m &= m - 1;
-                }
-                if run & (run - 1) != 0 && self.read_run(off, len, run, warp, me) {
-                    continue;
-                }
+            if run & (run - 1) != 0 && self.read_run(off, len, run, warp, me) {
+                continue;
             }
             while run != 0 {
                 let l = run.trailing_zeros();
@@ -271,7 +307,7 @@ impl Detector {
     ///   lane has its tid), so `r2` is the last lane other than `T`'s.
     fn read_run(&mut self, off: usize, len: usize, run: u32, warp: u32, me: Acc) -> bool {
         let (w0, w1) = (off / 4, (off + len) / 4);
-        if w1 > self.words.len() {
+        if off % 4 != 0 || w1 > self.words.len() {
             return false;
         }
         let first = (warp * 32 + run.trailing_zeros()) as u16;
@@ -328,17 +364,14 @@ impl Detector {
     #[inline(always)]
     fn access_as(&mut self, off: usize, len: usize, me: Acc, kind: Kind) {
         let end = (off + len).min(self.words.len() * 4);
-        if off % 4 == 0 && len % 4 == 0 {
+        if off % 4 == 0 && len == 4 {
+            // one word (the common case): the loop below, without the loop
+            if off / 4 < self.words.len() {
+                self.access_word(off / 4, me, kind);
+            }
+        } else if off % 4 == 0 && len % 4 == 0 {
             for wd in off / 4..end / 4 {
-                if self.split[wd] {
-                    for b in wd * 4..wd * 4 + 4 {
-                        if let Some(h) = check(&mut self.bytes[b], me, kind, &self.wsync) {
-                            self.report(h, me, b);
-                        }
-                    }
-                } else if let Some(h) = check(&mut self.words[wd], me, kind, &self.wsync) {
-                    self.report(h, me, wd * 4);
-                }
+                self.access_word(wd, me, kind);
             }
         } else {
             for b in off..end {
@@ -352,6 +385,20 @@ impl Detector {
                     self.report(h, me, b);
                 }
             }
+        }
+    }
+
+    /// An access covering word `wd` whole.
+    #[inline(always)]
+    fn access_word(&mut self, wd: usize, me: Acc, kind: Kind) {
+        if self.split[wd] {
+            for b in wd * 4..wd * 4 + 4 {
+                if let Some(h) = check(&mut self.bytes[b], me, kind, &self.wsync) {
+                    self.report(h, me, b);
+                }
+            }
+        } else if let Some(h) = check(&mut self.words[wd], me, kind, &self.wsync) {
+            self.report(h, me, wd * 4);
         }
     }
 

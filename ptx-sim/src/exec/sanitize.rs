@@ -211,6 +211,11 @@ impl Exec<'_> {
     pub(super) fn mark_initialised(&mut self, m: u32, ln: &Lanes, len: usize) {
         let Some(init) = &mut self.init else { return };
         let (sm, offs) = (shared_mask(ln, m), &ln.offs);
-        lanes(sm, |l| init[offs[l]..offs[l] + len].fill(1));
+        if len == 4 {
+            // one word store per lane (the common case; `fill` calls memset)
+            lanes(sm, |l| init[offs[l]..offs[l] + 4].copy_from_slice(&[1; 4]));
+        } else {
+            lanes(sm, |l| init[offs[l]..offs[l] + len].fill(1));
+        }
     }
 }
