@@ -19,7 +19,12 @@ grader=${1:-${GRADER:-.device/grader}}
 out=${OUT:?set OUT to a folder for the results}/counters
 mkdir -p "$out"
 export PATH="$PATH:/usr/local/cuda/bin"
-t() { local name=$1; shift; local s=$(date +%s.%N); "$@" >"$out/$name.log" 2>&1; echo "$name $(echo "$(date +%s.%N) - $s" | bc) s rc=$?" | tee -a "$out/times.txt"; }
+# The GPU machines have no `bc`: milliseconds in shell arithmetic.
+t() {
+    local name=$1 s rc; shift; s=$(date +%s%N)
+    "$@" >"$out/$name.log" 2>&1; rc=$?
+    echo "$name $(( ($(date +%s%N) - s) / 1000000 )) ms rc=$rc" | tee -a "$out/times.txt"
+}
 for seed in 1 2 3; do
     t ref-seed$seed "$grader" all --reference --backend cuda --seed $seed --no-report --json "$out/ref-seed$seed.json"
 done
