@@ -481,7 +481,81 @@ pub(crate) fn distinct_addresses(addrs: &[u64; 32], m: u32) -> u64 {
 
 /// Bank wavefronts of one warp-level shared access by lanes `m` of `len` bytes at
 /// byte offsets `offs`. Returns `(wavefronts, phases, max_ways)`.
+///
+/// An access of at most 4 bytes a lane that stays within one word in every
+/// lane (the common case) takes [`bank_wavefronts_word`]; any other, the
+/// general [`bank_wavefronts_generic`]. Both give the same result (checked by
+/// a randomized test).
+#[inline]
 pub(crate) fn bank_wavefronts(offs: &[usize; 32], m: u32, len: u32) -> (u64, u64, u32) {
+    if len <= 4 {
+        if let Some(r) = bank_wavefronts_word(offs, m, len) {
+            return r;
+        }
+    }
+    bank_wavefronts_generic(offs, m, len)
+}
+
+/// [`bank_wavefronts`] of an access of `len` ≤ 4 bytes a lane: one phase of
+/// all 32 lanes, each touching the one word `off / 4`. `None` when some lane's
+/// bytes reach into a second word (an unaligned access).
+#[inline]
+fn bank_wavefronts_word(offs: &[usize; 32], m: u32, len: u32) -> Option<(u64, u64, u32)> {
+    if m == 0 {
+        return Some((0, 0, 0));
+    }
+    let extra = len.max(1) as u64 - 1;
+    // bank_word[b] is meaningful where bit b of `used` is set
+    let mut bank_word = [0u64; 32];
+    let (mut used, mut conflict, mut straddle) = (0u32, false, false);
+    let mut lane = |l: usize| {
+        let o = offs[l] as u64;
+        let wd = o >> 2;
+        straddle |= o.wrapping_add(extra) >> 2 != wd;
+        let b = (wd % 32) as usize;
+        let bit = 1u32 << b;
+        if used & bit == 0 {
+            used |= bit;
+            bank_word[b] = wd;
+        } else {
+            conflict |= bank_word[b] != wd;
+        }
+    };
+    if m == u32::MAX {
+        (0..32).for_each(&mut lane);
+    } else {
+        each_lane(m, &mut lane);
+    }
+    if straddle {
+        return None;
+    }
+    if !conflict {
+        return Some((1, 1, 1));
+    }
+    // the most distinct words in one bank
+    let mut words = [0u64; 32];
+    let mut n = 0;
+    each_lane(m, |l| {
+        words[n] = offs[l] as u64 >> 2;
+        n += 1;
+    });
+    let words = &mut words[..n];
+    words.sort_unstable();
+    let mut per_bank = [0u32; 32];
+    let mut prev = None;
+    for &wd in words.iter() {
+        if prev != Some(wd) {
+            per_bank[(wd % 32) as usize] += 1;
+            prev = Some(wd);
+        }
+    }
+    let ways = per_bank.iter().copied().max().unwrap_or(1).max(1);
+    Some((ways as u64, 1, ways))
+}
+
+/// [`bank_wavefronts`] of any access: the lanes split into phases by `len`,
+/// each lane touching the words of its bytes.
+fn bank_wavefronts_generic(offs: &[usize; 32], m: u32, len: u32) -> (u64, u64, u32) {
     let lanes_per_phase = match len {
         0..=4 => 32,
         5..=8 => 16,
@@ -574,5 +648,73 @@ mod tests {
         assert_eq!(bank_wavefronts(&offs(|i| 8 * i), all, 8), (2, 2, 1));
         assert_eq!(bank_wavefronts(&offs(|i| 16 * i), all, 16), (4, 4, 1));
         assert_eq!(bank_wavefronts(&offs(|i| 4 * i), 0b1011, 4), (1, 1, 1));
+    }
+
+    /// A small deterministic generator (xorshift64*) for the randomized test.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) % n
+        }
+    }
+
+    /// `bank_wavefronts` (with its one-word-a-lane path) against the general
+    /// `bank_wavefronts_generic` on random accesses: widths 0–16 bytes,
+    /// aligned and unaligned offsets, strides (conflicts of 2 to 32 ways),
+    /// broadcasts, few words (lanes meet often), wide ranges, and empty,
+    /// full, sparse and random masks.
+    #[test]
+    fn word_path_matches_the_general_one() {
+        let (mut word, mut conflicts) = (0, 0);
+        for seed in 1..=20_000u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let len = match rng.below(4) {
+                0..=1 => [1, 2, 4][rng.below(3) as usize],
+                2 => rng.below(17) as u32,
+                _ => [4, 8, 16][rng.below(3) as usize],
+            };
+            let align = match rng.below(4) {
+                0 => 1,
+                1 => len.max(1) as usize,
+                _ => 4,
+            };
+            let base = rng.below(64) as usize * align;
+            let stride = [0, 1, 2, 4, 8, 16, 32, 33, 64, 128, 132][rng.below(11) as usize];
+            let span = [4, 16, 64, 256, 4096, 1 << 20][rng.below(6) as usize];
+            let how = rng.below(4);
+            let offs: [usize; 32] = std::array::from_fn(|i| {
+                let o = match how {
+                    0 => base + stride * i * align,
+                    1 => rng.below(span) as usize,
+                    2 => base + (rng.below(span) as usize / align) * align,
+                    _ => base + stride * (i % 8) * align + 128 * rng.below(3) as usize,
+                };
+                if rng.below(16) == 0 {
+                    o + rng.below(4) as usize
+                } else {
+                    o
+                }
+            });
+            let m = match rng.below(6) {
+                0 => 0,
+                1 => u32::MAX,
+                2 => 1 << rng.below(32),
+                3 => (rng.below(1 << 32) as u32) & (rng.below(1 << 32) as u32),
+                _ => rng.below(1 << 32) as u32 | rng.below(1 << 32) as u32,
+            };
+            let fast = bank_wavefronts(&offs, m, len);
+            let slow = bank_wavefronts_generic(&offs, m, len);
+            assert_eq!(fast, slow, "len {len} mask {m:#x} offs {offs:?}");
+            if len <= 4 && bank_wavefronts_word(&offs, m, len).is_some() {
+                word += 1;
+                conflicts += (fast.0 > fast.1) as u32;
+            }
+        }
+        // the word path ran often, conflicting and not
+        assert!(word > 5_000 && conflicts > 1_000, "{word} word-path cases, {conflicts} conflicting");
     }
 }
