@@ -182,19 +182,27 @@ impl Exec<'_> {
     /// [`Exec::addrs`] into `out` (the load/store path's, in place).
     #[inline]
     fn addrs_into(&self, w: usize, m: u32, addr: Addr, out: &mut [u64; 32]) {
-        *out = [addr.offset as u64; 32];
-        if addr.base != NO_REG {
-            let rb = w * self.nslots * LANES + addr.base as usize;
-            let mut mm = m;
-            while mm != 0 {
-                let l = mm.trailing_zeros() as usize;
-                mm &= mm - 1;
-                let mut b = self.regs[rb + l];
-                if addr.base32 {
-                    b &= 0xffff_ffff;
-                }
-                out[l] = b.wrapping_add(addr.offset as u64);
+        let off = addr.offset as u64;
+        if addr.base == NO_REG {
+            *out = [off; 32];
+            return;
+        }
+        let rb = w * self.nslots * LANES + addr.base as usize;
+        let keep = if addr.base32 { 0xffff_ffff } else { u64::MAX };
+        if m == u32::MAX {
+            // every lane written: one straight (vectorisable) pass
+            let regs: &[u64; 32] = self.regs[rb..rb + 32].try_into().unwrap();
+            for (o, &b) in out.iter_mut().zip(regs) {
+                *o = (b & keep).wrapping_add(off);
             }
+            return;
+        }
+        *out = [off; 32];
+        let mut mm = m;
+        while mm != 0 {
+            let l = mm.trailing_zeros() as usize;
+            mm &= mm - 1;
+            out[l] = (self.regs[rb + l] & keep).wrapping_add(off);
         }
     }
 
