@@ -31,6 +31,8 @@ mod printf;
 mod race;
 mod shared_layout;
 mod stats;
+#[cfg(test)]
+mod test_rng;
 mod work;
 
 use std::collections::HashMap;

@@ -419,6 +419,7 @@ impl Detector {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Rng;
 
     const COUNT: u32 = 1; // pc of the atomic
     const MERGE: u32 = 2; // pc of a plain read
@@ -497,18 +498,6 @@ mod tests {
         d.wsync[0] += 1;
         d.access(4, 4, 2, MERGE, Kind::Read);
         assert!(d.found.is_empty(), "{:?}", kinds(&d));
-    }
-
-    /// A small deterministic generator (xorshift64*) for the randomized tests.
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) % n
-        }
     }
 
     /// `access_warp` (with its runs of reads recorded at once) against

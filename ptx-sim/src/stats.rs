@@ -611,6 +611,7 @@ fn bank_wavefronts_generic(offs: &[usize; 32], m: u32, len: u32) -> (u64, u64, u
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Rng;
 
     fn addrs(f: impl Fn(u64) -> u64) -> [u64; 32] {
         std::array::from_fn(|i| f(i as u64))
@@ -648,18 +649,6 @@ mod tests {
         assert_eq!(bank_wavefronts(&offs(|i| 8 * i), all, 8), (2, 2, 1));
         assert_eq!(bank_wavefronts(&offs(|i| 16 * i), all, 16), (4, 4, 1));
         assert_eq!(bank_wavefronts(&offs(|i| 4 * i), 0b1011, 4), (1, 1, 1));
-    }
-
-    /// A small deterministic generator (xorshift64*) for the randomized test.
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) % n
-        }
     }
 
     /// `bank_wavefronts` (with its one-word-a-lane path) against the general
