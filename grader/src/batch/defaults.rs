@@ -31,13 +31,14 @@ const COUNTING_WORKERS: usize = 1;
 /// `--workers-per-gpu` when not given: one while the GPU's counters are read
 /// (`counting`), else three on a GPU of at least 12 GiB in a host of at least
 /// 16 GiB, else two (also on the simulator, whose workers share the CPU cores
-/// with the sanitizer pass).
-pub(super) fn workers_per_gpu(backend: BackendChoice, counting: bool) -> usize {
+/// with the sanitizer pass). And whether counting is what chose it (a GPU's
+/// run: the simulator reads no counters), for the batch's header.
+pub(super) fn workers_per_gpu(backend: BackendChoice, counting: bool) -> (usize, bool) {
     let gpu = match backend {
         BackendChoice::Cuda | BackendChoice::Auto => kit::backend::cuda::smallest_gpu_memory(),
         BackendChoice::Sim | BackendChoice::None | BackendChoice::LuckySim => None,
     };
-    workers_for(gpu, host_memory(), counting)
+    (workers_for(gpu, host_memory(), counting), counting && gpu.is_some())
 }
 
 /// The choice itself, from the smallest GPU's and the host's memory (none: no GPU).
@@ -109,7 +110,7 @@ mod tests {
 
     #[test]
     fn the_simulator_keeps_two_workers() {
-        assert_eq!(workers_per_gpu(BackendChoice::Sim, false), WORKERS);
+        assert_eq!(workers_per_gpu(BackendChoice::Sim, false), (WORKERS, false));
     }
 
     #[test]
@@ -120,6 +121,6 @@ mod tests {
         assert_eq!(workers_for(Some(8 << 30), host, true), 1);
         // The simulator reads no counters: its workers stay.
         assert_eq!(workers_for(None, host, true), WORKERS);
-        assert_eq!(workers_per_gpu(BackendChoice::Sim, true), WORKERS);
+        assert_eq!(workers_per_gpu(BackendChoice::Sim, true), (WORKERS, false));
     }
 }

@@ -177,9 +177,11 @@ pub fn run(opts: &Options) -> Result<Summary> {
     settings.counters = Some((kept, scope.join(",")));
     let parts_reused = plans.iter().map(|p| p.jobs.len() - p.pending.len()).sum();
     let counting = kit::counters::turned_off().is_none();
-    let workers_per_gpu = opts.workers_per_gpu.unwrap_or_else(|| defaults::workers_per_gpu(opts.backend, counting));
-    // Said where counting changed the default (a GPU's run: the simulator reads none).
-    if counting && opts.workers_per_gpu.is_none() && workers_per_gpu != defaults::workers_per_gpu(opts.backend, false) {
+    let (workers_per_gpu, for_counters) = match opts.workers_per_gpu {
+        Some(n) => (n, false),
+        None => defaults::workers_per_gpu(opts.backend, counting),
+    };
+    if for_counters {
         println!(
             "the GPU's counters are read (CUDA_LAB_COUNTERS={}): {} per GPU (--workers-per-gpu N for more)",
             std::env::var(kit::counters::ENV).unwrap_or_default(),
