@@ -265,7 +265,16 @@ fn options(settings: &Settings, root: PathBuf) -> grade::Options {
         seed: settings.seed,
         backend: settings.backend,
         timeout: settings.timeout,
-        test_args: libtest_mimic::Arguments::from_iter(["grader", "--quiet", "--color", "never"]),
+        // One thread: the batch runs workers side by side, and a part's time
+        // buckets add up to its wall only where its checks run one at a time.
+        test_args: libtest_mimic::Arguments::from_iter([
+            "grader",
+            "--quiet",
+            "--color",
+            "never",
+            "--test-threads",
+            "1",
+        ]),
         sanitize: settings.sanitize,
         policy: settings.policy.clone(),
         calibration: settings.calibration.clone(),

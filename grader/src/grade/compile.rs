@@ -53,6 +53,17 @@ pub(super) struct BuiltPart {
 }
 
 impl BuiltPart {
+    /// The same part, its module not yet loaded: for a check that runs on
+    /// another simulator than the part's others (`super::side_by_side`).
+    pub(super) fn again(&self) -> BuiltPart {
+        BuiltPart {
+            rel: self.rel.clone(),
+            sha256: self.sha256.clone(),
+            report: self.report.clone(),
+            build: self.build.as_ref().map(|b| Arc::new(PartBuild::new(b.ptx.clone()))).map_err(Clone::clone),
+        }
+    }
+
     pub(super) fn line(&self) -> String {
         match (&self.build, self.report.diagnostics.len()) {
             (Ok(_), 0) => format!("ok{}", if self.report.from_cache { " (cached)" } else { "" }),

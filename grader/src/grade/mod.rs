@@ -87,9 +87,10 @@ pub fn run(exercises: &[Exercise], opts: &Options) -> Result<(GradeReport, Concl
         let time = clock.finished(finish_started, &report);
         eprint!("{}", time.table());
         if time.named() > 1.05 * time.wall {
-            // Only where parts ran on several threads (side_by_side): a batch part runs on one.
+            // Only where checks ran on several threads (side_by_side): a batch part runs on one.
             eprintln!(
-                "  (the parts ran side by side on the simulator: the buckets are seconds summed over their threads)"
+                "  (parts and correctness cases ran side by side on the simulator: the buckets are seconds summed \
+                 over their threads)"
             );
         }
     }

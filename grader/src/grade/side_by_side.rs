@@ -1,13 +1,16 @@
 //! On the simulator a run's parts are graded side by side, one simulator
 //! each, on as many threads as there are cores: a simulated launch runs on
-//! one core, and a part's checks (its correctness first: what the others
-//! count for) must run in order. Nothing is timed on the simulator, so two
-//! parts may share the machine; on a GPU a run stays one check at a time.
+//! one core. A part's correctness checks are independent cases and run side
+//! by side too, each on a simulator of its own; the part's other checks
+//! (what the correctness counts for) run after all of them, one at a time in
+//! their order. Nothing is timed on the simulator, so two checks may share
+//! the machine; on a GPU a run stays one check at a time.
 //!
 //! Each part's trials take turns ([`Turns`]): a trial waits until every
-//! earlier trial of its part that will run has ended. The test runner takes
-//! trials in the order given, so the parts' trials are interleaved
-//! ([`interleave`]) and the earliest waiting trial's turn always comes.
+//! trial of its part's earlier stages that will run has ended. The test
+//! runner takes trials in the order given, so the parts' trials are
+//! interleaved ([`interleave`]) and the earliest waiting trial's turn always
+//! comes.
 
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -16,13 +19,15 @@ use libtest_mimic::{Arguments, Trial};
 
 use super::BackendChoice;
 
-/// How many threads grade parts side by side here: more than one only on the
-/// simulator, for more than one part, where the machine has more than one core.
-pub(super) fn threads(gpu: Option<&Gpu>, parts: usize) -> usize {
+/// How many threads grade side by side here: more than one only on the
+/// simulator, where the machine has more than one core, for `trials` (the
+/// run's trials that can run at once: a part's correctness checks, or one
+/// check of each part) of more than one.
+pub(super) fn threads(gpu: Option<&Gpu>, trials: usize) -> usize {
     let simulated = gpu.is_some_and(|g| g.info().backend == kit::backend::sim::NAME);
     let cores = std::thread::available_parallelism().map(usize::from).unwrap_or(1);
     if simulated {
-        cores.min(parts).max(1)
+        cores.min(trials).max(1)
     } else {
         1
     }
@@ -51,36 +56,57 @@ pub struct Turns {
 
 #[derive(Default)]
 struct State {
-    /// The trial whose turn it is.
-    next: usize,
-    /// Whether each trial will run (one filtered out or ignored never takes its turn).
-    runs: Vec<bool>,
+    /// Each trial's stage: trials of one stage run side by side, a stage
+    /// after every trial of the stages before it has ended.
+    stage: Vec<usize>,
+    /// Whether each trial is still to end: it will run (one filtered out or
+    /// ignored never takes its turn) and has not ended yet.
+    pending: Vec<bool>,
+    /// Whether the last trial enrolled runs beside the ones before it.
+    beside_last: bool,
 }
 
 impl State {
-    fn skip_those_not_run(&mut self) {
-        while self.runs.get(self.next) == Some(&false) {
-            self.next += 1;
-        }
+    /// Whether every trial of the stages before trial `index`'s has ended.
+    fn turn_of(&self, index: usize) -> bool {
+        let stage = self.stage[index];
+        (0..index).all(|j| self.stage[j] == stage || !self.pending[j])
     }
 }
 
-/// A trial's turn: the next one's begins when it is dropped (also by a panic).
-pub struct Turn<'a>(&'a Turns);
+/// A trial's turn: the next stage's may begin when it is dropped (also by a panic).
+pub struct Turn<'a>(&'a Turns, usize);
 
 impl Turns {
-    /// A place in the order for one more trial; its index.
+    /// A place in the order for one more trial, in a stage of its own; its index.
     pub fn enrol(&self) -> usize {
+        self.enrol_in_stage(false)
+    }
+
+    /// A place for one more trial that runs side by side with the trials
+    /// enrolled just before it the same way (a part's correctness cases).
+    pub fn enrol_beside(&self) -> usize {
+        self.enrol_in_stage(true)
+    }
+
+    fn enrol_in_stage(&self, beside: bool) -> usize {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.runs.push(true);
-        s.runs.len() - 1
+        let stage = match s.stage.last() {
+            Some(&last) if beside && s.beside_last => last,
+            Some(&last) => last + 1,
+            None => 0,
+        };
+        s.beside_last = beside;
+        s.stage.push(stage);
+        s.pending.push(true);
+        s.stage.len() - 1
     }
 
     /// Marks which trials will run, once all are made.
     fn will_run(&self, index: usize, runs: bool) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.runs[index] = runs;
-        s.skip_those_not_run();
+        s.pending[index] = runs;
+        self.ended.notify_all();
     }
 
     /// Counts what the trial on this thread spends from now until dropped.
@@ -91,10 +117,10 @@ impl Turns {
     /// Waits for trial `index`'s turn.
     pub fn wait(&self, index: usize) -> Turn<'_> {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        while s.next != index {
+        while !s.turn_of(index) {
             s = self.ended.wait(s).unwrap_or_else(|p| p.into_inner());
         }
-        Turn(self)
+        Turn(self, index)
     }
 }
 
@@ -127,8 +153,7 @@ pub(super) fn credit(parts: &[Arc<Turns>]) {
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
         let mut s = self.0.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.next += 1;
-        s.skip_those_not_run();
+        s.pending[self.1] = false;
         self.0.ended.notify_all();
     }
 }
@@ -204,6 +229,35 @@ mod tests {
         }
         let first_end = log.iter().position(|l| l.starts_with("end")).unwrap();
         assert!(first_end >= 2, "two parts' first trials overlap: {log:?}");
+    }
+
+    /// A part's correctness cases (enrolled beside each other) overlap; the
+    /// checks after them start only once all have ended, one at a time.
+    #[test]
+    fn a_parts_correctness_cases_run_side_by_side_and_the_rest_after_them() {
+        let log: Arc<Mutex<Vec<String>>> = Arc::default();
+        let turns = Arc::new(Turns::default());
+        let mut trials = Vec::new();
+        for (i, beside) in [(0, true), (1, true), (2, true), (3, false), (4, false)] {
+            let index = if beside { turns.enrol_beside() } else { turns.enrol() };
+            let (t, log, name) = (turns.clone(), log.clone(), format!("p::{i}"));
+            let trial = Trial::test(name.clone(), move || {
+                let _turn = t.wait(index);
+                log.lock().unwrap().push(format!("start {name}"));
+                // the first case is the longest: the others overlap it
+                std::thread::sleep(std::time::Duration::from_millis(if i == 0 { 60 } else { 20 }));
+                log.lock().unwrap().push(format!("end {name}"));
+                Ok(())
+            });
+            trials.push((trial, Some((turns.clone(), index))));
+        }
+        let args = Arguments { test_threads: Some(3), quiet: true, ..Default::default() };
+        assert!(!libtest_mimic::run(&args, running_order(vec![trials], &args)).has_failed());
+        let log = log.lock().unwrap().clone();
+        let at = |what: &str| log.iter().position(|l| l == what).unwrap_or_else(|| panic!("{what}: {log:?}"));
+        assert!(at("start p::1") < at("end p::0") && at("start p::2") < at("end p::0"), "cases overlap: {log:?}");
+        let last_case = ["end p::0", "end p::1", "end p::2"].map(at).into_iter().max().unwrap();
+        assert!(last_case < at("start p::3") && at("end p::3") < at("start p::4"), "{log:?}");
     }
 
     #[test]

@@ -122,8 +122,18 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
         )
     };
     let env = new_env(gpu.clone());
-    // On the simulator, parts are graded side by side, a simulator each (side_by_side).
-    let threads = side_by_side::threads(gpu.as_ref(), parts.iter().filter(|b| b.build.is_ok()).count());
+    // On the simulator, parts are graded side by side, a simulator each, and
+    // a part's correctness cases side by side, a simulator each (side_by_side).
+    let at_once = exercises
+        .iter()
+        .flat_map(|ex| &ex.parts)
+        .zip(&parts)
+        .filter(|(_, built)| built.build.is_ok())
+        .map(|(part, _)| part.checks.iter().filter(|c| c.kind == CheckKind::Correctness).count().max(1))
+        .sum();
+    // `--test-threads` (a batch worker's 1) caps them.
+    let threads =
+        side_by_side::threads(gpu.as_ref(), at_once).min(opts.test_args.test_threads.unwrap_or(usize::MAX)).max(1);
     let records: Arc<Mutex<HashMap<String, TestReport>>> = Arc::default();
     let (mut by_part, mut all_turns) = (Vec::new(), Vec::new());
     // Tests that cannot run here, and why; and those judged by a stand-in instead.
@@ -144,7 +154,11 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                 _ => (new_env(Some(side_by_side::simulator(opts.backend, opts.timeout))), Some(Arc::default())),
             };
             all_turns.extend(turns.clone());
-            let turn = || turns.as_ref().map(|t: &Arc<side_by_side::Turns>| (t.clone(), t.enrol()));
+            let turn = |beside: bool| {
+                turns
+                    .as_ref()
+                    .map(|t: &Arc<side_by_side::Turns>| (t.clone(), if beside { t.enrol_beside() } else { t.enrol() }))
+            };
             let mut trials = Vec::new();
             // The part's correctness checks, whose outcome decides what the others count for.
             let correctness: Arc<Vec<String>> = Arc::new(
@@ -156,6 +170,14 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
             );
             for check in in_running_order(&part.checks) {
                 let name = ex.test_name(part, check);
+                // Side by side, a correctness case runs beside the part's others,
+                // on a simulator (and so a module) of its own.
+                let beside = turns.is_some() && check.kind == CheckKind::Correctness;
+                let (env, own_build) = match beside {
+                    true => (new_env(Some(side_by_side::simulator(opts.backend, opts.timeout))), Some(built.again())),
+                    false => (env.clone(), None),
+                };
+                let built = own_build.as_ref().unwrap_or(built);
                 let caps = gpu.as_ref().map(|g| g.capabilities()).unwrap_or_default();
                 let skip_reason = match (check.needs_gpu(), &gpu) {
                     (true, None) => Some("no GPU"),
@@ -188,7 +210,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                         // The measured stand-in grades the lesson instead.
                         Some(stand_in) => {
                             let stand_in = kit::Check { run: stand_in.clone(), ..check.clone() };
-                            let turn = turn();
+                            let turn = turn(beside);
                             let t = make_trial(name, stand_in, built, &env, &records, &correctness, turn.clone());
                             (t, turn)
                         }
@@ -207,7 +229,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                     Some((_, Instead::StandIn)) => {
                         stand_ins.insert(name.clone());
                         let stand_in = kit::Check { run: check.stand_in.clone().expect("has one"), ..check.clone() };
-                        let turn = turn();
+                        let turn = turn(beside);
                         (make_trial(name, stand_in, built, &env, &records, &correctness, turn.clone()), turn)
                     }
                     Some((reason, _)) => {
@@ -218,7 +240,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                         if let (true, Ok(build)) = (Ahead::wanted(check), &built.build) {
                             ahead_jobs.push((name.clone(), check.clone(), build.clone()));
                         }
-                        let turn = turn();
+                        let turn = turn(beside);
                         (make_trial(name, check.clone(), built, &env, &records, &correctness, turn.clone()), turn)
                     }
                 };
