@@ -380,7 +380,7 @@ mod tests {
                 // A point moved by the kernel.
                 points.prepare(2).unwrap();
                 module.launch(kernel, launch_config(n), &points.args()).unwrap();
-                points.y.buffer().write_at(n - 1, &[2.0]).unwrap();
+                points.y.overwrite_one(2, n - 1).unwrap();
                 let e = points.check(2).unwrap_err();
                 let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
                 assert_eq!((modified.buffer.as_str(), modified.index), ("y", n - 1));

@@ -472,7 +472,7 @@ mod tests {
                     // A product written into b.
                     timed.prepare(2).unwrap();
                     module.launch("dot", launch_config(n), &timed.args()).unwrap();
-                    timed.b.buffer().write_at(12_345, &[3.0]).unwrap();
+                    timed.b.overwrite_one(2, 12_345).unwrap();
                     let e = timed.check(2).unwrap_err();
                     let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
                     assert_eq!((modified.buffer.as_str(), modified.index), ("b", 12_345));

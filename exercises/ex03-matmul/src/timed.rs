@@ -402,7 +402,7 @@ mod tests {
                 assert!(err.contains("(the first wrong element of"), "{err}");
                 // A kernel that wrote into M.
                 run(7);
-                t.m.buffer().write_at(s.k + 1, &[0.5]).unwrap();
+                t.m.overwrite_one(7, s.k + 1).unwrap();
                 let err = t.check(7).unwrap_err();
                 let modified = err.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
                 assert_eq!((modified.buffer.as_str(), modified.index), ("M", s.k + 1));

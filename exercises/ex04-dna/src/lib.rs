@@ -425,8 +425,7 @@ mod tests {
                 t.prepare(2).unwrap();
                 t.launch(v, module).unwrap();
                 module.gpu().finish().unwrap();
-                let letter = t.dna.host_values(2, 700, 1)[0];
-                t.dna.buffer().write_at(700, &[if letter == b'A' { b'T' } else { b'A' }]).unwrap();
+                t.dna.overwrite_one(2, 700).unwrap();
                 let e = t.check(2).unwrap_err();
                 let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
                 assert_eq!((modified.buffer.as_str(), modified.index), ("dna", 700));

@@ -264,8 +264,7 @@ mod tests {
             // A kernel that wrote into its input.
             t.prepare(2).unwrap();
             module.launch(KERNEL, launch_config(n), &t.args(&t.out)).unwrap();
-            let was = t.input.host_values(2, n + 5, 1)[0];
-            t.input.buffer().write_at(n + 5, &[was ^ 1]).unwrap();
+            t.input.overwrite_one(2, n + 5).unwrap();
             let e = t.check(2).unwrap_err();
             let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
             assert_eq!((modified.buffer.as_str(), modified.index), ("in", n + 5));

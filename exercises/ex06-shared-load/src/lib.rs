@@ -302,8 +302,7 @@ mod tests {
             // A kernel that wrote into its second vector.
             t.prepare(2).unwrap();
             launch(&t, module);
-            let was = t.in2.host_values(2, 777, 1)[0];
-            t.in2.buffer().write_at(777, &[was ^ 1]).unwrap();
+            t.in2.overwrite_one(2, 777).unwrap();
             let e = t.check(2).unwrap_err();
             let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
             assert_eq!((modified.buffer.as_str(), modified.index), ("in2", 777));

@@ -397,7 +397,7 @@ mod tests {
                 t.prepare(7).unwrap();
                 assert!(fails(7, &right).contains("the first wrong element of"), "{kernel}");
                 run(8);
-                t.input.buffer().write_at(w + 1, &[2.0]).unwrap();
+                t.input.overwrite_one(8, w + 1).unwrap();
                 let err = t.check(8).unwrap_err();
                 let modified = err.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
                 assert_eq!((modified.buffer.as_str(), modified.index), ("in", w + 1));

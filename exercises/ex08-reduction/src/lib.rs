@@ -308,7 +308,7 @@ mod tests {
                     // A sum written into the input.
                     sums.prepare(2).unwrap();
                     module.launch(kernel, launch_config(n), &sums.args()).unwrap();
-                    sums.input.buffer().write_at(4_099, &[0]).unwrap();
+                    sums.input.overwrite_one(2, 4_099).unwrap();
                     let e = sums.check(2).unwrap_err();
                     let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
                     assert_eq!((modified.buffer.as_str(), modified.index), ("in", 4_099));

@@ -260,7 +260,7 @@ mod tests {
             assert!(fails(10, &right).contains("`d_Pout`[0] (row 0, column 0)"));
             t.prepare(11).unwrap();
             module.launch(KERNEL, launch_config(n, m), &t.args()).unwrap();
-            t.d_in.buffer().write_at(n, &[1.0]).unwrap();
+            t.d_in.overwrite_one(11, n).unwrap();
             let err = t.check(11).unwrap_err();
             let modified = err.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
             assert_eq!((modified.buffer.as_str(), modified.index), ("d_Pin", n));

@@ -651,8 +651,7 @@ mod tests {
                     )),
                     "{e}"
                 );
-                let x = d_in.host_values(4, 7, 1)[0];
-                d_in.buffer().write_at(7, &[x + 1]).unwrap();
+                d_in.overwrite_one(4, 7).unwrap();
                 let e = d_in.intact(4).unwrap_err();
                 let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
                 assert_eq!((modified.buffer.as_str(), modified.index), ("in", 7));

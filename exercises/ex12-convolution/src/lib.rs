@@ -506,8 +506,7 @@ mod tests {
             assert!(e.contains(&format!("; {w} x {h}, r = 3): expected")), "{e}");
             // A write into the image.
             run(&module, Variant::Tiled, 4);
-            let x = timed.input.host_values(4, 77, 1)[0];
-            timed.input.buffer().write_at(77, &[x + 1.0]).unwrap();
+            timed.input.overwrite_one(4, 77).unwrap();
             let e = timed.check(4).unwrap_err();
             let modified = e.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
             assert_eq!((modified.buffer.as_str(), modified.index), ("in", 77));

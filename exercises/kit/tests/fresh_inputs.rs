@@ -88,6 +88,11 @@ fn a_kernel_that_writes_into_a_fresh_input_is_caught_and_the_input_restored() {
         assert_eq!(modified.uploaded, was.to_string());
         assert_eq!(modified.found, (was + 1.0).to_string());
         x.intact(5).expect("restored for the next launch");
+        x.overwrite_one(5, 3).unwrap();
+        let err = x.intact(5).unwrap_err();
+        let modified = err.downcast_ref::<kit::gpu::InputModified>().expect("input-modified");
+        assert_eq!(modified.index, 3);
+        assert_ne!(modified.found, modified.uploaded);
         let bytes = Fresh::bytes(ctx, "data", 999, &[7; kit::timed::BYTE_TABLE]).unwrap();
         bytes.fill(0).unwrap();
         bytes.buffer().write_at(998, &[8]).unwrap();

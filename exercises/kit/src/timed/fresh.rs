@@ -229,6 +229,16 @@ impl<T: Pod> Fresh<T> {
         out
     }
 
+    /// For tests of a check, a kernel that wrote into its input: element
+    /// `index` becomes launch `launch`'s value with its lowest bit flipped,
+    /// so never the value uploaded (a constant written there sometimes is,
+    /// and the test then fails by chance).
+    pub fn overwrite_one(&self, launch: usize, index: usize) -> Result<()> {
+        let mut value = self.host_values(launch, index, 1);
+        bytemuck::cast_slice_mut::<T, u8>(&mut value)[0] ^= 1;
+        self.buffer.write_at(index, &value)
+    }
+
     fn run(&self, launch: usize, check: bool) -> Result<()> {
         let n = self.buffer.len() as u64;
         if n == 0 {
