@@ -122,6 +122,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
         )
     };
     let env = new_env(gpu.clone());
+    let env_on_own_simulator = || new_env(Some(side_by_side::simulator(opts.backend, opts.timeout)));
     // On the simulator, parts are graded side by side, a simulator each, and
     // a part's correctness cases side by side, a simulator each (side_by_side).
     let at_once = exercises
@@ -151,7 +152,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
             let built = built_iter.next().expect("one build per part");
             let (env, turns) = match threads {
                 1 => (env.clone(), None),
-                _ => (new_env(Some(side_by_side::simulator(opts.backend, opts.timeout))), Some(Arc::default())),
+                _ => (env_on_own_simulator(), Some(Arc::default())),
             };
             all_turns.extend(turns.clone());
             let turn = |beside: bool| {
@@ -174,7 +175,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                 // on a simulator (and so a module) of its own.
                 let beside = turns.is_some() && check.kind == CheckKind::Correctness;
                 let (env, own_build) = match beside {
-                    true => (new_env(Some(side_by_side::simulator(opts.backend, opts.timeout))), Some(built.again())),
+                    true => (env_on_own_simulator(), Some(built.again())),
                     false => (env.clone(), None),
                 };
                 let built = own_build.as_ref().unwrap_or(built);
