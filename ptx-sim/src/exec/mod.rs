@@ -14,6 +14,7 @@ pub mod alu;
 mod asynch;
 mod calls;
 mod discard;
+mod fused;
 mod half;
 mod mem;
 mod ops;

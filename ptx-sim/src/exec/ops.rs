@@ -68,7 +68,7 @@ fn map2(r: &mut [u64], m: u32, d: Reg, a: Reg, b: Reg, f: impl Fn(u64, u64) -> u
 }
 
 #[inline(always)]
-fn map3(r: &mut [u64], m: u32, d: Reg, a: Reg, b: Reg, c: Reg, f: impl Fn(u64, u64, u64) -> u64) {
+pub(super) fn map3(r: &mut [u64], m: u32, d: Reg, a: Reg, b: Reg, c: Reg, f: impl Fn(u64, u64, u64) -> u64) {
     check_slots(r, &[d, a, b, c]);
     let p = r.as_mut_ptr();
     let (d, a, b, c) = (d as usize, a as usize, b as usize, c as usize);
@@ -422,9 +422,9 @@ impl Exec<'_> {
             Op::Fma { f64: is64, rnd, ftz, sat, d, a, b, c } => {
                 if matches!(rnd, Rnd::Rn | Rnd::Approx) && !ftz && !sat {
                     if is64 {
-                        map3(r, m, d, a, b, c, |x, y, z| b64(f64of(x).mul_add(f64of(y), f64of(z))))
+                        super::fused::fma64(r, m, d, a, b, c)
                     } else {
-                        map3(r, m, d, a, b, c, |x, y, z| b32(f32of(x).mul_add(f32of(y), f32of(z))))
+                        super::fused::fma32(r, m, d, a, b, c)
                     }
                 } else {
                     map3(r, m, d, a, b, c, |x, y, z| fma(is64, rnd, ftz, sat, x, y, z))
