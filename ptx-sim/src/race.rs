@@ -116,6 +116,9 @@ pub(crate) struct Detector {
     /// Runs of lanes [`Detector::read_run`] recorded at once (for the tests).
     #[cfg(test)]
     runs_at_once: u64,
+    /// Warps [`Detector::read_halves`] recorded by pairs (for the tests).
+    #[cfg(test)]
+    halves_at_once: u64,
 }
 
 /// Whether an earlier access `a` is unordered with one by thread `tid` now.
@@ -234,6 +237,8 @@ impl Detector {
             checked,
             #[cfg(test)]
             runs_at_once: 0,
+            #[cfg(test)]
+            halves_at_once: 0,
         }
     }
 
@@ -265,6 +270,9 @@ impl Detector {
         let same = if kind == Kind::Read && len % 4 == 0 { same_as_previous(offs, lanes) } else { 0 };
         let mut m = lanes;
         if same == 0 {
+            if kind == Kind::Read && len == 4 && lanes == u32::MAX && self.read_halves(offs, warp, me) {
+                return;
+            }
             // no two consecutive lanes on the same offset (or not a read of words)
             while m != 0 {
                 let l = m.trailing_zeros();
@@ -306,6 +314,43 @@ impl Detector {
     ///   of thread `T` (if in `run`), which takes `r1` (and keeps it: no later
     ///   lane has its tid), so `r2` is the last lane other than `T`'s.
     fn read_run(&mut self, off: usize, len: usize, run: u32, warp: u32, me: Acc) -> bool {
+        if !self.run_is_safe(off, len, run, warp, me) {
+            return false;
+        }
+        self.record_run(off, len, run, warp, me);
+        true
+    }
+
+    /// A whole warp's one-word reads in which lane `l + 16` reads lane `l`'s
+    /// word and the lower half's words rise (a 16-wide tile's `Bs[k][tx]`):
+    /// each pair is recorded as [`Detector::read_run`] records a run, the
+    /// pairs' words all distinct; false (and nothing recorded) unless no
+    /// pair can race, so that a race is still reported lane by lane.
+    fn read_halves(&mut self, offs: &[usize; 32], warp: u32, me: Acc) -> bool {
+        let mut ok = true;
+        for l in 0..16 {
+            ok &= offs[l + 16] == offs[l];
+        }
+        for l in 0..15 {
+            ok &= offs[l + 1] > offs[l];
+        }
+        let pair = |l: usize| 1u32 << l | 1 << (l + 16);
+        if !ok || !(0..16).all(|l| self.run_is_safe(offs[l], 4, pair(l), warp, me)) {
+            return false;
+        }
+        for l in 0..16 {
+            self.record_run(offs[l], 4, pair(l), warp, me);
+        }
+        #[cfg(test)]
+        {
+            self.halves_at_once += 1;
+        }
+        true
+    }
+
+    /// Whether [`Detector::read_run`] may record the lanes `run` at once.
+    #[inline(always)]
+    fn run_is_safe(&self, off: usize, len: usize, run: u32, warp: u32, me: Acc) -> bool {
         let (w0, w1) = (off / 4, (off + len) / 4);
         if off % 4 != 0 || w1 > self.words.len() {
             return false;
@@ -325,6 +370,16 @@ impl Detector {
                 return false;
             }
         }
+        true
+    }
+
+    /// What `access_as` leaves after reading lanes `run` one by one, where
+    /// [`Detector::run_is_safe`] holds.
+    #[inline(always)]
+    fn record_run(&mut self, off: usize, len: usize, run: u32, warp: u32, me: Acc) {
+        let (w0, w1) = (off / 4, (off + len) / 4);
+        let first = (warp * 32 + run.trailing_zeros()) as u16;
+        let last = (warp * 32 + 31 - run.leading_zeros()) as u16;
         let base = (warp * 32) as u16;
         for c in &mut self.words[w0..w1] {
             if c.r1.epoch != me.epoch {
@@ -346,7 +401,6 @@ impl Detector {
         {
             self.runs_at_once += 1;
         }
-        true
     }
 
     /// The record of an access by warp `warp` at `pc` (its `tid` to be set).
@@ -502,6 +556,35 @@ mod tests {
 
     /// `access_warp` (with its runs of reads recorded at once) against
     /// `access` lane by lane, in lane order, on random programs of three warps
+    /// A 16-wide tile's row read by both halves of every warp, after a barrier
+    /// and then against another thread's write: by pairs where nothing races,
+    /// lane by lane where something does, and the same shadow and races as
+    /// lane by lane throughout.
+    #[test]
+    fn a_tiles_row_read_by_both_halves_is_recorded_by_pairs() {
+        let mut fast = Detector::new(64, 3, vec![false; 4]);
+        let mut slow = Detector::new(64, 3, vec![false; 4]);
+        let row: [usize; 32] = std::array::from_fn(|l| 4 * (l % 16));
+        for d in [&mut fast, &mut slow] {
+            (0..16).for_each(|l| d.access(4 * l, 4, l as u32, 0, Kind::Write));
+            d.barrier();
+        }
+        for warp in [0, 1, 2, 1] {
+            fast.access_warp(&row, u32::MAX, 4, warp, 1, Kind::Read);
+            (0..32).for_each(|l| slow.access(row[l as usize], 4, warp * 32 + l, 1, Kind::Read));
+        }
+        assert_eq!(fast.halves_at_once, 4);
+        // a thread of warp 2 writes word 5 with no barrier: warp 0's reads race with it
+        for d in [&mut fast, &mut slow] {
+            d.access(20, 4, 64 + 7, 2, Kind::Write);
+        }
+        fast.access_warp(&row, u32::MAX, 4, 0, 3, Kind::Read);
+        (0..32).for_each(|l| slow.access(row[l as usize], 4, l, 3, Kind::Read));
+        assert_eq!(fast.halves_at_once, 4, "lane by lane where one pair races");
+        assert!(fast.words == slow.words && fast.found == slow.found);
+        assert_eq!(kinds(&fast).len(), 2, "{:?}", kinds(&fast));
+    }
+
     /// over 64 bytes (few words, so that lanes meet on them often): broadcast
     /// runs, barriers, `__syncwarp`s, writes and atomics of every warp, checked
     /// loads, narrow, wide, unaligned and out-of-range accesses. After every
@@ -509,7 +592,7 @@ mod tests {
     #[test]
     fn a_warps_access_matches_its_lanes_one_by_one() {
         const PCS: u64 = 8;
-        let (mut runs, mut races) = (0, 0);
+        let (mut runs, mut halves, mut races) = (0, 0, 0);
         for seed in 1..=400u64 {
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
             let checked: Vec<bool> = (0..PCS).map(|pc| pc % 3 == 0).collect();
@@ -557,6 +640,15 @@ mod tests {
                             }
                             *o = at;
                         }
+                        if lanes == u32::MAX && rng.below(3) == 0 {
+                            // a 16-wide tile's row, read by both halves (`read_halves`): rising words
+                            // from word 0 or 1 (then the last is out of range), or one word repeated
+                            let (from, repeat) = (rng.below(2) as usize, rng.below(8) == 0);
+                            for l in 0..16 {
+                                let word = if repeat && l == 9 { from + 8 } else { from + l };
+                                (offs[l], offs[l + 16]) = (4 * word, 4 * word);
+                            }
+                        }
                         fast.access_warp(&offs, lanes, len, warp, pc, kind);
                         let mut m = lanes;
                         while m != 0 {
@@ -571,10 +663,11 @@ mod tests {
                 assert!(fast.bytes == slow.bytes && fast.split == slow.split, "seed {seed}, step {step}");
             }
             runs += fast.runs_at_once;
+            halves += fast.halves_at_once;
             races += fast.found.len();
         }
         // both paths were taken, and races were found
-        eprintln!("{runs} runs at once, {races} races");
-        assert!(runs > 10_000 && races > 1_000, "{runs} runs at once, {races} races");
+        eprintln!("{runs} runs at once, {halves} warps by halves, {races} races");
+        assert!(runs > 10_000 && halves > 50 && races > 1_000, "{runs} runs, {halves} by halves, {races} races");
     }
 }
