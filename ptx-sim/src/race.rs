@@ -338,8 +338,8 @@ impl Detector {
         if !ok || !(0..16).all(|l| self.run_is_safe(offs[l], 4, pair(l), warp, me)) {
             return false;
         }
-        for l in 0..16 {
-            self.record_run(offs[l], 4, pair(l), warp, me);
+        for (l, &off) in offs[..16].iter().enumerate() {
+            self.record_run(off, 4, pair(l), warp, me);
         }
         #[cfg(test)]
         {
