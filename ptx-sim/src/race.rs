@@ -113,7 +113,7 @@ pub(crate) struct Detector {
     index: std::collections::HashMap<(u32, u32, u8), usize>,
     /// Per instruction: a load that may meet another thread's atomic.
     checked: Vec<bool>,
-    /// Runs of lanes [`Detector::read_run`] recorded at once (for the tests).
+    /// Runs of lanes recorded at once by [`Detector::record_run`] (for the tests).
     #[cfg(test)]
     runs_at_once: u64,
     /// Warps [`Detector::read_halves`] recorded by pairs (for the tests).
@@ -261,7 +261,8 @@ impl Detector {
     /// lane to lane (the warp's `__syncwarp` count, the instruction's flags)
     /// is worked out once, and a run of consecutive lanes reading the same
     /// words (a broadcast, as a tiled matrix product's `As[ty][k]`) is
-    /// recorded at once where none of its lanes can race ([`Detector::read_run`]).
+    /// recorded at once where none of its lanes can race ([`Detector::read_run`]),
+    /// and so is a 16-wide tile's row read by both halves ([`Detector::read_halves`]).
     pub fn access_warp(&mut self, offs: &[usize; 32], lanes: u32, len: usize, warp: u32, pc: u32, kind: Kind) {
         if lanes == 0 {
             return;
@@ -554,8 +555,6 @@ mod tests {
         assert!(d.found.is_empty(), "{:?}", kinds(&d));
     }
 
-    /// `access_warp` (with its runs of reads recorded at once) against
-    /// `access` lane by lane, in lane order, on random programs of three warps
     /// A 16-wide tile's row read by both halves of every warp, after a barrier
     /// and then against another thread's write: by pairs where nothing races,
     /// lane by lane where something does, and the same shadow and races as
@@ -585,6 +584,8 @@ mod tests {
         assert_eq!(kinds(&fast).len(), 2, "{:?}", kinds(&fast));
     }
 
+    /// `access_warp` (with its runs of reads and its tile rows recorded at once) against
+    /// `access` lane by lane, in lane order, on random programs of three warps
     /// over 64 bytes (few words, so that lanes meet on them often): broadcast
     /// runs, barriers, `__syncwarp`s, writes and atomics of every warp, checked
     /// loads, narrow, wide, unaligned and out-of-range accesses. After every
