@@ -131,6 +131,12 @@ fn concurrent(a: &Acc, epoch: u32, tid: u16, wsync: &[u32]) -> bool {
     !(wa == wb && wsync[wa as usize] as u16 != a.wsync)
 }
 
+/// The tids of the first and the last lane of `run` in warp `warp`.
+#[inline(always)]
+fn run_ends(run: u32, warp: u32) -> (u16, u16) {
+    ((warp * 32 + run.trailing_zeros()) as u16, (warp * 32 + 31 - run.leading_zeros()) as u16)
+}
+
 /// The lanes of `lanes` at the offset of the lane of `lanes` before them:
 /// where runs of lanes on the same words start and go on.
 #[inline(always)]
@@ -356,8 +362,7 @@ impl Detector {
         if off % 4 != 0 || w1 > self.words.len() {
             return false;
         }
-        let first = (warp * 32 + run.trailing_zeros()) as u16;
-        let last = (warp * 32 + 31 - run.leading_zeros()) as u16;
+        let (first, last) = run_ends(run, warp);
         for wd in w0..w1 {
             if self.split[wd] {
                 return false;
@@ -379,8 +384,7 @@ impl Detector {
     #[inline(always)]
     fn record_run(&mut self, off: usize, len: usize, run: u32, warp: u32, me: Acc) {
         let (w0, w1) = (off / 4, (off + len) / 4);
-        let first = (warp * 32 + run.trailing_zeros()) as u16;
-        let last = (warp * 32 + 31 - run.leading_zeros()) as u16;
+        let (first, last) = run_ends(run, warp);
         let base = (warp * 32) as u16;
         for c in &mut self.words[w0..w1] {
             if c.r1.epoch != me.epoch {
