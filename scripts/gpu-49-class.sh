@@ -6,6 +6,7 @@
 # where the last call stopped it. Builds nothing: GRADER is the release binary.
 #
 #   GRADER=.device/grader OUT=$OUT LIMIT=540 scripts/gpu-49-class.sh
+#   ... DEADLINE=$(( $(date +%s) + 500 )) ...   # or: stop the run with counters by then
 #
 # Each call: makes the class (once), grades it without counters (once), then
 # grades it with CUDA_LAB_COUNTERS=on for at most LIMIT seconds, and packs
@@ -34,6 +35,8 @@ if [ ! -f "$STATE/off/gradebook.csv" ]; then
 fi
 if [ ! -f "$STATE/on/gradebook.csv" ]; then
     s=$(now)
+    # DEADLINE (epoch seconds) caps the run with counters where this call began with other work.
+    [ -n "${DEADLINE:-}" ] && [ $((DEADLINE - s)) -lt "$LIMIT" ] && LIMIT=$((DEADLINE - s))
     timeout "$LIMIT" env CUDA_LAB_COUNTERS=on "$GRADER" batch "$class" --seed 1 --credit scaled --out "$STATE/on" \
         >>"$res/on.log" 2>&1
     echo "on rc=$? $(( $(now) - s )) s" | tee -a "$res/times.txt"
