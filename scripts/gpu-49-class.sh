@@ -7,6 +7,7 @@
 #
 #   GRADER=.device/grader OUT=$OUT LIMIT=540 scripts/gpu-49-class.sh
 #   ... DEADLINE=$(( $(date +%s) + 500 )) ...   # or: stop the run with counters by then
+#   ... BATCH_ARGS="--workers-per-gpu 3" ...        # more arguments for the run with counters
 #
 # Each call: makes the class (once), grades it without counters (once), then
 # grades it with CUDA_LAB_COUNTERS=on for at most LIMIT seconds, and packs
@@ -38,7 +39,7 @@ if [ ! -f "$STATE/on/gradebook.csv" ]; then
     # DEADLINE (epoch seconds) caps the run with counters where this call began with other work.
     [ -n "${DEADLINE:-}" ] && [ $((DEADLINE - s)) -lt "$LIMIT" ] && LIMIT=$((DEADLINE - s))
     timeout "$LIMIT" env CUDA_LAB_COUNTERS=on "$GRADER" batch "$class" --seed 1 --credit scaled --out "$STATE/on" \
-        >>"$res/on.log" 2>&1
+        ${BATCH_ARGS:-} >>"$res/on.log" 2>&1
     echo "on rc=$? $(( $(now) - s )) s" | tee -a "$res/times.txt"
 fi
 done_parts=$(find "$STATE/on/submissions" -name '*.json' 2>/dev/null | wc -l)

@@ -21,7 +21,8 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use kit::counters::{CountedLaunch, GpuCounters, Key};
@@ -83,6 +84,8 @@ pub struct Selection<'a> {
     /// child measures the same ones, so each counter is of a launch the
     /// simulator measured too.
     pub shapes_secret: u64,
+    /// How long one kernel may run in this run (`--timeout`).
+    pub kernel_timeout: Duration,
 }
 
 /// The exercises a batch grades (`ex01,ex02`), set for its workers: the first
@@ -96,6 +99,14 @@ enum Source {
     /// Kept from a profiler run before: this submission's, or another that
     /// handed in the same kernels ([`kit::counters::cache`]).
     Kept,
+}
+
+/// What a run takes from the profiler: the counters of its measurements, and
+/// why each of its parts whose measurement never finished on the GPU has none.
+#[derive(Default)]
+struct Read {
+    figures: HashMap<Key, GpuCounters>,
+    stuck: HashMap<String, String>,
 }
 
 /// Reads and installs the counters of every measurement the checks of
@@ -122,18 +133,24 @@ pub fn read_for(exercises: &[kit::Exercise], opts: &Selection) -> String {
     };
     let read = kit::stats::timed(kit::stats::Counter::HardwareCounters, || read(exercises, &ncu, opts));
     match read {
-        Ok((figures, _)) if figures.is_empty() => {
+        Ok((read, _)) if read.figures.is_empty() && read.stuck.is_empty() => {
             "read, but no measurement's launches were profiled: structure checks measured on the simulator".into()
         }
-        Ok((figures, source)) => {
+        Ok((Read { figures, stuck }, source)) => {
             let n = figures.len();
-            kit::counters::install(figures);
+            let stuck_parts = stuck.keys().cloned().collect::<Vec<_>>().join(", ");
+            kit::counters::install(figures, stuck);
             let how = match source {
                 Source::Profiled(s) => format!("{s:.1} s"),
                 Source::Kept => "kept from this batch's profile of the same kernels".into(),
             };
+            let stuck = if stuck_parts.is_empty() {
+                String::new()
+            } else {
+                format!("; {stuck_parts}: its measurement never finished on the GPU, so its structure checks fail")
+            };
             format!(
-                "read by Nsight Compute for {n} measurement{} ({how}): structure checks grade the GPU's figures, the simulator's beside them",
+                "read by Nsight Compute for {n} measurement{} ({how}): structure checks grade the GPU's figures, the simulator's beside them{stuck}",
                 if n == 1 { "" } else { "s" },
             )
         }
@@ -143,39 +160,101 @@ pub fn read_for(exercises: &[kit::Exercise], opts: &Selection) -> String {
 
 /// The counters of this run's parts: kept ones where a batch keeps them,
 /// else from a profiler run (in a batch, over the whole submission).
-fn read(exercises: &[kit::Exercise], ncu: &Path, opts: &Selection) -> Result<(HashMap<Key, GpuCounters>, Source)> {
+fn read(exercises: &[kit::Exercise], ncu: &Path, opts: &Selection) -> Result<(Read, Source)> {
     let started = std::time::Instant::now();
-    let Some(cache) = kit::counters::cache::Cache::from_env() else {
-        let child = Child::of(exercises, opts)?;
-        return Ok((collect(ncu, &child, None)?.figures, Source::Profiled(started.elapsed().as_secs_f64())));
+    use kit::counters::cache::{digest, Cache};
+    let kept = |cache: &Cache| -> Option<Read> {
+        let mut read = Read::default();
+        for (part, ptx) in &opts.parts {
+            match cache.stuck(part, &digest(ptx)) {
+                Some(why) => drop(read.stuck.insert(part.clone(), why)),
+                None => read.figures.extend(cache.get(part, &digest(ptx))?),
+            }
+        }
+        Some(read)
+    };
+    let Some(batch) = Cache::from_env() else {
+        // A run of its own keeps what its profiler runs read in a folder of its own.
+        let own = tempfile::tempdir().context("a folder for the counters read")?;
+        let cache = Cache::at(own.path());
+        let figures = profile(ncu, &Child::of(exercises, opts)?, &cache, stall_limit(opts))?;
+        let read = kept(&cache).unwrap_or(Read { figures, stuck: HashMap::new() });
+        return Ok((read, Source::Profiled(started.elapsed().as_secs_f64())));
     };
     let metrics: Vec<&str> = METRICS.iter().map(|(m, _)| *m).collect();
-    let shapes = kit::counters::cache::digest(&format!("{:x}", opts.shapes_secret));
-    let cache = cache.for_run(&format!("{}|seed {}|shapes {shapes}|{}", opts.gpu, opts.seed, metrics.join(",")));
-    let kept = |opts: &Selection| -> Option<HashMap<Key, GpuCounters>> {
-        let parts = opts.parts.iter().map(|(part, ptx)| cache.get(part, &kit::counters::cache::digest(ptx)));
-        Some(parts.collect::<Option<Vec<_>>>()?.into_iter().flatten().collect())
-    };
-    if let Some(figures) = kept(opts) {
-        return Ok((figures, Source::Kept));
+    let shapes = digest(&format!("{:x}", opts.shapes_secret));
+    let cache = batch.for_run(&format!("{}|seed {}|shapes {shapes}|{}", opts.gpu, opts.seed, metrics.join(",")));
+    if let Some(read) = kept(&cache) {
+        return Ok((read, Source::Kept));
     }
     // The submission's parts take turns: the first profiles them all, the
     // others wait for it and find theirs kept.
     let _turn = cache.lock(&opts.root.display().to_string()).context("locking the kept counters")?;
-    if let Some(figures) = kept(opts) {
-        return Ok((figures, Source::Kept));
+    if let Some(read) = kept(&cache) {
+        return Ok((read, Source::Kept));
     }
+    // One profiler at a time in a batch: Nsight Compute reads the GPU's
+    // counters for one session at a time, so workers take turns at it (and
+    // grade beside it).
+    let _profiler = batch.lock("the profiler").context("waiting for the profiler")?;
     // Every check of every part, whatever this run's filter: what is kept is whole.
     let every_check = libtest_mimic::Arguments::default();
     let whole = Selection { test_args: &every_check, parts: Vec::new(), ..*opts };
-    let child = Child::of(&scope(exercises)?, &whole)?;
-    let matched = collect(ncu, &child, Some(&cache))?;
-    let mine: HashMap<Key, GpuCounters> = matched
-        .figures
-        .into_iter()
-        .filter(|(k, _)| opts.parts.iter().any(|(part, _)| kit::counters::cache::part_of(&k.check) == *part))
-        .collect();
-    Ok((mine, Source::Profiled(started.elapsed().as_secs_f64())))
+    let figures = profile(ncu, &Child::of(&scope(exercises)?, &whole)?, &cache, stall_limit(opts))?;
+    let read = kept(&cache).unwrap_or_else(|| {
+        let mine = figures.into_iter().filter(|(k, _)| {
+            opts.parts.iter().any(|(part, _)| kit::counters::cache::part_of(&k.check) == *part)
+        });
+        Read { figures: mine.collect(), stuck: HashMap::new() }
+    });
+    Ok((read, Source::Profiled(started.elapsed().as_secs_f64())))
+}
+
+/// How long the profiler's run may go without finishing a measurement or
+/// starting one: a kernel's own limit, with time for `ncu` to start and the
+/// next exercise to compile. A measured launch takes milliseconds (its
+/// inputs are small enough for the simulator), a tenth of a second profiled.
+fn stall_limit(opts: &Selection) -> Duration {
+    opts.kernel_timeout + Duration::from_secs(10)
+}
+
+/// Runs `child` under the profiler until it finishes: a part whose
+/// measurement gets stuck on the GPU (a kernel that never ends there) is kept
+/// as stuck in `cache`, and the profiler runs again without it, so one such
+/// kernel costs its own part's structure checks and a stall's wait, never the
+/// counters of the submission's other parts. The figures of the last run.
+fn profile(
+    ncu: &Path,
+    child: &Child,
+    cache: &kit::counters::cache::Cache,
+    stall: Duration,
+) -> Result<HashMap<Key, GpuCounters>> {
+    loop {
+        match collect(ncu, child, cache, stall) {
+            Ok(matched) => return Ok(matched.figures),
+            Err(e) => {
+                let Some(Stuck { part, ptx }) = e.downcast_ref::<Stuck>() else { return Err(e) };
+                if cache.has(part, ptx) {
+                    bail!("the profiler's run got stuck again in {part}, which it had left out");
+                }
+                let why = format!(
+                    "on the GPU, this part's measured launches did not finish: Nsight Compute, reading the GPU's \
+                     counters, saw no progress for {:.0} s. A kernel that does not finish where it is measured fails \
+                     its structure checks; make sure every thread's loops end",
+                    stall.as_secs_f64()
+                );
+                cache.put_stuck(part, ptx, &why).context("keeping the stuck part")?;
+            }
+        }
+    }
+}
+
+/// The profiler's run saw no progress in `part`'s measurement (PTX digest `ptx`).
+#[derive(Debug, thiserror::Error)]
+#[error("the profiler's run got stuck measuring {part}")]
+struct Stuck {
+    part: String,
+    ptx: String,
 }
 
 /// The exercises one profiler run covers: those the batch grades
@@ -245,13 +324,14 @@ impl Child {
 }
 
 /// Reads the counters of every measurement `child` makes, or says why not
-/// (no permission, `ncu` failed): the run then grades by the simulator alone.
-/// With `keep`, every part the child measured is kept there, when every
-/// launch found its row.
+/// (no permission, `ncu` failed, [`Stuck`]): the run then grades by the
+/// simulator alone. Every part the child measured is kept in `keep`, when
+/// every launch found its row; parts kept there already are not measured.
 pub fn collect(
     ncu: &Path,
     child: &Child,
-    keep: Option<&kit::counters::cache::Cache>,
+    keep: &kit::counters::cache::Cache,
+    stall: Duration,
 ) -> Result<kit::counters::Matched> {
     let dir = tempfile::tempdir().context("a folder for the profiler's report")?;
     let log = dir.path().join("launches.jsonl");
@@ -271,13 +351,23 @@ pub fn collect(
         .args(&child.args)
         .env(kit::counters::COLLECT_ENV, &log)
         .env(kit::SHAPES_SECRET_ENV, format!("{:x}", child.shapes_secret))
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .stdin(Stdio::null());
-    if let Some(cache) = keep {
-        cmd.env(kit::counters::cache::ENV, cache.dir());
+        .env(kit::counters::cache::ENV, keep.dir())
+        .env_remove("GITHUB_STEP_SUMMARY");
+    // Progress: a measurement started or finished (both logs only grow).
+    let started = kit::counters::cache::started_log(&log);
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let progress = || size(&log) + size(&started);
+    let limits = crate::batch::child::Limits { wall: Duration::MAX, output_cap: 1 << 20 };
+    let watch = crate::batch::child::Watch { progress: &progress, after: stall };
+    let run = crate::batch::child::run_watched(cmd, limits, Some(watch))
+        .with_context(|| format!("starting {}", ncu.display()))?;
+    if run.ending == crate::batch::child::Ending::TimedOut {
+        return Err(match kit::counters::cache::unfinished(&log) {
+            Some(p) => anyhow!(Stuck { part: p.part, ptx: p.ptx }),
+            None => anyhow!("the profiler's run made no progress for {:.0} s between measurements", stall.as_secs_f64()),
+        });
     }
-    let out = cmd.output().with_context(|| format!("starting {}", ncu.display()))?;
-    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let said = run.log();
     if said.contains("ERR_NVGPUCTRPERM") {
         bail!("this user may not read the GPU's performance counters (the driver restricts them to administrators: NVreg_RestrictProfilingToAdminUsers)");
     }
@@ -293,7 +383,7 @@ pub fn collect(
             bail!("Nsight Compute could not read its report: {}", String::from_utf8_lossy(&csv.stderr).trim());
         }
         parse_raw_csv(&String::from_utf8_lossy(&csv.stdout))?
-    } else if out.status.success() && said.contains("No kernels were profiled") {
+    } else if run.ending == crate::batch::child::Ending::Exited(0) && said.contains("No kernels were profiled") {
         // The measurements launched nothing (or only parts kept already).
         Vec::new()
     } else {
@@ -306,10 +396,10 @@ pub fn collect(
     };
     let launches = if log.is_file() { kit::counters::read_launches(&log)? } else { Vec::new() };
     let matched = kit::counters::per_measurement(&launches, &rows);
-    if let (Some(cache), true) = (keep, matched.complete) {
+    if matched.complete {
         // Parts kept already were not profiled again: their entries stay.
-        for p in kit::counters::cache::read_profiled(&log).iter().filter(|p| !cache.has(&p.part, &p.ptx)) {
-            cache.put(&p.part, &p.ptx, &matched.figures).context("keeping the counters read")?;
+        for p in kit::counters::cache::read_profiled(&log).iter().filter(|p| !keep.has(&p.part, &p.ptx)) {
+            keep.put(&p.part, &p.ptx, &matched.figures).context("keeping the counters read")?;
         }
     }
     Ok(matched)
@@ -361,6 +451,36 @@ mod tests {
         assert_eq!(rows[0].kernel, "transpose_coalesced");
         assert_eq!((rows[0].counters.global_load_requests, rows[0].counters.global_load_sectors), (32, 128));
         assert_eq!(rows[1].counters.global_load_sectors, 32768);
+    }
+
+    /// A stand-in for `ncu` that measures `ex03::rect` and never finishes
+    /// there, unless (with `once`) that part is kept as stuck already.
+    fn stuck_profiler(dir: &Path, once: bool) -> PathBuf {
+        let ncu = dir.join(if once { "ncu-once" } else { "ncu-always" });
+        let skip = if once { r#"ls "$CUDA_LAB_COUNTERS_CACHE"/*.stuck >/dev/null 2>&1 && { echo "==PROF== No kernels were profiled."; exit 0; }"# } else { "" };
+        let script = format!(
+            "#!/bin/sh\n{skip}\necho '{{\"part\":\"ex03::rect\",\"ptx\":\"{}\"}}' >> \"${{CUDA_LAB_COUNTERS_COLLECT%.jsonl}}.started.jsonl\"\nsleep 60\n",
+            kit::counters::cache::digest("endless")
+        );
+        std::fs::write(&ncu, script).unwrap();
+        std::fs::set_permissions(&ncu, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        ncu
+    }
+
+    #[test]
+    fn a_measurement_stuck_under_the_profiler_is_kept_as_stuck_and_the_rest_profiled_without_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = kit::counters::cache::Cache::at(dir.path().join("kept"));
+        let child = Child { exe: "/bin/true".into(), args: Vec::new(), shapes_secret: 1 };
+        let started = std::time::Instant::now();
+        let figures = profile(&stuck_profiler(dir.path(), true), &child, &cache, Duration::from_millis(300)).unwrap();
+        assert!(figures.is_empty());
+        assert!(started.elapsed() < Duration::from_secs(20), "the stuck run was stopped, not waited for");
+        let why = cache.stuck("ex03::rect", &kit::counters::cache::digest("endless")).expect("kept as stuck");
+        assert!(why.contains("did not finish") && why.contains("every thread's loops end"), "{why}");
+        // A profiler that gets stuck in the part it was told to leave out stops there.
+        let again = profile(&stuck_profiler(dir.path(), false), &child, &cache, Duration::from_millis(300));
+        assert!(format!("{:#}", again.unwrap_err()).contains("stuck again in ex03::rect"));
     }
 
     #[test]

@@ -14,7 +14,7 @@
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context as _, Result};
+use anyhow::{anyhow, bail, Context as _, Result};
 pub use ptx_sim::{AccessKind, InstrStats, Stats};
 
 use crate::backend::sim::SimBackend;
@@ -157,6 +157,9 @@ pub fn measure_ptx_each(ptx: &str, kernels: &[&str], run: impl Fn(&Module) -> Re
 
 fn measure_now(ptx: &str, kernels: &[&str], run: impl Fn(&Module) -> Result<()>) -> Result<Vec<Measurement>> {
     let keys = crate::counters::keys_here(kernels);
+    if let Some(why) = keys.as_ref().and_then(|k| k.first()).and_then(|k| crate::counters::stuck_for(&k.check)) {
+        bail!(why);
+    }
     if let (Some(keys), true) = (&keys, crate::counters::collecting()) {
         crate::counters::collect(keys.clone(), ptx, &run);
     }
@@ -676,6 +679,28 @@ mod tests {
 }
 "#
     );
+
+    #[test]
+    fn a_part_whose_measurement_got_stuck_on_the_gpu_fails_there_and_only_there() {
+        let why = "on the GPU, this part's measured launches did not finish";
+        let stuck = [("ex99::stuck".to_string(), why.to_string())].into();
+        crate::counters::install(Default::default(), stuck);
+        let launch = |module: &Module| {
+            let gpu = module.gpu();
+            let input = gpu.zeros::<f32>("in", 32 * 32)?;
+            let out = gpu.zeros::<f32>("out", 32)?;
+            module.launch("strided", LaunchConfig::linear(1, 32), &args![&input, &out])
+        };
+        let in_check = |check: &str| {
+            let recorder = std::sync::Arc::new(crate::record::Recorder::for_check(check));
+            let _on = recorder.install();
+            measure_ptx(PTX, "strided", launch).map(|m| m.launches)
+        };
+        let e = in_check("ex99::stuck::structure::coalesced").unwrap_err().to_string();
+        assert!(e.contains("did not finish"), "{e}");
+        assert_eq!(in_check("ex99::other::structure::coalesced").unwrap(), 1, "another part measures as before");
+        crate::counters::clear();
+    }
 
     #[test]
     fn generic_loads_that_reach_global_memory_are_global_loads() {

@@ -61,7 +61,20 @@ impl ChildRun {
 /// stray process outside the group still holds the pipe, and we stop waiting.
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
-pub fn run_limited(mut cmd: Command, limits: Limits) -> std::io::Result<ChildRun> {
+pub fn run_limited(cmd: Command, limits: Limits) -> std::io::Result<ChildRun> {
+    run_watched(cmd, limits, None)
+}
+
+/// A child that must show progress: `progress` returns anything that changes
+/// when it makes some (a log's length); no change for `after` ends it as the
+/// wall-clock limit does ([`Ending::TimedOut`]).
+pub struct Watch<'a> {
+    pub progress: &'a dyn Fn() -> u64,
+    pub after: Duration,
+}
+
+/// [`run_limited`], also stopped where `watch` sees no progress.
+pub fn run_watched(mut cmd: Command, limits: Limits, watch: Option<Watch>) -> std::io::Result<ChildRun> {
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     // Its own process group, so one kill reaches everything it started (nvcc, ...).
     cmd.process_group(0);
@@ -72,11 +85,22 @@ pub fn run_limited(mut cmd: Command, limits: Limits) -> std::io::Result<ChildRun
     let stdout = spawn_reader(child.stdout.take().expect("piped stdout"), limits.output_cap);
     let stderr = spawn_reader(child.stderr.take().expect("piped stderr"), limits.output_cap);
 
+    let mut seen = watch.as_ref().map(|w| ((w.progress)(), Instant::now()));
     let ending = loop {
         if let Some(status) = child.try_wait()? {
             break ending_of(status);
         }
-        if start.elapsed() >= limits.wall {
+        let stalled = match (&watch, &mut seen) {
+            (Some(w), Some((last, since))) => {
+                let now = (w.progress)();
+                if now != *last {
+                    (*last, *since) = (now, Instant::now());
+                }
+                since.elapsed() >= w.after
+            }
+            _ => false,
+        };
+        if stalled || start.elapsed() >= limits.wall {
             kill_group(group);
             child.wait()?;
             break Ending::TimedOut;
@@ -187,6 +211,20 @@ mod tests {
         assert_eq!(run.ending, Ending::TimedOut);
         assert!(run.elapsed < Duration::from_secs(5), "{:?}", run.elapsed);
         assert!(!run.stdout.text().contains("never"));
+    }
+
+    #[test]
+    fn a_watched_child_is_stopped_when_it_stops_making_progress_and_not_while_it_makes_some() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("progress");
+        let progress = || std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+        let watch = || Watch { progress: &progress, after: Duration::from_millis(400) };
+        let writes = format!("for i in 1 2 3 4 5 6 7 8; do echo $i >> {}; sleep 0.15; done", file.display());
+        let run = run_watched(sh(&writes), limits(30.0), Some(watch())).unwrap();
+        assert_eq!(run.ending, Ending::Exited(0), "1.2 s of steady progress is not a stall");
+        let run = run_watched(sh(&format!("echo 1 >> {}; sleep 30", file.display())), limits(30.0), Some(watch())).unwrap();
+        assert_eq!(run.ending, Ending::TimedOut);
+        assert!(run.elapsed < Duration::from_secs(5), "{:?}", run.elapsed);
     }
 
     #[test]

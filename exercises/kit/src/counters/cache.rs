@@ -53,15 +53,42 @@ pub fn parts_log(launch_log: &Path) -> PathBuf {
 /// In the child run: `part` (PTX `ptx`) was measured, whatever its measurements counted.
 pub fn mark_profiled(part: &str, ptx: &str) {
     let Some(log) = std::env::var_os(super::COLLECT_ENV) else { return };
-    let entry = Profiled { part: part.to_string(), ptx: digest(ptx) };
-    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(parts_log(Path::new(&log))) {
-        let _ = writeln!(f, "{}", serde_json::to_string(&entry).unwrap_or_default());
-    }
+    append(&parts_log(Path::new(&log)), &Profiled { part: part.to_string(), ptx: digest(ptx) });
 }
 
 /// The parts the child marked (none if it wrote nothing).
 pub fn read_profiled(launch_log: &Path) -> Vec<Profiled> {
-    let text = std::fs::read_to_string(parts_log(launch_log)).unwrap_or_default();
+    read_lines(&parts_log(launch_log))
+}
+
+/// Where the child writes, before a measurement's launches on the GPU, whose
+/// they are: a child stopped for making no progress was stuck in the last
+/// one where it started more measurements than it finished (the launch log
+/// has a line per measurement finished).
+pub fn started_log(launch_log: &Path) -> PathBuf {
+    launch_log.with_extension("started.jsonl")
+}
+
+/// In the child run: the measurement of `part` (PTX `ptx`) starts its launches.
+pub(crate) fn mark_started(launch_log: &Path, part: &str, ptx: &str) {
+    append(&started_log(launch_log), &Profiled { part: part.to_string(), ptx: digest(ptx) });
+}
+
+/// The part whose measurement the child started and did not finish, if any.
+pub fn unfinished(launch_log: &Path) -> Option<Profiled> {
+    let started: Vec<Profiled> = read_lines(&started_log(launch_log));
+    let finished = std::fs::read_to_string(launch_log).unwrap_or_default().lines().count();
+    (started.len() > finished).then(|| started.last().cloned()).flatten()
+}
+
+fn append(log: &Path, entry: &impl Serialize) {
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(log) {
+        let _ = writeln!(f, "{}", serde_json::to_string(entry).unwrap_or_default());
+    }
+}
+
+fn read_lines<T: serde::de::DeserializeOwned>(log: &Path) -> Vec<T> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
     text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
 }
 
@@ -95,9 +122,29 @@ impl Cache {
         self.dir.join(format!("{}-{}.json", part.replace("::", "-"), &ptx_digest[..ptx_digest.len().min(32)]))
     }
 
-    /// Whether `part`'s figures for the PTX of this [`digest`] are kept.
+    /// Where a part whose measurement never finished under the profiler is kept as such.
+    fn stuck_entry(&self, part: &str, ptx_digest: &str) -> PathBuf {
+        self.entry(part, ptx_digest).with_extension("stuck")
+    }
+
+    /// Whether `part`'s figures for the PTX of this [`digest`] are kept, or
+    /// that its measurement got stuck (either way it is not profiled again).
     pub fn has(&self, part: &str, ptx_digest: &str) -> bool {
-        self.entry(part, ptx_digest).is_file()
+        self.entry(part, ptx_digest).is_file() || self.stuck_entry(part, ptx_digest).is_file()
+    }
+
+    /// Why `part`'s measurement of this PTX never finished on the GPU, if it did not.
+    pub fn stuck(&self, part: &str, ptx_digest: &str) -> Option<String> {
+        std::fs::read_to_string(self.stuck_entry(part, ptx_digest)).ok()
+    }
+
+    /// Keeps that `part`'s measurement of this PTX got stuck on the GPU, and why.
+    pub fn put_stuck(&self, part: &str, ptx_digest: &str, why: &str) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let path = self.stuck_entry(part, ptx_digest);
+        let tmp = path.with_extension(format!("stuck.{}", std::process::id()));
+        std::fs::write(&tmp, why)?;
+        std::fs::rename(&tmp, &path)
     }
 
     /// `part`'s kept figures for the PTX of this [`digest`] (an empty map
@@ -163,6 +210,31 @@ mod tests {
         // A part whose measurements counted nothing is kept as such.
         cache.put("ex09::picture", &digest("p"), &figures).unwrap();
         assert_eq!(cache.get("ex09::picture", &digest("p")).map(|f| f.len()), Some(0));
+    }
+
+    #[test]
+    fn a_stuck_part_is_kept_as_stuck_and_not_profiled_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::at(dir.path());
+        let ptx = digest("endless");
+        assert!(!cache.has("ex03::rect", &ptx) && cache.stuck("ex03::rect", &ptx).is_none());
+        cache.put_stuck("ex03::rect", &ptx, "never finished").unwrap();
+        assert!(cache.has("ex03::rect", &ptx), "the child passes a stuck part over");
+        assert_eq!(cache.stuck("ex03::rect", &ptx).as_deref(), Some("never finished"));
+        assert!(cache.get("ex03::rect", &ptx).is_none(), "a stuck part has no figures");
+        assert!(cache.stuck("ex03::rect", &digest("another kernel")).is_none());
+    }
+
+    #[test]
+    fn the_unfinished_measurement_is_the_last_started_beyond_those_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("launches.jsonl");
+        assert_eq!(unfinished(&log), None, "nothing started");
+        mark_started(&log, "ex01::global", "a");
+        std::fs::write(&log, "{}\n").unwrap();
+        assert_eq!(unfinished(&log), None, "stuck between measurements: none to blame");
+        mark_started(&log, "ex03::rect", "b");
+        assert_eq!(unfinished(&log), Some(Profiled { part: "ex03::rect".into(), ptx: digest("b") }));
     }
 
     #[test]

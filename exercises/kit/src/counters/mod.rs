@@ -116,8 +116,9 @@ pub struct CountedLaunch {
 enum Mode {
     /// The child under `ncu`: run each measurement on the GPU too, and write its launches here.
     Collect { log: PathBuf, gpu: Option<crate::Gpu> },
-    /// The grading run: the GPU's counters per measurement.
-    Apply(HashMap<Key, GpuCounters>),
+    /// The grading run: the GPU's counters per measurement, and why each
+    /// part whose measurement got stuck on the GPU has none.
+    Apply { figures: HashMap<Key, GpuCounters>, stuck: HashMap<String, String> },
 }
 
 static MODE: OnceLock<Mutex<Option<Mode>>> = OnceLock::new();
@@ -162,9 +163,20 @@ pub fn turned_off() -> Option<&'static str> {
     }
 }
 
-/// The grading run's counters, per measurement (replacing any earlier).
-pub fn install(figures: HashMap<Key, GpuCounters>) {
-    *mode().lock().unwrap_or_else(|p| p.into_inner()) = Some(Mode::Apply(figures));
+/// The grading run's counters, per measurement, and the parts (`ex03::rect`)
+/// whose measurements never finished on the GPU under the profiler, with why
+/// (replacing any earlier).
+pub fn install(figures: HashMap<Key, GpuCounters>, stuck: HashMap<String, String>) {
+    *mode().lock().unwrap_or_else(|p| p.into_inner()) = Some(Mode::Apply { figures, stuck });
+}
+
+/// Why the measurement of `check` never finished on the GPU, where it did not:
+/// the kernel caused that where it is measured, so the check fails with it.
+pub(crate) fn stuck_for(check: &str) -> Option<String> {
+    match &*mode().lock().unwrap_or_else(|p| p.into_inner()) {
+        Some(Mode::Apply { stuck, .. }) => stuck.get(&cache::part_of(check)).cloned(),
+        _ => None,
+    }
 }
 
 /// Forgets the installed counters (the next exercise's run installs its own).
@@ -188,7 +200,7 @@ pub(crate) fn keys_here(kernels: &[&str]) -> Option<Vec<Key>> {
 /// The GPU's counters for the measurement `key`, where the grading run has them.
 pub(crate) fn for_key(key: &Key) -> Option<GpuCounters> {
     match &*mode().lock().unwrap_or_else(|p| p.into_inner()) {
-        Some(Mode::Apply(figures)) => figures.get(key).cloned(),
+        Some(Mode::Apply { figures, .. }) => figures.get(key).cloned(),
         _ => None,
     }
 }
@@ -206,6 +218,9 @@ pub(crate) fn collect(keys: Vec<Key>, ptx: &str, run: impl FnOnce(&crate::Module
     let Some(gpu) = opened(gpu) else { return };
     let log = log.clone();
     drop(guard);
+    if let Some(k) = keys.first() {
+        cache::mark_started(&log, &cache::part_of(&k.check), ptx);
+    }
     gpu.log_launches(true);
     let outcome = gpu.load(ptx).and_then(|module| run(&module));
     let kernels = gpu.log_launches(false);
