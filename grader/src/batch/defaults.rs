@@ -20,32 +20,26 @@ const WORKERS: usize = 2;
 const ROOMY_GPU_BYTES: u64 = 12 << 30;
 const ROOMY_HOST_BYTES: u64 = 16 << 30;
 
-/// Workers per GPU while the batch reads the GPU's counters
-/// (`CUDA_LAB_COUNTERS=on`). On an H200, a realistic class with counters: one
-/// worker graded 8 students in 170 s, three 6 to 8 in 330-400 s (2026-12-02);
-/// with the profiler holding the GPU to itself, three graded none in 1095 s,
-/// every first part stopped at the part timeout (2026-12-03; reverted, cause
-/// not found). docs/counters.md has the runs.
-const COUNTING_WORKERS: usize = 1;
-
-/// `--workers-per-gpu` when not given: one while the GPU's counters are read
-/// (`counting`), else three on a GPU of at least 12 GiB in a host of at least
-/// 16 GiB, else two (also on the simulator, whose workers share the CPU cores
-/// with the sanitizer pass). And whether counting is what chose it (a GPU's
-/// run: the simulator reads no counters), for the batch's header.
+/// `--workers-per-gpu` when not given: three on a GPU of at least 12 GiB in a
+/// host of at least 16 GiB, else two (also on the simulator, whose workers
+/// share the CPU cores with the sanitizer pass). And whether the GPU's
+/// counters will be read (`counting` on a GPU's run: the simulator reads
+/// none), for the batch's header. Reading counters keeps the workers: the
+/// profiler runs one at a time beside them (crate::counters), and on an H200
+/// a realistic class of 80 with counters took 318 s with three workers, where
+/// one worker (before a stuck measurement stopped holding the profiler) took
+/// about 15 s a student (docs/counters.md).
 pub(super) fn workers_per_gpu(backend: BackendChoice, counting: bool) -> (usize, bool) {
     let gpu = match backend {
         BackendChoice::Cuda | BackendChoice::Auto => kit::backend::cuda::smallest_gpu_memory(),
         BackendChoice::Sim | BackendChoice::None | BackendChoice::LuckySim => None,
     };
-    (workers_for(gpu, host_memory(), counting), counting && gpu.is_some())
+    (workers_for(gpu, host_memory()), counting && gpu.is_some())
 }
 
 /// The choice itself, from the smallest GPU's and the host's memory (none: no GPU).
-fn workers_for(gpu: Option<u64>, host: Option<u64>, counting: bool) -> usize {
+fn workers_for(gpu: Option<u64>, host: Option<u64>) -> usize {
     match gpu {
-        // Only a GPU's run reads counters (crate::counters).
-        Some(_) if counting => COUNTING_WORKERS,
         Some(bytes) if bytes >= ROOMY_GPU_BYTES && host.is_some_and(|b| b >= ROOMY_HOST_BYTES) => ROOMY_WORKERS,
         _ => WORKERS,
     }
@@ -114,13 +108,11 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_that_reads_counters_grades_with_one_worker_per_gpu() {
+    fn a_batch_that_reads_counters_keeps_its_workers() {
         let (h200, host) = (Some(141 << 30), Some(128 << 30));
-        assert_eq!(workers_for(h200, host, false), ROOMY_WORKERS);
-        assert_eq!(workers_for(h200, host, true), 1);
-        assert_eq!(workers_for(Some(8 << 30), host, true), 1);
-        // The simulator reads no counters: its workers stay.
-        assert_eq!(workers_for(None, host, true), WORKERS);
+        assert_eq!(workers_for(h200, host), ROOMY_WORKERS);
+        assert_eq!(workers_for(Some(8 << 30), host), WORKERS);
+        // The simulator reads no counters.
         assert_eq!(workers_per_gpu(BackendChoice::Sim, true), (WORKERS, false));
     }
 }

@@ -177,13 +177,11 @@ pub fn run(opts: &Options) -> Result<Summary> {
     settings.counters = Some((kept, scope.join(",")));
     let parts_reused = plans.iter().map(|p| p.jobs.len() - p.pending.len()).sum();
     let counting = kit::counters::turned_off().is_none();
-    let (workers_per_gpu, for_counters) = match opts.workers_per_gpu {
-        Some(n) => (n, false),
-        None => defaults::workers_per_gpu(opts.backend, counting),
-    };
-    if for_counters {
+    let (default_workers, reads_counters) = defaults::workers_per_gpu(opts.backend, counting);
+    let workers_per_gpu = opts.workers_per_gpu.unwrap_or(default_workers);
+    if reads_counters {
         println!(
-            "the GPU's counters are read (CUDA_LAB_COUNTERS={}): {} per GPU (--workers-per-gpu N for more)",
+            "the GPU's counters are read (CUDA_LAB_COUNTERS={}): one profiler at a time, beside {} per GPU",
             std::env::var(kit::counters::ENV).unwrap_or_default(),
             crate::words::count(workers_per_gpu, "worker"),
         );
