@@ -202,9 +202,9 @@ fn read(exercises: &[kit::Exercise], ncu: &Path, opts: &Selection) -> Result<(Re
     let whole = Selection { test_args: &every_check, parts: Vec::new(), ..*opts };
     let figures = profile(ncu, &Child::of(&scope(exercises)?, &whole)?, &cache, stall_limit(opts))?;
     let read = kept(&cache).unwrap_or_else(|| {
-        let mine = figures.into_iter().filter(|(k, _)| {
-            opts.parts.iter().any(|(part, _)| kit::counters::cache::part_of(&k.check) == *part)
-        });
+        let mine = figures
+            .into_iter()
+            .filter(|(k, _)| opts.parts.iter().any(|(part, _)| kit::counters::cache::part_of(&k.check) == *part));
         Read { figures: mine.collect(), stuck: HashMap::new() }
     });
     Ok((read, Source::Profiled(started.elapsed().as_secs_f64())))
@@ -364,7 +364,9 @@ pub fn collect(
     if run.ending == crate::batch::child::Ending::TimedOut {
         return Err(match kit::counters::cache::unfinished(&log) {
             Some(p) => anyhow!(Stuck { part: p.part, ptx: p.ptx }),
-            None => anyhow!("the profiler's run made no progress for {:.0} s between measurements", stall.as_secs_f64()),
+            None => {
+                anyhow!("the profiler's run made no progress for {:.0} s between measurements", stall.as_secs_f64())
+            }
         });
     }
     let said = run.log();
@@ -457,7 +459,11 @@ mod tests {
     /// there, unless (with `once`) that part is kept as stuck already.
     fn stuck_profiler(dir: &Path, once: bool) -> PathBuf {
         let ncu = dir.join(if once { "ncu-once" } else { "ncu-always" });
-        let skip = if once { r#"ls "$CUDA_LAB_COUNTERS_CACHE"/*.stuck >/dev/null 2>&1 && { echo "==PROF== No kernels were profiled."; exit 0; }"# } else { "" };
+        let skip = if once {
+            r#"ls "$CUDA_LAB_COUNTERS_CACHE"/*.stuck >/dev/null 2>&1 && { echo "==PROF== No kernels were profiled."; exit 0; }"#
+        } else {
+            ""
+        };
         let script = format!(
             "#!/bin/sh\n{skip}\necho '{{\"part\":\"ex03::rect\",\"ptx\":\"{}\"}}' >> \"${{CUDA_LAB_COUNTERS_COLLECT%.jsonl}}.started.jsonl\"\nsleep 60\n",
             kit::counters::cache::digest("endless")

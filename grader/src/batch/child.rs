@@ -222,7 +222,8 @@ mod tests {
         let writes = format!("for i in 1 2 3 4 5 6 7 8; do echo $i >> {}; sleep 0.15; done", file.display());
         let run = run_watched(sh(&writes), limits(30.0), Some(watch())).unwrap();
         assert_eq!(run.ending, Ending::Exited(0), "1.2 s of steady progress is not a stall");
-        let run = run_watched(sh(&format!("echo 1 >> {}; sleep 30", file.display())), limits(30.0), Some(watch())).unwrap();
+        let run =
+            run_watched(sh(&format!("echo 1 >> {}; sleep 30", file.display())), limits(30.0), Some(watch())).unwrap();
         assert_eq!(run.ending, Ending::TimedOut);
         assert!(run.elapsed < Duration::from_secs(5), "{:?}", run.elapsed);
     }
