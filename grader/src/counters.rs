@@ -357,11 +357,11 @@ pub fn collect(
     let started = kit::counters::cache::started_log(&log);
     let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
     let progress = || size(&log) + size(&started);
-    let limits = crate::batch::child::Limits { wall: Duration::MAX, output_cap: 1 << 20 };
-    let watch = crate::batch::child::Watch { progress: &progress, after: stall };
-    let run = crate::batch::child::run_watched(cmd, limits, Some(watch))
+    let limits = crate::process::child::Limits { wall: Duration::MAX, output_cap: 1 << 20 };
+    let watch = crate::process::child::Watch { progress: &progress, after: stall };
+    let run = crate::process::child::run_watched(cmd, limits, Some(watch))
         .with_context(|| format!("starting {}", ncu.display()))?;
-    if run.ending == crate::batch::child::Ending::TimedOut {
+    if run.ending == crate::process::child::Ending::TimedOut {
         return Err(match kit::counters::cache::unfinished(&log) {
             Some(p) => anyhow!(Stuck { part: p.part, ptx: p.ptx }),
             None => {
@@ -385,7 +385,7 @@ pub fn collect(
             bail!("Nsight Compute could not read its report: {}", String::from_utf8_lossy(&csv.stderr).trim());
         }
         parse_raw_csv(&String::from_utf8_lossy(&csv.stdout))?
-    } else if run.ending == crate::batch::child::Ending::Exited(0) && said.contains("No kernels were profiled") {
+    } else if run.ending == crate::process::child::Ending::Exited(0) && said.contains("No kernels were profiled") {
         // The measurements launched nothing (or only parts kept already).
         Vec::new()
     } else {

@@ -22,6 +22,7 @@ pub mod lab;
 pub mod not_graded_here;
 pub mod platforms;
 pub mod policy;
+pub mod process;
 pub mod registry;
 pub mod report;
 pub mod sanitize;

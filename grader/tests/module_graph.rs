@@ -402,7 +402,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("the course's settings and calibrations", &["calibrate", "credit", "headers", "policy", "score"]),
     (
         "the data every layer shares",
-        &["atomic", "course", "digests", "registry", "report", "template", "verdict", "words"],
+        &["atomic", "course", "digests", "process", "registry", "report", "template", "verdict", "words"],
     ),
 ];
 

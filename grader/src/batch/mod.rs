@@ -17,8 +17,6 @@
 //! recomputed without `--force`, so a batch stopped midway resumes where it was.
 
 pub mod breakdown;
-pub mod capture;
-pub mod child;
 mod defaults;
 pub mod figures;
 pub mod gpus;
@@ -47,6 +45,7 @@ use kit::Exercise;
 use serde::{Deserialize, Serialize};
 
 use crate::grade::BackendChoice;
+use crate::process::child;
 use gradebook::{Gradebook, Row};
 use part::{ChildSettings, Outcome, PartJob};
 use submission::{Shard, Submission};

@@ -10,9 +10,9 @@ use anyhow::Result;
 use clap::ValueEnum;
 use kit::{Exercise, Part};
 
-use super::child::{self, ChildRun, Ending, Limits};
 use crate::atomic;
 use crate::grade::BackendChoice;
+use crate::process::child::{self, ChildRun, Ending, Limits};
 use crate::report::{
     CompileReport, CompileStatus, Environment, ExerciseReport, GradeReport, PartReport, Status, TestReport,
 };

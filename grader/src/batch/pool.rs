@@ -50,7 +50,7 @@ impl Worker {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(log)?;
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(log);
         cmd.process_group(0);
-        super::child::die_with_parent(&mut cmd);
+        crate::process::child::die_with_parent(&mut cmd);
         let mut child = cmd.spawn()?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
