@@ -84,8 +84,8 @@ pub struct Selection<'a> {
     /// child measures the same ones, so each counter is of a launch the
     /// simulator measured too.
     pub shapes_secret: u64,
-    /// How long one kernel may run in this run (`--timeout`).
-    pub kernel_timeout: Duration,
+    /// How long the profiler's run may go without progress ([`stall_limit`]).
+    pub stall: Duration,
 }
 
 /// The exercises a batch grades (`ex01,ex02`), set for its workers: the first
@@ -163,22 +163,23 @@ pub fn read_for(exercises: &[kit::Exercise], opts: &Selection) -> String {
 fn read(exercises: &[kit::Exercise], ncu: &Path, opts: &Selection) -> Result<(Read, Source)> {
     let started = std::time::Instant::now();
     use kit::counters::cache::{digest, Cache};
+    let stuck = |cache: &Cache| -> HashMap<String, String> {
+        let of = |(part, ptx): &(String, &str)| Some((part.clone(), cache.stuck(part, &digest(ptx))?));
+        opts.parts.iter().filter_map(of).collect()
+    };
+    // Every part's figures kept, or none: a part kept as stuck has none to keep.
     let kept = |cache: &Cache| -> Option<Read> {
-        let mut read = Read::default();
-        for (part, ptx) in &opts.parts {
-            match cache.stuck(part, &digest(ptx)) {
-                Some(why) => drop(read.stuck.insert(part.clone(), why)),
-                None => read.figures.extend(cache.get(part, &digest(ptx))?),
-            }
-        }
-        Some(read)
+        let stuck = stuck(cache);
+        let parts = opts.parts.iter().filter(|(part, _)| !stuck.contains_key(part));
+        let figures = parts.map(|(part, ptx)| cache.get(part, &digest(ptx))).collect::<Option<Vec<_>>>()?;
+        Some(Read { figures: figures.into_iter().flatten().collect(), stuck })
     };
     let Some(batch) = Cache::from_env() else {
         // A run of its own keeps what its profiler runs read in a folder of its own.
         let own = tempfile::tempdir().context("a folder for the counters read")?;
         let cache = Cache::at(own.path());
-        let figures = profile(ncu, &Child::of(exercises, opts)?, &cache, stall_limit(opts))?;
-        let read = kept(&cache).unwrap_or(Read { figures, stuck: HashMap::new() });
+        let figures = profile(ncu, &Child::of(exercises, opts)?, &cache, opts.stall)?;
+        let read = kept(&cache).unwrap_or_else(|| Read { figures, stuck: stuck(&cache) });
         return Ok((read, Source::Profiled(started.elapsed().as_secs_f64())));
     };
     let metrics: Vec<&str> = METRICS.iter().map(|(m, _)| *m).collect();
@@ -200,22 +201,23 @@ fn read(exercises: &[kit::Exercise], ncu: &Path, opts: &Selection) -> Result<(Re
     // Every check of every part, whatever this run's filter: what is kept is whole.
     let every_check = libtest_mimic::Arguments::default();
     let whole = Selection { test_args: &every_check, parts: Vec::new(), ..*opts };
-    let figures = profile(ncu, &Child::of(&scope(exercises)?, &whole)?, &cache, stall_limit(opts))?;
+    let figures = profile(ncu, &Child::of(&scope(exercises)?, &whole)?, &cache, opts.stall)?;
     let read = kept(&cache).unwrap_or_else(|| {
         let mine = figures
             .into_iter()
             .filter(|(k, _)| opts.parts.iter().any(|(part, _)| kit::counters::cache::part_of(&k.check) == *part));
-        Read { figures: mine.collect(), stuck: HashMap::new() }
+        Read { figures: mine.collect(), stuck: stuck(&cache) }
     });
     Ok((read, Source::Profiled(started.elapsed().as_secs_f64())))
 }
 
 /// How long the profiler's run may go without finishing a measurement or
-/// starting one: a kernel's own limit, with time for `ncu` to start and the
-/// next exercise to compile. A measured launch takes milliseconds (its
-/// inputs are small enough for the simulator), a tenth of a second profiled.
-fn stall_limit(opts: &Selection) -> Duration {
-    opts.kernel_timeout + Duration::from_secs(10)
+/// starting one: a kernel's own limit (`--timeout`), with time for `ncu` to
+/// start and the next exercise to compile. A measured launch takes
+/// milliseconds (its inputs are small enough for the simulator), a tenth of a
+/// second profiled.
+pub fn stall_limit(kernel_timeout: Duration) -> Duration {
+    kernel_timeout + Duration::from_secs(10)
 }
 
 /// Runs `child` under the profiler until it finishes: a part whose
@@ -455,9 +457,9 @@ mod tests {
         assert_eq!(rows[1].counters.global_load_sectors, 32768);
     }
 
-    /// A stand-in for `ncu` that measures `ex03::rect` and never finishes
-    /// there, unless (with `once`) that part is kept as stuck already.
-    fn stuck_profiler(dir: &Path, once: bool) -> PathBuf {
+    /// A stand-in for `ncu` that measures `part` (PTX `ptx`) and never
+    /// finishes there, unless (with `once`) that part is kept as stuck already.
+    fn stuck_profiler(dir: &Path, once: bool, part: &str, ptx: &str) -> PathBuf {
         let ncu = dir.join(if once { "ncu-once" } else { "ncu-always" });
         let skip = if once {
             r#"ls "$CUDA_LAB_COUNTERS_CACHE"/*.stuck >/dev/null 2>&1 && { echo "==PROF== No kernels were profiled."; exit 0; }"#
@@ -465,8 +467,8 @@ mod tests {
             ""
         };
         let script = format!(
-            "#!/bin/sh\n{skip}\necho '{{\"part\":\"ex03::rect\",\"ptx\":\"{}\"}}' >> \"${{CUDA_LAB_COUNTERS_COLLECT%.jsonl}}.started.jsonl\"\nsleep 60\n",
-            kit::counters::cache::digest("endless")
+            "#!/bin/sh\n{skip}\necho '{{\"part\":\"{part}\",\"ptx\":\"{}\"}}' >> \"${{CUDA_LAB_COUNTERS_COLLECT%.jsonl}}.started.jsonl\"\nsleep 60\n",
+            kit::counters::cache::digest(ptx)
         );
         std::fs::write(&ncu, script).unwrap();
         std::fs::set_permissions(&ncu, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
@@ -479,14 +481,47 @@ mod tests {
         let cache = kit::counters::cache::Cache::at(dir.path().join("kept"));
         let child = Child { exe: "/bin/true".into(), args: Vec::new(), shapes_secret: 1 };
         let started = std::time::Instant::now();
-        let figures = profile(&stuck_profiler(dir.path(), true), &child, &cache, Duration::from_millis(300)).unwrap();
+        let figures = profile(
+            &stuck_profiler(dir.path(), true, "ex03::rect", "endless"),
+            &child,
+            &cache,
+            Duration::from_millis(300),
+        )
+        .unwrap();
         assert!(figures.is_empty());
         assert!(started.elapsed() < Duration::from_secs(20), "the stuck run was stopped, not waited for");
         let why = cache.stuck("ex03::rect", &kit::counters::cache::digest("endless")).expect("kept as stuck");
         assert!(why.contains("did not finish") && why.contains("every thread's loops end"), "{why}");
         // A profiler that gets stuck in the part it was told to leave out stops there.
-        let again = profile(&stuck_profiler(dir.path(), false), &child, &cache, Duration::from_millis(300));
+        let again = profile(
+            &stuck_profiler(dir.path(), false, "ex03::rect", "endless"),
+            &child,
+            &cache,
+            Duration::from_millis(300),
+        );
         assert!(format!("{:#}", again.unwrap_err()).contains("stuck again in ex03::rect"));
+    }
+
+    #[test]
+    fn a_run_of_its_own_gets_its_stuck_part_to_fail_and_no_counters_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let exercises = crate::registry::select(&["ex07".to_string()]).unwrap();
+        let args = libtest_mimic::Arguments::default();
+        let opts = Selection {
+            root: dir.path(),
+            sources: "exercises",
+            seed: 1,
+            test_args: &args,
+            gpu: "a GPU",
+            parts: vec![("ex07::coalesced".into(), "its PTX"), ("ex07::naive".into(), "the other PTX")],
+            shapes_secret: 1,
+            stall: Duration::from_millis(300),
+        };
+        let ncu = stuck_profiler(dir.path(), true, "ex07::coalesced", "its PTX");
+        let (read, _) = read(&exercises, &ncu, &opts).unwrap();
+        assert_eq!(read.stuck.keys().collect::<Vec<_>>(), ["ex07::coalesced"], "only the part that got stuck");
+        assert!(read.stuck["ex07::coalesced"].contains("did not finish"));
+        assert!(read.figures.is_empty());
     }
 
     #[test]

@@ -111,7 +111,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
             gpu: gpu.as_ref().map(|g| g.info().name.as_str()).unwrap_or_default(),
             parts: measured.clone(),
             shapes_secret,
-            kernel_timeout: opts.timeout,
+            stall: crate::counters::stall_limit(opts.timeout),
         };
         env_report.counters = Some(crate::counters::read_for(exercises, &selection));
         println!("hardware counters: {}", env_report.counters.as_deref().unwrap_or_default());
