@@ -47,6 +47,12 @@ impl Default for ShownGpu {
 pub const CYCLES_PER_INSTRUCTION: u64 = 2;
 /// Cycles between two launches (a launch's overhead, a few microseconds).
 const LAUNCH_GAP_NS: u64 = 4_000;
+/// Shared memory a GPU gives a block comes in units of this many bytes
+/// (`%total_smem_size`, the PTX ISA for sm_8x and sm_9x).
+pub(crate) const SHARED_ALLOCATION_UNIT: u64 = 128;
+/// Shared memory a GPU reserves per block for the system (`%aggr_smem_size`
+/// counts it; the PTX ISA: 1 KiB on sm_8x and sm_9x).
+pub(crate) const RESERVED_SHARED_BYTES: u64 = 1024;
 /// `%globaltimer` ticks in steps of this many nanoseconds.
 const TIMER_STEP_NS: u64 = 32;
 /// `%gridid` of a simulator's first launch.

@@ -379,7 +379,11 @@ pub enum Special {
     LaneMaskGt,
     LaneMaskGe,
     DynamicSmemSize,
+    /// `%total_smem_size`: the block's static and dynamic shared memory, in a
+    /// GPU's 128-byte allocation units (the PTX ISA, sm_8x and sm_9x).
     TotalSmemSize,
+    /// `%aggr_smem_size`: that with the 1 KiB a GPU reserves per block.
+    AggrSmemSize,
     /// `WARP_SZ`: 32.
     WarpSize,
     /// Registers that read 0 here (`%envregN`, `%pmN`, `%cluster_ctarank`, ...).

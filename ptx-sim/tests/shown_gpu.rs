@@ -197,3 +197,45 @@ fn threads_that_leave_after_the_last_barrier_are_no_finding() {
     let rep = sim.launch(m, "k", (1, 1, 1), (40, 1, 1), 0, &[ParamValue::U64(out)]).unwrap();
     assert_eq!(rep.barrier_after_exit, None);
 }
+
+/// A block with a 4-byte `__shared__` word and `dyn` bytes of dynamic shared
+/// memory writes %total_smem_size, %aggr_smem_size and %dynamic_smem_size.
+const SHARED_SIZES: &str = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.extern .shared .align 16 .b8 dyn[];
+.visible .entry k(.param .u64 out)
+{
+    .shared .align 4 .b8 word[4];
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %total_smem_size;
+    mov.u32 %r2, %aggr_smem_size;
+    mov.u32 %r3, %dynamic_smem_size;
+    st.shared.u32 [word], %r1;
+    st.global.v2.u32 [%rd1], {%r1, %r2};
+    st.global.u32 [%rd1+8], %r3;
+    ret;
+}
+"#;
+
+#[test]
+fn shared_memory_sizes_read_as_a_gpus_allocation_units_with_its_reserved_kib() {
+    let mut sim = Simulator::new(SimConfig::default());
+    let m = sim.load_module(SHARED_SIZES).unwrap();
+    let sizes = |sim: &mut Simulator, dyn_bytes: u32| {
+        let out = sim.alloc(12).unwrap();
+        sim.launch(m, "k", (1, 1, 1), (32, 1, 1), dyn_bytes, &[ParamValue::U64(out)]).unwrap();
+        let mut b = [0u8; 12];
+        sim.read(out, &mut b).unwrap();
+        let w = |i: usize| u32::from_le_bytes(b[i * 4..][..4].try_into().unwrap());
+        (w(0), w(1), w(2))
+    };
+    // 4 bytes declared: one 128-byte unit, as a GPU shows it (a kernel that
+    // found 4 here could tell the simulator from the GPU).
+    assert_eq!(sizes(&mut sim, 0), (128, 128 + 1024, 0));
+    // With 200 dynamic bytes after the word (at 16): 216 bytes, two units.
+    assert_eq!(sizes(&mut sim, 200), (256, 256 + 1024, 200));
+}

@@ -71,7 +71,8 @@ impl KCtx<'_> {
             "%lanemask_gt" => Special::LaneMaskGt,
             "%lanemask_ge" => Special::LaneMaskGe,
             "%dynamic_smem_size" => Special::DynamicSmemSize,
-            "%total_smem_size" | "%aggr_smem_size" => Special::TotalSmemSize,
+            "%total_smem_size" => Special::TotalSmemSize,
+            "%aggr_smem_size" => Special::AggrSmemSize,
             // `warpSize` (NVRTC writes the predefined identifier).
             "WARP_SZ" => Special::WarpSize,
             "%cluster_ctarank" | "%is_explicit_cluster" | "%current_graph_exec" => Special::Zero,

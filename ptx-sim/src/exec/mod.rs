@@ -198,6 +198,13 @@ impl<'a> Exec<'a> {
         (t % bx, (t / bx) % by, t / (bx * by))
     }
 
+    /// `%total_smem_size`: the GPU's layout of the block's shared memory, in its allocation units.
+    fn total_smem_size(&self) -> u64 {
+        let sl = &self.k.shared_layout;
+        let bytes = (sl.gpu_dyn_offset as u64 + self.dyn_bytes as u64).max(sl.gpu_static() as u64);
+        bytes.div_ceil(crate::device::SHARED_ALLOCATION_UNIT) * crate::device::SHARED_ALLOCATION_UNIT
+    }
+
     fn special_value(&self, s: Special, t: u32, lane: u32) -> u64 {
         let dim = |d: Dim3, i: u8| match i {
             0 => d.0,
@@ -222,10 +229,10 @@ impl<'a> Exec<'a> {
             Special::LaneMaskGt => !((lanebit << 1).wrapping_sub(1)) & 0xffff_ffff,
             Special::LaneMaskGe => !(lanebit - 1) & 0xffff_ffff,
             Special::DynamicSmemSize => self.dyn_bytes as u64,
-            Special::TotalSmemSize => {
-                let sl = &self.k.shared_layout;
-                (sl.gpu_dyn_offset as u64 + self.dyn_bytes as u64).max(sl.gpu_static() as u64)
-            }
+            // As a GPU shows them: a kernel that read the bytes it declared
+            // here, and a GPU's allocation units there, could tell the two apart.
+            Special::TotalSmemSize => self.total_smem_size(),
+            Special::AggrSmemSize => self.total_smem_size() + crate::device::RESERVED_SHARED_BYTES,
             Special::WarpSize => 32,
             Special::Zero => 0,
             Special::One => 1,
