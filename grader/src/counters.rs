@@ -103,7 +103,6 @@ enum Source {
 
 /// What a run takes from the profiler: the counters of its measurements, and
 /// why each of its parts whose measurement never finished on the GPU has none.
-#[derive(Default)]
 struct Read {
     figures: HashMap<Key, GpuCounters>,
     stuck: HashMap<String, String>,

@@ -78,7 +78,7 @@ pub(crate) fn mark_started(launch_log: &Path, part: &str, ptx: &str) {
 pub fn unfinished(launch_log: &Path) -> Option<Profiled> {
     let started: Vec<Profiled> = read_lines(&started_log(launch_log));
     let finished = std::fs::read_to_string(launch_log).unwrap_or_default().lines().count();
-    (started.len() > finished).then(|| started.last().cloned()).flatten()
+    started.last().filter(|_| started.len() > finished).cloned()
 }
 
 fn append(log: &Path, entry: &impl Serialize) {
