@@ -12,7 +12,8 @@
 # says `not read (CUDA_LAB_COUNTERS=off)`; references full marks on every seed
 # with and without counters; the slow variants' structure failures as in
 # CALIBRATION.md; figures.tsv (one line per measured kernel: the GPU's sectors
-# per request and shared passes against the simulator's) for docs/grading-accuracy.md.
+# per request and shared passes against the simulator's) and ref-seed1-table.md,
+# slow-table.md (per check, scripts/counters-table.py) for docs/grading-accuracy.md.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 grader=${1:-${GRADER:-.device/grader}}
@@ -61,5 +62,6 @@ with open(d + "/figures.tsv", "w") as f:
         f.write("\t".join([r[0], r[1], r[2]] + [f"{x:.2f}" for x in r[3:]]) + "\n")
 print(len(rows), "measured kernels with GPU counters; figures.tsv")
 PY
+for run in ref-seed1 slow; do scripts/counters-table.py "$out/$run.json" > "$out/$run-table.md"; done
 tar -C "$(dirname "$out")" -czf "$OUT/counters.tgz" "$(basename "$out")"
 echo "results: $OUT/counters.tgz"
