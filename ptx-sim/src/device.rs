@@ -9,13 +9,25 @@
 //! seeded order that changes from launch to launch; `%gridid` counts launches;
 //! `%clock`/`%clock64` count cycles from a large boot offset, and
 //! `%globaltimer` nanoseconds of the host's wall clock (in 32 ns steps), both
-//! advancing with the warp instructions each warp executes. The simulator
-//! runs warps and blocks one after another, but the clocks show them side by
-//! side as a GPU runs them: every warp of a block starts at the block's start
-//! and counts its own instructions, a barrier's release sets every warp to
-//! the latest arrival, blocks of one wave (as many blocks as SMs) start at the
-//! same time, the next wave starts when the longest block of the last one
-//! ends, and every launch starts after the one before it.
+//! advancing with the cycles each warp's instructions take ([`issue_cycles`]:
+//! an H200's latencies, measured by `scripts/gpu-49-clocks.cu`, so that a
+//! chain of shared atomics costs what it costs there), and, like a GPU's
+//! scheduler, never quite the same in two warps: each warp of a block starts
+//! a few cycles apart and every read of a clock stalls its warp a seeded
+//! cycle or few (a kernel that compared its warps' laps, or counted its own
+//! instructions, would otherwise tell the simulator). The simulator runs
+//! warps and blocks one after another, but the clocks show them side by side
+//! as a GPU runs them: every warp of a block starts at the block's start and
+//! counts its own cycles, a barrier's release sets every warp to the latest
+//! arrival, blocks of one wave (as many blocks as SMs) start at the same time,
+//! the next wave starts when the longest block of the last one ends, and
+//! every launch starts after the one before it.
+//!
+//! `%warpid` is the warp's slot on its SM, as an H200 shows it: a block alone
+//! on its SM holds slots 0 to W - 1 for its W warps, each group of four
+//! rotated by a seeded step (`1 2 3 0 5 6 7 4`); a block of a later wave
+//! shares its SM with the blocks resident there and holds the slots after
+//! theirs.
 //!
 //! **A barrier after an exit** ([`BarrierAfterExit`]): a `bar.sync` that some
 //! threads of the block never reach because they exited first. The PTX ISA
@@ -43,8 +55,44 @@ impl Default for ShownGpu {
     }
 }
 
-/// Cycles one warp instruction advances a block's clock.
+/// Cycles most warp instructions advance their warp's clock.
 pub const CYCLES_PER_INSTRUCTION: u64 = 2;
+/// Warp slots of an SM (`%warpid` below this; sm_8x, sm_9x).
+const WARP_SLOTS: u64 = 64;
+/// Blocks an SM holds at once at most (sm_9x).
+const BLOCKS_PER_SM: u64 = 32;
+/// Shared memory of an SM that its blocks share (an H100's and an H200's 228 KiB).
+const SHARED_PER_SM: u64 = 228 * 1024;
+/// At most this many cycles between the starts of a block's warps, and one
+/// more than the most a read of a clock stalls its warp.
+const WARP_SKEW_CYCLES: u64 = 16;
+const READ_STALL_CYCLES: u64 = 4;
+
+/// Cycles `op` takes its warp with `lanes` lanes active: on an H200
+/// (2026-12-04, `scripts/gpu-49-clocks.cu`, one block per SM), 16 dependent
+/// shared loads took 449 cycles, 16 dependent shared atomics of a whole warp
+/// 3306 to 3481, 16 dependent global loads (cached) about 4000, 16 dependent
+/// global atomics about 5300, and two reads of `%clock64` in a row 2 or 3.
+/// Every memory access is charged as if the next instruction waited for it.
+pub(crate) fn issue_cycles(op: &crate::ir::Op, lanes: u32) -> u64 {
+    use crate::ir::{Op, Space};
+    if lanes == 0 {
+        return CYCLES_PER_INSTRUCTION;
+    }
+    let lanes = lanes as u64;
+    match *op {
+        Op::Ld { space: Space::Shared, .. } => 28,
+        Op::Ld { space: Space::KParam, .. } => CYCLES_PER_INSTRUCTION,
+        Op::Ld { space: Space::Const, .. } => 24,
+        Op::Ld { .. } => 250,
+        Op::St { space: Space::Shared, .. } => 20,
+        Op::St { .. } => 24,
+        Op::Atom { space: Space::Shared, .. } => 40 + 5 * lanes,
+        Op::Atom { .. } => 300 + lanes,
+        Op::Bar | Op::BarRed { .. } => 20,
+        _ => CYCLES_PER_INSTRUCTION,
+    }
+}
 /// Cycles between two launches (a launch's overhead, a few microseconds).
 const LAUNCH_GAP_NS: u64 = 4_000;
 /// Shared memory a GPU gives a block comes in units of this many bytes
@@ -128,9 +176,14 @@ impl DeviceTime {
             sm_stride: stride_coprime(n, seed >> 32),
             wave_base: 0,
             wave_len: 0,
-            warp_steps: Vec::new(),
+            warp_cycles: Vec::new(),
             entered: 0,
             sm: 0,
+            seed,
+            block: 0,
+            resident: 1,
+            slot_base: 0,
+            slot_turn: 0,
         }
     }
 
@@ -154,16 +207,34 @@ pub(crate) struct LaunchTime {
     wave_base: u64,
     /// The longest block of the current wave so far, in cycles.
     wave_len: u64,
-    /// Per warp of the current block, the instructions it executed before it
-    /// last started running ([`LaunchTime::enter`]).
-    warp_steps: Vec<u64>,
-    /// The launch's step count when the running warp started running.
+    /// Per warp of the current block, the cycles it ran before it last
+    /// started running ([`LaunchTime::enter`]), and its start's skew.
+    warp_cycles: Vec<u64>,
+    /// The launch's cycle count when the running warp started running.
     entered: u64,
     /// `%smid` of the current block.
     pub sm: u32,
+    /// The launch's seed (placement, skews, stalls).
+    seed: u64,
+    /// The current block's linear index.
+    block: u64,
+    /// Blocks of this launch an SM holds at once ([`LaunchTime::set_residency`]).
+    resident: u64,
+    /// The current block's first warp slot, and the rotation of its groups of four.
+    slot_base: u64,
+    slot_turn: u64,
 }
 
 impl LaunchTime {
+    /// How many blocks of `warps` warps and `shared_bytes` of shared memory
+    /// (the GPU's count, with its reservation) an SM holds at once: the
+    /// blocks of a later wave share an SM with the ones there (`%warpid`).
+    pub fn set_residency(&mut self, warps: usize, shared_bytes: u64) {
+        let by_warps = WARP_SLOTS / (warps as u64).next_multiple_of(4).clamp(4, WARP_SLOTS);
+        let by_shared = SHARED_PER_SM / shared_bytes.max(1);
+        self.resident = by_warps.min(by_shared).min(BLOCKS_PER_SM).max(1);
+    }
+
     /// Block `linear` (x fastest) of `warps` warps starts.
     pub fn start_block(&mut self, linear: u64, warps: usize) {
         let n = self.gpu.multiprocessors.max(1) as u64;
@@ -171,47 +242,73 @@ impl LaunchTime {
             self.wave_base += self.wave_len;
             self.wave_len = 0;
         }
-        self.warp_steps.clear();
-        self.warp_steps.resize(warps, 0);
+        self.block = linear;
+        let skew = |w: usize| self.hash(w as u64, u64::MAX) % WARP_SKEW_CYCLES;
+        let skews: Vec<u64> = (0..warps).map(skew).collect();
+        self.warp_cycles.clear();
+        self.warp_cycles.extend(skews);
         self.sm = ((linear % n * self.sm_stride + self.sm_offset) % n) as u32;
+        let group = (warps as u64).next_multiple_of(4).min(WARP_SLOTS);
+        self.slot_base = (linear / n % self.resident * group).min(WARP_SLOTS - group);
+        self.slot_turn = self.hash(u64::MAX, u64::MAX) % 4;
     }
 
-    /// A warp starts running at step `steps` of the launch.
-    pub fn enter(&mut self, steps: u64) {
-        self.entered = steps;
+    /// `%warpid` of warp `w` of the current block.
+    pub fn warp_slot(&self, w: usize) -> u64 {
+        let w = w as u64;
+        self.slot_base + (w & !3) + ((w + self.slot_turn) & 3)
     }
 
-    /// Warp `w` stops running at step `steps`.
-    pub fn leave(&mut self, w: usize, steps: u64) {
-        if let Some(s) = self.warp_steps.get_mut(w) {
-            *s += steps.saturating_sub(self.entered);
+    /// A seeded hash of the launch, the current block, `a` and `b`.
+    fn hash(&self, a: u64, b: u64) -> u64 {
+        splitmix(self.seed ^ splitmix(self.block ^ splitmix(a ^ splitmix(b))))
+    }
+
+    /// A warp starts running at cycle `cycles` of the launch's count.
+    pub fn enter(&mut self, cycles: u64) {
+        self.entered = cycles;
+    }
+
+    /// Warp `w` stops running at cycle `cycles`.
+    pub fn leave(&mut self, w: usize, cycles: u64) {
+        if let Some(s) = self.warp_cycles.get_mut(w) {
+            *s += cycles.saturating_sub(self.entered);
+        }
+    }
+
+    /// Warp `w` read a clock at cycle `cycles`: it stalls a seeded few cycles,
+    /// as a GPU's warps wait on their scheduler.
+    pub fn stall_after_read(&mut self, w: usize, cycles: u64) {
+        let stall = self.hash(w as u64, self.cycles(w, cycles)) % READ_STALL_CYCLES;
+        if let Some(s) = self.warp_cycles.get_mut(w) {
+            *s += stall;
         }
     }
 
     /// A barrier releases: every warp waited for the last to arrive.
     pub fn barrier(&mut self) {
-        let latest = self.warp_steps.iter().copied().max().unwrap_or(0);
-        self.warp_steps.fill(latest);
+        let latest = self.warp_cycles.iter().copied().max().unwrap_or(0);
+        self.warp_cycles.fill(latest);
     }
 
     /// The current block ends: its longest warp is its length.
     pub fn end_block(&mut self) {
-        let longest = self.warp_steps.iter().copied().max().unwrap_or(0);
-        self.wave_len = self.wave_len.max(longest * CYCLES_PER_INSTRUCTION);
+        let longest = self.warp_cycles.iter().copied().max().unwrap_or(0);
+        self.wave_len = self.wave_len.max(longest);
     }
 
     /// Cycles since the launch's first, for warp `w` (running since
-    /// [`LaunchTime::enter`]) at step `steps`.
-    fn cycles(&self, w: usize, steps: u64) -> u64 {
-        let own = self.warp_steps.get(w).copied().unwrap_or(0) + steps.saturating_sub(self.entered);
-        self.launch_cycles + self.wave_base + own * CYCLES_PER_INSTRUCTION
+    /// [`LaunchTime::enter`]) at cycle `cycles` of the launch's count.
+    fn cycles(&self, w: usize, cycles: u64) -> u64 {
+        let own = self.warp_cycles.get(w).copied().unwrap_or(0) + cycles.saturating_sub(self.entered);
+        self.launch_cycles + self.wave_base + own
     }
 
-    /// `timer`'s value for warp `w` at step `steps`.
-    pub fn read(&self, timer: Timer, w: usize, steps: u64) -> u64 {
-        let cycles = self.boot_cycles + self.cycles(w, steps);
+    /// `timer`'s value for warp `w` at cycle `at` of the launch's count.
+    pub fn read(&self, timer: Timer, w: usize, at: u64) -> u64 {
+        let cycles = self.boot_cycles + self.cycles(w, at);
         let ns = || {
-            let ns = self.start_ns + cycles_to_ns(self.cycles(w, steps), self.gpu.clock_khz);
+            let ns = self.start_ns + cycles_to_ns(self.cycles(w, at), self.gpu.clock_khz);
             ns - ns % TIMER_STEP_NS
         };
         match timer {
@@ -339,7 +436,7 @@ mod tests {
     }
 
     #[test]
-    fn clocks_advance_with_each_warps_work_and_blocks_of_a_wave_start_together() {
+    fn clocks_advance_with_each_warps_cycles_and_blocks_of_a_wave_start_together() {
         let gpu = ShownGpu { multiprocessors: 2, ..DEFAULT_GPU };
         let mut time = DeviceTime::now(&gpu);
         let mut t = time.launch(&gpu);
@@ -348,31 +445,34 @@ mod tests {
         let (c0, g0) = (t.read(Timer::Clock64, 0, 0), t.read(Timer::Global, 0, 0));
         assert!(c0 > 1 << 30, "a device that has been up a while: {c0}");
         assert!(g0 > 1_600_000_000_000_000_000, "nanoseconds of the wall clock: {g0}");
-        assert_eq!(t.read(Timer::Clock64, 0, 1000), c0 + 1000 * CYCLES_PER_INSTRUCTION);
+        assert_eq!(t.read(Timer::Clock64, 0, 1000), c0 + 1000);
         t.leave(0, 1000);
-        // warp 1 runs beside warp 0: it starts at the block's start
+        // warp 1 runs beside warp 0: it starts at the block's start, a few cycles apart
         t.enter(1000);
-        assert_eq!(t.read(Timer::Clock64, 1, 1000), c0);
+        let c1 = t.read(Timer::Clock64, 1, 1000);
+        assert!(c1.abs_diff(c0) < WARP_SKEW_CYCLES, "{c0} {c1}");
         t.leave(1, 1400);
         // after a barrier, both warps are at the later one's time
         t.barrier();
         t.enter(1400);
-        assert_eq!(t.read(Timer::Clock64, 1, 1400), c0 + 1000 * CYCLES_PER_INSTRUCTION);
+        let both = t.read(Timer::Clock64, 1, 1400);
+        assert_eq!(both, t.read(Timer::Clock64, 0, 1400));
+        assert!(both >= c0 + 1000 && both >= c1 + 400);
         t.leave(1, 1500);
         t.end_block();
         // block 1 runs beside block 0
         let mut at = 1500;
         t.start_block(1, 1);
         t.enter(at);
-        assert_eq!(t.read(Timer::Clock64, 0, at), c0);
+        assert!(t.read(Timer::Clock64, 0, at) < c0 + 2 * WARP_SKEW_CYCLES);
         at += 100;
         t.leave(0, at);
         t.end_block();
         // block 2 is the next wave: after the longest block of the first
         t.start_block(2, 1);
         t.enter(at);
-        let c = c0 + 1100 * CYCLES_PER_INSTRUCTION;
-        assert_eq!(t.read(Timer::Clock64, 0, at), c);
+        let c = t.read(Timer::Clock64, 0, at);
+        assert!(c >= both + 100, "{c} {both}");
         assert_eq!(t.read(Timer::Clock, 0, at), c & 0xffff_ffff);
         assert_eq!(t.read(Timer::ClockHi, 0, at), c >> 32);
         let g = t.read(Timer::Global, 0, at);
@@ -385,6 +485,60 @@ mod tests {
         assert_eq!(next.grid_id, t.grid_id + 1);
         next.start_block(0, 1);
         next.enter(0);
-        assert!(next.read(Timer::Clock64, 0, 0) > c + 10 * CYCLES_PER_INSTRUCTION);
+        assert!(next.read(Timer::Clock64, 0, 0) > c + 10);
+    }
+
+    /// The same laps in every warp, or a clock that moves by the instruction,
+    /// told a kernel it ran on the simulator (the cheat corpus's ex11 case).
+    #[test]
+    fn reads_stall_their_warp_so_that_warps_laps_differ() {
+        let gpu = DEFAULT_GPU;
+        let mut time = DeviceTime::now(&gpu);
+        let mut t = time.launch(&gpu);
+        let warps = 16;
+        t.start_block(0, warps);
+        let mut laps = Vec::new();
+        for w in 0..warps {
+            let at = w as u64 * 1000;
+            t.enter(at);
+            let t0 = t.read(Timer::Clock64, w, at);
+            t.stall_after_read(w, at);
+            let t1 = t.read(Timer::Clock64, w, at + 128);
+            assert!(t1 >= t0 + 128, "a clock never goes back");
+            laps.push(t1 - t0);
+            t.leave(w, at + 128);
+        }
+        laps.sort();
+        laps.dedup();
+        assert!(laps.len() > 1, "16 warps, one lap: {laps:?}");
+        assert!(laps.iter().all(|&l| l < 128 + READ_STALL_CYCLES));
+    }
+
+    /// Slots as an H200 shows them (scripts/gpu-49-clocks.cu, 2026-12-04): a
+    /// block alone on its SM holds 0..W, each group of four rotated; a block of
+    /// a later wave holds the slots after the resident ones'.
+    #[test]
+    fn warp_slots_are_an_sms_shared_by_its_resident_blocks() {
+        let gpu = ShownGpu { multiprocessors: 4, ..DEFAULT_GPU };
+        let mut time = DeviceTime::now(&gpu);
+        let mut t = time.launch(&gpu);
+        t.set_residency(8, 4096);
+        let slots = |t: &LaunchTime| (0..8).map(|w| t.warp_slot(w)).collect::<Vec<_>>();
+        for b in 0..4 {
+            t.start_block(b, 8);
+            let s = slots(&t);
+            let mut sorted = s.clone();
+            sorted.sort();
+            assert_eq!(sorted, (0..8).collect::<Vec<_>>(), "block {b} alone on its SM: {s:?}");
+            assert!(s[..4].iter().all(|&x| x < 4), "groups of four: {s:?}");
+        }
+        t.start_block(4, 8);
+        assert!(slots(&t).iter().all(|&x| (8..16).contains(&x)), "the second wave: {:?}", slots(&t));
+        t.start_block(9 * 4, 8);
+        assert!(slots(&t).iter().all(|&x| (8..16).contains(&x)), "8 resident, the tenth wave: {:?}", slots(&t));
+        // shared memory limits residency: 100 KiB a block, two per SM
+        t.set_residency(8, 100 * 1024);
+        t.start_block(8, 8);
+        assert!(slots(&t).iter().all(|&x| x < 8), "the third wave takes the first's slots: {:?}", slots(&t));
     }
 }

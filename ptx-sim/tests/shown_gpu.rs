@@ -95,7 +95,14 @@ fn a_kernel_sees_a_gpu_of_many_sms_with_its_blocks_spread_over_them() {
         let tid = (i % threads as usize) as u32;
         assert_eq!(th.nsmid, DEFAULT_GPU.multiprocessors, "an H100's or H200's SMs, not 1");
         assert!(th.smid < th.nsmid);
-        assert_eq!((th.warpid, th.laneid, th.nwarpid), (tid / 32, tid % 32, 64), "thread {i}");
+        assert_eq!((th.laneid, th.nwarpid), (tid % 32, 64), "thread {i}");
+        // its slot on the SM: a group of four slots per block of 2 warps, after
+        // those of the blocks of earlier waves resident there (as an H200 shows them)
+        let group = (i / threads as usize / 132) as u32 * 4;
+        assert!((group..group + 4).contains(&th.warpid), "thread {i}: %warpid {}", th.warpid);
+    }
+    for b in t.chunks(threads as usize) {
+        assert_ne!(b[0].warpid, b[32].warpid, "the warps of a block hold distinct slots");
     }
     // the blocks of a wave are on distinct SMs, and not all on SM 0
     let sm_of = |b: usize| t[b * threads as usize].smid;
@@ -123,8 +130,10 @@ fn clocks_count_cycles_and_nanoseconds_and_advance_with_the_work() {
         assert_eq!(th.globaltimer % 32, 0, "in the timer's steps");
     }
     // the warps of a block, and the blocks of one wave, run side by side: they start at the same time
-    assert_eq!(first[0].clock_before, first[32].clock_before, "warps 0 and 1");
-    assert_eq!(first[0].clock_before, first[64].clock_before, "blocks 0 and 1");
+    // (a few cycles apart, as a GPU's warps start)
+    let close = |a: &Thread, b: &Thread| a.clock_before.abs_diff(b.clock_before) < 64;
+    assert!(close(&first[0], &first[32]), "warps 0 and 1");
+    assert!(close(&first[0], &first[64]), "blocks 0 and 1");
     let second = launch(&mut sim, m, 3, 64);
     assert_eq!(second[0].gridid, first[0].gridid + 1, "%gridid counts launches");
     assert!(second[0].clock_before > first[0].clock_after, "a later launch starts later");

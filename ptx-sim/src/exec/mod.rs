@@ -85,6 +85,8 @@ pub(crate) struct Exec<'a> {
     warps: Vec<Warp>,
     block_idx: Dim3,
     steps: u64,
+    /// The cycles the launch's warp instructions took ([`crate::device::issue_cycles`]): its clocks.
+    cycles: u64,
     max_steps: u64,
     cancel: Option<crate::CancelFlag>,
     thread_instr: u64,
@@ -157,6 +159,7 @@ impl<'a> Exec<'a> {
             warps: (0..nwarps).map(|_| Warp::default()).collect(),
             block_idx: (0, 0, 0),
             steps: 0,
+            cycles: 0,
             max_steps: cfg.max_steps_per_launch,
             cancel: cfg.cancel.clone(),
             thread_instr: 0,
@@ -218,7 +221,7 @@ impl<'a> Exec<'a> {
             Special::Ctaid(i) => dim(self.block_idx, i),
             Special::Nctaid(i) => dim(self.grid, i),
             Special::LaneId => lane as u64,
-            Special::WarpId => (t / 32) as u64,
+            Special::WarpId => self.time.warp_slot(t as usize / 32),
             Special::NWarpId => 64,
             Special::SmId => self.time.sm as u64,
             Special::GridId => self.time.grid_id,
@@ -244,7 +247,7 @@ impl<'a> Exec<'a> {
         for w in 0..self.nwarps {
             let rb = w * self.nslots * LANES;
             for &(slot, s) in &k.specials {
-                if only_block && !matches!(s, Special::Ctaid(_) | Special::SmId) {
+                if only_block && !matches!(s, Special::Ctaid(_) | Special::SmId | Special::WarpId) {
                     continue;
                 }
                 for lane in 0..32u32 {
@@ -267,6 +270,8 @@ impl<'a> Exec<'a> {
             self.preds[pb + k.pred_false as usize] = 0;
             self.preds[pb + k.pred_true as usize] = u32::MAX;
         }
+        let shared = self.total_smem_size() + crate::device::RESERVED_SHARED_BYTES;
+        self.time.set_residency(self.nwarps, shared);
         self.fill_specials(false);
         let (gx, gy, gz) = self.grid;
         for bz in 0..gz {
@@ -390,9 +395,9 @@ impl<'a> Exec<'a> {
             let events = self.mbars.events;
             for w in 0..self.nwarps {
                 if !self.warps[w].groups.is_empty() {
-                    self.time.enter(self.steps);
+                    self.time.enter(self.cycles);
                     self.run_warp(w)?;
-                    self.time.leave(w, self.steps);
+                    self.time.leave(w, self.cycles);
                 }
             }
             if self.warps.iter().any(|ws| !ws.yielded.is_empty()) {
@@ -712,6 +717,7 @@ impl<'a> Exec<'a> {
                         mask & pm
                     }
                 };
+                self.cycles += crate::device::issue_cycles(&ins.op, emask.count_ones());
                 if let Some(st) = &mut self.stats {
                     if st.data_add[pc as usize] {
                         st.totals.data_additions += emask.count_ones() as u64;

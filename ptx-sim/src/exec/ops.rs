@@ -536,7 +536,8 @@ impl Exec<'_> {
                 });
             }
             Op::Clock { d, timer } => {
-                let t = self.time.read(timer, w, self.steps);
+                let t = self.time.read(timer, w, self.cycles);
+                self.time.stall_after_read(w, self.cycles);
                 let d = d as usize;
                 lanes(m, |l| r[d + l] = t);
             }
