@@ -258,6 +258,7 @@ mod tests {
             seeds: vec![],
             rule: String::new(),
             checks: Default::default(),
+            counters: Default::default(),
         };
         (file::path_in(Path::new("/c"), name), f)
     }

@@ -34,6 +34,11 @@ pub struct CalibrationFile {
     /// By full check name (`ex05::stencil::perf::share-of-copy`).
     #[serde(default)]
     pub checks: BTreeMap<String, CheckCalibration>,
+    /// Per structure check, the references' and slow variants' figures on
+    /// this model's counters beside the simulator's (`calibrate::counters`);
+    /// empty where the counters could not be read.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, super::counters::CounterCalibration>,
 }
 
 /// The device a calibration was measured on.
@@ -242,6 +247,7 @@ mod tests {
             seeds: vec![1, 2],
             rule: super::super::rule::RULE.into(),
             checks,
+            counters: Default::default(),
         };
         let path = path_in(dir.path(), &file.gpu.name);
         file.write(&path).unwrap();

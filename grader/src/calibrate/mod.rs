@@ -14,10 +14,12 @@
 //! measured, `run` the orchestration over a source of figures (the grader's
 //! own grading in a child process, or a fake in tests), `check` this machine
 //! against the committed file (`--check`), `markdown` the tables
-//! of every calibrated model side by side.
+//! of every calibrated model side by side, `counters` the structure checks'
+//! figures on the GPU's own counters beside the simulator's (issue 49).
 
 pub mod check;
 pub mod choose;
+pub mod counters;
 pub mod families;
 pub mod file;
 pub mod markdown;

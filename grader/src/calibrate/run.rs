@@ -230,6 +230,7 @@ pub fn calibration_file_keeping(
         seeds: how.seeds,
         rule: rule::RULE.into(),
         checks: collected.checks.iter().map(|(k, f)| (k.clone(), f.calibration_keeping(k, decision(k)))).collect(),
+        counters: Default::default(),
     }
 }
 
@@ -242,6 +243,10 @@ pub fn keep_unmeasured(file: &mut CalibrationFile, before: CalibrationFile) -> u
             e.insert(check);
             kept += 1;
         }
+    }
+    // The counters' figures too: a run that read none keeps the earlier ones.
+    for (name, figures) in before.counters {
+        file.counters.entry(name).or_insert(figures);
     }
     kept
 }

@@ -47,6 +47,11 @@ pub struct Args {
     /// only where a decision moves beyond the hysteresis band.
     #[arg(long)]
     check: bool,
+    /// Record only the structure checks' figures on this GPU's counters into
+    /// this model's committed file (the references and slow variants graded
+    /// once more with the counters read; no timing, the thresholds untouched).
+    #[arg(long)]
+    counters_only: bool,
 }
 
 /// `grader calibrate`: exit 2 without a GPU.
@@ -95,7 +100,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         println!("{} has no calibration: calibrating it first", info.name);
     }
-    let plan = calibrate::families::plan(&root, &exercises, args.with_technique)?;
     let slug = file::model_slug(&info.name);
     let work = root.join("target").join("calibrate").join(&slug);
     let _ = std::fs::remove_dir_all(&work);
@@ -111,6 +115,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         envs,
         work: work.clone(),
     };
+    let out = args.out.clone().unwrap_or_else(|| file::path_in(&file::course_dir(&root), &info.name));
+    if args.counters_only {
+        let Ok(mut calibration) = file::CalibrationFile::read(&out) else {
+            eprintln!("{} has no calibration at {}: run `grader calibrate` first", info.name, out.display());
+            return Ok(ExitCode::from(2));
+        };
+        record_counters(&mut calibration, &source, &exercises, args.seeds[0]);
+        calibration.write(&out)?;
+        println!("wrote {}", out.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let plan = calibrate::families::plan(&root, &exercises, args.with_technique)?;
     println!(
         "calibrating {} ({}): {} ({} x {}), about 5 s each; logs in {}",
         info.name,
@@ -134,7 +150,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         print!("{text}");
         return Ok(if moved { ExitCode::FAILURE } else { ExitCode::SUCCESS });
     }
-    let out = args.out.clone().unwrap_or_else(|| file::path_in(&file::course_dir(&root), &info.name));
     // The same model's file keeps its decisions inside the hysteresis band (calibrate::rule::HYSTERESIS).
     let before = file::CalibrationFile::read(&out)
         .ok()
@@ -148,6 +163,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             println!("{kept} check(s) not measured in this run keep their entries from {}", out.display());
         }
     }
+    record_counters(&mut calibration, &source, &exercises, args.seeds[0]);
     calibration.write(&out)?;
     if let Some(cache) = file::cache_dir() {
         calibration.write(&file::path_in(&cache, &info.name))?;
@@ -155,4 +171,39 @@ pub fn run(args: Args) -> Result<ExitCode> {
     print!("{}", run::summary(&calibration, &out));
     println!("calibrated in {:.1} min", start.elapsed().as_secs_f64() / 60.0);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The structure checks' figures on this GPU's counters beside the
+/// simulator's (`calibrate::counters`), into `calibration`; where none could
+/// be read, the run says why and the file keeps what it had.
+fn record_counters(
+    calibration: &mut grader::calibrate::file::CalibrationFile,
+    source: &grader::calibrate::run::GraderRun,
+    exercises: &[kit::Exercise],
+    seed: u64,
+) {
+    use grader::calibrate::counters;
+    let ids: Vec<String> = exercises.iter().map(|e| e.id.to_string()).collect();
+    match counters::record(&source.exe, &source.root, &ids, seed, &source.work) {
+        Ok(r) if r.checks.is_empty() => {
+            let header = std::fs::read_to_string(r.logs.join(format!("reference-seed{seed}.log")))
+                .ok()
+                .and_then(|log| log.lines().find(|l| l.contains("hardware counters")).map(str::to_string));
+            println!(
+                "counters: no structure check's figures recorded ({}); logs in {}",
+                header.as_deref().map_or("the GPU's counters were not read", str::trim),
+                r.logs.display()
+            );
+        }
+        Ok(r) => {
+            println!(
+                "counters: {} recorded, the references' and slow variants' figures beside the simulator's (logs in {})",
+                grader::words::count(r.checks.len(), "structure check"),
+                r.logs.display()
+            );
+            // calibrating in pieces: the checks not graded now keep their entries
+            calibration.counters.extend(r.checks);
+        }
+        Err(e) => println!("counters: not recorded: {e:#}"),
+    }
 }

@@ -1,0 +1,215 @@
+//! The structure checks' figures on this GPU's own counters, recorded beside
+//! its thresholds (issue 49): `grader calibrate` grades the references and the
+//! slow variants once more with the counters read (`CUDA_LAB_COUNTERS=on`, the
+//! structure checks only) and keeps, per check, the GPU's and the simulator's
+//! figures per request and each one's verdict. A model whose counters part
+//! from the simulator's, or whose references fail a bar there, shows it in its
+//! file; where counters cannot be read, nothing is recorded and the run says why.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result};
+use kit::profile::MemoryProfile;
+use serde::{Deserialize, Serialize};
+
+use crate::report::{GradeReport, TestReport};
+
+/// One structure check's figures on one GPU model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CounterCalibration {
+    /// The references'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Witnessed>,
+    /// The slow variant's of the part (`reference/slow`), where it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow: Option<Witnessed>,
+}
+
+/// A kernel's figures per warp request from both witnesses, each the range over
+/// the check's measurements (`[least, most]`), and the check's verdict.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Witnessed {
+    pub status: String,
+    pub measurements: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_load_sectors: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_load_sectors: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_store_sectors: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_store_sectors: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_shared_passes: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_shared_passes: Option<[f64; 2]>,
+}
+
+/// `[least, most]` of the ratios that exist (a zero denominator has none), to two decimals.
+fn range(ratios: impl Iterator<Item = (u64, u64)>) -> Option<[f64; 2]> {
+    let round = |x: f64| (x * 100.0).round() / 100.0;
+    let values: Vec<f64> = ratios.filter(|&(_, d)| d > 0).map(|(n, d)| n as f64 / d as f64).collect();
+    let least = values.iter().copied().reduce(f64::min)?;
+    let most = values.iter().copied().reduce(f64::max)?;
+    Some([round(least), round(most)])
+}
+
+/// Every structure check of `report` that has the GPU's counters, with both witnesses' figures.
+pub fn of_report(report: &GradeReport) -> BTreeMap<String, Witnessed> {
+    witnessed(report.exercises.iter().flat_map(|e| &e.parts).flat_map(|p| &p.tests))
+}
+
+/// Every structure check of `tests` that has the GPU's counters, with both witnesses' figures.
+pub fn witnessed<'a>(tests: impl Iterator<Item = &'a TestReport>) -> BTreeMap<String, Witnessed> {
+    let structure = tests.filter(|t| t.kind == kit::CheckKind::Structure);
+    structure
+        .filter_map(|t| {
+            let m: Vec<&MemoryProfile> = t.measured.iter().filter(|m| m.gpu.is_some()).collect();
+            let gpu =
+                |f: fn(&kit::profile::GpuCounters) -> (u64, u64)| range(m.iter().filter_map(|m| m.gpu.as_ref()).map(f));
+            let sim = |f: fn(&MemoryProfile) -> (u64, u64)| range(m.iter().map(|m| f(m)));
+            let w = Witnessed {
+                status: t.status.label().to_string(),
+                measurements: m.len(),
+                gpu_load_sectors: gpu(|g| (g.global_load_sectors, g.global_load_requests)),
+                sim_load_sectors: sim(|s| (s.global_load_sectors, s.global_load_requests)),
+                gpu_store_sectors: gpu(|g| (g.global_store_sectors, g.global_store_requests)),
+                sim_store_sectors: sim(|s| (s.global_store_sectors, s.global_store_requests)),
+                gpu_shared_passes: gpu(|g| {
+                    (
+                        g.shared_load_wavefronts + g.shared_store_wavefronts,
+                        g.shared_load_requests + g.shared_store_requests,
+                    )
+                }),
+                sim_shared_passes: sim(|s| (s.shared_wavefronts, s.shared_requests)),
+            };
+            (!m.is_empty()).then(|| (t.name.clone(), w))
+        })
+        .collect()
+}
+
+/// The references' and the slow variants' figures per check, side by side.
+pub fn calibration(
+    reference: BTreeMap<String, Witnessed>,
+    mut slow: BTreeMap<String, Witnessed>,
+) -> BTreeMap<String, CounterCalibration> {
+    let mut out: BTreeMap<String, CounterCalibration> = reference
+        .into_iter()
+        .map(|(check, w)| {
+            let slow = slow.remove(&check);
+            (check, CounterCalibration { reference: Some(w), slow })
+        })
+        .collect();
+    for (check, w) in slow {
+        out.insert(check, CounterCalibration { reference: None, slow: Some(w) });
+    }
+    out
+}
+
+/// Grades `sources` (`reference`, `reference/slow`) of `exercises` in a child
+/// with the counters read, the structure checks only; its grades JSON.
+fn graded_with_counters(
+    exe: &Path,
+    root: &Path,
+    exercises: &[String],
+    sources: &str,
+    seed: u64,
+    work: &Path,
+) -> Result<GradeReport> {
+    let slug = sources.replace('/', "-");
+    let json = work.join("counters").join(format!("{slug}-seed{seed}.json"));
+    let log = json.with_extension("log");
+    std::fs::create_dir_all(json.parent().unwrap_or(work))?;
+    let _ = std::fs::remove_file(&json);
+    let out = std::fs::File::create(&log)?;
+    let status = Command::new(exe)
+        .args(exercises)
+        .arg("--root")
+        .arg(root)
+        .args(["--sources", sources, "--seed", &seed.to_string(), "--json"])
+        .arg(&json)
+        .args(["--no-report", "--sanitize", "off", "--backend", "cuda", "--calibration", "off", "--", "::structure::"])
+        .env(kit::counters::ENV, "on")
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .status()
+        .with_context(|| format!("starting {}", exe.display()))?;
+    let bytes = std::fs::read(&json)
+        .map_err(|_| anyhow::anyhow!("grading wrote no grades ({status}); see {}", log.display()))?;
+    serde_json::from_slice(&bytes).with_context(|| format!("reading {}", json.display()))
+}
+
+/// What `grader calibrate` records of the counters: the figures, or why none (counters not readable here).
+pub struct Recorded {
+    pub checks: BTreeMap<String, CounterCalibration>,
+    /// The logs of the two gradings.
+    pub logs: PathBuf,
+}
+
+/// The references' and slow variants' counter figures on this GPU, graded with `seed`.
+pub fn record(exe: &Path, root: &Path, exercises: &[String], seed: u64, work: &Path) -> Result<Recorded> {
+    let reference = of_report(&graded_with_counters(exe, root, exercises, "reference", seed, work)?);
+    let slow = of_report(&graded_with_counters(exe, root, exercises, "reference/slow", seed, work)?);
+    Ok(Recorded { checks: calibration(reference, slow), logs: work.join("counters") })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Status;
+
+    fn profile(kernel: &str, gpu: Option<kit::profile::GpuCounters>) -> MemoryProfile {
+        MemoryProfile {
+            kernel: kernel.into(),
+            global_load_requests: 10,
+            global_load_sectors: 40,
+            shared_requests: 8,
+            shared_wavefronts: 8,
+            gpu,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn both_witnesses_figures_per_request_and_the_verdict_are_kept_per_check() {
+        let counted = kit::profile::GpuCounters {
+            launches: 1,
+            global_load_requests: 10,
+            global_load_sectors: 80,
+            shared_load_requests: 8,
+            shared_load_wavefronts: 12,
+            ..Default::default()
+        };
+        let mut tiled = TestReport::new(
+            "ex03::tiled::structure::tiled-global-loads".into(),
+            kit::CheckKind::Structure,
+            Status::Fail,
+        );
+        tiled.measured = vec![profile("matmul_tiled", Some(counted.clone())), profile("matmul_tiled", None)];
+        let mut unmeasured =
+            TestReport::new("ex03::tiled::structure::two-barriers".into(), kit::CheckKind::Structure, Status::Pass);
+        unmeasured.measured = vec![profile("matmul_tiled", None)];
+        let timed =
+            TestReport::new("ex03::tiled::perf::faster-than-naive".into(), kit::CheckKind::Performance, Status::Pass);
+        let w = witnessed([tiled, unmeasured, timed].iter());
+        assert_eq!(
+            w.keys().collect::<Vec<_>>(),
+            ["ex03::tiled::structure::tiled-global-loads"],
+            "only checks the GPU counted"
+        );
+        let t = &w["ex03::tiled::structure::tiled-global-loads"];
+        assert_eq!((t.status.as_str(), t.measurements), ("fail", 1));
+        assert_eq!((t.gpu_load_sectors, t.sim_load_sectors), (Some([8.0, 8.0]), Some([4.0, 4.0])));
+        assert_eq!((t.gpu_shared_passes, t.sim_shared_passes), (Some([1.5, 1.5]), Some([1.0, 1.0])));
+        assert_eq!((t.gpu_store_sectors, t.sim_store_sectors), (None, None), "no stores: no figure, not 0");
+
+        let slow = BTreeMap::from([("b".to_string(), t.clone()), ("c".to_string(), t.clone())]);
+        let both = calibration(BTreeMap::from([("a".to_string(), t.clone()), ("b".to_string(), t.clone())]), slow);
+        assert!(both["a"].reference.is_some() && both["a"].slow.is_none());
+        assert!(both["b"].reference.is_some() && both["b"].slow.is_some());
+        assert!(both["c"].reference.is_none() && both["c"].slow.is_some());
+    }
+}
