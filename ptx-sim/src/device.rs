@@ -232,7 +232,7 @@ impl LaunchTime {
     pub fn set_residency(&mut self, warps: usize, shared_bytes: u64) {
         let by_warps = WARP_SLOTS / (warps as u64).next_multiple_of(4).clamp(4, WARP_SLOTS);
         let by_shared = SHARED_PER_SM / shared_bytes.max(1);
-        self.resident = by_warps.min(by_shared).min(BLOCKS_PER_SM).max(1);
+        self.resident = by_warps.min(by_shared).clamp(1, BLOCKS_PER_SM);
     }
 
     /// Block `linear` (x fastest) of `warps` warps starts.
