@@ -19,6 +19,13 @@ pub const WARMUP_BUDGET_MS: f64 = 50.0;
 pub const SAMPLES: usize = 15;
 pub const MIN_SAMPLES: usize = 5;
 pub const SAMPLE_BUDGET_MS: f64 = 100.0;
+/// A round also stops once this many samples spread by at most
+/// [`STEADY_SPREAD`]: their median is then within a fraction of a percent
+/// of fifteen samples', far inside every bar's 5 % margin (calibrate::rule),
+/// and timing was half of a warm `grader all` (issue 48). A kernel whose
+/// launches vary (the jitter family) spreads more and is sampled in full.
+pub const STEADY_SAMPLES: usize = 7;
+pub const STEADY_SPREAD: f64 = 0.02;
 /// Samples whose spread (interquartile range over the median) is above this
 /// are not one steady figure. For the grader's own kernels that means a
 /// disturbed GPU (another process, a clock change): the kernel is timed once
@@ -141,6 +148,14 @@ impl Timing {
     pub fn gb_per_s(&self, bytes: usize) -> f64 {
         bytes as f64 / (self.graded_ms() * 1e-3) / 1e9
     }
+}
+
+/// Whether a round's `samples` are enough: all of them, the budget's worth
+/// of a long kernel, or a steady few ([`STEADY_SAMPLES`]).
+fn round_complete(samples: &[f64]) -> bool {
+    samples.len() == SAMPLES
+        || samples.len() >= MIN_SAMPLES && samples.iter().sum::<f64>() >= SAMPLE_BUDGET_MS
+        || samples.len() >= STEADY_SAMPLES && spread(samples) <= STEADY_SPREAD
 }
 
 /// The `q` quantile of `samples` (the mean of the two middle ones for an even
@@ -321,10 +336,7 @@ fn launches_alone(
     // Ends by the rounds' rules, within MAX_LAUNCHES - 1 launches.
     for n in 0.. {
         let warm = warmups == WARMUPS || warming.elapsed().as_secs_f64() * 1e3 >= WARMUP_BUDGET_MS;
-        if warm
-            && (samples_ms.len() == SAMPLES
-                || samples_ms.len() >= MIN_SAMPLES && samples_ms.iter().sum::<f64>() >= SAMPLE_BUDGET_MS)
-        {
+        if warm && round_complete(&samples_ms) {
             let last = round == ROUNDS;
             match &whose {
                 Whose::Graders => {
@@ -539,6 +551,20 @@ pub fn require_share(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_round_stops_at_fifteen_at_the_budget_or_at_seven_steady_samples() {
+        let steady: Vec<f64> = (0..STEADY_SAMPLES).map(|i| 1.0 + 0.001 * i as f64).collect();
+        assert!(!round_complete(&steady[..STEADY_SAMPLES - 1]), "six steady short samples are not enough");
+        assert!(round_complete(&steady));
+        // a kernel whose launches vary by 10 % is sampled in full
+        let varied: Vec<f64> = (0..SAMPLES).map(|i| if i % 2 == 0 { 1.0 } else { 1.1 }).collect();
+        assert!((STEADY_SAMPLES..SAMPLES).all(|n| !round_complete(&varied[..n])));
+        assert!(round_complete(&varied));
+        // a long kernel stops at the budget, steady or not
+        let long: Vec<f64> = (0..MIN_SAMPLES).map(|i| if i % 2 == 0 { 30.0 } else { 40.0 }).collect();
+        assert!(round_complete(&long) && !round_complete(&long[..MIN_SAMPLES - 1]));
+    }
 
     #[test]
     fn median_and_ratios() {
