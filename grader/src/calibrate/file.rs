@@ -163,7 +163,8 @@ impl CalibrationFile {
 
     pub fn write(&self, path: &Path) -> Result<()> {
         let text = format!(
-            "# Performance thresholds measured on one GPU model (docs/grading-accuracy.md, \"Where a threshold sits\").\n\
+            "# Performance thresholds, and the structure checks' figures on its counters, measured on one GPU model\n\
+             # (docs/grading-accuracy.md, \"Where a threshold sits\"; docs/counters.md).\n\
              # Written by `grader calibrate`; committed under calibration/ they ship with the course.\n{}",
             toml::to_string_pretty(self)?
         );
