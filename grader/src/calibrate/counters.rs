@@ -8,9 +8,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use kit::profile::MemoryProfile;
 use serde::{Deserialize, Serialize};
 
@@ -118,28 +118,14 @@ fn graded_with_counters(
     seed: u64,
     work: &Path,
 ) -> Result<GradeReport> {
-    let slug = sources.replace('/', "-");
-    let json = work.join("counters").join(format!("{slug}-seed{seed}.json"));
-    let log = json.with_extension("log");
+    let json = work.join("counters").join(format!("{}-seed{seed}.json", sources.replace('/', "-")));
     std::fs::create_dir_all(json.parent().unwrap_or(work))?;
-    let _ = std::fs::remove_file(&json);
-    let out = std::fs::File::create(&log)?;
-    let status = Command::new(exe)
-        .args(exercises)
-        .arg("--root")
-        .arg(root)
-        .args(["--sources", sources, "--seed", &seed.to_string(), "--json"])
-        .arg(&json)
-        .args(["--no-report", "--sanitize", "off", "--backend", "cuda", "--calibration", "off", "--", "::structure::"])
-        .env(kit::counters::ENV, "on")
-        .stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out)
-        .status()
-        .with_context(|| format!("starting {}", exe.display()))?;
-    let bytes = std::fs::read(&json)
-        .map_err(|_| anyhow::anyhow!("grading wrote no grades ({status}); see {}", log.display()))?;
-    serde_json::from_slice(&bytes).with_context(|| format!("reading {}", json.display()))
+    let mut cmd = Command::new(exe);
+    cmd.args(exercises).arg("--root").arg(root);
+    cmd.args(["--sources", sources, "--seed", &seed.to_string(), "--json"]).arg(&json);
+    cmd.args(["--no-report", "--sanitize", "off", "--backend", "cuda", "--calibration", "off", "--", "::structure::"]);
+    cmd.env(kit::counters::ENV, "on");
+    super::run::graded(cmd, &json, &json.with_extension("log"))
 }
 
 /// What `grader calibrate` records of the counters: the figures, or why none (counters not readable here).

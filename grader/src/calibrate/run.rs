@@ -305,7 +305,6 @@ impl FigureSource for GraderRun {
         for dir in [json.parent(), log.parent()].into_iter().flatten() {
             std::fs::create_dir_all(dir)?;
         }
-        let _ = std::fs::remove_file(&json);
         let mut cmd = Command::new(&self.exe);
         cmd.args(&job.exercises);
         if let Some(part) = &job.part {
@@ -316,18 +315,24 @@ impl FigureSource for GraderRun {
         cmd.args(["--no-report", "--sanitize", "off", "--backend", "cuda", "--calibration", "off"]);
         cmd.args(["--timeout", &self.timeout.as_secs_f64().to_string(), "--", "::perf::"]);
         cmd.envs(self.envs.iter().map(|(k, v)| (k, v)));
-        let out = std::fs::File::create(&log)?;
-        let status = cmd
-            .stdin(Stdio::null())
-            .stdout(out.try_clone()?)
-            .stderr(out)
-            .status()
-            .with_context(|| format!("starting {}", self.exe.display()))?;
-        let report: GradeReport = match std::fs::read(&json) {
-            Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("reading {}", json.display()))?,
-            Err(_) => anyhow::bail!("grading wrote no grades ({status}); see {}", log.display()),
-        };
-        Ok(figures_of(&report, job))
+        Ok(figures_of(&graded(cmd, &json, &log)?, job))
+    }
+}
+
+/// Runs `cmd`, a grading that writes its grades to `json`, its output into
+/// `log`; the grades it wrote.
+pub(super) fn graded(mut cmd: Command, json: &Path, log: &Path) -> Result<GradeReport> {
+    let _ = std::fs::remove_file(json);
+    let out = std::fs::File::create(log)?;
+    let status = cmd
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .status()
+        .with_context(|| format!("starting {}", cmd.get_program().to_string_lossy()))?;
+    match std::fs::read(json) {
+        Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("reading {}", json.display())),
+        Err(_) => anyhow::bail!("grading wrote no grades ({status}); see {}", log.display()),
     }
 }
 
