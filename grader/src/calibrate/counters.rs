@@ -12,40 +12,9 @@ use std::process::Command;
 
 use anyhow::Result;
 use kit::profile::MemoryProfile;
-use serde::{Deserialize, Serialize};
 
+use super::file::{CounterCalibration, Witnessed};
 use crate::report::{GradeReport, TestReport};
-
-/// One structure check's figures on one GPU model.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CounterCalibration {
-    /// The references'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reference: Option<Witnessed>,
-    /// The slow variant's of the part (`reference/slow`), where it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slow: Option<Witnessed>,
-}
-
-/// A kernel's figures per warp request from both witnesses, each the range over
-/// the check's measurements (`[least, most]`), and the check's verdict.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Witnessed {
-    pub status: String,
-    pub measurements: usize,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_load_sectors: Option<[f64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim_load_sectors: Option<[f64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_store_sectors: Option<[f64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim_store_sectors: Option<[f64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_shared_passes: Option<[f64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim_shared_passes: Option<[f64; 2]>,
-}
 
 /// `[least, most]` of the ratios that exist (a zero denominator has none), to two decimals.
 fn range(ratios: impl Iterator<Item = (u64, u64)>) -> Option<[f64; 2]> {

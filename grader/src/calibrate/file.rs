@@ -38,7 +38,7 @@ pub struct CalibrationFile {
     /// this model's counters beside the simulator's (`calibrate::counters`);
     /// empty where the counters could not be read.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub counters: BTreeMap<String, super::counters::CounterCalibration>,
+    pub counters: BTreeMap<String, CounterCalibration>,
 }
 
 /// The device a calibration was measured on.
@@ -117,6 +117,38 @@ pub struct VariantFigures {
     pub seeds: Vec<u64>,
     /// The check's ratio for each seed, in the order of `seeds`.
     pub figures: Vec<f64>,
+}
+
+/// One structure check's figures on one GPU model's counters beside the
+/// simulator's (`calibrate::counters` measures them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CounterCalibration {
+    /// The references'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Witnessed>,
+    /// The slow variant's of the part (`reference/slow`), where it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow: Option<Witnessed>,
+}
+
+/// A kernel's figures per warp request from both witnesses, each the range over
+/// the check's measurements (`[least, most]`), and the check's verdict.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Witnessed {
+    pub status: String,
+    pub measurements: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_load_sectors: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_load_sectors: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_store_sectors: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_store_sectors: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_shared_passes: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_shared_passes: Option<[f64; 2]>,
 }
 
 /// A device name as a file name: "NVIDIA H100 80GB HBM3" is `nvidia-h100-80gb-hbm3`.
