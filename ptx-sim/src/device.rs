@@ -244,9 +244,7 @@ impl LaunchTime {
         }
         self.block = linear;
         let skew = |w: usize| self.hash(w as u64, u64::MAX) % WARP_SKEW_CYCLES;
-        let skews: Vec<u64> = (0..warps).map(skew).collect();
-        self.warp_cycles.clear();
-        self.warp_cycles.extend(skews);
+        self.warp_cycles = (0..warps).map(skew).collect();
         self.sm = ((linear % n * self.sm_stride + self.sm_offset) % n) as u32;
         let group = (warps as u64).next_multiple_of(4).min(WARP_SLOTS);
         self.slot_base = (linear / n % self.resident * group).min(WARP_SLOTS - group);

@@ -97,18 +97,25 @@ fn graded_with_counters(
     super::run::graded(cmd, &json, &json.with_extension("log"))
 }
 
-/// What `grader calibrate` records of the counters: the figures, or why none (counters not readable here).
+/// What `grader calibrate` records of the counters.
 pub struct Recorded {
     pub checks: BTreeMap<String, CounterCalibration>,
+    /// The references' grading's word on the counters (`environment.counters`:
+    /// "read …", or why not): what the run says where none were recorded.
+    pub header: Option<String>,
     /// The logs of the two gradings.
     pub logs: PathBuf,
 }
 
 /// The references' and slow variants' counter figures on this GPU, graded with `seed`.
 pub fn record(exe: &Path, root: &Path, exercises: &[String], seed: u64, work: &Path) -> Result<Recorded> {
-    let reference = of_report(&graded_with_counters(exe, root, exercises, "reference", seed, work)?);
+    let reference = graded_with_counters(exe, root, exercises, "reference", seed, work)?;
     let slow = of_report(&graded_with_counters(exe, root, exercises, "reference/slow", seed, work)?);
-    Ok(Recorded { checks: calibration(reference, slow), logs: work.join("counters") })
+    Ok(Recorded {
+        checks: calibration(of_report(&reference), slow),
+        header: reference.environment.counters,
+        logs: work.join("counters"),
+    })
 }
 
 #[cfg(test)]

@@ -185,16 +185,11 @@ fn record_counters(
     use grader::calibrate::counters;
     let ids: Vec<String> = exercises.iter().map(|e| e.id.to_string()).collect();
     match counters::record(&source.exe, &source.root, &ids, seed, &source.work) {
-        Ok(r) if r.checks.is_empty() => {
-            let header = std::fs::read_to_string(r.logs.join(format!("reference-seed{seed}.log")))
-                .ok()
-                .and_then(|log| log.lines().find(|l| l.contains("hardware counters")).map(str::to_string));
-            println!(
-                "counters: no structure check's figures recorded ({}); logs in {}",
-                header.as_deref().map_or("the GPU's counters were not read", str::trim),
-                r.logs.display()
-            );
-        }
+        Ok(r) if r.checks.is_empty() => println!(
+            "counters: no structure check's figures recorded ({}); logs in {}",
+            r.header.as_deref().unwrap_or("the GPU's counters were not read"),
+            r.logs.display()
+        ),
         Ok(r) => {
             println!(
                 "counters: {} recorded, the references' and slow variants' figures beside the simulator's (logs in {})",
