@@ -11,7 +11,9 @@
 //! `%globaltimer` nanoseconds of the host's wall clock (in 32 ns steps), both
 //! advancing with the cycles each warp's instructions take ([`issue_cycles`]:
 //! an H200's latencies, measured by `scripts/gpu-49-clocks.cu`, so that a
-//! chain of shared atomics costs what it costs there), and, like a GPU's
+//! chain of shared atomics costs what it costs there, while a chain of
+//! arithmetic between two reads shows as little as a GPU's compiler, which
+//! schedules it outside them, leaves of it: [`floats`]), and, like a GPU's
 //! scheduler, never quite the same in two warps: each warp of a block starts
 //! a few cycles apart and every read of a clock stalls its warp a seeded
 //! cycle or few (a kernel that compared its warps' laps, or counted its own
@@ -93,6 +95,41 @@ pub(crate) fn issue_cycles(op: &crate::ir::Op, lanes: u32) -> u64 {
         _ => CYCLES_PER_INSTRUCTION,
     }
 }
+/// Whether `op` is arithmetic that a GPU's compiler schedules freely around a
+/// read of a clock: on an H200 (2026-12-04, `scripts/gpu-49-clocks.cu`), 64
+/// dependent multiply-adds between two reads of `%clock64` read 10 or 11
+/// cycles (two reads in a row: 2 or 3), because ptxas placed them outside. A
+/// memory access, a branch, a barrier or a warp-wide operation stays where it
+/// is, and the arithmetic before it with it (it counts from there on).
+pub(crate) fn floats(op: &crate::ir::Op) -> bool {
+    use crate::ir::{Op, Space};
+    matches!(
+        op,
+        Op::IBin { .. }
+            | Op::IUn { .. }
+            | Op::ITern { .. }
+            | Op::Bfi { .. }
+            | Op::FBin { .. }
+            | Op::FUn { .. }
+            | Op::Fma { .. }
+            | Op::Cvt { .. }
+            | Op::Half { .. }
+            | Op::HalfSetp { .. }
+            | Op::HalfCvt { .. }
+            | Op::Setp { .. }
+            | Op::Set { .. }
+            | Op::Selp { .. }
+            | Op::PLogic { .. }
+            | Op::Testp { .. }
+            | Op::Pack { .. }
+            | Op::Unpack { .. }
+            | Op::Cvta { .. }
+            | Op::Carry { .. }
+            | Op::Nop
+            | Op::Ld { space: Space::KParam, .. }
+    )
+}
+
 /// Cycles between two launches (a launch's overhead, a few microseconds).
 const LAUNCH_GAP_NS: u64 = 4_000;
 /// Shared memory a GPU gives a block comes in units of this many bytes

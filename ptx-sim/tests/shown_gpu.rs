@@ -248,3 +248,64 @@ fn shared_memory_sizes_read_as_a_gpus_allocation_units_with_its_reserved_kib() {
     // With 200 dynamic bytes after the word (at 16): 216 bytes, two units.
     assert_eq!(sizes(&mut sim, 200), (256, 256 + 1024, 200));
 }
+
+/// Thread t writes two laps of `%clock64` at `out + 16 * t`: one over 64
+/// dependent multiply-adds in a row, one over 8 dependent global loads (the
+/// chain of arithmetic then feeds the first load's address).
+const LAPS: &str = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .f32 %f<4>;
+    .reg .b64 %rd<16>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 16;
+    add.s64 %rd3, %rd1, %rd2;
+    cvt.rn.f32.u32 %f1, %r1;
+    mov.u64 %rd4, %clock64;
+    FMAS
+    mov.u64 %rd5, %clock64;
+    sub.s64 %rd6, %rd5, %rd4;
+    cvt.rzi.u32.f32 %r2, %f1;
+    and.b32 %r3, %r2, 0;
+    mul.wide.u32 %rd7, %r3, 8;
+    add.s64 %rd8, %rd3, %rd7;
+    mov.u64 %rd9, %clock64;
+    LOADS
+    mov.u64 %rd10, %clock64;
+    sub.s64 %rd11, %rd10, %rd9;
+    add.s64 %rd12, %rd11, %rd8;
+    sub.s64 %rd12, %rd12, %rd8;
+    st.global.u64 [%rd3], %rd6;
+    st.global.u64 [%rd3+8], %rd12;
+    ret;
+}
+"#;
+
+#[test]
+fn a_lap_of_arithmetic_reads_as_the_gpus_compiler_leaves_it_and_memory_counts() {
+    let fmas = "fma.rn.f32 %f1, %f1, 0f3F800001, 0f3F800000;\n    ".repeat(64);
+    // each load's address is the word the one before it read: the output, zeroed
+    let loads = "ld.global.u64 %rd8, [%rd8];\n    add.s64 %rd8, %rd8, %rd3;\n    ".repeat(8);
+    let ptx = LAPS.replace("FMAS", &fmas).replace("LOADS", &loads);
+    let mut sim = Simulator::new(SimConfig::default());
+    let m = sim.load_module(&ptx).unwrap();
+    let threads = 128;
+    let out = sim.alloc(threads * 16).unwrap();
+    sim.write(out, &vec![0u8; threads * 16]).unwrap();
+    sim.launch(m, "k", (1, 1, 1), (threads as u32, 1, 1), 0, &[ParamValue::U64(out)]).unwrap();
+    let mut b = vec![0u8; threads * 16];
+    sim.read(out, &mut b).unwrap();
+    let word = |i: usize| u64::from_le_bytes(b[i * 8..][..8].try_into().unwrap());
+    for t in 0..threads {
+        let (arithmetic, memory) = (word(2 * t), word(2 * t + 1));
+        // An H200 read 10 or 11 cycles over 64 such multiply-adds, not the 128
+        // their issue takes: a kernel that found the difference could tell.
+        assert!(arithmetic < 16, "thread {t}: 64 multiply-adds read {arithmetic} cycles");
+        assert!((8 * 250..8 * 300).contains(&memory), "thread {t}: 8 dependent global loads read {memory} cycles");
+    }
+}

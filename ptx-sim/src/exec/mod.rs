@@ -87,6 +87,11 @@ pub(crate) struct Exec<'a> {
     steps: u64,
     /// The cycles the launch's warp instructions took ([`crate::device::issue_cycles`]): its clocks.
     cycles: u64,
+    /// Of those, the running warp's arithmetic since its last instruction that
+    /// arithmetic cannot be scheduled across ([`crate::device::floats`]): a
+    /// clock read does not see it, as on a GPU, whose compiler moves such
+    /// arithmetic outside two clock reads.
+    floating: u64,
     max_steps: u64,
     cancel: Option<crate::CancelFlag>,
     thread_instr: u64,
@@ -160,6 +165,7 @@ impl<'a> Exec<'a> {
             block_idx: (0, 0, 0),
             steps: 0,
             cycles: 0,
+            floating: 0,
             max_steps: cfg.max_steps_per_launch,
             cancel: cfg.cancel.clone(),
             thread_instr: 0,
@@ -686,6 +692,8 @@ impl<'a> Exec<'a> {
     }
 
     fn run_warp(&mut self, w: usize) -> Result<(), SimError> {
+        // A warp stops only at a barrier, a wait or its exit: nothing floats across.
+        self.floating = 0;
         let k = self.k;
         let code = &k.code[..];
         let pbase = w * self.npreds;
@@ -717,7 +725,13 @@ impl<'a> Exec<'a> {
                         mask & pm
                     }
                 };
-                self.cycles += crate::device::issue_cycles(&ins.op, emask.count_ones());
+                let cycles = crate::device::issue_cycles(&ins.op, emask.count_ones());
+                self.cycles += cycles;
+                if crate::device::floats(&ins.op) {
+                    self.floating += cycles;
+                } else if !matches!(ins.op, Op::Clock { .. }) {
+                    self.floating = 0;
+                }
                 if let Some(st) = &mut self.stats {
                     if st.data_add[pc as usize] {
                         st.totals.data_additions += emask.count_ones() as u64;

@@ -536,8 +536,10 @@ impl Exec<'_> {
                 });
             }
             Op::Clock { d, timer } => {
-                let t = self.time.read(timer, w, self.cycles);
-                self.time.stall_after_read(w, self.cycles);
+                // What the compiler would have moved past the read does not show.
+                let at = self.cycles - self.floating;
+                let t = self.time.read(timer, w, at);
+                self.time.stall_after_read(w, at);
                 let d = d as usize;
                 lanes(m, |l| r[d + l] = t);
             }
