@@ -69,3 +69,64 @@ fn backend_none_fails_every_stub() {
         assert_eq!(t.status, Status::Fail, "{} passes on a stub: {:?}", t.name, t.message);
     }
 }
+
+/// A structure check (or a measured stand-in) run whole ahead of its turn on a
+/// GPU (grader/src/ahead.rs), without the GPU, comes out as it does in its
+/// turn: the same verdict, message and measured figures, for every reference
+/// and slow variant. None asks for the GPU (one that did would be run again in
+/// its turn, and gain nothing ahead).
+#[test]
+fn a_structure_check_run_ahead_comes_out_as_in_its_turn() {
+    use std::sync::Arc;
+
+    use grader::ahead::{Ahead, Job, Outcomes};
+    use kit::{Ctx, PartBuild, RunEnv};
+
+    let Some(compiler) = kit::trial::compiler() else { return };
+    let options = ptx_build::CompileOptions { line_info: true, ..Default::default() };
+    let (seed, shapes) = (3, 0x5eed_a4ead);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut jobs = Vec::new();
+    let exercises = grader::registry::all();
+    for ex in &exercises {
+        for part in &ex.parts {
+            for sources in ["reference", "reference/slow"] {
+                let path = root.join(sources).join(ex.folder_name()).join(part.file);
+                let Ok(source) = ptx_build::SourceFile::read(&path, part.file) else { continue };
+                let build = Arc::new(PartBuild::new(compiler.compile(&source, &options).unwrap().text));
+                for check in &part.checks {
+                    let name = format!("{} ({sources})", ex.test_name(part, check));
+                    match (check.kind, &check.stand_in) {
+                        (CheckKind::Structure, _) => jobs.push((Job::of(name, check.clone(), build.clone()), check)),
+                        (CheckKind::Performance, Some(f)) => {
+                            let stand_in = kit::Check { run: f.clone(), ..check.clone() };
+                            jobs.push((Job::stand_in(name, stand_in, build.clone()), check));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    let expected: Vec<_> = jobs.iter().map(|(job, check)| (job.name().to_string(), job.build(), *check)).collect();
+    let outcomes = Outcomes::default();
+    let ahead = Ahead::start(seed, shapes, options.clone(), jobs.into_iter().map(|(j, _)| j).collect(), &outcomes);
+    let env = RunEnv::new(seed, Some(kit::Gpu::simulator()), Some(compiler), options).with_shapes_secret(shapes);
+    let text = |r: &anyhow::Result<String>| match r {
+        Ok(note) => format!("pass: {note}"),
+        Err(e) => format!("fail: {e:#}"),
+    };
+    assert!(expected.len() >= 40, "every structure check and stand-in: {}", expected.len());
+    for (name, build, check) in &expected {
+        let ctx = Ctx::new(name, &env, build);
+        let run = match check.kind {
+            CheckKind::Performance => check.stand_in.clone().unwrap(),
+            _ => check.run.clone(),
+        };
+        let in_turn = ctx.run_caught(|ctx| run(ctx));
+        let (outcome, record) = outcomes.take(name).unwrap_or_else(|| panic!("{name} asked for the GPU ahead"));
+        assert_eq!(text(&outcome), text(&in_turn), "{name}");
+        assert_eq!(record.measured, ctx.take_record().measured, "{name}: the measured figures");
+    }
+    drop(ahead);
+}

@@ -375,12 +375,15 @@ pub struct Ctx<'r> {
     pub env: &'r RunEnv,
     pub build: &'r PartBuild,
     recorder: Arc<Recorder>,
+    /// Whether the check asked for the GPU ([`Ctx::asked_for_gpu`]).
+    asked_for_gpu: std::sync::atomic::AtomicBool,
 }
 
 impl<'r> Ctx<'r> {
     /// The context of check `check_name`, with an empty record.
     pub fn new(check_name: &'r str, env: &'r RunEnv, build: &'r PartBuild) -> Self {
-        Self { check_name, env, build, recorder: Arc::new(Recorder::for_check(check_name)) }
+        let recorder = Arc::new(Recorder::for_check(check_name));
+        Self { check_name, env, build, recorder, asked_for_gpu: Default::default() }
     }
 
     /// Runs `check` (a check's function, or its stand-in) in this context:
@@ -392,9 +395,25 @@ impl<'r> Ctx<'r> {
         check(self)
     }
 
+    /// [`Ctx::run`] of a check's function, where a panic is the check's
+    /// failure (a bug of the check, said as such), not the run's end.
+    pub fn run_caught(&self, check: impl FnOnce(&Self) -> Result<String>) -> Result<String> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(check))).unwrap_or_else(|p| {
+            let text = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
+            Err(anyhow!("the check itself panicked: {}", text.unwrap_or_default()))
+        })
+    }
+
     /// What the check recorded while it ran in this context (and forgets it).
     pub fn take_record(&self) -> Record {
         self.recorder.take()
+    }
+
+    /// Whether the check asked for the run's GPU ([`Ctx::gpu`], also through
+    /// its module or a yardstick): a check run ahead without one
+    /// (grader/src/ahead.rs) whose outcome may then differ from the run's.
+    pub fn asked_for_gpu(&self) -> bool {
+        self.asked_for_gpu.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// This check's own seeded generator: the same inputs for the same seed
@@ -437,6 +456,7 @@ impl<'r> Ctx<'r> {
     /// (`--backend none`). A check usually takes it from its module
     /// ([`Ctx::kernel_module`], then [`Module::gpu`]).
     pub fn gpu(&self) -> Result<&'r Gpu> {
+        self.asked_for_gpu.store(true, std::sync::atomic::Ordering::Relaxed);
         self.env.gpu.as_ref().ok_or_else(|| Skip("no GPU in this run".into()).into())
     }
 

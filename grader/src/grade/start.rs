@@ -4,7 +4,7 @@
 //! sanitizer pass and the work done ahead, and runs the trials on one thread.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Result;
 use kit::{CheckKind, Exercise, RunEnv};
@@ -15,12 +15,11 @@ use super::environment::{open_environment, yardstick_compiler};
 use super::finish::{Checked, Pending, Stage};
 use super::no_compiler::without_compiler;
 use super::side_by_side;
-use super::trial::{in_running_order, make_trial};
+use super::trial::{in_running_order, make_trial, RunShared};
 use super::{BackendChoice, Options};
-use crate::ahead::Ahead;
+use crate::ahead::{self, Ahead};
 use crate::calibrate;
 use crate::policy::{Instead, Policy};
-use crate::report::TestReport;
 use crate::sanitize::{self, Replay};
 use crate::verdict::Verdict;
 
@@ -136,7 +135,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     // `--test-threads` (a batch worker's 1) caps them.
     let threads =
         side_by_side::threads(gpu.as_ref(), at_once).min(opts.test_args.test_threads.unwrap_or(usize::MAX)).max(1);
-    let records: Arc<Mutex<HashMap<String, TestReport>>> = Arc::default();
+    let run = RunShared::default();
     let (mut by_part, mut all_turns) = (Vec::new(), Vec::new());
     // Tests that cannot run here, and why; and those judged by a stand-in instead.
     let mut ignored: HashMap<String, &'static str> = HashMap::new();
@@ -212,8 +211,11 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                         // The measured stand-in grades the lesson instead.
                         Some(stand_in) => {
                             let stand_in = kit::Check { run: stand_in.clone(), ..check.clone() };
+                            if let Ok(build) = &built.build {
+                                ahead_jobs.push(ahead::Job::stand_in(name.clone(), stand_in.clone(), build.clone()));
+                            }
                             let turn = turn(beside);
-                            let t = make_trial(name, stand_in, built, &env, &records, &correctness, turn.clone());
+                            let t = make_trial(name, stand_in, built, &env, &run, &correctness, turn.clone());
                             (t, turn)
                         }
                         None => {
@@ -232,18 +234,18 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
                         stand_ins.insert(name.clone());
                         let stand_in = kit::Check { run: check.stand_in.clone().expect("has one"), ..check.clone() };
                         let turn = turn(beside);
-                        (make_trial(name, stand_in, built, &env, &records, &correctness, turn.clone()), turn)
+                        (make_trial(name, stand_in, built, &env, &run, &correctness, turn.clone()), turn)
                     }
                     Some((reason, _)) => {
                         ignored.insert(name.clone(), reason);
                         (Trial::test(name.clone(), || Ok(())).with_ignored_flag(true).with_kind(reason), None)
                     }
                     None => {
-                        if let (true, Ok(build)) = (Ahead::wanted(check), &built.build) {
-                            ahead_jobs.push((name.clone(), check.clone(), build.clone()));
+                        if let Ok(build) = &built.build {
+                            ahead_jobs.push(ahead::Job::of(name.clone(), check.clone(), build.clone()));
                         }
                         let turn = turn(beside);
-                        (make_trial(name, check.clone(), built, &env, &records, &correctness, turn.clone()), turn)
+                        (make_trial(name, check.clone(), built, &env, &run, &correctness, turn.clone()), turn)
                     }
                 };
                 trials.push(trial);
@@ -263,7 +265,8 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     // Only for a whole run on a GPU: a filtered one would compute inputs for
     // checks it does not run, and on the simulator the checks use every core.
     let whole_run = args.filter.is_none() && args.skip.is_empty() && !args.ignored;
-    let ahead = (can_time && whole_run).then(|| Ahead::start(opts.seed, options, ahead_jobs));
+    let ahead =
+        (can_time && whole_run).then(|| Ahead::start(opts.seed, shapes_secret, options, ahead_jobs, &run.ahead));
     let conclusion = libtest_mimic::run(&args, trials);
     side_by_side::credit(&all_turns);
     if kit::counters::collecting() {
@@ -277,7 +280,7 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     kit::counters::clear();
     drop(ahead);
     kit::backend::traced::phase("checks run");
-    let records = std::mem::take(&mut *records.lock().unwrap());
+    let records = std::mem::take(&mut *run.records.lock().unwrap());
     if let Some(pass) = &pass {
         for stuck in records.values().filter(|t| t.verdict.as_deref().is_some_and(|v| Verdict::from(v).never_ended())) {
             let part: String = stuck.name.split("::").take(2).map(|s| format!("{s}::")).collect();

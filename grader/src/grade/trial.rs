@@ -27,6 +27,14 @@ pub(super) fn in_running_order(checks: &[kit::Check]) -> Vec<&kit::Check> {
     ordered
 }
 
+/// What every trial of a run shares: the records the checks leave (by test
+/// name), and the checks run whole ahead of their turn.
+#[derive(Clone, Default)]
+pub(super) struct RunShared {
+    pub records: Arc<Mutex<HashMap<String, TestReport>>>,
+    pub ahead: Arc<crate::ahead::Outcomes>,
+}
+
 /// `check`'s trial. `correctness` names its part's correctness checks, which
 /// run before it: a structure or performance check that passes while one of
 /// them failed is shown `not counted`, and every check of a part the
@@ -36,14 +44,14 @@ pub(super) fn make_trial(
     check: kit::Check,
     built: &BuiltPart,
     env: &Arc<RunEnv>,
-    records: &Arc<Mutex<HashMap<String, TestReport>>>,
+    run: &RunShared,
     correctness: &Arc<Vec<String>>,
     turn: Place,
 ) -> Trial {
     let build = built.build.clone();
     let rel = built.rel.clone();
     let missing = built.report.missing;
-    let (env, records, correctness) = (env.clone(), records.clone(), correctness.clone());
+    let (env, records, ahead, correctness) = (env.clone(), run.records.clone(), run.ahead.clone(), correctness.clone());
     Trial::ignorable_test(name.clone(), move || {
         // Side by side on the simulator: after the part's checks before it.
         let _turn = turn.as_ref().map(|(turns, index)| turns.wait(*index));
@@ -77,10 +85,11 @@ pub(super) fn make_trial(
                         gpu.limit_check(limit);
                     }
                 }
-                let outcome =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ctx.run(|ctx| (check.run)(ctx))))
-                        .unwrap_or_else(|p| Err(anyhow::anyhow!("the check itself panicked: {}", panic_text(&p))));
-                (outcome, ctx.take_record())
+                // A structure check the threads ahead ran whole (crate::ahead) is taken as it came out.
+                match ahead.take(&name) {
+                    Some(done) => done,
+                    None => (ctx.run_caught(|ctx| (check.run)(ctx)), ctx.take_record()),
+                }
             }
         };
         kit::digest::write(&name, &recorded.digests);
@@ -187,8 +196,4 @@ fn part_verdict(records: &HashMap<String, TestReport>, correctness: &[String], k
         return Some(PartVerdict::NotGradedHere(t.message.clone().unwrap_or_default()));
     }
     ran.iter().find(|t| t.status == Status::Fail).map(|t| PartVerdict::Failed(t.name.clone()))
-}
-
-fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
-    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default()
 }
