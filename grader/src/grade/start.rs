@@ -262,9 +262,9 @@ pub fn start(exercises: &[Exercise], opts: &Options) -> Result<Pending> {
     // The sanitizer pass runs on other cores while the GPU works through the tests.
     let pass =
         (!replays.is_empty()).then(|| sanitize::Pass::start(replays, opts.seed, compiler_for_env, options.clone()));
-    // Only for a whole run on a GPU: a filtered one would compute inputs for
-    // checks it does not run, and on the simulator the checks use every core.
-    let whole_run = args.filter.is_none() && args.skip.is_empty() && !args.ignored;
+    // Only for a whole run on a GPU: a filtered one (or a listing) would run checks
+    // it does not grade, and on the simulator the checks use every core.
+    let whole_run = args.filter.is_none() && args.skip.is_empty() && !args.ignored && !args.list;
     let ahead =
         (can_time && whole_run).then(|| Ahead::start(opts.seed, shapes_secret, options, ahead_jobs, &run.ahead));
     let conclusion = libtest_mimic::run(&args, trials);
