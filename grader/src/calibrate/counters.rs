@@ -13,7 +13,7 @@ use std::process::Command;
 use anyhow::Result;
 use kit::profile::MemoryProfile;
 
-use super::file::{CounterCalibration, Witnessed};
+use super::file::{CounterCalibration, PerRequest, Witnessed};
 use crate::report::{GradeReport, TestReport};
 
 /// `[least, most]` of the ratios that exist (a zero denominator has none), to two decimals.
@@ -42,17 +42,21 @@ pub fn witnessed<'a>(tests: impl Iterator<Item = &'a TestReport>) -> BTreeMap<St
             let w = Witnessed {
                 status: t.status.label().to_string(),
                 measurements: m.len(),
-                gpu_load_sectors: gpu(|g| (g.global_load_sectors, g.global_load_requests)),
-                sim_load_sectors: sim(|s| (s.global_load_sectors, s.global_load_requests)),
-                gpu_store_sectors: gpu(|g| (g.global_store_sectors, g.global_store_requests)),
-                sim_store_sectors: sim(|s| (s.global_store_sectors, s.global_store_requests)),
-                gpu_shared_passes: gpu(|g| {
-                    (
-                        g.shared_load_wavefronts + g.shared_store_wavefronts,
-                        g.shared_load_requests + g.shared_store_requests,
-                    )
-                }),
-                sim_shared_passes: sim(|s| (s.shared_wavefronts, s.shared_requests)),
+                gpu: PerRequest {
+                    load_sectors: gpu(|g| (g.global_load_sectors, g.global_load_requests)),
+                    store_sectors: gpu(|g| (g.global_store_sectors, g.global_store_requests)),
+                    shared_passes: gpu(|g| {
+                        (
+                            g.shared_load_wavefronts + g.shared_store_wavefronts,
+                            g.shared_load_requests + g.shared_store_requests,
+                        )
+                    }),
+                },
+                sim: PerRequest {
+                    load_sectors: sim(|s| (s.global_load_sectors, s.global_load_requests)),
+                    store_sectors: sim(|s| (s.global_store_sectors, s.global_store_requests)),
+                    shared_passes: sim(|s| (s.shared_wavefronts, s.shared_requests)),
+                },
             };
             (!m.is_empty()).then(|| (t.name.clone(), w))
         })
@@ -164,9 +168,9 @@ mod tests {
         );
         let t = &w["ex03::tiled::structure::tiled-global-loads"];
         assert_eq!((t.status.as_str(), t.measurements), ("fail", 1));
-        assert_eq!((t.gpu_load_sectors, t.sim_load_sectors), (Some([8.0, 8.0]), Some([4.0, 4.0])));
-        assert_eq!((t.gpu_shared_passes, t.sim_shared_passes), (Some([1.5, 1.5]), Some([1.0, 1.0])));
-        assert_eq!((t.gpu_store_sectors, t.sim_store_sectors), (None, None), "no stores: no figure, not 0");
+        assert_eq!((t.gpu.load_sectors, t.sim.load_sectors), (Some([8.0, 8.0]), Some([4.0, 4.0])));
+        assert_eq!((t.gpu.shared_passes, t.sim.shared_passes), (Some([1.5, 1.5]), Some([1.0, 1.0])));
+        assert_eq!((t.gpu.store_sectors, t.sim.store_sectors), (None, None), "no stores: no figure, not 0");
 
         let slow = BTreeMap::from([("b".to_string(), t.clone()), ("c".to_string(), t.clone())]);
         let both = calibration(BTreeMap::from([("a".to_string(), t.clone()), ("b".to_string(), t.clone())]), slow);

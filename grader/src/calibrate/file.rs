@@ -131,24 +131,30 @@ pub struct CounterCalibration {
     pub slow: Option<Witnessed>,
 }
 
-/// A kernel's figures per warp request from both witnesses, each the range over
-/// the check's measurements (`[least, most]`), and the check's verdict.
+/// A kernel's figures per warp request from both witnesses, and the check's verdict.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Witnessed {
     pub status: String,
     pub measurements: usize,
+    /// On the GPU's counters.
+    pub gpu: PerRequest,
+    /// On the simulator, for the same launches.
+    pub sim: PerRequest,
+}
+
+/// One witness's figures per warp request, each the range over the check's
+/// measurements (`[least, most]`); none where no request of the kind was made.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerRequest {
+    /// 32-byte sectors per global load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_load_sectors: Option<[f64; 2]>,
+    pub load_sectors: Option<[f64; 2]>,
+    /// 32-byte sectors per global store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim_load_sectors: Option<[f64; 2]>,
+    pub store_sectors: Option<[f64; 2]>,
+    /// Shared-memory passes (wavefronts) per shared load or store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_store_sectors: Option<[f64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim_store_sectors: Option<[f64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_shared_passes: Option<[f64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim_shared_passes: Option<[f64; 2]>,
+    pub shared_passes: Option<[f64; 2]>,
 }
 
 /// A device name as a file name: "NVIDIA H100 80GB HBM3" is `nvidia-h100-80gb-hbm3`.
@@ -198,7 +204,8 @@ impl CalibrationFile {
             "# Performance thresholds, and the structure checks' figures on its counters, measured on one GPU model\n\
              # (docs/grading-accuracy.md, \"Where a threshold sits\"; docs/counters.md).\n\
              # Written by `grader calibrate`; committed under calibration/ they ship with the course.\n{}",
-            toml::to_string_pretty(self)?
+            // Arrays on one line each: a check's figures per seed read as a row.
+            toml::to_string(self)?
         );
         crate::atomic::write(path, text.as_bytes())
     }
