@@ -46,7 +46,57 @@ pub fn tables(files: &[(PathBuf, CalibrationFile)], id: Option<&str>) -> String 
     if !any {
         out += "\nNo calibration yet.\n";
     }
+    out + &counters(files, id)
+}
+
+/// The structure checks' figures per request on each model's counters beside
+/// the simulator's (`[counters]`, `calibrate::counters`), for exercise `id`'s
+/// checks (`None`: every check); empty where no file has any.
+pub fn counters(files: &[(PathBuf, CalibrationFile)], id: Option<&str>) -> String {
+    let mut checks: Vec<&String> = files.iter().flat_map(|(_, f)| f.counters.keys()).collect();
+    checks.sort();
+    checks.dedup();
+    checks.retain(|c| id.is_none_or(|id| c.split("::").next() == Some(id)));
+    if checks.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n## Structure checks on the GPU's counters\n\n");
+    out += "Per warp request, the GPU's counters / the simulator's for the same launches (the range over a check's \
+            measurements), for the reference and the slow variant, as `grader calibrate` recorded them \
+            (`[counters]` in `calibration/*.toml`; docs/counters.md).\n\n";
+    out += "| check | GPU | variant | measurements | load sectors | store sectors | shared passes | verdict |\n";
+    out += "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    for check in checks {
+        for (_, f) in files {
+            let Some(c) = f.counters.get(check) else { continue };
+            for (role, w) in [("reference", &c.reference), ("slow", &c.slow)] {
+                let Some(w) = w else { continue };
+                let both = |g: Option<[f64; 2]>, s: Option<[f64; 2]>| match (g, s) {
+                    (None, None) => "–".to_string(),
+                    (g, s) => format!("{} / {}", span(g), span(s)),
+                };
+                out += &format!(
+                    "| `{check}` | {} | {role} | {} | {} | {} | {} | {} |\n",
+                    f.gpu.name,
+                    w.measurements,
+                    both(w.gpu.load_sectors, w.sim.load_sectors),
+                    both(w.gpu.store_sectors, w.sim.store_sectors),
+                    both(w.gpu.shared_passes, w.sim.shared_passes),
+                    w.status
+                );
+            }
+        }
+    }
     out
+}
+
+/// `[least, most]` as `4.00`, or `3.00–4.00` where they differ (– for none).
+fn span(r: Option<[f64; 2]>) -> String {
+    match r {
+        None => "–".into(),
+        Some([lo, hi]) if format!("{lo:.2}") == format!("{hi:.2}") => format!("{lo:.2}"),
+        Some([lo, hi]) => format!("{lo:.2}–{hi:.2}"),
+    }
 }
 
 /// `text` with the section between [`BEGIN`] and [`END`] replaced by `section`
@@ -82,6 +132,23 @@ pub fn update_docs(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_exercises_calibration_md_shows_the_committed_files() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let files = CalibrationFile::all_in(&super::super::file::course_dir(&root));
+        assert!(files.iter().any(|(_, f)| !f.counters.is_empty()), "a committed file with counters");
+        let mut shown = 0;
+        for ex in crate::registry::all() {
+            let path = root.join(ex.dir).join("CALIBRATION.md");
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            let section = tables(&files, Some(ex.id));
+            shown += section.matches("| reference |").count();
+            let now = replace_section(&text, &section);
+            assert!(now == text, "{}: out of date, run `grader calibrate --update-docs`", path.display());
+        }
+        assert!(shown >= 30, "the references' counter figures are shown: {shown}");
+    }
 
     #[test]
     fn the_section_is_replaced_in_place_or_appended() {
