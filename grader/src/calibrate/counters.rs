@@ -178,4 +178,23 @@ mod tests {
         assert!(both["b"].reference.is_some() && both["b"].slow.is_some());
         assert!(both["c"].reference.is_none() && both["c"].slow.is_some());
     }
+
+    /// Every committed model's counters pass every reference's structure
+    /// check: a model where one fails a compiled bar on its own counters
+    /// shows here, before any student is graded there.
+    #[test]
+    fn every_committed_models_references_pass_on_its_counters() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let files = super::super::file::CalibrationFile::all_in(&super::super::file::course_dir(&root));
+        let mut seen = 0;
+        for (path, f) in &files {
+            for (check, c) in &f.counters {
+                let Some(r) = &c.reference else { continue };
+                assert_eq!(r.status, "pass", "{}: the reference fails {check} on its counters", path.display());
+                assert!(r.gpu.load_sectors.is_some() || r.gpu.shared_passes.is_some(), "{check}: a figure");
+                seen += 1;
+            }
+        }
+        assert!(seen >= 30, "the H200's references: {seen}");
+    }
 }
