@@ -29,7 +29,7 @@ use ptx_build::CompileOptions;
 const MAX_THREADS: usize = 4;
 
 /// One check to run ahead: its test name, the check, its part's build, and
-/// whether it runs whole ([`Job::whole`]) or only as far as the GPU.
+/// whether it runs whole or only as far as the GPU.
 pub struct Job {
     name: String,
     check: Check,

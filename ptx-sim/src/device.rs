@@ -95,6 +95,7 @@ pub(crate) fn issue_cycles(op: &crate::ir::Op, lanes: u32) -> u64 {
         _ => CYCLES_PER_INSTRUCTION,
     }
 }
+
 /// Whether `op` is arithmetic that a GPU's compiler schedules freely around a
 /// read of a clock: on an H200 (2026-12-04, `scripts/gpu-49-clocks.cu`), 64
 /// dependent multiply-adds between two reads of `%clock64` read 10 or 11
