@@ -134,6 +134,7 @@ impl Slot {
 /// yet started (one being computed still finishes, and is kept).
 pub struct Ahead {
     stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
 }
 
 impl Ahead {
@@ -155,20 +156,28 @@ impl Ahead {
         let queue = Arc::new(Mutex::new(queue));
         // Without a GPU and a compiler, a check stops at its first use of either.
         let env = Arc::new(RunEnv::new(seed, None, None, options).with_shapes_secret(shapes_secret));
-        for _ in 0..threads {
+        let spawn = |_| {
             let (queue, stop, env) = (queue.clone(), stop.clone(), env.clone());
-            let spawned = std::thread::Builder::new().name("inputs-ahead".into()).spawn(move || {
+            std::thread::Builder::new().name("inputs-ahead".into()).spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     let Some((job, slot)) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
                         return;
                     };
                     run(&job, slot.as_deref(), &env);
                 }
-            });
-            // Best effort: without the thread, each check does its own work.
-            drop(spawned);
+            })
+        };
+        // Best effort: without a thread, each check does its own work.
+        let threads = (0..threads).filter_map(|i| spawn(i).ok()).collect();
+        Ahead { stop, threads }
+    }
+
+    /// Waits until every job has run (for tests: each whole job's outcome is
+    /// then ready, or given back to its trial).
+    pub fn finish(mut self) {
+        for t in std::mem::take(&mut self.threads) {
+            let _ = t.join();
         }
-        Ahead { stop }
     }
 }
 
@@ -262,7 +271,7 @@ mod tests {
     }
 
     /// Runs `check` ahead as `name`, then, once it has started (`runs`),
-    /// takes its outcome as its trial does.
+    /// takes its outcome as its trial does (waiting for it to end).
     fn taken(name: &str, check: &Check, runs: &AtomicUsize) -> Option<Outcome> {
         let outcomes = Outcomes::default();
         let jobs = vec![Job::of(name.to_string(), check.clone(), stores_its_index())];
@@ -271,6 +280,16 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         outcomes.take(name)
+    }
+
+    #[test]
+    fn finish_waits_for_every_job() {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let outcomes = Outcomes::default();
+        let jobs = (0..3).map(|i| Job::of(format!("n{i}"), measuring_check(runs.clone(), false), stores_its_index()));
+        Ahead::start(7, 0, CompileOptions::default(), jobs.collect(), &outcomes).finish();
+        assert_eq!(runs.load(Ordering::SeqCst), 3);
+        assert!((0..3).all(|i| outcomes.take(&format!("n{i}")).is_some()), "each ready");
     }
 
     #[test]
