@@ -158,7 +158,7 @@ impl Ahead {
         let env = Arc::new(RunEnv::new(seed, None, None, options).with_shapes_secret(shapes_secret));
         let spawn = |_| {
             let (queue, stop, env) = (queue.clone(), stop.clone(), env.clone());
-            std::thread::Builder::new().name("inputs-ahead".into()).spawn(move || {
+            std::thread::Builder::new().name("work-ahead".into()).spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     let Some((job, slot)) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
                         return;
@@ -244,7 +244,7 @@ mod tests {
         assert!(outcome.is_err_and(|e| e.to_string().contains("no GPU")), "then it needs the GPU");
         drop(ahead);
         assert_eq!(computed.load(Ordering::SeqCst), 1, "computed once");
-        assert_eq!(*on.lock().unwrap(), ["inputs-ahead"], "by the thread ahead");
+        assert_eq!(*on.lock().unwrap(), ["work-ahead"], "by the thread ahead");
     }
 
     /// A structure check that measures one launch of a kernel storing its
@@ -298,7 +298,7 @@ mod tests {
         let check = measuring_check(runs.clone(), false);
         let (outcome, record) = taken("ahead::test::measures", &check, &runs).expect("ran ahead");
         let note = outcome.unwrap();
-        assert!(note.starts_with("4 sectors per store request, on inputs-ahead"), "{note}");
+        assert!(note.starts_with("4 sectors per store request, on work-ahead"), "{note}");
         assert_eq!(record.measured.len(), 1, "the measurement's figures come with it");
         assert_eq!(runs.load(Ordering::SeqCst), 1, "run once");
     }
