@@ -25,7 +25,8 @@ pub enum Counter {
     LockWait,
     /// Structure measurements on a private simulator ([`crate::measure`]):
     /// loading the PTX and running the measured launches, less any other
-    /// counter's time inside them.
+    /// counter's time inside them. A GPU run's checks' thread counts here only
+    /// what it waited for the threads that ran them ahead (grader/src/ahead.rs).
     SimMeasure,
     /// Compiling (or taking from the PTX cache) a part's source (the grader).
     Compile,
