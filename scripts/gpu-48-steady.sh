@@ -21,14 +21,5 @@ for r in $(seq 1 "$rounds"); do
         echo "$who round $r: $(( ($(date +%s%N) - s) / 1000000 )) ms rc=$rc" | tee -a "$out/times.txt"
     done
 done
-python3 - "$out" <<'PY' | tee "$out/summary.txt"
-import json, sys, glob
-d = sys.argv[1]
-for f in sorted(glob.glob(d + "/[ab]-*.json")):
-    r = json.load(open(f))
-    tests = [t for e in r["exercises"] for p in e["parts"] for t in p["tests"]]
-    perf = [t for t in tests if t["kind"] == "performance"]
-    bad = [t["name"] for t in tests if t["status"] not in ("pass", "not_graded_here")]
-    print(f'{f.split("/")[-1]:10} score {r["score"]:.2f}/{r["max_score"]:.2f}; timed checks {len(perf)}; not passing {bad}')
-PY
+scripts/grades-summary.py "$out"/[ab]-*.json | tee "$out/summary.txt"
 tar -C "$(dirname "$out")" -czf "$OUT/ab.tgz" "$(basename "$out")"

@@ -34,19 +34,7 @@ t ref-off env CUDA_LAB_COUNTERS=off "$grader" all --reference --backend cuda --s
 t slow "$grader" all --sources reference/slow --backend cuda --seed 1 --no-report --json "$out/slow.json"
 t stubs "$grader" all --backend cuda --seed 1 --no-report --json "$out/stubs.json"
 grep -h "hardware counters" "$out"/*.log | sort | uniq -c | tee "$out/headers.txt"
-python3 - "$out" <<'PY' | tee "$out/summary.txt"
-import json, sys, glob
-d = sys.argv[1]
-for f in sorted(glob.glob(d + "/*.json")):
-    r = json.load(open(f))
-    tests = [t for e in r["exercises"] for p in e["parts"] for t in p["tests"]]
-    st = [t for t in tests if t["kind"] == "structure"]
-    bad = [t["name"] for t in st if t["status"] != "pass"]
-    name = f.split("/")[-1][:-5]
-    print(f'{name:14} score {r["score"]:.2f}/{r["max_score"]:.2f} structure {len(st)-len(bad)}/{len(st)} pass; not passing: {bad}')
-a = json.load(open(d + "/ref-seed1.json")); b = json.load(open(d + "/ref-off.json"))
-print("references seed 1 with counters", a["score"], "without", b["score"])
-PY
+scripts/grades-summary.py "$out"/*.json | tee "$out/summary.txt"
 # The figures per request, reference and slow variant, GPU beside simulator:
 # recorded into this model's calibration file and shown as each exercise's
 # CALIBRATION.md shows them (one computation: grader/src/calibrate/counters.rs).

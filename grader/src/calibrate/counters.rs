@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::Result;
 use kit::profile::MemoryProfile;
@@ -93,11 +92,8 @@ fn graded_with_counters(
 ) -> Result<GradeReport> {
     let json = work.join("counters").join(format!("{}-seed{seed}.json", sources.replace('/', "-")));
     std::fs::create_dir_all(json.parent().unwrap_or(work))?;
-    let mut cmd = Command::new(exe);
-    cmd.args(exercises).arg("--root").arg(root);
-    cmd.args(["--sources", sources, "--seed", &seed.to_string(), "--json"]).arg(&json);
-    cmd.args(["--no-report", "--sanitize", "off", "--backend", "cuda", "--calibration", "off", "--", "::structure::"]);
-    cmd.env(kit::counters::ENV, "on");
+    let mut cmd = super::run::grading(exe, exercises, root, sources, seed, &json);
+    cmd.args(["--", "::structure::"]).env(kit::counters::ENV, "on");
     super::run::graded(cmd, &json, &json.with_extension("log"))
 }
 

@@ -305,18 +305,26 @@ impl FigureSource for GraderRun {
         for dir in [json.parent(), log.parent()].into_iter().flatten() {
             std::fs::create_dir_all(dir)?;
         }
-        let mut cmd = Command::new(&self.exe);
-        cmd.args(&job.exercises);
+        let mut cmd = grading(&self.exe, &job.exercises, &root, sources, seed, &json);
         if let Some(part) = &job.part {
             cmd.args(["--part", part]);
         }
-        cmd.arg("--root").arg(&root).args(["--sources", sources, "--seed", &seed.to_string()]);
-        cmd.arg("--json").arg(&json);
-        cmd.args(["--no-report", "--sanitize", "off", "--backend", "cuda", "--calibration", "off"]);
         cmd.args(["--timeout", &self.timeout.as_secs_f64().to_string(), "--", "::perf::"]);
         cmd.envs(self.envs.iter().map(|(k, v)| (k, v)));
         Ok(figures_of(&graded(cmd, &json, &log)?, job))
     }
+}
+
+/// A child grading on the GPU for a calibration: `exercises` of `sources`
+/// under `root` with `seed`, its grades into `json`, without a report, a
+/// sanitizer pass or a calibration of its own (the caller adds what it
+/// selects: `--part`, a `--` filter).
+pub(super) fn grading(exe: &Path, exercises: &[String], root: &Path, sources: &str, seed: u64, json: &Path) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.args(exercises).arg("--root").arg(root);
+    cmd.args(["--sources", sources, "--seed", &seed.to_string(), "--json"]).arg(json);
+    cmd.args(["--no-report", "--sanitize", "off", "--backend", "cuda", "--calibration", "off"]);
+    cmd
 }
 
 /// Runs `cmd`, a grading that writes its grades to `json`, its output into
