@@ -276,7 +276,8 @@ impl LaunchTime {
     /// Block `linear` (x fastest) of `warps` warps starts.
     pub fn start_block(&mut self, linear: u64, warps: usize) {
         let n = self.gpu.multiprocessors.max(1) as u64;
-        if linear > 0 && linear % n == 0 {
+        // A new wave (also past blocks a sample leaves out, SimConfig::blocks).
+        if linear / n != self.block / n {
             self.wave_base += self.wave_len;
             self.wave_len = 0;
         }

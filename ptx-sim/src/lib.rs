@@ -74,6 +74,11 @@ pub struct SimConfig {
     /// a calibrated model's ([`DEFAULT_GPU`]), so that a kernel cannot tell
     /// the simulator from a GPU (`src/device.rs`).
     pub gpu: ShownGpu,
+    /// The blocks every launch runs, by linear index (x fastest), sorted:
+    /// a measurement's sample of a grid too large to run whole, each block
+    /// placed and clocked as in the whole launch (`%smid`, `%warpid`). `None`:
+    /// every block.
+    pub blocks: Option<Arc<[u64]>>,
 }
 
 /// A switch another thread flips when it no longer needs a simulation's
@@ -113,6 +118,7 @@ impl Default for SimConfig {
             capture_printf: true,
             cancel: None,
             gpu: DEFAULT_GPU,
+            blocks: None,
         }
     }
 }

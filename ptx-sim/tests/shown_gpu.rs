@@ -309,3 +309,35 @@ fn a_lap_of_arithmetic_reads_as_the_gpus_compiler_leaves_it_and_memory_counts() 
         assert!((8 * 250..8 * 300).contains(&memory), "thread {t}: 8 dependent global loads read {memory} cycles");
     }
 }
+
+/// A sample of a launch's blocks (`SimConfig::blocks`, a measurement's of a
+/// grid too large to run whole) runs those blocks only, each where the whole
+/// launch would place it: a block of a later wave holds the slots after the
+/// resident blocks', as in the whole launch, and the blocks left out write
+/// nothing.
+#[test]
+fn a_sample_of_blocks_runs_those_only_each_placed_as_in_the_whole_launch() {
+    // none the first of its wave: a wave starts where a block of the next runs
+    let sample: Vec<u64> = vec![3, 131, 140, 200, 263, 268];
+    let cfg = SimConfig { blocks: Some(sample.clone().into()), ..SimConfig::default() };
+    let mut sim = Simulator::new(cfg);
+    let m = sim.load_module(SPECIALS).unwrap();
+    let (blocks, threads) = (2 * 132 + 5, 64);
+    let t = launch(&mut sim, m, blocks, threads);
+    for (b, block) in t.chunks(threads as usize).enumerate() {
+        if !sample.contains(&(b as u64)) {
+            assert!(block.iter().all(|th| th.nsmid == 0 && th.clock_before == 0), "block {b} left out ran");
+            continue;
+        }
+        let group = (b / 132) as u32 * 4;
+        for th in block {
+            assert_eq!(th.nsmid, DEFAULT_GPU.multiprocessors, "block {b}");
+            assert!((group..group + 4).contains(&th.warpid), "block {b}: %warpid {}", th.warpid);
+        }
+    }
+    // the sampled blocks of the second wave start after the first wave's end
+    let start = |b: usize| t[b * threads as usize].clock_before;
+    assert!(start(140) > t[131 * threads as usize].clock_after, "a later wave starts after the last");
+    assert!(start(140).abs_diff(start(200)) < 64, "blocks of one wave start together");
+    assert!(start(268) > t[263 * threads as usize].clock_after);
+}

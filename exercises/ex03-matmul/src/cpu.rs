@@ -100,6 +100,23 @@ pub fn product(s: Shape, m: &[f32], n: &[f32]) -> Reference {
     Reference { expected, abs }
 }
 
+/// The product's elements at `at` (row, column) only, in that order: a
+/// measured launch's sample of blocks is checked on these.
+pub fn elements(s: Shape, m: &[f32], n: &[f32], at: &[(usize, usize)]) -> Reference {
+    let (mut expected, mut abs) = (Vec::with_capacity(at.len()), Vec::with_capacity(at.len()));
+    for &(i, j) in at {
+        let (mut e, mut a) = (0.0f64, 0.0f64);
+        for p in 0..s.k {
+            let t = m[i * s.k + p] as f64 * n[p * s.n + j] as f64;
+            e += t;
+            a += t.abs();
+        }
+        expected.push(e);
+        abs.push(a);
+    }
+    Reference { expected, abs }
+}
+
 /// Compares `got` with the reference. `at(i)` is the (row, col) in P of the
 /// i-th compared element (all of P in order, or a sample). Returns a short note
 /// with the Frobenius error, or an error that says what is wrong and where.
@@ -229,6 +246,19 @@ mod tests {
 
     /// A float kernel's result on the CPU: terms added one after the other in f32,
     /// with FMA (as nvcc compiles `sum += a * b`) or with a rounded product first.
+    #[test]
+    fn elements_are_the_products_at_those_places() {
+        let sh = s(5, 7, 3);
+        let mut rng = kit::inputs::rng_for(3, "elements");
+        let (m, n) =
+            (kit::inputs::uniform_f32(&mut rng, 35, -1.0, 1.0), kit::inputs::uniform_f32(&mut rng, 21, -1.0, 1.0));
+        let (whole, at) = (product(sh, &m, &n), [(4, 2), (0, 0), (2, 1)]);
+        let some = elements(sh, &m, &n, &at);
+        for (k, &(i, j)) in at.iter().enumerate() {
+            assert_eq!((some.expected[k], some.abs[k]), (whole.expected[i * 3 + j], whole.abs[i * 3 + j]));
+        }
+    }
+
     fn f32_product(s: Shape, m: &[f32], n: &[f32], fma: bool, terms: usize) -> Vec<f32> {
         let mut p = vec![0.0f32; s.m * s.n];
         for i in 0..s.m {

@@ -6,7 +6,7 @@
 //! products still reading M or N from global memory) do not lower it.
 
 use anyhow::{anyhow, bail, Result};
-use kit::measure::{unless_unmeasurable, worst_at, Measurement};
+use kit::measure::{unless_unmeasurable, worst_at, BlockSample, Measurement};
 use kit::{Ctx, Module};
 use rand::Rng;
 
@@ -14,12 +14,19 @@ use crate::{launch_config, matrices, Buffers, Form, Kernel, Shape, TILE};
 
 /// The measured products of `tiled`, one drawn from the seed per check (so
 /// that no kernel can single it out, and none a correctness size): whole
-/// tiles, 2 to 7 blocks a side and as many phases.
-pub const MEASURE_SQUARES: [usize; 3] = [32, 96, 112];
+/// tiles, 17 to 19 blocks a side (289 to 361 blocks, three waves of an H200's
+/// 132 SMs) and as many phases. A kernel that tiles only where its block is
+/// alone on an SM (`%warpid`) shows its other path in the later waves, whose
+/// blocks share an SM with the first's, as in the timed launches.
+pub const MEASURE_SQUARES: [usize; 3] = [272, 288, 304];
 /// The measured products of `rect`, one drawn from the seed per check:
-/// nothing a multiple of 16, 4 to 6 phases, the last one 2 to 13 deep.
+/// nothing a multiple of 16, 4 to 6 phases, the last one 2 to 13 deep, 306
+/// blocks (three waves).
 pub const MEASURE_RECTS: [Shape; 4] =
-    [Shape::new(45, 75, 53), Shape::new(57, 61, 39), Shape::new(39, 83, 50), Shape::new(53, 66, 41)];
+    [Shape::new(267, 75, 277), Shape::new(281, 61, 263), Shape::new(259, 83, 285), Shape::new(273, 66, 270)];
+/// Blocks of each wave the simulator runs of a measured product
+/// (kit::measure::BlockSample): 18 of about 300, drawn by the run's secret.
+pub const BLOCKS_PER_WAVE: usize = 6;
 /// Global loads per multiply-add a tiled kernel stays at or under: the naive
 /// kernel needs 2, 16 x 16 tiles 0.125 (a little more with partial tiles).
 /// See CALIBRATION.md ("Measured structure").
@@ -49,44 +56,85 @@ pub fn shape(ctx: &Ctx, kernel: Kernel) -> Shape {
     }
 }
 
-/// `kernel` run once on the simulator on the check's shape and seeded inputs.
-pub fn measure(ctx: &Ctx, kernel: Kernel) -> Result<(Measurement, Shape)> {
-    ctx.kernel_ptx(kernel.name)?; // explains a missing or misspelled kernel
-    let s = shape(ctx, kernel);
-    Ok((measure_ptx(&ctx.build.ptx, kernel, s, &mut ctx.rng())?, s))
+/// One measured product: what the simulator saw of its sampled blocks.
+pub struct Product {
+    pub m: Measurement,
+    pub s: Shape,
+    /// The blocks the simulator ran.
+    pub sample: BlockSample,
 }
 
-/// `kernel` of `ptx` run once on the simulator on `s`, its product checked.
-pub fn measure_ptx(ptx: &str, kernel: Kernel, s: Shape, rng: &mut impl Rng) -> Result<Measurement> {
-    let (m, n) = matrices(rng, s);
-    kit::measure::measure_ptx(ptx, kernel.name, |module: &Module| {
-        let bufs = Buffers::new(module.gpu(), s, &m, &n)?;
-        module.launch(kernel.name, launch_config(s), &kernel.args(s, &bufs))?;
-        let r = crate::cpu::product(s, &m, &n);
-        let got = bufs.p.read()?;
-        kit::measure::require_right_result(
-            crate::cpu::verify(s, &r.expected, &r.abs, &got, |i| (i / s.n, i % s.n)).map(|_| ()),
-        )
-    })
-}
+impl Product {
+    /// The (row, column) of P that the sampled blocks compute, block by block.
+    fn elements(s: Shape, sample: &BlockSample) -> Vec<(usize, usize)> {
+        let (t, across) = (TILE as usize, launch_config(s).grid.0 as u64);
+        let mut at = Vec::new();
+        for &b in sample.blocks() {
+            let (r0, c0) = ((b / across) as usize * t, (b % across) as usize * t);
+            at.extend((r0..(r0 + t).min(s.m)).flat_map(|r| (c0..(c0 + t).min(s.n)).map(move |c| (r, c))));
+        }
+        at
+    }
 
-/// Thread-level global loads per multiply-add of the product.
-pub fn loads_per_mad(m: &Measurement, s: Shape) -> f64 {
-    m.thread_global_loads() as f64 / (s.m * s.k * s.n) as f64
-}
+    /// The multiply-adds of the sampled blocks.
+    fn mads(&self) -> f64 {
+        (Self::elements(self.s, &self.sample).len() * self.s.k) as f64
+    }
 
-/// Multiply-adds per thread between two barriers.
-pub fn mads_per_barrier(m: &Measurement, s: Shape) -> f64 {
-    let blocks = launch_config(s).grid.0 * launch_config(s).grid.1;
-    let barriers_per_block = m.stats.barriers as f64 / blocks as f64;
-    if barriers_per_block == 0.0 {
-        f64::INFINITY
-    } else {
-        s.k as f64 / barriers_per_block
+    fn blocks(&self) -> f64 {
+        self.sample.blocks().len() as f64
     }
 }
 
-fn figures(m: &Measurement, s: Shape) -> String {
+/// `kernel` run once on the simulator on the check's shape and seeded inputs,
+/// [`BLOCKS_PER_WAVE`] blocks of every wave drawn by the run's secret.
+pub fn measure(ctx: &Ctx, kernel: Kernel) -> Result<Product> {
+    ctx.kernel_ptx(kernel.name)?; // explains a missing or misspelled kernel
+    let s = shape(ctx, kernel);
+    measure_ptx(&ctx.build.ptx, kernel, s, &mut ctx.rng(), &mut ctx.secret_rng("measured blocks"))
+}
+
+/// `kernel` of `ptx` run once on the simulator on `s` (inputs drawn by
+/// `inputs`, the blocks it runs by `blocks`), its sampled blocks' product checked.
+pub fn measure_ptx(
+    ptx: &str,
+    kernel: Kernel,
+    s: Shape,
+    inputs: &mut impl Rng,
+    blocks: &mut impl Rng,
+) -> Result<Product> {
+    let (m, n) = matrices(inputs, s);
+    let grid = launch_config(s).grid;
+    let sample = BlockSample::per_wave(blocks, grid.0 as u64 * grid.1 as u64, BLOCKS_PER_WAVE);
+    let at = Product::elements(s, &sample);
+    let measured = kit::measure::measure_ptx_sampled(ptx, kernel.name, &sample, |module: &Module| {
+        let bufs = Buffers::new(module.gpu(), s, &m, &n)?;
+        module.launch(kernel.name, launch_config(s), &kernel.args(s, &bufs))?;
+        let r = crate::cpu::elements(s, &m, &n, &at);
+        let whole = bufs.p.read()?;
+        let got: Vec<f32> = at.iter().map(|&(i, j)| whole[i * s.n + j]).collect();
+        kit::measure::require_right_result(crate::cpu::verify(s, &r.expected, &r.abs, &got, |i| at[i]).map(|_| ()))
+    })?;
+    Ok(Product { m: measured, s, sample })
+}
+
+/// Thread-level global loads per multiply-add of the product's sampled blocks.
+pub fn loads_per_mad(p: &Product) -> f64 {
+    p.m.thread_global_loads() as f64 / p.mads()
+}
+
+/// Multiply-adds per thread between two barriers.
+pub fn mads_per_barrier(p: &Product) -> f64 {
+    let barriers_per_block = p.m.stats.barriers as f64 / p.blocks();
+    if barriers_per_block == 0.0 {
+        f64::INFINITY
+    } else {
+        p.s.k as f64 / barriers_per_block
+    }
+}
+
+fn figures(p: &Product) -> String {
+    let m = &p.m;
     let fill = m.worst_global(kit::measure::AccessKind::GlobalLoad);
     let (per_request, per_lane) =
         fill.map_or((0.0, 0.0), |r| (r.sectors_per_request(), r.sectors as f64 / r.thread_accesses.max(1) as f64));
@@ -94,16 +142,16 @@ fn figures(m: &Measurement, s: Shape) -> String {
         "{:.3} global loads per multiply-add (naive: 2, {TILE} x {TILE} tiles: {:.3}); the most scattered load \
          {per_request:.1} sectors per request, {per_lane:.2} per lane; {:.2} shared passes per request; {:.1} \
          multiply-adds per thread between barriers",
-        loads_per_mad(m, s),
+        loads_per_mad(p),
         2.0 / TILE as f64,
         m.shared_passes_per_request(),
-        mads_per_barrier(m, s)
+        mads_per_barrier(p)
     )
 }
 
 /// The tiles cut global traffic.
-pub fn tiled_traffic(m: &Measurement, s: Shape) -> Result<String> {
-    let per = loads_per_mad(m, s);
+pub fn tiled_traffic(p: &Product) -> Result<String> {
+    let (m, per) = (&p.m, loads_per_mad(p));
     if per > MAX_LOADS_PER_MAD {
         bail!(
             "{}: {per:.3} global loads per multiply-add (naive: 2; {TILE} x {TILE} tiles: {:.3}; at most \
@@ -122,7 +170,7 @@ pub fn tiled_traffic(m: &Measurement, s: Shape) -> Result<String> {
         "Let threadIdx.x walk along a row of M and of N, consecutive tx reading consecutive addresses: \
          Ms[ty][tx] takes M's element (row, t * TILE + tx) and Ns[ty][tx] N's element (t * TILE + ty, col)",
     )?;
-    Ok(figures(m, s))
+    Ok(figures(p))
 }
 
 /// The structure check `two-barriers`, judged by what the barriers do: on
@@ -135,13 +183,12 @@ pub fn barriers(ctx: &Ctx, kernel: Kernel) -> Result<String> {
     ctx.kernel_ptx(kernel.name)?;
     let read = crate::structure::two_barriers(&ctx.build.ptx, kernel.name);
     match measure(ctx, kernel) {
-        Ok((m, s)) if m.stats.barriers > 0 => {
-            let blocks = launch_config(s).grid.0 * launch_config(s).grid.1;
-            let phases = s.k.div_ceil(TILE as usize);
+        Ok(p) if p.m.stats.barriers > 0 => {
+            let phases = p.s.k.div_ceil(TILE as usize) as f64;
             Ok(format!(
                 "{:.1} barriers per phase; on the measured product no shared access meets another thread's \
                  without a barrier between",
-                m.stats.barriers as f64 / (blocks as usize * phases) as f64
+                p.m.stats.barriers as f64 / (p.blocks() * phases)
             ))
         }
         Err(e) if race(&e).is_some() => {
@@ -168,7 +215,7 @@ fn race(e: &anyhow::Error) -> Option<String> {
 
 /// The structure check `tiled-global-loads`.
 pub fn tiled_global_loads(ctx: &Ctx, kernel: Kernel) -> Result<String> {
-    let result = measure(ctx, kernel).and_then(|(m, s)| tiled_traffic(&m, s));
+    let result = measure(ctx, kernel).and_then(|p| tiled_traffic(&p));
     if let Err(e) = &result {
         // The PTX says it better when there is no shared memory at all.
         crate::structure::shared_tiles(&ctx.kernel_ptx(kernel.name)?).map_err(|p| p.context(format!("{e:#}")))?;
@@ -179,13 +226,13 @@ pub fn tiled_global_loads(ctx: &Ctx, kernel: Kernel) -> Result<String> {
 /// Stand-in for `perf::faster-than-naive`: tiled traffic, conflict-free tiles,
 /// and enough work between barriers.
 pub fn tiled_and_cheap(ctx: &Ctx, kernel: Kernel) -> Result<String> {
-    let (m, s) = measure(ctx, kernel)?;
-    cheap(&m, s)
+    cheap(&measure(ctx, kernel)?)
 }
 
 /// [`tiled_traffic`], conflict-free tiles, and enough work between barriers.
-pub fn cheap(m: &Measurement, s: Shape) -> Result<String> {
-    tiled_traffic(m, s)?;
+pub fn cheap(p: &Product) -> Result<String> {
+    tiled_traffic(p)?;
+    let m = &p.m;
     let passes = m.shared_passes_per_request();
     if passes > MAX_SHARED_PASSES {
         bail!(
@@ -196,7 +243,7 @@ pub fn cheap(m: &Measurement, s: Shape) -> Result<String> {
             worst_at(m.worst_shared())
         );
     }
-    let mads = mads_per_barrier(m, s);
+    let mads = mads_per_barrier(p);
     if mads < MIN_MADS_PER_BARRIER {
         bail!(
             "{}: {mads:.1} multiply-adds per thread between barriers (16-deep tiles: 8): the phases are so thin \
@@ -204,7 +251,7 @@ pub fn cheap(m: &Measurement, s: Shape) -> Result<String> {
             m.kernel
         );
     }
-    Ok(figures(m, s))
+    Ok(figures(p))
 }
 
 #[cfg(test)]
@@ -215,12 +262,14 @@ mod tests {
 
     const MINE: &str = "exercises/ex03-matmul/calibration";
     const CHEAT: &str = "grader/tests/cheats/ex03-tiled-only-where-measured/exercises/ex03-matmul/kernels";
+    const ALONE: &str = "grader/tests/cheats/ex03-tiled-tiles-only-when-alone-on-an-sm/exercises/ex03-matmul/kernels";
     const VARIANTS: &str = "grader/tests/variants";
 
     /// Every shape a seed can draw gives each kernel the same verdicts: the
     /// reference and style variants pass; tiles one deep or read down their
     /// columns fail only the stand-in; tiles not read from, and tiles only at
-    /// the shape measured before shapes were drawn, fail both.
+    /// the shape measured before shapes were drawn, and tiles only where the
+    /// block is alone on its SM, fail both.
     #[test]
     fn every_measured_shape_gives_the_same_verdicts() {
         let Some(compiler) = kit::trial::compiler() else { return };
@@ -235,6 +284,7 @@ mod tests {
             (TILED, "reference/slow/ex03-matmul/extra/matmul_tiled_half.cu".to_string(), false, false),
             (TILED, format!("{MINE}/matmul_tiled_unused.cu"), false, false),
             (TILED, format!("{CHEAT}/matmul_tiled.cu"), false, false),
+            (TILED, format!("{ALONE}/matmul_tiled.cu"), false, false),
             // Tiles 4 deep, filled along their short rows: coalesced as far as the shape allows (the
             // stand-in fails the rect one: under 2 multiply-adds per barrier where k is not a multiple of 4).
             (TILED, v("ex03-tiled-slow-narrow-tile", "matmul_tiled.cu"), true, true),
@@ -252,16 +302,35 @@ mod tests {
                 Form::Square => MEASURE_SQUARES.map(Shape::square).to_vec(),
             };
             for s in shapes {
-                let m = measure_ptx(&ptx, kernel, s, &mut kit::inputs::rng_for(7, "shapes")).unwrap();
-                eprintln!("{file} at {s:?}: {}", figures(&m, s));
-                assert_eq!(tiled_traffic(&m, s).is_ok(), tiled, "{file} at {s:?}: {}", figures(&m, s));
-                assert_eq!(cheap(&m, s).is_ok(), stand_in, "{file} at {s:?}: {}", figures(&m, s));
+                let (mut inputs, mut blocks) = (kit::inputs::rng_for(7, "shapes"), kit::inputs::rng_for(7, "blocks"));
+                let p = measure_ptx(&ptx, kernel, s, &mut inputs, &mut blocks).unwrap();
+                eprintln!("{file} at {s:?}: {}", figures(&p));
+                assert_eq!(tiled_traffic(&p).is_ok(), tiled, "{file} at {s:?}: {}", figures(&p));
+                assert_eq!(cheap(&p).is_ok(), stand_in, "{file} at {s:?}: {}", figures(&p));
             }
         }
         // The shape the cheat singles out, measured before shapes were drawn.
-        let m = measure_ptx(&compile(&format!("{CHEAT}/matmul_tiled.cu")), TILED, Shape::square(64), &mut rand::rng())
-            .unwrap();
-        assert!(cheap(&m, Shape::square(64)).is_ok(), "{}", figures(&m, Shape::square(64)));
+        let cheat = compile(&format!("{CHEAT}/matmul_tiled.cu"));
+        let p = measure_ptx(&cheat, TILED, Shape::square(64), &mut rand::rng(), &mut rand::rng()).unwrap();
+        assert!(cheap(&p).is_ok(), "{}", figures(&p));
+        // Tiles only where alone on an SM: one wave, as the measured products were until
+        // 2026-12-05, shows the tiled path only.
+        let alone = compile(&format!("{ALONE}/matmul_tiled.cu"));
+        let p = measure_ptx(&alone, TILED, Shape::square(112), &mut rand::rng(), &mut rand::rng()).unwrap();
+        assert!(cheap(&p).is_ok(), "{}", figures(&p));
+    }
+
+    /// Every measured product spans more than two waves of the SMs a GPU of
+    /// this course shows (an H100's or H200's 132), so that blocks of its
+    /// later waves share an SM with the first's (slots 8 and up on an H200
+    /// from 264 blocks on, scripts/gpu-49-clocks.cu).
+    #[test]
+    fn every_measured_product_spans_three_waves() {
+        let shapes = MEASURE_SQUARES.map(Shape::square).into_iter().chain(MEASURE_RECTS);
+        for s in shapes {
+            let (gx, gy, _) = launch_config(s).grid;
+            assert!(gx * gy > 2 * 132, "{s:?}: {} blocks", gx * gy);
+        }
     }
 
     #[test]

@@ -94,6 +94,8 @@ pub(crate) struct Exec<'a> {
     floating: u64,
     max_steps: u64,
     cancel: Option<crate::CancelFlag>,
+    /// The blocks that run, where a sample leaves the others out (`SimConfig::blocks`).
+    blocks: Option<std::sync::Arc<[u64]>>,
     thread_instr: u64,
     stats: Option<Collector>,
     race: Option<Detector>,
@@ -168,6 +170,7 @@ impl<'a> Exec<'a> {
             floating: 0,
             max_steps: cfg.max_steps_per_launch,
             cancel: cfg.cancel.clone(),
+            blocks: cfg.blocks.clone(),
             thread_instr: 0,
             stats: cfg.track_stats.then(|| Collector::new(k)),
             race: checked.clone().map(|c| Detector::new(shared_bytes, nwarps, c)),
@@ -283,11 +286,14 @@ impl<'a> Exec<'a> {
         for bz in 0..gz {
             for by in 0..gy {
                 for bx in 0..gx {
+                    let linear = bx as u64 + gx as u64 * (by as u64 + gy as u64 * bz as u64);
+                    if self.blocks.as_ref().is_some_and(|run| run.binary_search(&linear).is_err()) {
+                        continue;
+                    }
                     self.block_idx = (bx, by, bz);
                     if let Some(g) = &mut self.grace {
                         g.new_block(bx.wrapping_add(gx.wrapping_mul(by.wrapping_add(gy.wrapping_mul(bz)))));
                     }
-                    let linear = bx as u64 + gx as u64 * (by as u64 + gy as u64 * bz as u64);
                     self.time.start_block(linear, self.nwarps);
                     self.run_block()?;
                     self.time.end_block();

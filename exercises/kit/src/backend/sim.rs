@@ -108,6 +108,14 @@ impl SimBackend {
         self
     }
 
+    /// This simulator, running only `blocks` of every launch (linear indices,
+    /// sorted): a measurement's sample of a grid too large to run whole
+    /// ([`crate::measure::BlockSample`]).
+    pub fn only_blocks(self, blocks: std::sync::Arc<[u64]>) -> Self {
+        self.sim().config_mut().blocks = Some(blocks);
+        self
+    }
+
     /// A simulator that plays a GPU that got lucky: it does not look for races.
     /// Only for tests of the grader's sanitizer pass, which must catch them.
     pub fn lucky() -> Self {

@@ -23,6 +23,9 @@ use crate::exercise::Ctx;
 use crate::gpu::{Gpu, Module};
 use crate::skip::Skip;
 
+mod sample;
+pub use sample::BlockSample;
+
 /// The simulator could not run the student's PTX (an instruction it does not
 /// know, say): the behaviour is not measured here and the PTX checks judge alone.
 #[derive(Debug, thiserror::Error)]
@@ -149,13 +152,32 @@ pub fn measure_ptx(ptx: &str, kernel: &str, run: impl Fn(&Module) -> Result<()>)
     Ok(measure_ptx_each(ptx, &[kernel], run)?.remove(0))
 }
 
+/// [`measure_ptx`] of a launch too large to simulate whole: on the simulator
+/// only `sample`'s blocks run (`run` checks the result there only); on a GPU
+/// whose counters are read, the whole launch. Figures per block, request or
+/// lane mean the same; totals are the sample's ([`Stats::blocks`] counts it).
+pub fn measure_ptx_sampled(
+    ptx: &str,
+    kernel: &str,
+    sample: &BlockSample,
+    run: impl Fn(&Module) -> Result<()>,
+) -> Result<Measurement> {
+    let measure = || measure_now(ptx, &[kernel], Some(sample), run);
+    Ok(crate::stats::timed(crate::stats::Counter::SimMeasure, measure)?.remove(0))
+}
+
 /// [`measure_ptx`] for each of `kernels`, from one run.
 pub fn measure_ptx_each(ptx: &str, kernels: &[&str], run: impl Fn(&Module) -> Result<()>) -> Result<Vec<Measurement>> {
     // The batch's `sim_measure` bucket (kit::stats).
-    crate::stats::timed(crate::stats::Counter::SimMeasure, || measure_now(ptx, kernels, run))
+    crate::stats::timed(crate::stats::Counter::SimMeasure, || measure_now(ptx, kernels, None, run))
 }
 
-fn measure_now(ptx: &str, kernels: &[&str], run: impl Fn(&Module) -> Result<()>) -> Result<Vec<Measurement>> {
+fn measure_now(
+    ptx: &str,
+    kernels: &[&str],
+    sample: Option<&BlockSample>,
+    run: impl Fn(&Module) -> Result<()>,
+) -> Result<Vec<Measurement>> {
     let keys = crate::counters::keys_here(kernels);
     if let Some(why) = keys.as_ref().and_then(|k| k.first()).and_then(|k| crate::counters::stuck_for(&k.check)) {
         bail!(why);
@@ -163,7 +185,10 @@ fn measure_now(ptx: &str, kernels: &[&str], run: impl Fn(&Module) -> Result<()>)
     if let (Some(keys), true) = (&keys, crate::counters::collecting()) {
         crate::counters::collect(keys.clone(), ptx, &run);
     }
-    let (backend, log) = SimBackend::recording(MEASURE_MAX_STEPS);
+    let (mut backend, log) = SimBackend::recording(MEASURE_MAX_STEPS);
+    if let Some(sample) = sample {
+        backend = backend.only_blocks(sample.shared());
+    }
     let gpu = Gpu::new(Box::new(backend), Duration::MAX);
     let module = gpu.load(ptx).map_err(unmeasurable)?;
     let names = kernels.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(" and ");
