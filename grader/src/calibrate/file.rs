@@ -190,6 +190,20 @@ pub fn cache_dir() -> Option<PathBuf> {
     ptx_build::cache_root().map(|c| c.join("calibration"))
 }
 
+/// The comment every written file starts with.
+const HEADER: &str =
+    "# Performance thresholds, and the structure checks' figures on its counters, measured on one GPU model\n\
+                      # (docs/grading-accuracy.md, \"Where a threshold sits\"; docs/counters.md).\n\
+                      # Written by `grader calibrate`; committed under calibration/ they ship with the course.\n";
+
+/// The comment lines a person added under the written header of the file at
+/// `path` (notes on what its figures mean), none where there is no file.
+pub fn notes_at(path: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    let header: Vec<&str> = HEADER.lines().collect();
+    text.lines().take_while(|l| l.starts_with('#')).filter(|l| !header.contains(l)).map(str::to_string).collect()
+}
+
 impl CalibrationFile {
     pub fn read(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -200,13 +214,17 @@ impl CalibrationFile {
     }
 
     pub fn write(&self, path: &Path) -> Result<()> {
-        let text = format!(
-            "# Performance thresholds, and the structure checks' figures on its counters, measured on one GPU model\n\
-             # (docs/grading-accuracy.md, \"Where a threshold sits\"; docs/counters.md).\n\
-             # Written by `grader calibrate`; committed under calibration/ they ship with the course.\n{}",
-            // Arrays on one line each: a check's figures per seed read as a row.
-            toml::to_string(self)?
-        );
+        self.write_with_notes(path, &[])
+    }
+
+    /// [`CalibrationFile::write`], with `notes` (comment lines, from
+    /// [`notes_at`]) under the written header: what a person said of the
+    /// figures, kept where a run rewrites the file without measuring them
+    /// again (`--counters-only`, `--replace`).
+    pub fn write_with_notes(&self, path: &Path, notes: &[String]) -> Result<()> {
+        let notes: String = notes.iter().map(|n| format!("{n}\n")).collect();
+        // Arrays on one line each: a check's figures per seed read as a row.
+        let text = format!("{HEADER}{notes}{}", toml::to_string(self)?);
         crate::atomic::write(path, text.as_bytes())
     }
 
@@ -295,5 +313,27 @@ mod tests {
         assert_eq!(CalibrationFile::all_in(dir.path()).len(), 1);
         std::fs::write(dir.path().join("broken.toml"), "schema = 3").unwrap();
         assert_eq!(CalibrationFile::all_in(dir.path()).len(), 1, "an unreadable file is left out");
+        // A person's notes under the header: gone in a plain write, kept through write_with_notes.
+        assert!(notes_at(&path).is_empty());
+        let text = std::fs::read_to_string(&path).unwrap().replacen("schema", "# Not remeasured since X.\nschema", 1);
+        std::fs::write(&path, text).unwrap();
+        let notes = notes_at(&path);
+        assert_eq!(notes, ["# Not remeasured since X."]);
+        file.write_with_notes(&path, &notes).unwrap();
+        assert_eq!((notes_at(&path), CalibrationFile::read(&path).unwrap()), (notes, file.clone()));
+        file.write(&path).unwrap();
+        assert!(notes_at(&path).is_empty());
+    }
+
+    /// The committed files' notes survive a rewrite of their data.
+    #[test]
+    fn every_committed_files_notes_are_kept_by_a_rewrite() {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, f) in CalibrationFile::all_in(&course_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))) {
+            let (notes, copy) = (notes_at(&path), dir.path().join(path.file_name().unwrap()));
+            f.write_with_notes(&copy, &notes).unwrap();
+            assert_eq!(notes_at(&copy), notes);
+            assert_eq!(CalibrationFile::read(&copy).unwrap(), f);
+        }
     }
 }

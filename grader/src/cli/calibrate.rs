@@ -62,7 +62,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.replace {
         for (path, mut f) in file::CalibrationFile::all_in(&file::course_dir(&root)) {
             run::replace(&mut f);
-            f.write(&path)?;
+            f.write_with_notes(&path, &file::notes_at(&path))?;
             println!("{}", run::summary(&f, &path));
         }
         return Ok(ExitCode::SUCCESS);
@@ -122,7 +122,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             return Ok(ExitCode::from(2));
         };
         record_counters(&mut calibration, &source, &exercises, args.seeds[0]);
-        calibration.write(&out)?;
+        calibration.write_with_notes(&out, &file::notes_at(&out))?;
         println!("wrote {}", out.display());
         return Ok(ExitCode::SUCCESS);
     }
@@ -164,6 +164,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     record_counters(&mut calibration, &source, &exercises, args.seeds[0]);
+    let notes = file::notes_at(&out);
+    if !notes.is_empty() {
+        println!(
+            "the {} note line(s) at the top of {} spoke of the figures measured before and are left out (git keeps \
+             them): say in the new file what its figures mean",
+            notes.len(),
+            out.display()
+        );
+    }
     calibration.write(&out)?;
     if let Some(cache) = file::cache_dir() {
         calibration.write(&file::path_in(&cache, &info.name))?;
