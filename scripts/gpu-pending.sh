@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The GPU runs that docs/gpu-runs.md ("Waiting for a GPU") lists, in two
+# device calls of under 10 minutes each (a machine lent for a while: call
+# stage 2 right after stage 1, before it goes back). Builds nothing:
+# A is the grader before the changes waiting (for the A/B), B the current one.
+#
+#   OUT=$OUT STAGE=1 scripts/gpu-pending.sh .device/graderA .device/grader
+#   OUT=$OUT STAGE=2 scripts/gpu-pending.sh .device/graderA .device/grader
+#
+# Stage 1 (about 8 min): issue 48's A/B of a warm `grader all` (gpu-48-steady.sh),
+# each exercise warm with B (seeds 1 and 2), the variants corpus, the cheat
+# corpus without and with counters. Stage 2 (about 7 min): the class of 80
+# without counters (gpu-49-class.sh, LIMIT=1) and the counters' figures per
+# model (gpu-49-counters.sh, which rewrites this model's calibration file:
+# commit it and run `grader calibrate --update-docs`). Everything lands in
+# $OUT/stage-N/ (the corpora packed as corpora.tgz).
+set -u
+cd "$(dirname "$0")/.."
+a=$(realpath "${1:?grader A}") b=$(realpath "${2:?grader B}")
+stage=${STAGE:?set STAGE to 1 or 2}
+R=${OUT:?set OUT}/stage-$stage
+mkdir -p "$R"
+export PATH="$PATH:/usr/local/cuda/bin"
+start=$SECONDS
+mark() { echo "$1 done at $((SECONDS - start)) s" | tee -a "$R/progress.txt"; }
+corpus() { # NAME COUNTERS LIMIT
+    local work=/tmp/gpu-pending-$1-$2
+    CUDA_LAB_COUNTERS=$2 GRADER=$b SEEDS=1 BATCH_LIMIT=$3 grader/tests/corpus/run-gpu.sh "$1" "$work" >"$R/$1-$2.out" 2>&1
+    cp "$work/seed-1/check.txt" "$R/$1-$2-check.txt" 2>/dev/null
+    cp "$work/perf.md" "$R/$1-$2-perf.md" 2>/dev/null
+    mark "$1 counters $2"
+}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$R/gpu.txt" 2>&1
+if [ "$stage" = 1 ]; then
+    OUT=$R scripts/gpu-48-steady.sh "$a" "$b" 3 >"$R/steady.out" 2>&1
+    mark steady
+    for ex in ex01 ex02 ex03 ex04 ex05 ex06 ex07 ex08 ex09 ex10 ex11 ex12; do
+        for seed in 1 2; do
+            s=$(date +%s%N)
+            CUDA_LAB_COUNTERS=off CUDA_LAB_PROFILE=1 "$b" $ex --reference --no-report --seed $seed >"$R/$ex-$seed.log" 2>&1
+            echo "$ex seed $seed: $(( ($(date +%s%N) - s) / 1000000 )) ms rc=$?" >>"$R/each.txt"
+        done
+    done
+    mark each
+    corpus variants auto 200
+    corpus cheats off 100
+    corpus cheats on $((560 - SECONDS + start > 30 ? 560 - SECONDS + start : 30))
+    tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-auto gpu-pending-cheats-off gpu-pending-cheats-on 2>/dev/null
+else
+    GRADER=$b OUT=$R LIMIT=1 scripts/gpu-49-class.sh >"$R/class.out" 2>&1
+    mark class
+    OUT=$R scripts/gpu-49-counters.sh "$b" >"$R/counters.out" 2>&1
+    cp calibration/*.toml "$R/" 2>/dev/null
+    mark counters
+fi
