@@ -24,9 +24,10 @@ pub const MEASURE_SQUARES: [usize; 3] = [272, 288, 304];
 /// blocks (three waves).
 pub const MEASURE_RECTS: [Shape; 4] =
     [Shape::new(267, 75, 277), Shape::new(281, 61, 263), Shape::new(259, 83, 285), Shape::new(273, 66, 270)];
-/// Blocks of each wave the simulator runs of a measured product
-/// (kit::measure::BlockSample): 18 of about 300, drawn by the run's secret.
-pub const BLOCKS_PER_WAVE: usize = 6;
+/// Blocks the simulator runs of a measured product (kit::measure::BlockSample),
+/// drawn by the run's secret: of the first wave (each alone on its SM), and of
+/// the later ones (sharing an SM): 18 of about 300.
+pub const SAMPLED_BLOCKS: (usize, usize) = (6, 12);
 /// Global loads per multiply-add a tiled kernel stays at or under: the naive
 /// kernel needs 2, 16 x 16 tiles 0.125 (a little more with partial tiles).
 /// See CALIBRATION.md ("Measured structure").
@@ -87,7 +88,7 @@ impl Product {
 }
 
 /// `kernel` run once on the simulator on the check's shape and seeded inputs,
-/// [`BLOCKS_PER_WAVE`] blocks of every wave drawn by the run's secret.
+/// [`SAMPLED_BLOCKS`] of its blocks drawn by the run's secret.
 pub fn measure(ctx: &Ctx, kernel: Kernel) -> Result<Product> {
     ctx.kernel_ptx(kernel.name)?; // explains a missing or misspelled kernel
     let s = shape(ctx, kernel);
@@ -105,7 +106,8 @@ pub fn measure_ptx(
 ) -> Result<Product> {
     let (m, n) = matrices(inputs, s);
     let grid = launch_config(s).grid;
-    let sample = BlockSample::per_wave(blocks, grid.0 as u64 * grid.1 as u64, BLOCKS_PER_WAVE);
+    let (first, later) = SAMPLED_BLOCKS;
+    let sample = BlockSample::first_and_later(blocks, grid.0 as u64 * grid.1 as u64, first, later);
     let at = Product::elements(s, &sample);
     let measured = kit::measure::measure_ptx_sampled(ptx, kernel.name, &sample, |module: &Module| {
         let bufs = Buffers::new(module.gpu(), s, &m, &n)?;
