@@ -191,10 +191,11 @@ pub fn cache_dir() -> Option<PathBuf> {
 }
 
 /// The comment every written file starts with.
-const HEADER: &str =
-    "# Performance thresholds, and the structure checks' figures on its counters, measured on one GPU model\n\
-                      # (docs/grading-accuracy.md, \"Where a threshold sits\"; docs/counters.md).\n\
-                      # Written by `grader calibrate`; committed under calibration/ they ship with the course.\n";
+const HEADER: &str = concat!(
+    "# Performance thresholds, and the structure checks' figures on its counters, measured on one GPU model\n",
+    "# (docs/grading-accuracy.md, \"Where a threshold sits\"; docs/counters.md).\n",
+    "# Written by `grader calibrate`; committed under calibration/ they ship with the course.\n",
+);
 
 /// The comment lines a person added under the written header of the file at
 /// `path` (notes on what its figures mean), none where there is no file.

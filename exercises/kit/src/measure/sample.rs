@@ -6,9 +6,9 @@
 //! a grid of one wave and never in the timed launches, many blocks to an SM.
 //! A measured launch of several waves shows such a kernel's other path in the
 //! blocks of the later waves; simulating a few blocks of the first wave and a
-//! few of the later ones, each
-//! placed and clocked as in the whole launch, shows it at the cost of a small
-//! grid. A GPU runs the whole launch (its counters count all of it).
+//! few of the later ones, each placed and clocked as in the whole launch,
+//! shows it at the cost of a small grid. A GPU runs the whole launch (its
+//! counters count all of it).
 
 use std::sync::Arc;
 
