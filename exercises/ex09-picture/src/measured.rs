@@ -10,17 +10,23 @@
 //! The figures are the same on every backend and at every shape drawn.
 
 use anyhow::{bail, Result};
-use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, BlockSample, Measurement};
 use kit::{args, Ctx};
 use rand::Rng;
 
-use crate::{cpu, launch_config, KERNEL};
+use crate::{cpu, launch_config, BLOCK, KERNEL};
 
 /// The measured images as (n, m), one drawn from the seed per check, so that
 /// no kernel can single it out: whole blocks (so that the ideal figures are
 /// exact), not square (so that a pitch taken from the wrong side shows), none
-/// a correctness size.
-pub const MEASURE_SHAPES: [(usize, usize); 4] = [(112, 80), (144, 96), (96, 112), (160, 64)];
+/// a correctness size, and over 264 blocks of 16 x 16 (more than two waves of
+/// an H200's 132 SMs): a kernel that maps its threads well only where its
+/// block is alone on an SM (`%warpid`), as it is in a grid of one wave, shows
+/// its other mapping in the later waves' blocks, as in the timed launches.
+pub const MEASURE_SHAPES: [(usize, usize); 4] = [(304, 256), (288, 272), (256, 320), (352, 224)];
+/// Blocks the simulator runs of a measured image (kit::measure::BlockSample),
+/// drawn by the run's secret: of the first wave, and of the later ones.
+pub const SAMPLED_BLOCKS: (usize, usize) = (6, 12);
 /// Sectors per global request a coalesced mapping stays at or under (4 with
 /// the column from `threadIdx.x`; 16 with the column from `threadIdx.y`).
 /// See CALIBRATION.md.
@@ -31,22 +37,37 @@ pub fn shape(ctx: &Ctx) -> (usize, usize) {
     MEASURE_SHAPES[ctx.rng_for("measured shape").random_range(0..MEASURE_SHAPES.len())]
 }
 
-/// Runs the kernel once on the check's measured shape and seeded image.
+/// Runs the kernel once on the check's measured shape and seeded image, the
+/// blocks it runs on the simulator drawn by the run's secret.
 pub fn measure(ctx: &Ctx) -> Result<Measurement> {
     ctx.kernel_ptx(KERNEL)?; // explains a missing or misspelled kernel
     let (n, m) = shape(ctx);
-    measure_ptx(&ctx.build.ptx, n, m, &mut ctx.rng())
+    measure_ptx(&ctx.build.ptx, n, m, &mut ctx.rng(), &mut ctx.secret_rng("measured blocks"))
 }
 
-/// Runs `PictureKernel` of `ptx` once on an `n` x `m` image, its output checked.
-pub fn measure_ptx(ptx: &str, n: usize, m: usize, rng: &mut impl Rng) -> Result<Measurement> {
-    let image = cpu::image(rng, n * m);
-    kit::measure::measure_ptx(ptx, KERNEL, |module| {
+/// Runs `PictureKernel` of `ptx` once on an `n` x `m` image (drawn by
+/// `inputs`; the blocks that run on the simulator by `blocks`), the sampled
+/// blocks' pixels checked.
+pub fn measure_ptx(ptx: &str, n: usize, m: usize, inputs: &mut impl Rng, blocks: &mut impl Rng) -> Result<Measurement> {
+    let image = cpu::image(inputs, n * m);
+    let cfg = launch_config(n, m);
+    let (first, later) = SAMPLED_BLOCKS;
+    let sample = BlockSample::first_and_later(blocks, cfg.grid.0 as u64 * cfg.grid.1 as u64, first, later);
+    let sampled = |i: usize| {
+        let (row, col) = (i / n, i % n);
+        let block = (row / BLOCK as usize) * cfg.grid.0 as usize + col / BLOCK as usize;
+        sample.blocks().binary_search(&(block as u64)).is_ok()
+    };
+    let expected = cpu::scaled(&image);
+    kit::measure::measure_ptx_sampled(ptx, KERNEL, &sample, |module| {
         let gpu = module.gpu();
         let input = gpu.upload("d_Pin", &image)?;
         let out = gpu.poisoned::<f32>("d_Pout", n * m)?;
-        module.launch(KERNEL, launch_config(n, m), &args![&input, &out, n as i32, m as i32])?;
-        kit::measure::require_right_result(cpu::compare(&image, &cpu::scaled(&image), &out.read()?, n, m))
+        module.launch(KERNEL, cfg, &args![&input, &out, n as i32, m as i32])?;
+        // Only the sampled blocks' pixels are checked: the others are taken as right.
+        let got: Vec<f32> =
+            out.read()?.into_iter().enumerate().map(|(i, p)| if sampled(i) { p } else { expected[i] as f32 }).collect();
+        kit::measure::require_right_result(cpu::compare(&image, &expected, &got, n, m))
     })
 }
 
@@ -128,13 +149,32 @@ mod tests {
             (format!("{MINE}/picture_grid_stride.cu"), true),
             ("reference/slow/ex09-picture/kernels/picture.cu".to_string(), false),
             (format!("{MINE}/picture_linear_block.cu"), false),
+            (ALONE.to_string(), false),
         ] {
             let ptx = kit::trial::ptx_of(&compiler, &file, &Default::default());
             for (n, m) in super::MEASURE_SHAPES {
-                let measured = super::measure_ptx(&ptx, n, m, &mut kit::inputs::rng_for(7, "shapes")).unwrap();
+                let (mut inputs, mut blocks) = (kit::inputs::rng_for(7, "shapes"), kit::inputs::rng_for(7, "blocks"));
+                let measured = super::measure_ptx(&ptx, n, m, &mut inputs, &mut blocks).unwrap();
                 eprintln!("{file} at {n} x {m}: {}", super::figures(&measured));
                 assert_eq!(super::coalesced(&measured).is_ok(), coalesced, "{file} at {n} x {m}");
             }
+        }
+    }
+
+    /// Mapped well only where its block is alone on its SM: a grid of one wave
+    /// (the measured images until 2026-12-05) shows the good mapping only.
+    const ALONE: &str =
+        "grader/tests/cheats/ex09-picture-coalesced-only-when-alone-on-an-sm/exercises/ex09-picture/kernels/picture.cu";
+
+    #[test]
+    fn a_grid_of_one_wave_hides_a_mapping_that_changes_where_blocks_share_an_sm() {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let ptx = kit::trial::ptx_of(&compiler, ALONE, &Default::default());
+        let measured = super::measure_ptx(&ptx, 112, 80, &mut rand::rng(), &mut rand::rng()).unwrap();
+        assert!(super::coalesced(&measured).is_ok(), "{}", super::figures(&measured));
+        for (n, m) in super::MEASURE_SHAPES {
+            let (gx, gy, _) = crate::launch_config(n, m).grid;
+            assert!(gx * gy > 2 * 132, "{n} x {m}: {} blocks", gx * gy);
         }
     }
 
