@@ -68,13 +68,7 @@ pub struct Product {
 impl Product {
     /// The (row, column) of P that the sampled blocks compute, block by block.
     fn elements(s: Shape, sample: &BlockSample) -> Vec<(usize, usize)> {
-        let (t, across) = (TILE as usize, launch_config(s).grid.0 as u64);
-        let mut at = Vec::new();
-        for &b in sample.blocks() {
-            let (r0, c0) = ((b / across) as usize * t, (b % across) as usize * t);
-            at.extend((r0..(r0 + t).min(s.m)).flat_map(|r| (c0..(c0 + t).min(s.n)).map(move |c| (r, c))));
-        }
-        at
+        sample.elements(launch_config(s).grid.0, TILE as usize, s.m, s.n)
     }
 
     /// The multiply-adds of the sampled blocks.

@@ -53,11 +53,10 @@ pub fn measure_ptx(ptx: &str, n: usize, m: usize, inputs: &mut impl Rng, blocks:
     let cfg = launch_config(n, m);
     let (first, later) = SAMPLED_BLOCKS;
     let sample = BlockSample::first_and_later(blocks, cfg.grid.0 as u64 * cfg.grid.1 as u64, first, later);
-    let sampled = |i: usize| {
-        let (row, col) = (i / n, i % n);
-        let block = (row / BLOCK as usize) * cfg.grid.0 as usize + col / BLOCK as usize;
-        sample.blocks().binary_search(&(block as u64)).is_ok()
-    };
+    let mut sampled = vec![false; n * m];
+    for (row, col) in sample.elements(cfg.grid.0, BLOCK as usize, m, n) {
+        sampled[row * n + col] = true;
+    }
     let expected = cpu::scaled(&image);
     kit::measure::measure_ptx_sampled(ptx, KERNEL, &sample, |module| {
         let gpu = module.gpu();
@@ -66,7 +65,7 @@ pub fn measure_ptx(ptx: &str, n: usize, m: usize, inputs: &mut impl Rng, blocks:
         module.launch(KERNEL, cfg, &args![&input, &out, n as i32, m as i32])?;
         // Only the sampled blocks' pixels are checked: the others are taken as right.
         let got: Vec<f32> =
-            out.read()?.into_iter().enumerate().map(|(i, p)| if sampled(i) { p } else { expected[i] as f32 }).collect();
+            out.read()?.into_iter().enumerate().map(|(i, p)| if sampled[i] { p } else { expected[i] as f32 }).collect();
         kit::measure::require_right_result(cpu::compare(&image, &expected, &got, n, m))
     })
 }

@@ -42,6 +42,18 @@ impl BlockSample {
         &self.0
     }
 
+    /// The (row, column) of a `rows` x `cols` output that the sampled blocks
+    /// of a 2D grid `grid_x` blocks wide compute, where each block computes a
+    /// `tile` x `tile` square of it (x along the columns), block by block.
+    pub fn elements(&self, grid_x: u32, tile: usize, rows: usize, cols: usize) -> Vec<(usize, usize)> {
+        let mut at = Vec::new();
+        for &b in self.blocks() {
+            let (r0, c0) = ((b / grid_x as u64) as usize * tile, (b % grid_x as u64) as usize * tile);
+            at.extend((r0..(r0 + tile).min(rows)).flat_map(|r| (c0..(c0 + tile).min(cols)).map(move |c| (r, c))));
+        }
+        at
+    }
+
     /// What the simulator's configuration takes (`ptx_sim::SimConfig::blocks`).
     pub(crate) fn shared(&self) -> Arc<[u64]> {
         self.0.clone()
@@ -64,5 +76,8 @@ mod tests {
         assert_eq!((draw(1), draw(1) != draw(2)), (s, true));
         let short = BlockSample::first_and_later(&mut crate::inputs::rng_for(1, "sample"), 4, 6, 12);
         assert_eq!(short.blocks(), &[0, 1, 2, 3]);
+        // blocks 1 and 3 of a grid two wide, 2 x 2 tiles of a 3 x 3 output: the edge cut off
+        let at = BlockSample(vec![1, 3].into()).elements(2, 2, 3, 3);
+        assert_eq!(at, [(0, 2), (1, 2), (2, 2)]);
     }
 }
