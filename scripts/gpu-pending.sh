@@ -13,16 +13,20 @@
 # without counters (gpu-49-class.sh, LIMIT=1) and the counters' figures per
 # model (gpu-49-counters.sh, which rewrites this model's calibration file:
 # commit it and run `grader calibrate --update-docs`). Everything lands in
-# $OUT/stage-N/ (the corpora packed as corpora.tgz).
+# one file, $OUT/stage-N.tgz (the device tool returns at most 8 files), packed
+# again at every step so that a run stopped at its limit still returns the
+# steps it finished; progress.txt and each.txt also come back loose.
 set -u
 cd "$(dirname "$0")/.."
 a=$(realpath "${1:?grader A}") b=$(realpath "${2:?grader B}")
 stage=${STAGE:?set STAGE to 1 or 2}
-R=${OUT:?set OUT}/stage-$stage
-mkdir -p "$R"
+OUT=${OUT:?set OUT}
+R=/tmp/gpu-pending/stage-$stage
+rm -rf "$R" && mkdir -p "$R"
 export PATH="$PATH:/usr/local/cuda/bin"
 start=$SECONDS
-mark() { echo "$1 done at $((SECONDS - start)) s" | tee -a "$R/progress.txt"; }
+pack() { tar -C "${R%/*}" -czf "$OUT/stage-$stage.tgz" "stage-$stage"; cp "$R"/progress.txt "$R"/each.txt "$OUT/" 2>/dev/null; }
+mark() { echo "$1 done at $((SECONDS - start)) s" | tee -a "$R/progress.txt"; pack; }
 corpus() { # NAME COUNTERS LIMIT
     local work=/tmp/gpu-pending-$1-$2
     CUDA_LAB_COUNTERS=$2 GRADER=$b SEEDS=1 BATCH_LIMIT=$3 grader/tests/corpus/run-gpu.sh "$1" "$work" >"$R/$1-$2.out" 2>&1
@@ -38,7 +42,8 @@ if [ "$stage" = 1 ]; then
         for seed in 1 2; do
             s=$(date +%s%N)
             CUDA_LAB_COUNTERS=off CUDA_LAB_PROFILE=1 "$b" $ex --reference --no-report --seed $seed >"$R/$ex-$seed.log" 2>&1
-            echo "$ex seed $seed: $(( ($(date +%s%N) - s) / 1000000 )) ms rc=$?" >>"$R/each.txt"
+            rc=$?
+            echo "$ex seed $seed: $(( ($(date +%s%N) - s) / 1000000 )) ms rc=$rc" >>"$R/each.txt"
         done
     done
     mark each
@@ -46,6 +51,7 @@ if [ "$stage" = 1 ]; then
     corpus cheats off 100
     corpus cheats on $((560 - SECONDS + start > 30 ? 560 - SECONDS + start : 30))
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-auto gpu-pending-cheats-off gpu-pending-cheats-on 2>/dev/null
+    pack
 else
     GRADER=$b OUT=$R LIMIT=1 scripts/gpu-49-class.sh >"$R/class.out" 2>&1
     mark class
