@@ -329,6 +329,16 @@ impl Measurement {
     pub fn thread_shared_loads(&self) -> u64 {
         self.rows(|k| k == AccessKind::SharedLoad).map(|r| r.thread_accesses).sum()
     }
+    /// Warp-level shared loads of the simulator's PTX in 4-byte words: an
+    /// `ld.shared.v4.f32` counts four, as the four scalar loads a compiler may
+    /// merge into it. A count of instructions would depend on the compiler:
+    /// ptxas turns a thread's walk over consecutive floats into 128-bit loads
+    /// (the GPU's counters count a quarter of NVRTC's PTX loads there).
+    pub fn shared_load_words(&self) -> u64 {
+        self.rows(|k| k == AccessKind::SharedLoad)
+            .map(|r| r.executions * (access_bytes(&r.instruction) / 4).max(1) as u64)
+            .sum()
+    }
     pub fn thread_shared_stores(&self) -> u64 {
         self.rows(|k| k == AccessKind::SharedStore).map(|r| r.thread_accesses).sum()
     }
