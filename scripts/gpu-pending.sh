@@ -6,6 +6,7 @@
 #
 #   OUT=$OUT STAGE=1 scripts/gpu-pending.sh .device/graderA .device/grader
 #   OUT=$OUT STAGE=2 scripts/gpu-pending.sh .device/graderA .device/grader
+#   OUT=$OUT STAGE=3 BUDGET=400 scripts/gpu-pending.sh .device/graderA .device/grader
 #
 # Stage 1 (about 8 min): issue 48's A/B of a warm `grader all` (gpu-48-steady.sh),
 # each exercise warm with B (seeds 1 and 2), the variants corpus, the cheat
@@ -25,7 +26,9 @@ R=/tmp/gpu-pending/stage-$stage
 rm -rf "$R" && mkdir -p "$R"
 export PATH="$PATH:/usr/local/cuda/bin"
 start=$SECONDS
-pack() { tar -C "${R%/*}" -czf "$OUT/stage-$stage.tgz" "stage-$stage"; cp "$R"/progress.txt "$R"/each.txt "$OUT/" 2>/dev/null; }
+pack() { tar -C "${R%/*}" -czf "$OUT/stage-$stage.tgz" "stage-$stage"; cp "$R"/progress.txt "$R"/each.txt "$OUT/" 2>/dev/null || true; }
+# Seconds the last corpus may take: what BUDGET (560 s) leaves of the call, 30 at least.
+left() { local l=$((${BUDGET:-560} - SECONDS + start)); echo $((l > 30 ? l : 30)); }
 mark() { echo "$1 done at $((SECONDS - start)) s" | tee -a "$R/progress.txt"; pack; }
 corpus() { # NAME COUNTERS LIMIT
     local work=/tmp/gpu-pending-$1-$2
@@ -49,14 +52,14 @@ if [ "$stage" = 1 ]; then
     mark each
     corpus variants auto 200
     corpus cheats off 100
-    corpus cheats on $((560 - SECONDS + start > 30 ? 560 - SECONDS + start : 30))
+    corpus cheats on "$(left)"
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-auto gpu-pending-cheats-off gpu-pending-cheats-on 2>/dev/null
     pack
 elif [ "$stage" = 3 ]; then
     # What stages 1 and 2 left on 2026-12-06 (an H100): that file's ex10 thresholds, older
     # than 2026-12-02's buffer placement, judged every ex10-private-all-bins of the class
     # too slow; the variants corpus past ex03; ex02's shared loads in words (e98ae9d) on
-    # the GPU's counters. About 8 minutes; BUDGET (seconds, 560) caps it.
+    # the GPU's counters. About 8 minutes; BUDGET caps it.
     case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
     *H100*)
         "$b" calibrate --exercises ex10 >"$R/calibrate-ex10.out" 2>&1
@@ -66,7 +69,7 @@ elif [ "$stage" = 3 ]; then
     GRADER=$b OUT=$R LIMIT=1 scripts/gpu-49-class.sh >"$R/class.out" 2>&1
     mark class
     EXERCISE_SETS=ex02 corpus variants on 60
-    corpus variants off $((${BUDGET:-560} - SECONDS + start > 30 ? ${BUDGET:-560} - SECONDS + start : 30))
+    corpus variants off "$(left)"
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-variants-on 2>/dev/null
     pack
 else
