@@ -343,9 +343,13 @@ impl Measurement {
         self.rows(|k| k == AccessKind::SharedStore).map(|r| r.thread_accesses).sum()
     }
     /// Active lanes per warp-level shared access: 32 when whole warps work.
+    /// Both counts are the simulator's rows: where the GPU's counters were
+    /// read, `shared_requests` is the GPU's count of SASS instructions, in
+    /// which ptxas may have merged loads, and no GPU counter has the lanes.
     pub fn shared_lanes_per_request(&self) -> f64 {
-        let lanes: u64 = self.rows(is_shared).map(|r| r.thread_accesses).sum();
-        ratio(lanes, self.shared_requests())
+        let (lanes, requests) =
+            self.rows(is_shared).fold((0, 0), |(l, q), r| (l + r.thread_accesses, q + r.executions));
+        ratio(lanes, requests)
     }
     /// Constant-cache passes per warp-level constant load: 1 when every load is a
     /// broadcast (all lanes read one address), up to 32.
