@@ -30,6 +30,7 @@ pack() { tar -C "${R%/*}" -czf "$OUT/stage-$stage.tgz" "stage-$stage"; cp "$R"/p
 # Seconds the last corpus may take: what BUDGET (560 s) leaves of the call, 30 at least.
 left() { local l=$((${BUDGET:-560} - SECONDS + start)); echo $((l > 30 ? l : 30)); }
 mark() { echo "$1 done at $((SECONDS - start)) s" | tee -a "$R/progress.txt"; pack; }
+class() { GRADER=$b OUT=$R LIMIT=1 scripts/gpu-49-class.sh >"$R/class.out" 2>&1; mark class; }
 corpus() { # NAME COUNTERS LIMIT
     local work=/tmp/gpu-pending-$1-$2
     CUDA_LAB_COUNTERS=$2 GRADER=$b SEEDS=1 BATCH_LIMIT=$3 grader/tests/corpus/run-gpu.sh "$1" "$work" >"$R/$1-$2.out" 2>&1
@@ -66,15 +67,13 @@ elif [ "$stage" = 3 ]; then
         cp calibration/*.toml "$R/"
         mark "calibrate ex10" ;;
     esac
-    GRADER=$b OUT=$R LIMIT=1 scripts/gpu-49-class.sh >"$R/class.out" 2>&1
-    mark class
+    class
     EXERCISE_SETS=ex02 corpus variants on 60
     corpus variants off "$(left)"
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-variants-on 2>/dev/null
     pack
 else
-    GRADER=$b OUT=$R LIMIT=1 scripts/gpu-49-class.sh >"$R/class.out" 2>&1
-    mark class
+    class
     OUT=$R scripts/gpu-49-counters.sh "$b" >"$R/counters.out" 2>&1
     cp calibration/*.toml "$R/" 2>/dev/null
     mark counters

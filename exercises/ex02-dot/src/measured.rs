@@ -76,15 +76,11 @@ pub fn measure_on(ctx: &Ctx, (blocks, n): (u32, usize)) -> Result<Measured> {
     Ok(Measured { m, blocks, n })
 }
 
-/// Warp-level shared loads per block besides the staged ones' read-backs, in
-/// 4-byte words (kit's `shared_load_words`: a compiler that merges a thread's
-/// walk over the sums into 16-byte loads changes nothing), or the GPU's
-/// count where its counters were read and counted more: the GPU's SASS
-/// merges loads, so it can count fewer for the same kernel but more only for
-/// a kernel that does more there than on the simulator.
+/// Warp-level shared loads per block in 4-byte words (kit's
+/// `shared_load_words`, also where the GPU's counters were read), besides
+/// those that read back what the kernel staged.
 fn tree_loads(m: &Measurement, blocks: u32) -> f64 {
-    let loads = m.shared_load_words().max(m.stats.shared_load_requests);
-    (loads as f64 - staged_loads(m) as f64) / blocks as f64
+    (m.shared_load_words() as f64 - staged_loads(m) as f64) / blocks as f64
 }
 
 fn figures(Measured { m, blocks, n }: &Measured) -> String {

@@ -329,15 +329,20 @@ impl Measurement {
     pub fn thread_shared_loads(&self) -> u64 {
         self.rows(|k| k == AccessKind::SharedLoad).map(|r| r.thread_accesses).sum()
     }
-    /// Warp-level shared loads of the simulator's PTX in 4-byte words: an
-    /// `ld.shared.v4.f32` counts four, as the four scalar loads a compiler may
-    /// merge into it. A count of instructions would depend on the compiler:
-    /// ptxas turns a thread's walk over consecutive floats into 128-bit loads
-    /// (the GPU's counters count a quarter of NVRTC's PTX loads there).
+    /// Warp-level shared loads in 4-byte words: an `ld.shared.v4.f32` counts
+    /// four, as the four scalar loads a compiler may merge into it, so that
+    /// the figure does not depend on the compiler. The simulator's PTX
+    /// decides, or the GPU's count where its counters were read and count
+    /// more: they count SASS instructions, in which ptxas merges a thread's
+    /// walk over consecutive floats into 128-bit loads, so for the same
+    /// kernel they count fewer (a quarter there), and more only for a kernel
+    /// that does more on the GPU than on the simulator.
     pub fn shared_load_words(&self) -> u64 {
-        self.rows(|k| k == AccessKind::SharedLoad)
+        let simulated: u64 = self
+            .rows(|k| k == AccessKind::SharedLoad)
             .map(|r| r.executions * (access_bytes(&r.instruction) / 4).max(1) as u64)
-            .sum()
+            .sum();
+        simulated.max(self.stats.shared_load_requests)
     }
     pub fn thread_shared_stores(&self) -> u64 {
         self.rows(|k| k == AccessKind::SharedStore).map(|r| r.thread_accesses).sum()
