@@ -69,8 +69,8 @@ pub fn score_part(points: f64, tests: &mut [TestReport]) {
             // Its own points and those of the correctness case it was.
             t.max_score += points * share(CheckKind::Correctness) / present / correctness_cases as f64;
             t.score = 0.0;
-            let head = "fails this part's correctness: a timed launch's output was wrong, and the timed size \
-                        counts as one more correctness case of this part";
+            let head = "fails this part's correctness: its output at the timed size was wrong, and the timed \
+                        size counts as one more correctness case of this part";
             t.message = Some(match t.message.take().filter(|m| !m.is_empty()) {
                 Some(found) => format!("{head}\n{found}"),
                 None => head.into(),
@@ -117,9 +117,10 @@ pub fn score_part(points: f64, tests: &mut [TestReport]) {
     }
 }
 
-/// A timed check that failed because a timed launch's output was wrong.
+/// A timed check that failed because a timed launch's output was wrong, or a
+/// structure check whose run at the timed size was (kit::measure::WrongAtTimedSize).
 fn is_wrong_when_timed(t: &TestReport) -> bool {
-    t.kind == CheckKind::Performance
+    matches!(t.kind, CheckKind::Performance | CheckKind::Structure)
         && t.status == Status::Fail
         && t.verdict.as_deref() == Some(crate::verdict::Verdict::WrongWhenTimed.to_string().as_str())
 }
@@ -192,6 +193,19 @@ mod tests {
         let msg = wrong[3].message.as_deref().unwrap();
         assert!(msg.starts_with("fails this part's correctness") && msg.contains("268435456 elements"), "{msg}");
         assert_eq!((wrong[3].status, wrong[3].verdict.as_deref()), (Status::Fail, Some("wrong-when-timed")));
+    }
+
+    /// A structure check that runs the kernel at the timed size on the
+    /// simulator (ex03's) and finds it wrong there counts as the timed launch would.
+    #[test]
+    fn a_structure_check_wrong_at_the_timed_size_fails_the_parts_correctness() {
+        use CheckKind::*;
+        let mut tests = vec![t(Correctness, Status::Pass), t(Structure, Status::Fail), t(Performance, Status::Pass)];
+        tests[1].verdict = Some("wrong-when-timed".into());
+        score_part(10.0, &mut tests);
+        assert_eq!(tests[2].status, Status::NotCounted, "{tests:?}");
+        assert!(tests[1].message.as_deref().unwrap().starts_with("fails this part's correctness"), "{tests:?}");
+        assert_eq!(total(&tests).0, tests[0].score);
     }
 
     #[test]

@@ -40,7 +40,8 @@ pub enum Verdict {
     InputModified,
     /// `wrong-when-timed`: a launch of a performance check's timing wrote a
     /// wrong output (a replayed result, work done only once, a size it
-    /// special-cases): the timing proves nothing, and the point is lost.
+    /// special-cases), or a structure check's run at the timed size did
+    /// (kit::measure::WrongAtTimedSize): the part's correctness fails.
     WrongWhenTimed,
     /// `replays-results`: given the inputs of a timed launch once more, the
     /// kernel ran far faster: it keeps results between launches.
@@ -106,7 +107,9 @@ impl Verdict {
             if cause.downcast_ref::<kit::gpu::InputModified>().is_some() {
                 return Verdict::InputModified;
             }
-            if cause.downcast_ref::<kit::timed::WrongWhenTimed>().is_some() {
+            if cause.downcast_ref::<kit::timed::WrongWhenTimed>().is_some()
+                || cause.downcast_ref::<kit::measure::WrongAtTimedSize>().is_some()
+            {
                 return Verdict::WrongWhenTimed;
             }
             if cause.downcast_ref::<kit::timed::ReplaysResults>().is_some() {

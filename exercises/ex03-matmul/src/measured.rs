@@ -5,7 +5,7 @@
 //! 16 x 16 tiles bring that to 2/16. Tiles declared but not read from (the
 //! products still reading M or N from global memory) do not lower it.
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context as _, Result};
 use kit::measure::{unless_unmeasurable, worst_at, BlockSample, Measurement};
 use kit::{Ctx, Module};
 use rand::Rng;
@@ -28,6 +28,12 @@ pub const MEASURE_RECTS: [Shape; 4] =
 /// drawn by the run's secret: of the first wave (each alone on its SM), and of
 /// the later ones (sharing an SM): 18 of about 300.
 pub const SAMPLED_BLOCKS: (usize, usize) = (6, 12);
+/// Blocks the simulator runs of the product at the timed size (`tiled`'s
+/// 4096 x 4096, 65536 blocks; `rect`'s 2047 x 3001 x 2501, 20096), drawn by the
+/// run's secret: one of the first wave and three of the later ones. A kernel
+/// can tell the measured products (a few hundred blocks) from the timed one
+/// by its grid or its sizes alone; at the timed size it takes its timed path.
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
 /// Global loads per multiply-add a tiled kernel stays at or under: the naive
 /// kernel needs 2, 16 x 16 tiles 0.125 (a little more with partial tiles).
 /// See CALIBRATION.md ("Measured structure").
@@ -89,6 +95,36 @@ pub fn measure(ctx: &Ctx, kernel: Kernel) -> Result<Product> {
     measure_ptx(&ctx.build.ptx, kernel, s, &mut ctx.rng(), &mut ctx.secret_rng("measured blocks"))
 }
 
+/// The size `kernel` is timed at.
+pub fn timed_shape(kernel: Kernel) -> Shape {
+    match kernel.form {
+        Form::Square => Shape::square(crate::PERF_WIDTH),
+        Form::Rect => crate::PERF_RECT,
+    }
+}
+
+/// `kernel` run once on the simulator at the size it is timed at,
+/// [`TIMED_SAMPLED_BLOCKS`] of its blocks drawn by the run's secret.
+pub fn measure_at_timed_size(ctx: &Ctx, kernel: Kernel) -> Result<Product> {
+    let s = timed_shape(kernel);
+    // Every element drawn, as in the timed launches (zeros where no sampled block reads would be a
+    // tell): in bulk, 30 M floats in a few tens of milliseconds, once per seed for the structure
+    // check and the stand-in, and for every student of a batch.
+    let what = format!("ex03/timed-size matrices/{}", kernel.name);
+    let inputs = kit::shared::value(ctx.env.seed, what.clone(), || {
+        let mut rng = kit::inputs::rng_for(ctx.env.seed, &what);
+        let (mut m, mut n) = (
+            kit::inputs::uniform_f32_bulk(&mut rng, s.m * s.k, -1.0, 1.0),
+            kit::inputs::uniform_f32_bulk(&mut rng, s.k * s.n, -1.0, 1.0),
+        );
+        kit::inputs::plant(&mut m, &crate::EDGES);
+        kit::inputs::plant(&mut n, &crate::EDGES);
+        (m, n)
+    });
+    let mut blocks = ctx.secret_rng("timed-size blocks");
+    measure_sampled(&ctx.build.ptx, kernel, s, (&inputs.0, &inputs.1), TIMED_SAMPLED_BLOCKS, true, &mut blocks)
+}
+
 /// `kernel` of `ptx` run once on the simulator on `s` (inputs drawn by
 /// `inputs`, the blocks it runs by `blocks`), its sampled blocks' product checked.
 pub fn measure_ptx(
@@ -99,17 +135,40 @@ pub fn measure_ptx(
     blocks: &mut impl Rng,
 ) -> Result<Product> {
     let (m, n) = matrices(inputs, s);
+    measure_sampled(ptx, kernel, s, (&m, &n), SAMPLED_BLOCKS, false, blocks)
+}
+
+/// [`measure_ptx`] of M and N, with `(first, later)` blocks of the first wave
+/// and of the later ones; `timed`: `s` is the timed size, where a wrong
+/// result is wrong when timed.
+fn measure_sampled(
+    ptx: &str,
+    kernel: Kernel,
+    s: Shape,
+    (m, n): (&[f32], &[f32]),
+    (first, later): (usize, usize),
+    timed: bool,
+    blocks: &mut impl Rng,
+) -> Result<Product> {
     let grid = launch_config(s).grid;
-    let (first, later) = SAMPLED_BLOCKS;
     let sample = BlockSample::first_and_later(blocks, grid.0 as u64 * grid.1 as u64, first, later);
     let at = Product::elements(s, &sample);
     let measured = kit::measure::measure_ptx_sampled(ptx, kernel.name, &sample, |module: &Module| {
-        let bufs = Buffers::new(module.gpu(), s, &m, &n)?;
+        // Inputs not watched for writes here: the correctness checks and the timed launches judge
+        // that, and at the timed size a copy of its 128 MiB cost more than the sampled blocks' run.
+        module.gpu().watch_inputs(false);
+        let bufs = Buffers::new(module.gpu(), s, m, n);
+        module.gpu().watch_inputs(true);
+        let bufs = bufs?;
         module.launch(kernel.name, launch_config(s), &kernel.args(s, &bufs))?;
-        let r = crate::cpu::elements(s, &m, &n, &at);
-        let whole = bufs.p.read()?;
-        let got: Vec<f32> = at.iter().map(|&(i, j)| whole[i * s.n + j]).collect();
-        kit::measure::require_right_result(crate::cpu::verify(s, &r.expected, &r.abs, &got, |i| at[i]).map(|_| ()))
+        let r = crate::cpu::elements(s, m, n, &at);
+        let got = bufs.p.read_elements(at.iter().map(|&(i, j)| i * s.n + j))?;
+        let right = crate::cpu::verify(s, &r.expected, &r.abs, &got, |i| at[i]).map(|_| ());
+        if timed {
+            kit::measure::require_right_result_at_timed_size(right, &kernel.case_name(s), sample.blocks().len())
+        } else {
+            kit::measure::require_right_result(right)
+        }
     })?;
     Ok(Product { m: measured, s, sample })
 }
@@ -209,9 +268,30 @@ fn race(e: &anyhow::Error) -> Option<String> {
     })
 }
 
+/// [`tiled_traffic`] at the timed size too, where a kernel that tells the
+/// measured products from the timed one by its grid or sizes shows its other path.
+fn tiled_traffic_at_timed_size(ctx: &Ctx, kernel: Kernel, measured: &Product) -> Result<()> {
+    let p = measure_at_timed_size(ctx, kernel)?;
+    tiled_traffic(&p).map(|_| ()).with_context(|| {
+        format!(
+            "at {} (the timed size: {} of its {} blocks on the simulator), though at {} (the measured product) \
+             {:.3} global loads per multiply-add",
+            kernel.case_name(p.s),
+            p.sample.blocks().len(),
+            launch_config(p.s).grid.0 * launch_config(p.s).grid.1,
+            kernel.case_name(measured.s),
+            loads_per_mad(measured)
+        )
+    })
+}
+
 /// The structure check `tiled-global-loads`.
 pub fn tiled_global_loads(ctx: &Ctx, kernel: Kernel) -> Result<String> {
-    let result = measure(ctx, kernel).and_then(|p| tiled_traffic(&p));
+    let result = measure(ctx, kernel).and_then(|p| {
+        let line = tiled_traffic(&p)?;
+        tiled_traffic_at_timed_size(ctx, kernel, &p)?;
+        Ok(line)
+    });
     if let Err(e) = &result {
         // The PTX says it better when there is no shared memory at all.
         crate::structure::shared_tiles(&ctx.kernel_ptx(kernel.name)?).map_err(|p| p.context(format!("{e:#}")))?;
@@ -222,7 +302,10 @@ pub fn tiled_global_loads(ctx: &Ctx, kernel: Kernel) -> Result<String> {
 /// Stand-in for `perf::faster-than-naive`: tiled traffic, conflict-free tiles,
 /// and enough work between barriers.
 pub fn tiled_and_cheap(ctx: &Ctx, kernel: Kernel) -> Result<String> {
-    cheap(&measure(ctx, kernel)?)
+    let p = measure(ctx, kernel)?;
+    let line = cheap(&p)?;
+    tiled_traffic_at_timed_size(ctx, kernel, &p)?;
+    Ok(line)
 }
 
 /// [`tiled_traffic`], conflict-free tiles, and enough work between barriers.
@@ -259,6 +342,7 @@ mod tests {
     const MINE: &str = "exercises/ex03-matmul/calibration";
     const CHEAT: &str = "grader/tests/cheats/ex03-tiled-only-where-measured/exercises/ex03-matmul/kernels";
     const ALONE: &str = "grader/tests/cheats/ex03-tiled-tiles-only-when-alone-on-an-sm/exercises/ex03-matmul/kernels";
+    const SMALL_GRIDS: &str = "grader/tests/cheats/ex03-tiled-tiles-only-on-small-grids/exercises/ex03-matmul/kernels";
     const VARIANTS: &str = "grader/tests/variants";
 
     /// Every shape a seed can draw gives each kernel the same verdicts: the
@@ -316,6 +400,33 @@ mod tests {
         assert!(cheap(&p).is_ok(), "{}", figures(&p));
     }
 
+    /// At the timed size (4 blocks simulated) the references and the slow
+    /// kernels tile as at the measured sizes, the half-tiled kernel does not,
+    /// and neither does the one that tiles only on small grids.
+    #[test]
+    fn the_timed_size_gives_the_measured_sizes_verdicts() {
+        let Some(compiler) = kit::trial::compiler() else { return };
+        let cases = [
+            (TILED, "reference/ex03-matmul/kernels/matmul_tiled.cu".to_string(), true),
+            (RECT, "reference/ex03-matmul/kernels/matmul_rect.cu".to_string(), true),
+            (RECT, "reference/slow/ex03-matmul/kernels/matmul_rect.cu".to_string(), true),
+            (TILED, "reference/slow/ex03-matmul/extra/matmul_tiled_half.cu".to_string(), false),
+            (TILED, format!("{SMALL_GRIDS}/matmul_tiled.cu"), false),
+        ];
+        for (kernel, file, tiled) in cases {
+            let ptx = kit::trial::ptx_of(&compiler, &file, &Default::default());
+            let s = timed_shape(kernel);
+            let (m, n) = (
+                kit::inputs::uniform_f32_bulk(&mut kit::inputs::rng_for(7, "m"), s.m * s.k, -1.0, 1.0),
+                kit::inputs::uniform_f32_bulk(&mut kit::inputs::rng_for(7, "n"), s.k * s.n, -1.0, 1.0),
+            );
+            let mut blocks = kit::inputs::rng_for(7, "blocks");
+            let p = measure_sampled(&ptx, kernel, s, (&m, &n), TIMED_SAMPLED_BLOCKS, true, &mut blocks).unwrap();
+            eprintln!("{file} at {s:?}: {}", figures(&p));
+            assert_eq!(tiled_traffic(&p).is_ok(), tiled, "{file} at {s:?}: {}", figures(&p));
+        }
+    }
+
     /// Every measured product spans more than two waves of the SMs a GPU of
     /// this course shows (an H100's or H200's 132), so that blocks of its
     /// later waves share an SM with the first's (slots 8 and up on an H200
@@ -366,6 +477,12 @@ mod tests {
             }
             fails(&ex, "tiled", "faster-than-naive", Run::StandIn, file);
         }
+        // Tiles only on grids of a few hundred blocks: the timed size's measurement shows the naive path.
+        let small = format!("{SMALL_GRIDS}/matmul_tiled.cu");
+        if let Some(msg) = fails(&ex, "tiled", "tiled-global-loads", Run::Check, &small) {
+            assert!(msg.contains("at 4096x4096 (the timed size") && msg.contains("2.000 global loads"), "{msg}");
+        }
+        fails(&ex, "tiled", "faster-than-naive", Run::StandIn, &small);
         let cheat = format!("{CHEAT}/matmul_tiled.cu");
         if let Some(msg) = fails(&ex, "tiled", "tiled-global-loads", Run::Check, &cheat) {
             assert!(msg.contains("2.000 global loads per multiply-add"), "{msg}");

@@ -34,6 +34,22 @@ pub fn uniform_f32(rng: &mut impl Rng, n: usize, lo: f32, hi: f32) -> Vec<f32> {
     (0..n).map(|_| rng.random_range(lo..hi)).collect()
 }
 
+/// `n` floats uniform in `[lo, hi)`, each of 2^24 values equally likely, for
+/// inputs of tens of millions (a matrix product at its timed size): the
+/// generator's words drawn in bulk, several times faster than
+/// [`uniform_f32`] (whose values it does not repeat).
+///
+/// ```
+/// let x = kit::inputs::uniform_f32_bulk(&mut kit::inputs::rng_for(1, "x"), 1000, -1.0, 1.0);
+/// assert!(x.iter().all(|v| (-1.0..1.0).contains(v)) && x.iter().any(|&v| v < -0.9) && x.iter().any(|&v| v > 0.9));
+/// ```
+pub fn uniform_f32_bulk(rng: &mut impl Rng, n: usize, lo: f32, hi: f32) -> Vec<f32> {
+    let mut words = vec![0u32; n];
+    rng.fill(&mut words[..]);
+    let step = (hi - lo) / (1u32 << 24) as f32;
+    words.into_iter().map(|w| lo + (w >> 8) as f32 * step).collect()
+}
+
 /// `n` integers uniform in `[lo, hi)`: a scan's inputs, small enough that
 /// sums stay exact.
 ///

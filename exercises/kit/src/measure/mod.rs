@@ -261,6 +261,28 @@ pub fn require_right_result(result: Result<()>) -> Result<()> {
     })
 }
 
+/// A measured run at the size the kernel is timed at wrote a wrong result: the
+/// verdict of a timed launch's wrong output (`wrong-when-timed`), which fails
+/// the part's correctness, found on the simulator as on a GPU.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "wrong when timed: at the size the kernel is timed at ({size}; {blocks} of its blocks run on the simulator to \
+     measure its memory accesses) it wrote a wrong result: {what}. The correctness checks are smaller: does the \
+     kernel do something else at this size (a size or a grid it special-cases)? A wrong output is wrong at any \
+     size: this part's correctness fails with it, as a correctness check's would"
+)]
+pub struct WrongAtTimedSize {
+    pub size: String,
+    pub blocks: usize,
+    pub what: String,
+}
+
+/// [`require_right_result`] of a measured run at the timed size (`size`, of
+/// which `blocks` ran): a wrong result there is [`WrongAtTimedSize`].
+pub fn require_right_result_at_timed_size(result: Result<()>, size: &str, blocks: usize) -> Result<()> {
+    result.map_err(|e| WrongAtTimedSize { size: size.to_string(), blocks, what: format!("{e:#}") }.into())
+}
+
 /// A measured check's result where the simulator cannot run the kernel: the
 /// PTX checks (already passed) judge alone, and the note says so.
 pub fn unless_unmeasurable(result: Result<String>) -> Result<String> {
