@@ -266,10 +266,10 @@ pub fn require_right_result(result: Result<()>) -> Result<()> {
 /// the part's correctness, found on the simulator as on a GPU.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "wrong when timed: at the size the kernel is timed at ({size}; {blocks} of its blocks run on the simulator to \
-     measure its memory accesses) it wrote a wrong result: {what}. The correctness checks are smaller: does the \
-     kernel do something else at this size (a size or a grid it special-cases)? A wrong output is wrong at any \
-     size: this part's correctness fails with it, as a correctness check's would"
+    "wrong when timed: at the size the kernel is timed at ({size}; {blocks} of its blocks on the simulator) it \
+     wrote a wrong result: {what}. The correctness checks are smaller: does the kernel do something else at this \
+     size (a size or a grid it special-cases)? A wrong output is wrong at any size: this part's correctness fails \
+     with it, as a correctness check's would"
 )]
 pub struct WrongAtTimedSize {
     pub size: String,
