@@ -43,7 +43,7 @@ pub use device::{BarrierAfterExit, ShownGpu, Timer, DEFAULT_GPU};
 pub use error::{Dim3, SimError, SimResult};
 pub use global_race::{GlobalRace, MAX_GLOBAL_RACES, MAX_SHADOW_BYTES};
 pub use ir::ParamInfo;
-pub use memory::{GLOBAL_BASE, GUARD_GAP};
+pub use memory::{Filler, GLOBAL_BASE, GUARD_GAP, LAZY_CHUNK};
 pub use printf::{PrintfOutput, PRINTF_CAP};
 pub use race::{Race, RaceKind, MAX_RACES};
 pub use stats::{AccessKind, InstrStats, Stats, WarpAccess};
@@ -267,6 +267,21 @@ impl Simulator {
         Ok(())
     }
 
+    /// Makes `len` bytes at `addr` (inside one allocation, none of it lazily
+    /// filled yet) hold what `fill` gives them, each chunk filled the first time
+    /// a kernel or the host touches it ([`memory::Lazy`]): an upload whose cost
+    /// is what the launches read of it.
+    pub fn fill_lazily(&mut self, addr: u64, len: usize, fill: memory::Filler) -> Result<(), SimError> {
+        let i = self.mem.find(addr, len as u64).ok_or(SimError::HostAccess { addr, len })?;
+        let a = &mut self.mem.allocs[i];
+        if a.lazy.is_some() {
+            return Err(SimError::BadParams("an allocation holds one lazily filled range".into()));
+        }
+        let start = (addr - a.base) as usize;
+        a.lazy = Some(Box::new(memory::Lazy::new(start..start + len, fill)));
+        Ok(())
+    }
+
     pub fn write(&mut self, addr: u64, bytes: &[u8]) -> Result<(), SimError> {
         let len = bytes.len();
         self.mem.slice_mut(addr, len).ok_or(SimError::HostAccess { addr, len })?.copy_from_slice(bytes);
@@ -275,7 +290,7 @@ impl Simulator {
 
     pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), SimError> {
         let len = out.len();
-        out.copy_from_slice(self.mem.slice(addr, len).ok_or(SimError::HostAccess { addr, len })?);
+        out.copy_from_slice(&self.mem.slice(addr, len).ok_or(SimError::HostAccess { addr, len })?);
         Ok(())
     }
 

@@ -26,6 +26,88 @@ pub struct Alloc {
     /// Byte ranges kernels may not touch (host accesses still may): a buffer's
     /// guard zones, marked by [`crate::Simulator::protect`].
     pub zones: Vec<Zone>,
+    /// Bytes filled from a generator when first touched ([`crate::Simulator::fill_lazily`]).
+    pub lazy: Option<Box<Lazy>>,
+}
+
+/// What fills a lazily filled range: called with the offset of `out`'s first
+/// byte in the range, it writes the bytes the host would have uploaded there.
+/// The same offset must always give the same bytes.
+pub type Filler = std::sync::Arc<dyn Fn(usize, &mut [u8]) + Send + Sync>;
+
+/// Bytes of a lazily filled range that are filled at once: small, since a
+/// launch that reads a column of a large matrix touches one in every row.
+pub const LAZY_CHUNK: usize = 1024;
+
+/// A range of an allocation whose bytes come from a [`Filler`] the first time
+/// a kernel or the host touches them, a chunk ([`LAZY_CHUNK`]) at a time: an
+/// input of hundreds of megabytes of which a launch of a few sampled blocks
+/// reads little costs what those blocks read, while every byte still holds
+/// what an upload would have put there (no zeros where nobody looked).
+pub struct Lazy {
+    /// Offsets in the allocation.
+    pub range: std::ops::Range<usize>,
+    fill: Filler,
+    /// One bit per chunk of `range`: filled.
+    filled: Vec<u64>,
+}
+
+impl std::fmt::Debug for Lazy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let filled: u32 = self.filled.iter().map(|w| w.count_ones()).sum();
+        write!(f, "Lazy {{ range: {:?}, chunks filled: {filled} }}", self.range)
+    }
+}
+
+impl Lazy {
+    pub fn new(range: std::ops::Range<usize>, fill: Filler) -> Self {
+        let chunks = range.len().div_ceil(LAZY_CHUNK);
+        Lazy { range, fill, filled: vec![0; chunks.div_ceil(64)] }
+    }
+
+    /// The chunks of `range` that `off..off + len` (offsets in the allocation) touches.
+    #[inline]
+    fn chunks(&self, off: usize, len: usize) -> Option<std::ops::RangeInclusive<usize>> {
+        let (lo, hi) = (off.max(self.range.start), (off + len).min(self.range.end));
+        (lo < hi).then(|| (lo - self.range.start) / LAZY_CHUNK..=(hi - 1 - self.range.start) / LAZY_CHUNK)
+    }
+
+    #[inline]
+    fn is_filled(&self, c: usize) -> bool {
+        self.filled[c / 64] >> (c % 64) & 1 == 1
+    }
+
+    /// The bytes of chunk `c`, offsets in the allocation.
+    fn chunk_bytes(&self, c: usize) -> std::ops::Range<usize> {
+        let start = self.range.start + c * LAZY_CHUNK;
+        start..(start + LAZY_CHUNK).min(self.range.end)
+    }
+
+    /// Fills the chunks of `off..off + len` not filled yet in `data`.
+    #[inline]
+    pub fn ensure(&mut self, data: &mut [u8], off: usize, len: usize) {
+        let Some(chunks) = self.chunks(off, len) else { return };
+        for c in chunks {
+            if !self.is_filled(c) {
+                let r = self.chunk_bytes(c);
+                (self.fill)(r.start - self.range.start, &mut data[r]);
+                self.filled[c / 64] |= 1 << (c % 64);
+            }
+        }
+    }
+
+    /// `data[off..off + len]` as it reads once filled, without filling it.
+    pub fn peek(&self, data: &[u8], off: usize, len: usize) -> Vec<u8> {
+        let mut out = data[off..off + len].to_vec();
+        for c in self.chunks(off, len).into_iter().flatten().filter(|&c| !self.is_filled(c)) {
+            let r = self.chunk_bytes(c);
+            let mut chunk = vec![0; r.len()];
+            (self.fill)(r.start - self.range.start, &mut chunk);
+            let (lo, hi) = (r.start.max(off), r.end.min(off + len));
+            out[lo - off..hi - off].copy_from_slice(&chunk[lo - r.start..hi - r.start]);
+        }
+        out
+    }
 }
 
 /// A no-access byte range of an allocation.
@@ -41,6 +123,14 @@ pub struct Zone {
 }
 
 impl Alloc {
+    /// Fills whatever of `off..off + len` is lazily filled and not filled yet.
+    #[inline]
+    pub fn ensure(&mut self, off: usize, len: usize) {
+        if let Some(lazy) = &mut self.lazy {
+            lazy.ensure(&mut self.data, off, len);
+        }
+    }
+
     /// The zone overlapping `off..off+len`, if any.
     #[inline]
     pub fn zone_hit(&self, off: usize, len: usize) -> Option<&Zone> {
@@ -78,7 +168,7 @@ impl GlobalMem {
         self.next = next;
         self.bytes_in_use += bytes as u64;
         // bases only grow, so pushing keeps the vector sorted
-        self.allocs.push(Alloc { base, data: vec![0; bytes], zones: Vec::new() });
+        self.allocs.push(Alloc { base, data: vec![0; bytes], zones: Vec::new(), lazy: None });
         Some(base)
     }
 
@@ -105,17 +195,25 @@ impl GlobalMem {
         }
     }
 
-    pub fn slice(&self, addr: u64, len: usize) -> Option<&[u8]> {
+    /// The bytes at `addr`, lazily filled ones as they will be filled
+    /// (a copy where some are not filled yet).
+    pub fn slice(&self, addr: u64, len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
         let i = self.find(addr, len as u64)?;
         let a = &self.allocs[i];
         let off = (addr - a.base) as usize;
-        Some(&a.data[off..off + len])
+        Some(match &a.lazy {
+            Some(lazy) => std::borrow::Cow::Owned(lazy.peek(&a.data, off, len)),
+            None => std::borrow::Cow::Borrowed(&a.data[off..off + len]),
+        })
     }
 
+    /// The bytes at `addr`, lazily filled ones filled first (a host write
+    /// over part of a chunk keeps the rest of it as generated).
     pub fn slice_mut(&mut self, addr: u64, len: usize) -> Option<&mut [u8]> {
         let i = self.find(addr, len as u64)?;
         let a = &mut self.allocs[i];
         let off = (addr - a.base) as usize;
+        a.ensure(off, len);
         Some(&mut a.data[off..off + len])
     }
 }

@@ -292,6 +292,26 @@ impl Exec<'_> {
         Ok(())
     }
 
+    /// Fills the lazily filled global bytes the lanes `m` are about to touch
+    /// (`crate::memory::Lazy`), before anything reads or writes them.
+    #[inline]
+    fn fill_lazy(&mut self, m: u32, ln: &Lanes, len: usize) {
+        match &ln.acc {
+            Access::Uniform(Region::Global(i)) => {
+                let a = &mut self.mem.allocs[*i];
+                if a.lazy.is_some() {
+                    lanes(m, |l| a.ensure(ln.offs[l], len));
+                }
+            }
+            Access::Mixed(places) => lanes(m, |l| {
+                if let Some(Place::Global { alloc, off }) = places[l] {
+                    self.mem.allocs[alloc].ensure(off, len);
+                }
+            }),
+            Access::Uniform(_) => {}
+        }
+    }
+
     /// Coalescing / bank statistics and race checks for one warp access.
     #[allow(clippy::too_many_arguments)]
     fn account(&mut self, w: usize, pc: usize, m: u32, ln: &Lanes, len: usize, store: bool, atomic: bool, quiet: u32) {
@@ -463,6 +483,7 @@ impl Exec<'_> {
         let len = es * vec as usize;
         self.addrs_into(w, m, addr, &mut ln.addrs);
         self.resolve(w, pc, m, space, len, ln)?;
+        self.fill_lazy(m, ln, len);
         self.check_zones(w, pc, m, ln, len, store)?;
         self.check_shared_bounds(w, pc, m, ln, len, store)?;
         Ok((es, len))
@@ -666,6 +687,7 @@ impl Exec<'_> {
         let mut ln = Lanes::new();
         self.addrs_into(w, m, addr, &mut ln.addrs);
         self.resolve(w, pc, m, space, len, &mut ln)?;
+        self.fill_lazy(m, &ln, len);
         let bad = match &ln.acc {
             Access::Uniform(Region::Param | Region::Local) => Some(m.trailing_zeros() as usize),
             Access::Uniform(..) => None,
@@ -708,9 +730,15 @@ impl Exec<'_> {
     }
 
     /// Reads bytes at a generic address (for printf's `%s` and format string).
-    fn read_generic(&self, a: u64, len: usize, t: usize) -> Option<&[u8]> {
+    fn read_generic(&self, a: u64, len: usize, t: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
         let p = self.place(Space::Generic, a, len, t)?;
-        Some(self.bytes(p, len))
+        if let Place::Global { alloc, off } = p {
+            let al = &self.mem.allocs[alloc];
+            if let Some(lazy) = &al.lazy {
+                return Some(std::borrow::Cow::Owned(lazy.peek(&al.data, off, len)));
+            }
+        }
+        Some(std::borrow::Cow::Borrowed(self.bytes(p, len)))
     }
 
     fn cstr(&self, a: u64, t: usize) -> Option<Vec<u8>> {
@@ -734,7 +762,7 @@ impl Exec<'_> {
         impl crate::printf::ArgSource for Src<'_, '_> {
             fn arg(&mut self, offset: usize, size: usize) -> Option<u64> {
                 let b = self.ex.read_generic(self.base + offset as u64, size, self.t)?;
-                Some(read_le(b, size))
+                Some(read_le(&b, size))
             }
             fn cstr(&mut self, addr: u64) -> Option<Vec<u8>> {
                 self.ex.cstr(addr, self.t)
