@@ -269,6 +269,41 @@ impl Gpu {
         Ok(buf)
     }
 
+    /// An input of `len` elements that `generate` computes (given the index
+    /// of the first element of its slice; the same index must always give
+    /// the same values): a timed-size input for a launch of a few sampled
+    /// blocks, which the simulator generates where the launch reads it and a
+    /// GPU receives whole. Watched like [`Gpu::upload`] while inputs are.
+    pub fn upload_generated<T: Pod>(
+        &self,
+        name: &str,
+        len: usize,
+        generate: impl Fn(usize, &mut [T]) + Send + Sync + 'static,
+    ) -> Result<DeviceBuffer<T>> {
+        let buf = self.alloc::<T>(name, len)?;
+        let size = std::mem::size_of::<T>();
+        let fill = move |off: usize, out: &mut [u8]| {
+            // the elements that `off..off + out.len()` overlaps, then their bytes there
+            let (first, end) = (off / size, (off + out.len()).div_ceil(size));
+            let mut elements = vec![T::zeroed(); end - first];
+            generate(first, &mut elements);
+            let skip = off - first * size;
+            out.copy_from_slice(&bytemuck::cast_slice(&elements)[skip..skip + out.len()]);
+        };
+        self.backend().write_generated(buf.ptr(), buf.bytes(), Arc::new(fill))?;
+        self.watch(&buf)?;
+        Ok(buf)
+    }
+
+    /// [`Gpu::poisoned`] of an output the launch writes little of (a few
+    /// sampled blocks' part of a timed-size product): the simulator poisons
+    /// the parts it touches.
+    pub fn poisoned_generated<T: Pod>(&self, name: &str, len: usize) -> Result<DeviceBuffer<T>> {
+        let buf = self.alloc::<T>(name, len)?;
+        self.backend().write_generated(buf.ptr(), buf.bytes(), Arc::new(|_, out: &mut [u8]| out.fill(POISON_BYTE)))?;
+        Ok(buf)
+    }
+
     /// A buffer holding `data` and then `tail` (values that reads past the
     /// end of `data` must meet), with no host copy of `data`: for a timed
     /// input of 64 MB, building one on the host cost more than the upload.
@@ -1078,6 +1113,35 @@ mod tests {
         let back = buf.read().unwrap();
         assert_eq!(back.len(), 5);
         assert!(back[..3] == [1.0, 2.0, 3.0] && back[3..].iter().all(|x| x.is_nan()), "{back:?}");
+    }
+
+    /// A generated input reads as its generator gives it, whole and in part,
+    /// elements that straddle the simulator's chunks too; its guards stay
+    /// guards, and a kernel's store lands among generated neighbours.
+    #[test]
+    fn a_generated_input_holds_what_its_generator_gives() {
+        let gpu = Gpu::simulator();
+        let value = |i: usize| [i as u32, (i as u32).wrapping_mul(7), !(i as u32)];
+        let gen = move |first: usize, out: &mut [[u32; 3]]| {
+            for (k, o) in out.iter_mut().enumerate() {
+                *o = value(first + k);
+            }
+        };
+        let n = 5000;
+        let module = gpu.load(ONE_POINTER).unwrap();
+        // watched, as an input is: the store is caught
+        let watched = gpu.upload_generated("x", n, gen).unwrap();
+        let e = module.launch("store_one", LaunchConfig::linear(1, 1), &crate::args![&watched]).unwrap_err();
+        assert!(e.chain().any(|c| c.is::<InputModified>()), "{e:#}");
+        gpu.watch_inputs(false);
+        let buf = gpu.upload_generated("x", n, gen).unwrap();
+        assert_eq!(buf.read_elements([1, 4000, 86]).unwrap(), [value(1), value(4000), value(86)]);
+        module.launch("store_one", LaunchConfig::linear(1, 1), &crate::args![&buf]).unwrap();
+        let mut want: Vec<[u32; 3]> = (0..n).map(value).collect();
+        want[0][0] = 1;
+        assert_eq!(buf.read().unwrap(), want);
+        let out = gpu.poisoned_generated::<u32>("out", 3000).unwrap();
+        assert!(out.read().unwrap().iter().all(|&w| w == u32::from_ne_bytes([POISON_BYTE; 4])));
     }
 
     const ONE_POINTER: &str = "

@@ -47,7 +47,57 @@ pub fn uniform_f32_bulk(rng: &mut impl Rng, n: usize, lo: f32, hi: f32) -> Vec<f
     let mut words = vec![0u32; n];
     rng.fill(&mut words[..]);
     let step = (hi - lo) / (1u32 << 24) as f32;
-    words.into_iter().map(|w| lo + (w >> 8) as f32 * step).collect()
+    words.into_iter().map(|w| uniform_from_word(w, lo, step)).collect()
+}
+
+#[inline]
+fn uniform_from_word(w: u32, lo: f32, step: f32) -> f32 {
+    lo + (w >> 8) as f32 * step
+}
+
+/// The floats [`uniform_f32_bulk`] draws from a generator, any stretch of
+/// them on its own: the generator's words are found by position (ChaCha is a
+/// counter-based stream), so a launch that reads a few rows of a timed-size
+/// matrix costs those rows (kit::Gpu::upload_generated), not the matrix.
+///
+/// ```
+/// let rng = kit::inputs::rng_for(1, "x");
+/// let all = kit::inputs::uniform_f32_bulk(&mut rng.clone(), 3000, -1.0, 1.0);
+/// let stream = kit::inputs::UniformF32s::new(&rng, -1.0, 1.0);
+/// let mut some = [0.0f32; 7];
+/// stream.skip(1000).fill(993, &mut some);
+/// assert_eq!(some, all[1993..2000]);
+/// ```
+#[derive(Clone)]
+pub struct UniformF32s {
+    rng: ChaCha8Rng,
+    /// The generator's word position of value 0.
+    start: u128,
+    lo: f32,
+    step: f32,
+}
+
+impl UniformF32s {
+    /// What `uniform_f32_bulk(&mut rng, …, lo, hi)` would draw from `rng` as it stands.
+    pub fn new(rng: &ChaCha8Rng, lo: f32, hi: f32) -> Self {
+        UniformF32s { rng: rng.clone(), start: rng.get_word_pos(), lo, step: (hi - lo) / (1u32 << 24) as f32 }
+    }
+
+    /// The stream after its first `n` values (what a second `uniform_f32_bulk` draws).
+    pub fn skip(&self, n: usize) -> Self {
+        UniformF32s { start: self.start + n as u128, ..self.clone() }
+    }
+
+    /// Values `first..first + out.len()`.
+    pub fn fill(&self, first: usize, out: &mut [f32]) {
+        let mut rng = self.rng.clone();
+        rng.set_word_pos(self.start + first as u128);
+        let mut words = vec![0u32; out.len()];
+        rng.fill(&mut words[..]);
+        for (o, w) in out.iter_mut().zip(words) {
+            *o = uniform_from_word(w, self.lo, self.step);
+        }
+    }
 }
 
 /// `n` integers uniform in `[lo, hi)`: a scan's inputs, small enough that
@@ -125,21 +175,25 @@ pub fn bytes_weighted(rng: &mut impl Rng, n: usize, weights: &[f64]) -> Vec<u8> 
 /// assert_eq!((x[0], x[4].to_bits(), x[9]), (0.0, 0x8000_0000, 255.99998));
 /// ```
 pub fn plant<T: Copy>(values: &mut [T], edges: &[T]) -> Vec<usize> {
-    let (len, e) = (values.len(), edges.len());
-    // Fewer elements than edges: none planted, so that a one-element input
-    // is not the edge itself (a dot product of 0, which a kernel writing
-    // zeros would match).
-    let at: Vec<usize> = if len < e {
-        Vec::new()
-    } else if e == 1 {
-        vec![0]
-    } else {
-        (0..e).map(|j| j * (len - 1) / (e - 1)).collect()
-    };
+    let at = planted_at(values.len(), edges.len());
     for (&i, &v) in at.iter().zip(edges) {
         values[i] = v;
     }
     at
+}
+
+/// Where [`plant`] puts `edges` edge values among `len` elements.
+pub fn planted_at(len: usize, edges: usize) -> Vec<usize> {
+    // Fewer elements than edges: none planted, so that a one-element input
+    // is not the edge itself (a dot product of 0, which a kernel writing
+    // zeros would match).
+    if len < edges {
+        Vec::new()
+    } else if edges == 1 {
+        vec![0]
+    } else {
+        (0..edges).map(|j| j * (len - 1) / (edges - 1)).collect()
+    }
 }
 
 /// Whether `values` holds every one of `edges`, compared bit for bit (so

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use super::{Arg, BResult, Backend, BackendError, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
+use super::{Arg, BResult, Backend, BackendError, Capabilities, DevPtr, DeviceInfo, Filler, LaunchConfig, ModuleId};
 use crate::gpu_lock;
 
 /// The backend of a GPU that other processes time kernels on.
@@ -63,6 +63,9 @@ impl Backend for Locked {
     }
     fn read(&self, src: DevPtr, dst: &mut [u8]) -> BResult<()> {
         during(|| self.inner.read(src, dst))
+    }
+    fn write_generated(&self, dst: DevPtr, len: usize, fill: Filler) -> BResult<()> {
+        during(|| self.inner.write_generated(dst, len, fill))
     }
     fn fill(&self, dst: DevPtr, byte: u8, len: usize) -> BResult<()> {
         during(|| self.inner.fill(dst, byte, len))

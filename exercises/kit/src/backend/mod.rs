@@ -84,6 +84,8 @@ pub mod traced;
 use std::time::Duration;
 
 pub use caps::Capabilities;
+/// What fills a generated buffer ([`Backend::write_generated`]).
+pub use ptx_sim::Filler;
 
 /// A device address as the kernel sees it (a `T*` parameter).
 pub type DevPtr = u64;
@@ -278,6 +280,17 @@ pub trait Backend: Send + Sync {
     fn write(&self, dst: DevPtr, src: &[u8]) -> BResult<()>;
     fn read(&self, src: DevPtr, dst: &mut [u8]) -> BResult<()>;
     fn fill(&self, dst: DevPtr, byte: u8, len: usize) -> BResult<()>;
+    /// Makes the `len` bytes at `dst` hold what `fill` writes (it is given
+    /// the offset from `dst` of the bytes it fills, and must give the same
+    /// bytes for the same offset): an input too large to build on the host
+    /// for a launch that reads little of it. Here it is built whole and
+    /// written; the simulator fills each part when first touched
+    /// (`ptx_sim::Simulator::fill_lazily`).
+    fn write_generated(&self, dst: DevPtr, len: usize, fill: Filler) -> BResult<()> {
+        let mut bytes = vec![0u8; len];
+        fill(0, &mut bytes);
+        self.write(dst, &bytes)
+    }
     /// Copies `bytes` from `src` to `dst` (both on the device; no overlap).
     fn copy(&self, dst: DevPtr, src: DevPtr, bytes: usize) -> BResult<()> {
         let mut staged = vec![0u8; bytes];

@@ -10,7 +10,7 @@ use std::time::Duration;
 use ptx_sim::{BarrierAfterExit, ParamValue, ShownGpu, SimConfig, SimError, Simulator, Stats};
 
 use super::shape::{self, Shape2d};
-use super::{Arg, BResult, Backend, BackendError, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
+use super::{Arg, BResult, Backend, BackendError, Capabilities, DevPtr, DeviceInfo, Filler, LaunchConfig, ModuleId};
 use crate::profile::MemoryProfile;
 
 /// Warp instructions one launch may execute before it counts as stuck: about
@@ -561,6 +561,10 @@ impl Backend for SimBackend {
 
     fn fill(&self, dst: DevPtr, byte: u8, len: usize) -> BResult<()> {
         self.sim().fill(dst, byte, len).map_err(classify)
+    }
+
+    fn write_generated(&self, dst: DevPtr, len: usize, fill: Filler) -> BResult<()> {
+        self.sim().fill_lazily(dst, len, fill).map_err(classify)
     }
 
     /// Writes the first `bytes.len()` bytes of the variable (the rest keeps what

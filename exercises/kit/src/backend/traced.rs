@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::{Arg, BResult, Backend, Capabilities, DevPtr, DeviceInfo, LaunchConfig, ModuleId};
+use super::{Arg, BResult, Backend, Capabilities, DevPtr, DeviceInfo, Filler, LaunchConfig, ModuleId};
 
 pub const ENV: &str = "CUDA_LAB_TRACE";
 
@@ -99,6 +99,9 @@ impl Backend for Traced {
     fn read(&self, src: DevPtr, dst: &mut [u8]) -> BResult<()> {
         let n = dst.len();
         record("download", n, || self.inner.read(src, dst))
+    }
+    fn write_generated(&self, dst: DevPtr, len: usize, fill: Filler) -> BResult<()> {
+        record("upload", len, || self.inner.write_generated(dst, len, fill))
     }
     fn fill(&self, dst: DevPtr, byte: u8, len: usize) -> BResult<()> {
         record("fill", len, || self.inner.fill(dst, byte, len))
