@@ -103,11 +103,21 @@ pub fn product(s: Shape, m: &[f32], n: &[f32]) -> Reference {
 /// The product's elements at `at` (row, column) only, in that order: a
 /// measured launch's sample of blocks is checked on these.
 pub fn elements(s: Shape, m: &[f32], n: &[f32], at: &[(usize, usize)]) -> Reference {
+    elements_by(s, |i, p| m[i * s.k + p], |p, j| n[p * s.n + j], at)
+}
+
+/// [`elements`] of M's element (row, p) `m(row, p)` and N's (p, column) `n(p, column)`.
+pub fn elements_by(
+    s: Shape,
+    m: impl Fn(usize, usize) -> f32,
+    n: impl Fn(usize, usize) -> f32,
+    at: &[(usize, usize)],
+) -> Reference {
     let (mut expected, mut abs) = (Vec::with_capacity(at.len()), Vec::with_capacity(at.len()));
     for &(i, j) in at {
         let (mut e, mut a) = (0.0f64, 0.0f64);
         for p in 0..s.k {
-            let t = m[i * s.k + p] as f64 * n[p * s.n + j] as f64;
+            let t = m(i, p) as f64 * n(p, j) as f64;
             e += t;
             a += t.abs();
         }

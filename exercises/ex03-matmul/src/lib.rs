@@ -4,6 +4,7 @@
 //! M (m x k) x N (k x n), tiled, with bounds.
 
 pub mod cpu;
+pub mod generated;
 pub mod measured;
 pub mod structure;
 pub mod timed;
@@ -209,6 +210,18 @@ impl Buffers {
             m: upload_with_nan_tail(gpu, "M", m, s.k)?,
             n: upload_with_nan_tail(gpu, "N", n, s.n)?,
             p: gpu.poisoned("P", s.m * s.n)?.with_2d_shape(s.n, s.m)?,
+        })
+    }
+
+    /// [`Buffers::new`] of M and N as `inputs` generates them (their NaN
+    /// tails too), generated where a launch reads them on the simulator.
+    fn generated(gpu: &Gpu, inputs: &generated::Matrices) -> Result<Self> {
+        let s = inputs.shape();
+        let (m, n) = (inputs.clone(), inputs.clone());
+        Ok(Self {
+            m: gpu.upload_generated("M", s.m * s.k + nan_tail(s.k), move |i, out| m.fill_m(i, out))?,
+            n: gpu.upload_generated("N", s.k * s.n + nan_tail(s.n), move |i, out| n.fill_n(i, out))?,
+            p: gpu.poisoned_generated("P", s.m * s.n)?.with_2d_shape(s.n, s.m)?,
         })
     }
 }

@@ -10,6 +10,7 @@ use kit::measure::{unless_unmeasurable, worst_at, BlockSample, Measurement};
 use kit::{Ctx, Module};
 use rand::Rng;
 
+use crate::generated::Matrices;
 use crate::{launch_config, matrices, Buffers, Form, Kernel, Shape, TILE};
 
 /// The measured products of `tiled`, one drawn from the seed per check (so
@@ -107,22 +108,12 @@ pub fn timed_shape(kernel: Kernel) -> Shape {
 /// [`TIMED_SAMPLED_BLOCKS`] of its blocks drawn by the run's secret.
 pub fn measure_at_timed_size(ctx: &Ctx, kernel: Kernel) -> Result<Product> {
     let s = timed_shape(kernel);
-    // Every element drawn, as in the timed launches (zeros where no sampled block reads would be a
-    // tell): in bulk, 30 M floats in a few tens of milliseconds, once per seed for the structure
-    // check and the stand-in, and for every student of a batch.
+    // Every element drawn from the seed, as in the timed launches (zeros where no sampled block
+    // reads would be a tell), each where it is read: the sampled blocks' rows and columns.
     let what = format!("ex03/timed-size matrices/{}", kernel.name);
-    let inputs = kit::shared::value(ctx.env.seed, what.clone(), || {
-        let mut rng = kit::inputs::rng_for(ctx.env.seed, &what);
-        let (mut m, mut n) = (
-            kit::inputs::uniform_f32_bulk(&mut rng, s.m * s.k, -1.0, 1.0),
-            kit::inputs::uniform_f32_bulk(&mut rng, s.k * s.n, -1.0, 1.0),
-        );
-        kit::inputs::plant(&mut m, &crate::EDGES);
-        kit::inputs::plant(&mut n, &crate::EDGES);
-        (m, n)
-    });
+    let inputs = Inputs::Generated(Matrices::new(&kit::inputs::rng_for(ctx.env.seed, &what), s));
     let mut blocks = ctx.secret_rng("timed-size blocks");
-    measure_sampled(&ctx.build.ptx, kernel, s, (&inputs.0, &inputs.1), TIMED_SAMPLED_BLOCKS, true, &mut blocks)
+    measure_sampled(&ctx.build.ptx, kernel, s, &inputs, TIMED_SAMPLED_BLOCKS, true, &mut blocks)
 }
 
 /// `kernel` of `ptx` run once on the simulator on `s` (inputs drawn by
@@ -135,17 +126,39 @@ pub fn measure_ptx(
     blocks: &mut impl Rng,
 ) -> Result<Product> {
     let (m, n) = matrices(inputs, s);
-    measure_sampled(ptx, kernel, s, (&m, &n), SAMPLED_BLOCKS, false, blocks)
+    measure_sampled(ptx, kernel, s, &Inputs::Host(&m, &n), SAMPLED_BLOCKS, false, blocks)
 }
 
-/// [`measure_ptx`] of M and N, with `(first, later)` blocks of the first wave
+/// M and N of a measured product: on the host, or generated where read (the timed size).
+enum Inputs<'a> {
+    Host(&'a [f32], &'a [f32]),
+    Generated(Matrices),
+}
+
+impl Inputs<'_> {
+    fn buffers(&self, gpu: &kit::Gpu, s: Shape) -> Result<Buffers> {
+        match self {
+            Inputs::Host(m, n) => Buffers::new(gpu, s, m, n),
+            Inputs::Generated(g) => Buffers::generated(gpu, g),
+        }
+    }
+
+    fn reference(&self, s: Shape, at: &[(usize, usize)]) -> crate::cpu::Reference {
+        match self {
+            Inputs::Host(m, n) => crate::cpu::elements(s, m, n, at),
+            Inputs::Generated(g) => g.reference(at),
+        }
+    }
+}
+
+/// [`measure_ptx`] of `inputs`, with `(first, later)` blocks of the first wave
 /// and of the later ones; `timed`: `s` is the timed size, where a wrong
 /// result is wrong when timed.
 fn measure_sampled(
     ptx: &str,
     kernel: Kernel,
     s: Shape,
-    (m, n): (&[f32], &[f32]),
+    inputs: &Inputs,
     (first, later): (usize, usize),
     timed: bool,
     blocks: &mut impl Rng,
@@ -157,11 +170,11 @@ fn measure_sampled(
         // Inputs not watched for writes here: the correctness checks and the timed launches judge
         // that, and at the timed size a copy of its 128 MiB cost more than the sampled blocks' run.
         module.gpu().watch_inputs(false);
-        let bufs = Buffers::new(module.gpu(), s, m, n);
+        let bufs = inputs.buffers(module.gpu(), s);
         module.gpu().watch_inputs(true);
         let bufs = bufs?;
         module.launch(kernel.name, launch_config(s), &kernel.args(s, &bufs))?;
-        let r = crate::cpu::elements(s, m, n, &at);
+        let r = inputs.reference(s, &at);
         let got = bufs.p.read_elements(at.iter().map(|&(i, j)| i * s.n + j))?;
         let right = crate::cpu::verify(s, &r.expected, &r.abs, &got, |i| at[i]).map(|_| ());
         if timed {
@@ -416,12 +429,9 @@ mod tests {
         for (kernel, file, tiled) in cases {
             let ptx = kit::trial::ptx_of(&compiler, &file, &Default::default());
             let s = timed_shape(kernel);
-            let (m, n) = (
-                kit::inputs::uniform_f32_bulk(&mut kit::inputs::rng_for(7, "m"), s.m * s.k, -1.0, 1.0),
-                kit::inputs::uniform_f32_bulk(&mut kit::inputs::rng_for(7, "n"), s.k * s.n, -1.0, 1.0),
-            );
+            let inputs = Inputs::Generated(Matrices::new(&kit::inputs::rng_for(7, "matrices"), s));
             let mut blocks = kit::inputs::rng_for(7, "blocks");
-            let p = measure_sampled(&ptx, kernel, s, (&m, &n), TIMED_SAMPLED_BLOCKS, true, &mut blocks).unwrap();
+            let p = measure_sampled(&ptx, kernel, s, &inputs, TIMED_SAMPLED_BLOCKS, true, &mut blocks).unwrap();
             eprintln!("{file} at {s:?}: {}", figures(&p));
             assert_eq!(tiled_traffic(&p).is_ok(), tiled, "{file} at {s:?}: {}", figures(&p));
         }
