@@ -282,6 +282,16 @@ impl Simulator {
         Ok(())
     }
 
+    /// The stretches of the `len` bytes at `addr` (offsets from `addr`) that
+    /// kernels or the host have touched, where they are lazily filled
+    /// ([`Simulator::fill_lazily`]); `None` where they are not.
+    pub fn touched(&self, addr: u64, len: usize) -> Result<Option<Vec<std::ops::Range<usize>>>, SimError> {
+        let i = self.mem.find(addr, len as u64).ok_or(SimError::HostAccess { addr, len })?;
+        let a = &self.mem.allocs[i];
+        let start = (addr - a.base) as usize;
+        Ok(a.lazy.as_ref().map(|l| l.filled(start, len).into_iter().map(|r| r.start - start..r.end - start).collect()))
+    }
+
     pub fn write(&mut self, addr: u64, bytes: &[u8]) -> Result<(), SimError> {
         let len = bytes.len();
         self.mem.slice_mut(addr, len).ok_or(SimError::HostAccess { addr, len })?.copy_from_slice(bytes);

@@ -96,6 +96,21 @@ impl Lazy {
         }
     }
 
+    /// The filled stretches of `off..off + len` (offsets in the allocation):
+    /// what kernels and the host have touched of it.
+    pub fn filled(&self, off: usize, len: usize) -> Vec<std::ops::Range<usize>> {
+        let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+        for c in self.chunks(off, len).into_iter().flatten().filter(|&c| self.is_filled(c)) {
+            let r = self.chunk_bytes(c);
+            let r = r.start.max(off)..r.end.min(off + len);
+            match out.last_mut() {
+                Some(last) if last.end == r.start => last.end = r.end,
+                _ => out.push(r),
+            }
+        }
+        out
+    }
+
     /// `data[off..off + len]` as it reads once filled, without filling it.
     pub fn peek(&self, data: &[u8], off: usize, len: usize) -> Vec<u8> {
         let mut out = data[off..off + len].to_vec();

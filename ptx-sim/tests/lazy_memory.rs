@@ -92,6 +92,12 @@ fn a_lazily_filled_input_reads_as_generated_and_fills_only_what_is_touched() {
     }
     // 32 words 256 KiB apart: 32 chunks of the range's 64 Ki, the store into chunk 0 among them
     assert_eq!(calls.load(Ordering::Relaxed), threads as usize);
+    let touched = sim.touched(input, n_words * 4).unwrap().expect("a lazily filled range");
+    let starts: Vec<usize> = (0..threads as usize).map(|t| t * stride * 4).collect();
+    assert_eq!(touched.iter().map(|r| r.start).collect::<Vec<_>>(), starts);
+    assert!(touched.iter().all(|r| r.len() == LAZY_CHUNK), "{touched:?}");
+    assert_eq!(sim.touched(input + 8, 2 * LAZY_CHUNK).unwrap().unwrap(), [0..LAZY_CHUNK - 8]);
+    assert_eq!(sim.touched(out, 4).unwrap(), None, "not lazily filled");
 
     // the kernel's store and the host's partial write keep the rest of their chunks as generated
     sim.write(input + 4 * (LAZY_CHUNK as u64) + 8, &9u32.to_le_bytes()).unwrap();

@@ -213,8 +213,19 @@ impl Buffers {
         })
     }
 
-    /// [`Buffers::new`] of M and N as `inputs` generates them (their NaN
-    /// tails too), generated where a launch reads them on the simulator.
+    /// [`Buffers::new`] for a measured launch of sampled blocks: P poisoned
+    /// where the launch touches it, so that what the blocks wrote is found
+    /// wherever they wrote it (kit::DeviceBuffer::written_where_touched).
+    fn measured(gpu: &Gpu, s: Shape, m: &[f32], n: &[f32]) -> Result<Self> {
+        Ok(Self {
+            m: upload_with_nan_tail(gpu, "M", m, s.k)?,
+            n: upload_with_nan_tail(gpu, "N", n, s.n)?,
+            p: gpu.poisoned_generated("P", s.m * s.n)?.with_2d_shape(s.n, s.m)?,
+        })
+    }
+
+    /// [`Buffers::measured`] of M and N as `inputs` generates them (their
+    /// NaN tails too), generated where a launch reads them on the simulator.
     fn generated(gpu: &Gpu, inputs: &generated::Matrices) -> Result<Self> {
         let s = inputs.shape();
         let (m, n) = (inputs.clone(), inputs.clone());

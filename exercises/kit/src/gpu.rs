@@ -879,6 +879,27 @@ impl<T: Pod> DeviceBuffer<T> {
             .collect()
     }
 
+    /// The elements (index, value) of an output made by
+    /// [`Gpu::poisoned_generated`] that the launches wrote, where the backend
+    /// knows what they touched: on the simulator, those of a launch of a few
+    /// sampled blocks, wherever the kernel put them (its blocks may take their
+    /// tiles in another order than the README's). `None` where the backend
+    /// cannot tell: on a GPU, where the whole launch ran and every element the
+    /// README asks for is written, and for any other buffer.
+    pub fn written_where_touched(&self) -> Result<Option<Vec<(usize, T)>>> {
+        let size = std::mem::size_of::<T>();
+        let Some(touched) = self.gpu.backend().touched(self.ptr(), self.bytes())? else { return Ok(None) };
+        let mut written = Vec::new();
+        for r in touched {
+            let (first, end) = (r.start / size, r.end.div_ceil(size).min(self.len));
+            let mut bytes = vec![0u8; (end - first) * size];
+            self.gpu.backend().read(self.ptr() + (first * size) as u64, &mut bytes)?;
+            let elements: &[T] = bytemuck::cast_slice(&bytes);
+            written.extend((first..end).zip(elements.iter().copied()).filter(|(_, v)| !crate::check::is_poison(v)));
+        }
+        Ok(Some(written))
+    }
+
     /// Reads the buffer into a host buffer that this thread keeps and reuses,
     /// and hands it to `check`: for a timed output of hundreds of MB that is
     /// checked and then dropped, the page faults of fresh host memory cost
@@ -1142,6 +1163,10 @@ mod tests {
         assert_eq!(buf.read().unwrap(), want);
         let out = gpu.poisoned_generated::<u32>("out", 3000).unwrap();
         assert!(out.read().unwrap().iter().all(|&w| w == u32::from_ne_bytes([POISON_BYTE; 4])));
+        assert_eq!(out.written_where_touched().unwrap(), Some(vec![]), "read, not written");
+        module.launch("store_one", LaunchConfig::linear(1, 1), &crate::args![&out]).unwrap();
+        assert_eq!(out.written_where_touched().unwrap(), Some(vec![(0, 1)]));
+        assert_eq!(gpu.poisoned::<u32>("eager", 10).unwrap().written_where_touched().unwrap(), None);
     }
 
     const ONE_POINTER: &str = "

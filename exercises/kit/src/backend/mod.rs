@@ -31,6 +31,9 @@ macro_rules! pass_on_unwatched {
         fn kernel_resources(&self, module: ModuleId, kernel: &str) -> BResult<Option<(u32, u32)>> {
             self.inner.kernel_resources(module, kernel)
         }
+        fn touched(&self, ptr: DevPtr, len: usize) -> BResult<Option<Vec<std::ops::Range<usize>>>> {
+            self.inner.touched(ptr, len)
+        }
     };
 }
 
@@ -290,6 +293,12 @@ pub trait Backend: Send + Sync {
         let mut bytes = vec![0u8; len];
         fill(0, &mut bytes);
         self.write(dst, &bytes)
+    }
+    /// The stretches (offsets from `ptr`) of the `len` bytes of a buffer
+    /// made by [`Backend::write_generated`] that launches or the host have
+    /// touched: the simulator knows; `None` where anything may have been (a GPU).
+    fn touched(&self, _ptr: DevPtr, _len: usize) -> BResult<Option<Vec<std::ops::Range<usize>>>> {
+        Ok(None)
     }
     /// Copies `bytes` from `src` to `dst` (both on the device; no overlap).
     fn copy(&self, dst: DevPtr, src: DevPtr, bytes: usize) -> BResult<()> {

@@ -567,6 +567,10 @@ impl Backend for SimBackend {
         self.sim().fill_lazily(dst, len, fill).map_err(classify)
     }
 
+    fn touched(&self, ptr: DevPtr, len: usize) -> BResult<Option<Vec<std::ops::Range<usize>>>> {
+        self.sim().touched(ptr, len).map_err(classify)
+    }
+
     /// Writes the first `bytes.len()` bytes of the variable (the rest keeps what
     /// it held), as the CUDA backend does; more than it holds is refused with
     /// the same message there.
