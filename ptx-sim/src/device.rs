@@ -57,6 +57,20 @@ impl Default for ShownGpu {
     }
 }
 
+/// `%envregN` as a GPU's driver sets it: on an H100 (2026-12-07, driver
+/// 580.159.04, `scripts/gpu-49-envreg.cu`) `%envreg0` read 0x38432c8,
+/// `%envreg6` 1 and `%envreg10` 0x120 in every thread, block and launch, the
+/// others 0 (and so did `%pm0`..`%pm7`). Reading 0 in all of them, the
+/// simulator was told apart by any of the three.
+pub fn envreg(n: u8) -> u64 {
+    match n {
+        0 => 0x0384_32c8,
+        6 => 1,
+        10 => 0x120,
+        _ => 0,
+    }
+}
+
 /// Cycles most warp instructions advance their warp's clock.
 pub const CYCLES_PER_INSTRUCTION: u64 = 2;
 /// Warp slots of an SM (`%warpid` below this; sm_8x, sm_9x).

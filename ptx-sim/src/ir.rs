@@ -386,7 +386,9 @@ pub enum Special {
     AggrSmemSize,
     /// `WARP_SZ`: 32.
     WarpSize,
-    /// Registers that read 0 here (`%envregN`, `%pmN`, `%cluster_ctarank`, ...).
+    /// `%envregN`: what the driver set there on a GPU ([`crate::device::envreg`]).
+    EnvReg(u8),
+    /// Registers that read 0 here (`%pmN`, `%cluster_ctarank`, ...).
     Zero,
     /// Registers that read 1 here (`%cluster_nctarank`, `%cluster_nctaid.x`, ...).
     One,

@@ -57,6 +57,22 @@ fn predefined_identifiers_have_fixed_values() {
     }
 }
 
+/// `%envreg0`, `6` and `10` read what an H100's driver sets (ptx_sim's
+/// device model), the other environment registers and `%pm` 0, as there.
+#[test]
+fn environment_registers_read_as_on_a_gpu() {
+    let body = format!(
+        "mov.u32 %r4, %envreg0;\nmov.u32 %r5, %envreg6;\nmov.u32 %r6, %envreg10;\nmov.u32 %r7, %envreg31;\n\
+         mov.u32 %r8, %pm0;\nmov.u64 %rd4, %pm7_64;\ncvt.u32.u64 %r9, %rd4;\nmov.u32 %r10, %envreg1;\nmov.u32 %r11, %envreg5;\n\
+         {STORE_R}st.global.v4.u32 [%rd9], {{%r4, %r5, %r6, %r7}};\nst.global.v4.u32 [%rd9+16], {{%r8, %r9, %r10, %r11}};\n"
+    )
+    .replace("mul.wide.u32 %rd8, %r1, 4", "mul.wide.u32 %rd8, %r1, 32");
+    let r = run(&body, 4, &[]).unwrap();
+    for t in 0..4usize {
+        assert_eq!(r.out[t * 8..t * 8 + 8], [0x0384_32c8, 1, 0x120, 0, 0, 0, 0, 0], "thread {t}");
+    }
+}
+
 #[test]
 fn cp_async_copies_through_the_memory_paths() {
     let input: Vec<u32> = (0..256).map(|i| 1000 + i).collect();

@@ -79,8 +79,9 @@ impl KCtx<'_> {
             "%cluster_nctarank" => Special::One,
             // No shared memory is reserved by the system here.
             n if n.starts_with("%reserved_smem_offset_") => Special::Zero,
-            // Driver-defined and performance-monitor registers read as 0.
-            n if is_numbered(n, "%envreg", 32) || is_numbered(n, "%pm", 8) => Special::Zero,
+            // Driver-defined registers as a GPU shows them; its performance monitors read 0 there too.
+            n if is_numbered(n, "%envreg", 32) => Special::EnvReg(n["%envreg".len()..].parse().unwrap_or(0)),
+            n if is_numbered(n, "%pm", 8) => Special::Zero,
             n if n.strip_suffix("_64").is_some_and(|b| is_numbered(b, "%pm", 8)) => Special::Zero,
             _ => return None,
         })

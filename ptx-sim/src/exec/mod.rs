@@ -246,6 +246,7 @@ impl<'a> Exec<'a> {
             Special::TotalSmemSize => self.total_smem_size(),
             Special::AggrSmemSize => self.total_smem_size() + crate::device::RESERVED_SHARED_BYTES,
             Special::WarpSize => 32,
+            Special::EnvReg(n) => crate::device::envreg(n),
             Special::Zero => 0,
             Special::One => 1,
         }
