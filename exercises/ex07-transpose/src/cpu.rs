@@ -97,6 +97,33 @@ pub fn compare(enc: &Encoding, width: usize, height: usize, out: &[f32]) -> Resu
     bail!(msg)
 }
 
+/// [`compare`] of some elements of `out` only, given as (index in `out`,
+/// value): what a launch of a few sampled blocks wrote. `in`'s encoding
+/// repeats past [`MAX_ENCODED`] elements, so there an element from a multiple
+/// of 2^23 elements away reads as right.
+pub fn compare_elements(enc: &Encoding, width: usize, height: usize, written: &[(usize, f32)]) -> Result<()> {
+    let expected = |k: usize| enc.value((k % height) * width + k / height);
+    let wrong: Vec<(usize, f32)> =
+        written.iter().copied().filter(|&(k, v)| v.to_bits() != expected(k).to_bits()).collect();
+    let Some(&(k, v)) = wrong.first() else { return Ok(()) };
+    kit::check::record_matrix("out", width, height, wrong.iter().map(|&(k, _)| (k / height, k % height)));
+    let at = |i: usize| format!("in({}, {})", i / width, i % width);
+    let got = match enc.source(v) {
+        _ if is_poison(&v) => "nothing (never written)".to_string(),
+        Some(i) if i < width * height => format!("the value of {}", at(i)),
+        _ => format!("{v:?}, which is no element of `in`"),
+    };
+    bail!(
+        "`out` ({width} rows x {height} columns): {} of the {} element(s) the sampled blocks wrote are wrong; \
+         the first is out({}, {}), which should hold {} but holds {got}",
+        wrong.len(),
+        written.len(),
+        k / height,
+        k % height,
+        at((k % height) * width + k / height),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

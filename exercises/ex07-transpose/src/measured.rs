@@ -4,8 +4,8 @@
 //! request (bank conflicts). A swizzled tile is as conflict-free as a padded one;
 //! a padded tile indexed with a pitch of 32 is not.
 
-use anyhow::{bail, Result};
-use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
+use anyhow::{bail, Context as _, Result};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, BlockSample, Measurement};
 use kit::{args, Ctx};
 use rand::Rng;
 
@@ -53,6 +53,82 @@ pub fn measure_ptx(ptx: &str, kernel: &str, w: usize, h: usize, rng: &mut impl R
         let out = gpu.poisoned::<f32>("out", w * h)?;
         module.launch(kernel, launch_config(w, h), &args![&out, &input, w as i32, h as i32])?;
         kit::measure::require_right_result(crate::cpu::compare(&enc, w, h, &out.read()?))
+    })
+}
+
+/// Blocks the simulator runs of the transpose at the timed size
+/// ([`crate::PERF_MIN_SIDE`] a side, 65536 blocks), drawn by the run's
+/// secret: one of the first wave and three of the later ones. A kernel can
+/// tell the measured shapes (a few blocks) from the timed one by its grid or
+/// its sizes alone; at the timed size it takes its timed path.
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+
+/// `kernel` run once on the simulator at the side an H100 and an H200 time it
+/// at ([`crate::perf_side`] of their L2: [`crate::PERF_MIN_SIDE`]),
+/// [`TIMED_SAMPLED_BLOCKS`] of its blocks; every element of `in` computed
+/// where it is read (kit::Gpu::upload_generated), and what the sampled blocks
+/// wrote checked, wherever they wrote it.
+pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Measured> {
+    let (w, h) = (crate::PERF_MIN_SIDE, crate::PERF_MIN_SIDE);
+    let enc = crate::cpu::Encoding::random(&mut ctx.rng_for("timed-size encoding"));
+    let cfg = launch_config(w, h);
+    let (first, later) = TIMED_SAMPLED_BLOCKS;
+    let blocks = cfg.grid.0 as u64 * cfg.grid.1 as u64;
+    let sample = BlockSample::first_and_later(&mut ctx.secret_rng("timed-size blocks"), blocks, first, later);
+    let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
+        let gpu = module.gpu();
+        // Not watched: the correctness checks and the timed launches judge writes into `in`.
+        gpu.watch_inputs(false);
+        let input = gpu.upload_generated("in", w * h, move |first, out: &mut [f32]| {
+            for (k, o) in out.iter_mut().enumerate() {
+                *o = enc.value(first + k);
+            }
+        });
+        let out = gpu.poisoned_generated::<f32>("out", w * h);
+        gpu.watch_inputs(true);
+        let (input, out) = (input?, out?);
+        module.launch(kernel, cfg, &args![&out, &input, w as i32, h as i32])?;
+        let right = match out.written_where_touched()? {
+            Some(written) if !written.is_empty() => crate::cpu::compare_elements(&enc, w, h, &written),
+            Some(_) => Err(anyhow::anyhow!("`out`: the sampled blocks wrote no element")),
+            // A GPU ran the whole launch: the tiles of the sampled blocks.
+            None => {
+                let at: Vec<usize> = sample
+                    .elements(cfg.grid.0, TILE_DIM as usize, h, w)
+                    .into_iter()
+                    .map(|(row, col)| col * h + row)
+                    .collect();
+                let got = out.read_elements(at.iter().copied())?;
+                crate::cpu::compare_elements(&enc, w, h, &at.into_iter().zip(got).collect::<Vec<_>>())
+            }
+        };
+        kit::measure::require_right_result_at_timed_size(right, &format!("{w}x{h}"), sample.blocks().len())
+    })?;
+    Ok(Measured { m, width: w, height: h })
+}
+
+/// `judge` of the measurement at the timed size too, where a kernel that
+/// tells the measured shapes from the timed one by its grid or sizes shows
+/// its other path.
+fn at_timed_size(
+    ctx: &Ctx,
+    kernel: &str,
+    measured: &Measured,
+    judge: impl Fn(&Measured) -> Result<String>,
+) -> Result<()> {
+    let t = measure_at_timed_size(ctx, kernel)?;
+    judge(&t).map(|_| ()).with_context(|| {
+        format!(
+            "at {}x{} (the timed size: {} of its {} blocks on the simulator), though at {}x{} (the measured \
+             shape) {}",
+            t.width,
+            t.height,
+            TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1,
+            launch_config(t.width, t.height).grid.0 * launch_config(t.width, t.height).grid.1,
+            measured.width,
+            measured.height,
+            figures(&measured.m)
+        )
     })
 }
 
@@ -135,7 +211,9 @@ pub fn conflict_free(m: &Measurement) -> Result<String> {
 /// The structure check `coalesced-reads-and-writes`: global memory read and written in rows.
 /// When it fails and the PTX shows no shared memory at all, say that first.
 pub fn coalesced_reads_and_writes(ctx: &Ctx, kernel: &str) -> Result<String> {
-    let result = measure(ctx, kernel).and_then(|m| coalesced(&m)).and_then(|line| {
+    let result = measure(ctx, kernel).and_then(|m| {
+        let line = coalesced(&m)?;
+        at_timed_size(ctx, kernel, &m, coalesced)?;
         every_thread_at_barrier(ctx, kernel)?;
         Ok(line)
     });
@@ -151,20 +229,25 @@ pub fn coalesced_reads_and_writes(ctx: &Ctx, kernel: &str) -> Result<String> {
 
 /// The structure check `padded-tile`: no bank conflicts in the tile.
 pub fn padded_tile(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(measure(ctx, "transpose_padded").and_then(|m| conflict_free(&m.m)))
+    unless_unmeasurable(padded_tile_strict(ctx))
 }
 
 /// Stand-in for `padded::perf::faster-than-unpadded-tile`: [`padded_tile`], but
 /// a kernel the simulator cannot run is not graded rather than passed.
 pub fn padded_tile_strict(ctx: &Ctx) -> Result<String> {
-    conflict_free(&measure(ctx, "transpose_padded")?.m)
+    let m = measure(ctx, "transpose_padded")?;
+    let line = conflict_free(&m.m)?;
+    at_timed_size(ctx, "transpose_padded", &m, |t| conflict_free(&t.m))?;
+    Ok(line)
 }
 
 /// Stand-in for `padded::perf::share-of-copy`: coalesced and conflict-free, as the copy is.
 pub fn copy_like(ctx: &Ctx) -> Result<String> {
     let m = measure(ctx, "transpose_padded")?;
     coalesced(&m)?;
-    conflict_free(&m.m)
+    let line = conflict_free(&m.m)?;
+    at_timed_size(ctx, "transpose_padded", &m, |t| coalesced(t).and_then(|_| conflict_free(&t.m)))?;
+    Ok(line)
 }
 
 #[cfg(test)]
@@ -177,6 +260,36 @@ mod tests {
     const PLANTED: &str = "grader/tests/planted/ex07-transpose/kernels";
     const MINE: &str = "exercises/ex07-transpose/calibration";
     const CHEAT: &str = "grader/tests/cheats/ex07-coalesced-only-where-measured/exercises/ex07-transpose/kernels";
+
+    /// At the timed size (4 blocks of 65536 simulated, `in` generated where
+    /// read) the references and the slow kernels get their measured shapes'
+    /// verdicts, and the cheat that tiles only on small grids, which passes
+    /// at every measured shape, fails.
+    #[test]
+    fn the_timed_size_gives_the_measured_shapes_verdicts_but_to_a_small_grid_trick() {
+        let small = "grader/tests/cheats/ex07-coalesced-tile-only-on-small-grids/exercises/ex07-transpose/kernels";
+        let cases = [
+            (format!("{REF}/transpose_coalesced.cu"), "transpose_coalesced", true, true),
+            (format!("{REF}/transpose_padded.cu"), "transpose_padded", true, true),
+            (format!("{SLOW}/transpose_coalesced.cu"), "transpose_coalesced", false, false),
+            (format!("{SLOW}/transpose_padded.cu"), "transpose_padded", true, false),
+            (format!("{small}/transpose_coalesced.cu"), "transpose_coalesced", false, false),
+        ];
+        for (file, kernel, rows, banks) in cases {
+            kit::trial::with_measured_ctx(&file, 7, "ex07::coalesced::structure::coalesced-reads-and-writes", |ctx| {
+                let t = measure_at_timed_size(ctx, kernel).unwrap();
+                eprintln!("{file} at the timed size: {}", figures(&t.m));
+                assert_eq!(t.m.blocks(), 4, "{file}");
+                assert_eq!(coalesced(&t).is_ok(), rows, "{file}: {}", figures(&t.m));
+                if kernel == "transpose_padded" {
+                    assert_eq!(conflict_free(&t.m).is_ok(), banks, "{file}: {}", figures(&t.m));
+                }
+                if file.starts_with(small) {
+                    assert!(coalesced(&measure(ctx, kernel).unwrap()).is_ok(), "the trick passes where measured");
+                }
+            });
+        }
+    }
 
     /// Every shape a seed can draw gives each kernel the same verdicts:
     /// (coalesced, conflict-free where `padded` asks). The cheat that is coalesced only at the
