@@ -7,6 +7,7 @@
 #   OUT=$OUT STAGE=1 scripts/gpu-pending.sh .device/graderA .device/grader
 #   OUT=$OUT STAGE=2 scripts/gpu-pending.sh .device/graderA .device/grader
 #   OUT=$OUT STAGE=3 BUDGET=400 scripts/gpu-pending.sh .device/graderA .device/grader
+#   OUT=$OUT STAGE=4 BUDGET=520 scripts/gpu-pending.sh .device/graderA .device/grader
 #
 # Stage 1 (about 8 min): issue 48's A/B of a warm `grader all` (gpu-48-steady.sh),
 # each exercise warm with B (seeds 1 and 2), the variants corpus, the cheat
@@ -20,7 +21,7 @@
 set -u
 cd "$(dirname "$0")/.."
 a=$(realpath "${1:?grader A}") b=$(realpath "${2:?grader B}")
-stage=${STAGE:?set STAGE to 1, 2 or 3}
+stage=${STAGE:?set STAGE to 1, 2, 3 or 4}
 OUT=${OUT:?set OUT}
 R=/tmp/gpu-pending/stage-$stage
 rm -rf "$R" && mkdir -p "$R"
@@ -77,6 +78,20 @@ elif [ "$stage" = 3 ]; then
     class
     corpus variants off "$(left)"
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-variants-on gpu-pending-cheats-off 2>/dev/null
+    pack
+elif [ "$stage" = 4 ]; then
+    # What stage 3 (an H100, 2026-12-07) left: the cheats with counters (ex07's small-grid and
+    # %envreg cases, the ex07 index-valued input now wrong-when-timed on both witnesses), the
+    # variants from ex10 on and ex03's two block-order cases, the class with generated inputs,
+    # and, on an H200, issue 48's A/B and its %envreg values.
+    { nvcc -O3 -arch=sm_90 -o /tmp/envreg scripts/gpu-49-envreg.cu && /tmp/envreg; } >"$R/envreg.txt" 2>&1
+    mark envreg
+    OUT=$R scripts/gpu-48-steady.sh "$a" "$b" 3 >"$R/steady.out" 2>&1
+    mark steady
+    EXERCISE_SETS="ex03 ex07" corpus cheats on 120
+    EXERCISE_SETS="ex03 ex10 ex11 ex12" corpus variants off 150
+    class
+    tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-cheats-on 2>/dev/null
     pack
 else
     class
