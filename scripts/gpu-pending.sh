@@ -83,11 +83,14 @@ elif [ "$stage" = 4 ]; then
     # What stage 3 (an H100, 2026-12-07) left: the cheats with counters (ex07's small-grid and
     # %envreg cases, the ex07 index-valued input now wrong-when-timed on both witnesses), the
     # variants from ex10 on and ex03's two block-order cases, the class with generated inputs,
-    # and, on an H200, issue 48's A/B and its %envreg values.
+    # and, on an H200, issue 48's A/B and its %envreg values; where a warm `all` spends its
+    # wall, check by check, and what the sanitizer's pass takes from it (gpu-48-where.sh).
     { nvcc -O3 -arch=sm_90 -o /tmp/envreg scripts/gpu-49-envreg.cu && /tmp/envreg; } >"$R/envreg.txt" 2>&1
     mark envreg
     OUT=$R scripts/gpu-48-steady.sh "$a" "$b" 3 >"$R/steady.out" 2>&1
     mark steady
+    OUT=$R scripts/gpu-48-where.sh "$b" >"$R/where.out" 2>&1
+    mark where
     EXERCISE_SETS="ex03 ex07" corpus cheats on 120
     EXERCISE_SETS="ex03 ex10 ex11 ex12" corpus variants off 150
     class
