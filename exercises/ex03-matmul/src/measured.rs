@@ -177,18 +177,11 @@ fn measure_sampled(
         module.gpu().watch_inputs(true);
         let bufs = bufs?;
         module.launch(kernel.name, launch_config(s), &kernel.args(s, &bufs))?;
-        // On the simulator, whatever the sampled blocks wrote, wherever: a kernel may give its blocks
-        // their tiles in another order than the README's (swapped, or swizzled for the L2), and is
-        // right where every element it wrote is. Where nothing was written, or on a GPU (the whole
-        // launch ran), the elements of the README's mapping.
-        let (at, got): (Vec<(usize, usize)>, Vec<f32>) = match bufs.p.written_where_touched()? {
-            Some(written) if !written.is_empty() => written.into_iter().map(|(i, v)| ((i / s.n, i % s.n), v)).unzip(),
-            _ => {
-                let at = Product::elements(s, &sample);
-                let got = bufs.p.read_elements(at.iter().map(|&(i, j)| i * s.n + j))?;
-                (at, got)
-            }
-        };
+        // A kernel may give its blocks their tiles in another order than the README's (swapped, or
+        // swizzled for the L2), and is right where every element it wrote is.
+        let readme = || Product::elements(s, &sample).into_iter().map(|(i, j)| i * s.n + j).collect();
+        let (at, got): (Vec<(usize, usize)>, Vec<f32>) =
+            kit::measure::sampled_writes(&bufs.p, readme)?.into_iter().map(|(k, v)| ((k / s.n, k % s.n), v)).unzip();
         let r = inputs.reference(s, &at);
         let right = crate::cpu::verify(s, &r.expected, &r.abs, &got, |i| at[i]).map(|_| ());
         computed.store(at.len(), std::sync::atomic::Ordering::Relaxed);

@@ -44,6 +44,36 @@ pub fn padded_input(rng: &mut impl Rng, n: usize) -> Vec<i32> {
     values
 }
 
+/// The padded input of the stencil at its timed size, any stretch of it on
+/// its own (kit::inputs::Words): values in `[-MAX_ABS, MAX_ABS)` like the
+/// correctness inputs', for a measured launch of a few sampled blocks that
+/// reads a few thousand of its 52 million (kit::Gpu::upload_generated).
+#[derive(Clone)]
+pub struct TimedInput(kit::inputs::Words);
+
+impl TimedInput {
+    pub fn new(rng: &kit::inputs::ChaCha8Rng) -> Self {
+        TimedInput(kit::inputs::Words::new(rng))
+    }
+
+    /// Values `first..first + out.len()`.
+    pub fn fill(&self, first: usize, out: &mut [i32]) {
+        let mut words = vec![0u32; out.len()];
+        self.0.fill(first, &mut words);
+        for (o, w) in out.iter_mut().zip(words) {
+            // the top 29 bits, signed: -2^28 ..= 2^28 - 1
+            *o = (w as i32) >> (32 - 29);
+        }
+    }
+
+    /// Output `i` of the stencil of this input.
+    pub fn stencil_at(&self, i: usize) -> i32 {
+        let mut window = [0i32; WINDOW];
+        self.fill(i, &mut window);
+        mean(&window)
+    }
+}
+
 /// The ends of the README's range planted in every input (the first value,
 /// the last, and between): the smallest, the largest and 0.
 pub const EDGES: [i32; 3] = [-MAX_ABS, 0, MAX_ABS - 1];

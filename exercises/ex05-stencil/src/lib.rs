@@ -117,7 +117,12 @@ pub fn shared_halo_in(ptx: &str) -> Result<String> {
 /// Outputs for the timing: half the kit's bandwidth size for each array, so
 /// input and output together are 8x the L2 cache (4x each).
 fn perf_outputs(gpu: &kit::Gpu) -> usize {
-    (kit::exercise::bandwidth_elements(gpu) / 2).min(i32::MAX as usize - 2 * RADIUS)
+    outputs_of(kit::exercise::bandwidth_elements(gpu))
+}
+
+/// [`perf_outputs`] of a GPU whose bandwidth size is `elements`.
+pub fn outputs_of(elements: usize) -> usize {
+    (elements / 2).min(i32::MAX as usize - 2 * RADIUS)
 }
 
 /// The buffers of one timing: launch `l` reads the padded input
@@ -277,15 +282,21 @@ mod tests {
         });
     }
 
-    /// The cheat cases (grader/tests/cheats) act only at the timed size: on the
-    /// simulator they pass every other check of the part, and the stand-in.
+    /// Two timing tricks of the cheat corpus (grader/tests/cheats) act only at
+    /// the timed size, where the structure check now measures a few blocks
+    /// too: one computes every output from global memory there, the other
+    /// races on a global it shares between blocks.
     #[test]
-    fn the_cheats_pass_every_check_but_the_timing_on_the_simulator() {
-        for file in [
-            "grader/tests/cheats/ex05-stencil-shifts-last-output/exercises/ex05-stencil/kernels/stencil.cu",
-            "grader/tests/cheats/ex05-stencil-pattern-from-index/exercises/ex05-stencil/kernels/stencil.cu",
-        ] {
-            kit::trial::passes_every_check_on_sim(&exercise(), exercise().parts[0].name, file);
+    fn tricks_that_act_only_at_the_timed_size_show_there_on_the_simulator() {
+        use kit::trial::{fails, Run};
+        let (ex, check) = (exercise(), "few-global-loads-per-output");
+        let case = |name: &str| format!("grader/tests/cheats/{name}/exercises/ex05-stencil/kernels/stencil.cu");
+        let at = "at 52428800 outputs (the timed size: 4 of its 102400 blocks on the simulator)";
+        if let Some(msg) = fails(&ex, "stencil", check, Run::Check, &case("ex05-stencil-shifts-last-output")) {
+            assert!(msg.starts_with(at) && msg.contains("11.00 global loads per output"), "{msg}");
+        }
+        if let Some(msg) = fails(&ex, "stencil", check, Run::Check, &case("ex05-stencil-pattern-from-index")) {
+            assert!(msg.starts_with(at) && msg.contains("data race between blocks"), "{msg}");
         }
     }
 

@@ -6,11 +6,11 @@
 
 use std::ops::RangeInclusive;
 
-use anyhow::{bail, Result};
-use kit::measure::{unless_unmeasurable, worst_at, AccessKind};
+use anyhow::{bail, Context as _, Result};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, BlockSample};
 use kit::{args, Ctx};
 
-use crate::{cpu, launch_config, KERNEL, RADIUS, WINDOW};
+use crate::{cpu, launch_config, KERNEL, RADIUS, THREADS, WINDOW};
 
 /// Outputs of the measured inputs: from a few blocks of 512 to twice the
 /// correctness checks' 65 537 (256 blocks; their 1 000 003 would cost each
@@ -37,7 +37,16 @@ pub const MAX_FILL_SECTORS: (f64, f64) = (8.0, 0.3);
 /// loads the window alone).
 pub const MIN_LANES_PER_LOAD: f64 = 16.0;
 
-/// A kernel's memory behaviour on the measured input, and its outputs.
+/// Blocks the simulator runs of the stencil at its timed size
+/// ([`crate::outputs_of`] an H100's bandwidth size: 52 428 800 outputs,
+/// 102 400 blocks), drawn by the run's secret: one of the first wave and three
+/// of the later ones. A kernel can tell the measured lengths (at most 256
+/// blocks) from the timed launch by its grid or `n` alone; at the timed size
+/// it takes its timed path.
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+
+/// A kernel's memory behaviour on the measured input, and the outputs its
+/// measured blocks compute.
 pub struct Measured {
     pub m: kit::measure::Measurement,
     pub n: usize,
@@ -63,11 +72,55 @@ pub fn measure_on(ctx: &Ctx, n: usize) -> Result<Measured> {
     Ok(Measured { m, n })
 }
 
+/// Outputs of the timed launch on an H100 (kit::exercise::TIMED_L2_BYTES).
+pub fn timed_outputs() -> usize {
+    crate::outputs_of(kit::exercise::timed_bandwidth_elements())
+}
+
+/// The kernel run once on the simulator at its timed size
+/// ([`timed_outputs`]), [`TIMED_SAMPLED_BLOCKS`] of its blocks: the input
+/// generated where they read it (kit::Gpu::upload_generated), and what they
+/// wrote checked, wherever they wrote it. Its `n` is the outputs those blocks
+/// compute.
+pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measured> {
+    let n = timed_outputs();
+    let cfg = launch_config(n);
+    let (first, later) = TIMED_SAMPLED_BLOCKS;
+    let sample =
+        BlockSample::first_and_later(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, first, later);
+    let values = cpu::TimedInput::new(&ctx.rng_for("timed-size input"));
+    let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, KERNEL, &sample, |module| {
+        let gpu = module.gpu();
+        // Not watched: the correctness checks and the timed launches judge writes into `in`.
+        gpu.watch_inputs(false);
+        let v = values.clone();
+        let input = gpu.upload_generated("in", n + 2 * RADIUS, move |first, out: &mut [i32]| v.fill(first, out));
+        let out = gpu.poisoned_generated::<i32>("out", n);
+        gpu.watch_inputs(true);
+        let (input, out) = (input?, out?);
+        module.launch(KERNEL, cfg, &args![&input, &out, n as i32])?;
+        let written = kit::measure::sampled_writes(&out, || sample.linear_elements(THREADS as usize, n))?;
+        let right = kit::check::exact_at("out", n, &written, |i| values.stencil_at(i));
+        kit::measure::require_right_result_at_timed_size(right, &format!("n = {n}"), sample.blocks().len())
+    })?;
+    Ok(Measured { m, n: sample.linear_elements(THREADS as usize, n).len() })
+}
+
 /// `judge` on each length drawn from [`MEASURE_N`] (the worst case: each must
-/// pass): the first failure, named with its length, or the figures of the last.
+/// pass), then at the timed size: the first failure, named with its length,
+/// or the figures of the last measured length.
 pub fn on_every_length(ctx: &Ctx, judge: impl Fn(&Measured) -> Result<String>) -> Result<String> {
     let lengths = kit::measure::sizes_across(ctx, "outputs", MEASURE_N, MEASURED_LENGTHS);
-    kit::measure::on_every_size(&lengths, |n| format!("{n} outputs"), |n| judge(&measure_on(ctx, n)?))
+    let line = kit::measure::on_every_size(&lengths, |n| format!("{n} outputs"), |n| judge(&measure_on(ctx, n)?))?;
+    let n = timed_outputs();
+    let at = format!(
+        "at {n} outputs (the timed size: {} of its {} blocks on the simulator)",
+        TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1,
+        launch_config(n).grid.0
+    );
+    let timed = measure_at_timed_size(ctx).with_context(|| at.clone())?;
+    judge(&timed).with_context(|| format!("{at}, though on the measured lengths {line}"))?;
+    Ok(line)
 }
 
 pub fn loads_per_output(m: &Measured) -> f64 {
@@ -158,6 +211,13 @@ mod tests {
             "exercises/ex05-stencil/calibration/stencil_unused_window.cu",
         ) {
             assert!(msg.contains("global loads per output"), "{msg}");
+        }
+        // Staged only on grids of at most 4096 blocks: every measured length, not the timed one.
+        let small =
+            "grader/tests/cheats/ex05-stencil-staged-only-on-small-grids/exercises/ex05-stencil/kernels/stencil.cu";
+        if let Some(msg) = fails(&ex, "stencil", "few-global-loads-per-output", Run::Check, small) {
+            assert!(msg.contains("outputs (the timed size: 4 of its 102400 blocks"), "{msg}");
+            assert!(msg.contains("7.00 global loads per output") && msg.contains("1.01 global loads"), "{msg}");
         }
         // Staged, but filled in a chunk per thread or down the columns of a 2D view: uncoalesced.
         for case in ["ex05-chunk-fill", "ex05-column-fill"] {

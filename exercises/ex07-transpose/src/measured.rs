@@ -88,20 +88,12 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Measured> {
         gpu.watch_inputs(true);
         let (input, out) = (input?, out?);
         module.launch(kernel, cfg, &args![&out, &input, w as i32, h as i32])?;
-        let right = match out.written_where_touched()? {
-            Some(written) if !written.is_empty() => crate::cpu::compare_elements(&enc, w, h, &written),
-            Some(_) => Err(anyhow::anyhow!("`out`: the sampled blocks wrote no element")),
-            // A GPU ran the whole launch: the tiles of the sampled blocks.
-            None => {
-                let at: Vec<usize> = sample
-                    .elements(cfg.grid.0, TILE_DIM as usize, h, w)
-                    .into_iter()
-                    .map(|(row, col)| col * h + row)
-                    .collect();
-                let got = out.read_elements(at.iter().copied())?;
-                crate::cpu::compare_elements(&enc, w, h, &at.into_iter().zip(got).collect::<Vec<_>>())
-            }
+        // The README's elements of the sampled blocks: the transposes of their tiles of `in`.
+        let readme = || {
+            let tiles = sample.elements(cfg.grid.0, TILE_DIM as usize, h, w);
+            tiles.into_iter().map(|(row, col)| col * h + row).collect()
         };
+        let right = crate::cpu::compare_elements(&enc, w, h, &kit::measure::sampled_writes(&out, readme)?);
         kit::measure::require_right_result_at_timed_size(right, &format!("{w}x{h}"), sample.blocks().len())
     })?;
     Ok(Measured { m, width: w, height: h })

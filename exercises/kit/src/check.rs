@@ -215,6 +215,35 @@ pub fn record_matrix(what: &str, rows: usize, cols: usize, wrong: impl Iterator<
     }
 }
 
+/// [`exact`] of some elements of an output of `len` only, given as (index,
+/// value): what a launch of a few sampled blocks wrote
+/// ([`crate::measure::sampled_writes`]); `expected(i)` is element `i`'s value.
+///
+/// ```
+/// let written = [(4, 8i32), (5, 10), (9, -1)];
+/// kit::check::exact_at("out", 12, &written[..2], |i| 2 * i as i32).unwrap();
+/// let e = kit::check::exact_at("out", 12, &written, |i| 2 * i as i32).unwrap_err().to_string();
+/// assert!(e.contains("1 of the 3 element(s) checked are wrong; the first is out[9]: expected 18, got -1 (never written)"), "{e}");
+/// ```
+pub fn exact_at<T: Pod + PartialEq + Debug>(
+    what: &str,
+    len: usize,
+    written: &[(usize, T)],
+    expected: impl Fn(usize) -> T,
+) -> Result<()> {
+    let wrong: Vec<(usize, T)> = written.iter().copied().filter(|&(i, v)| v != expected(i)).collect();
+    let Some(&(i, got)) = wrong.first() else { return Ok(()) };
+    record_matrix(what, 1, len, wrong.iter().map(|&(i, _)| (0, i)));
+    let unwritten = if is_poison(&got) { " (never written)" } else { "" };
+    bail!(
+        "`{what}` ({len} elements): {} of the {} element(s) checked are wrong; the first is {what}[{i}]: expected \
+         {:?}, got {got:?}{unwritten}",
+        wrong.len(),
+        written.len(),
+        expected(i)
+    )
+}
+
 /// One integer result (a count, a found index).
 ///
 /// ```

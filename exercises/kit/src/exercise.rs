@@ -691,9 +691,24 @@ fn too_much_static_shared(ptx: &str, limit: u32) -> String {
 /// Elements (4 bytes each) for a bandwidth measurement: 8× the L2 cache, at
 /// least 64 MiB, at most an eighth of the device memory.
 pub fn bandwidth_elements(gpu: &Gpu) -> usize {
-    let info = gpu.info();
-    let bytes = (info.l2_cache_bytes * 8).max(64 << 20).min(info.global_memory_bytes / 8);
+    bandwidth_elements_of(gpu.info().l2_cache_bytes, gpu.info().global_memory_bytes)
+}
+
+fn bandwidth_elements_of(l2_cache_bytes: u64, global_memory_bytes: u64) -> usize {
+    let bytes = (l2_cache_bytes * 8).max(64 << 20).min(global_memory_bytes / 8);
     (bytes as usize / 4) & !1023
+}
+
+/// The L2 cache of the GPU whose timed sizes the simulator's measurements at
+/// the timed size take (a few sampled blocks of that launch,
+/// kit::measure::BlockSample): an H100's, 50 MiB as its driver reports it.
+/// Another GPU times at the sizes of its own L2; the grid is of the same
+/// order, far above every measured shape, which is what the measurement needs.
+pub const TIMED_L2_BYTES: u64 = 50 << 20;
+
+/// [`bandwidth_elements`] on the GPU of [`TIMED_L2_BYTES`].
+pub fn timed_bandwidth_elements() -> usize {
+    bandwidth_elements_of(TIMED_L2_BYTES, u64::MAX)
 }
 
 /// Rows of a timed image `width` floats wide: an image read and one written

@@ -55,10 +55,49 @@ fn uniform_from_word(w: u32, lo: f32, step: f32) -> f32 {
     lo + (w >> 8) as f32 * step
 }
 
+/// A generator's 32-bit words, any stretch of them on its own: ChaCha is a
+/// counter-based stream, so word `i` is found by position, and a launch that
+/// reads a few blocks' worth of a timed-size input costs those blocks
+/// (kit::Gpu::upload_generated), not the input.
+///
+/// ```
+/// use rand::Rng;
+/// let rng = kit::inputs::rng_for(1, "x");
+/// let mut all = [0u32; 100];
+/// rng.clone().fill(&mut all[..]);
+/// let mut some = [0u32; 5];
+/// kit::inputs::Words::new(&rng).skip(30).fill(10, &mut some);
+/// assert_eq!(some, all[40..45]);
+/// ```
+#[derive(Clone)]
+pub struct Words {
+    rng: ChaCha8Rng,
+    /// The generator's word position of word 0.
+    start: u128,
+}
+
+impl Words {
+    /// The words `rng` would give from where it stands.
+    pub fn new(rng: &ChaCha8Rng) -> Self {
+        Words { rng: rng.clone(), start: rng.get_word_pos() }
+    }
+
+    /// The stream after its first `n` words.
+    pub fn skip(&self, n: usize) -> Self {
+        Words { start: self.start + n as u128, ..self.clone() }
+    }
+
+    /// Words `first..first + out.len()`.
+    pub fn fill(&self, first: usize, out: &mut [u32]) {
+        let mut rng = self.rng.clone();
+        rng.set_word_pos(self.start + first as u128);
+        rng.fill(out);
+    }
+}
+
 /// The floats [`uniform_f32_bulk`] draws from a generator, any stretch of
-/// them on its own: the generator's words are found by position (ChaCha is a
-/// counter-based stream), so a launch that reads a few rows of a timed-size
-/// matrix costs those rows (kit::Gpu::upload_generated), not the matrix.
+/// them on its own ([`Words`]): a launch that reads a few rows of a
+/// timed-size matrix costs those rows, not the matrix.
 ///
 /// ```
 /// let rng = kit::inputs::rng_for(1, "x");
@@ -70,9 +109,7 @@ fn uniform_from_word(w: u32, lo: f32, step: f32) -> f32 {
 /// ```
 #[derive(Clone)]
 pub struct UniformF32s {
-    rng: ChaCha8Rng,
-    /// The generator's word position of value 0.
-    start: u128,
+    words: Words,
     lo: f32,
     step: f32,
 }
@@ -80,20 +117,18 @@ pub struct UniformF32s {
 impl UniformF32s {
     /// What `uniform_f32_bulk(&mut rng, …, lo, hi)` would draw from `rng` as it stands.
     pub fn new(rng: &ChaCha8Rng, lo: f32, hi: f32) -> Self {
-        UniformF32s { rng: rng.clone(), start: rng.get_word_pos(), lo, step: (hi - lo) / (1u32 << 24) as f32 }
+        UniformF32s { words: Words::new(rng), lo, step: (hi - lo) / (1u32 << 24) as f32 }
     }
 
     /// The stream after its first `n` values (what a second `uniform_f32_bulk` draws).
     pub fn skip(&self, n: usize) -> Self {
-        UniformF32s { start: self.start + n as u128, ..self.clone() }
+        UniformF32s { words: self.words.skip(n), ..self.clone() }
     }
 
     /// Values `first..first + out.len()`.
     pub fn fill(&self, first: usize, out: &mut [f32]) {
-        let mut rng = self.rng.clone();
-        rng.set_word_pos(self.start + first as u128);
         let mut words = vec![0u32; out.len()];
-        rng.fill(&mut words[..]);
+        self.words.fill(first, &mut words);
         for (o, w) in out.iter_mut().zip(words) {
             *o = uniform_from_word(w, self.lo, self.step);
         }

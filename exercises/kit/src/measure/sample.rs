@@ -12,7 +12,11 @@
 
 use std::sync::Arc;
 
+use anyhow::Result;
+use bytemuck::Pod;
 use rand::Rng;
+
+use crate::gpu::DeviceBuffer;
 
 /// The blocks (linear indices, x fastest, sorted) a measured launch runs on
 /// the simulator: some of its first wave (as many blocks as the simulated GPU
@@ -54,9 +58,34 @@ impl BlockSample {
         at
     }
 
+    /// The elements of a 1D output of `len` that the sampled blocks of a
+    /// linear grid compute, where each block computes `per_block` consecutive
+    /// ones, block by block.
+    pub fn linear_elements(&self, per_block: usize, len: usize) -> Vec<usize> {
+        let block = |b: u64| (b as usize * per_block).min(len)..((b as usize + 1) * per_block).min(len);
+        self.blocks().iter().flat_map(|&b| block(b)).collect()
+    }
+
     /// What the simulator's configuration takes (`ptx_sim::SimConfig::blocks`).
     pub(crate) fn shared(&self) -> Arc<[u64]> {
         self.0.clone()
+    }
+}
+
+/// What the sampled blocks of a measured launch wrote into `out` (made by
+/// [`crate::Gpu::poisoned_generated`]), as (index, value): on the simulator,
+/// whatever they wrote, wherever they wrote it (a kernel may give its blocks
+/// other elements than the README's mapping does). Where they wrote nothing,
+/// or a GPU ran the whole launch (the counters' run), the elements `readme`
+/// gives the sampled blocks: poison there reads as never written.
+pub fn sampled_writes<T: Pod>(out: &DeviceBuffer<T>, readme: impl FnOnce() -> Vec<usize>) -> Result<Vec<(usize, T)>> {
+    match out.written_where_touched()? {
+        Some(written) if !written.is_empty() => Ok(written),
+        _ => {
+            let at = readme();
+            let got = out.read_elements(at.iter().copied())?;
+            Ok(at.into_iter().zip(got).collect())
+        }
     }
 }
 
@@ -79,5 +108,7 @@ mod tests {
         // blocks 1 and 3 of a grid two wide, 2 x 2 tiles of a 3 x 3 output: the edge cut off
         let at = BlockSample(vec![1, 3].into()).elements(2, 2, 3, 3);
         assert_eq!(at, [(0, 2), (1, 2), (2, 2)]);
+        // blocks 1 and 3 of 4 consecutive elements each, of 14: the last block cut off
+        assert_eq!(BlockSample(vec![1, 3].into()).linear_elements(4, 14), [4, 5, 6, 7, 12, 13]);
     }
 }
