@@ -5,7 +5,7 @@
 //! 16 x 16 tiles bring that to 2/16. Tiles declared but not read from (the
 //! products still reading M or N from global memory) do not lower it.
 
-use anyhow::{anyhow, bail, Context as _, Result};
+use anyhow::{anyhow, bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, BlockSample, Measurement};
 use kit::{Ctx, Module};
 use rand::Rng;
@@ -292,18 +292,19 @@ fn race(e: &anyhow::Error) -> Option<String> {
 /// [`tiled_traffic`] at the timed size too, where a kernel that tells the
 /// measured products from the timed one by its grid or sizes shows its other path.
 fn tiled_traffic_at_timed_size(ctx: &Ctx, kernel: Kernel, measured: &Product) -> Result<()> {
-    let p = measure_at_timed_size(ctx, kernel)?;
-    tiled_traffic(&p).map(|_| ()).with_context(|| {
-        format!(
-            "at {} (the timed size: {} of its {} blocks on the simulator), though at {} (the measured product) \
-             {:.3} global loads per multiply-add",
-            kernel.case_name(p.s),
-            p.sample.blocks().len(),
-            launch_config(p.s).grid.0 * launch_config(p.s).grid.1,
+    let s = timed_shape(kernel);
+    let grid = launch_config(s).grid;
+    let (first, later) = TIMED_SAMPLED_BLOCKS;
+    kit::measure::judge_at_timed_size(
+        (&kernel.case_name(s), first + later, grid.0 as u64 * grid.1 as u64),
+        &format!(
+            "at {} (the measured product) {:.3} global loads per multiply-add",
             kernel.case_name(measured.s),
             loads_per_mad(measured)
-        )
-    })
+        ),
+        || measure_at_timed_size(ctx, kernel),
+        tiled_traffic,
+    )
 }
 
 /// The structure check `tiled-global-loads`.

@@ -6,7 +6,7 @@
 
 use std::ops::RangeInclusive;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, AccessKind, BlockSample};
 use kit::{args, Ctx};
 
@@ -113,13 +113,12 @@ pub fn on_every_length(ctx: &Ctx, judge: impl Fn(&Measured) -> Result<String>) -
     let lengths = kit::measure::sizes_across(ctx, "outputs", MEASURE_N, MEASURED_LENGTHS);
     let line = kit::measure::on_every_size(&lengths, |n| format!("{n} outputs"), |n| judge(&measure_on(ctx, n)?))?;
     let n = timed_outputs();
-    let at = format!(
-        "at {n} outputs (the timed size: {} of its {} blocks on the simulator)",
-        TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1,
-        launch_config(n).grid.0
-    );
-    let timed = measure_at_timed_size(ctx).with_context(|| at.clone())?;
-    judge(&timed).with_context(|| format!("{at}, though on the measured lengths {line}"))?;
+    kit::measure::judge_at_timed_size(
+        (&format!("{n} outputs"), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, launch_config(n).grid.0 as u64),
+        &format!("on the measured lengths {line}"),
+        || measure_at_timed_size(ctx),
+        judge,
+    )?;
     Ok(line)
 }
 

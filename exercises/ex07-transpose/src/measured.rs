@@ -4,7 +4,7 @@
 //! request (bank conflicts). A swizzled tile is as conflict-free as a padded one;
 //! a padded tile indexed with a pitch of 32 is not.
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use kit::measure::{unless_unmeasurable, worst_at, AccessKind, BlockSample, Measurement};
 use kit::{args, Ctx};
 use rand::Rng;
@@ -108,20 +108,14 @@ fn at_timed_size(
     measured: &Measured,
     judge: impl Fn(&Measured) -> Result<String>,
 ) -> Result<()> {
-    let t = measure_at_timed_size(ctx, kernel)?;
-    judge(&t).map(|_| ()).with_context(|| {
-        format!(
-            "at {}x{} (the timed size: {} of its {} blocks on the simulator), though at {}x{} (the measured \
-             shape) {}",
-            t.width,
-            t.height,
-            TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1,
-            launch_config(t.width, t.height).grid.0 * launch_config(t.width, t.height).grid.1,
-            measured.width,
-            measured.height,
-            figures(&measured.m)
-        )
-    })
+    let side = crate::PERF_MIN_SIDE;
+    let grid = launch_config(side, side).grid;
+    kit::measure::judge_at_timed_size(
+        (&format!("{side}x{side}"), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, grid.0 as u64 * grid.1 as u64),
+        &format!("at {}x{} (the measured shape) {}", measured.width, measured.height, figures(&measured.m)),
+        || measure_at_timed_size(ctx, kernel),
+        judge,
+    )
 }
 
 /// Shapes with partial tiles on both sides, for [`every_thread_at_barrier`]:

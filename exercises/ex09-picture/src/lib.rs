@@ -92,6 +92,11 @@ pub fn perf_rows(gpu: &kit::Gpu) -> usize {
     kit::exercise::image_rows(gpu, PERF_WIDTH)
 }
 
+/// [`perf_rows`] of a GPU whose bandwidth size (kit::exercise::bandwidth_elements) is `elements`.
+pub fn rows_of(elements: usize) -> usize {
+    kit::exercise::image_rows_of(elements, PERF_WIDTH)
+}
+
 fn share_of_linear(ctx: &Ctx) -> Result<String> {
     let module = ctx.kernel_module(KERNEL)?;
     // Measured once per run; where nothing can be timed this says so (not

@@ -27,6 +27,12 @@ pub const MEASURE_SHAPES: [(usize, usize); 4] = [(304, 256), (288, 272), (256, 3
 /// Blocks the simulator runs of a measured image (kit::measure::BlockSample),
 /// drawn by the run's secret: of the first wave, and of the later ones.
 pub const SAMPLED_BLOCKS: (usize, usize) = (6, 12);
+/// Blocks the simulator runs of the timed image ([`timed_shape`]: 8192 x
+/// 6400 on an H100, 204 800 blocks), drawn by the run's secret: one of the
+/// first wave and three of the later ones. A kernel can tell the measured
+/// images (about 300 blocks) from the timed one by its grid or its sizes
+/// alone; at the timed size it takes its timed path.
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
 /// Sectors per global request a coalesced mapping stays at or under (4 with
 /// the column from `threadIdx.x`; 16 with the column from `threadIdx.y`).
 /// See CALIBRATION.md.
@@ -70,6 +76,61 @@ pub fn measure_ptx(ptx: &str, n: usize, m: usize, inputs: &mut impl Rng, blocks:
     })
 }
 
+/// The timed image on an H100 (kit::exercise::TIMED_L2_BYTES), as (n, m):
+/// [`crate::PERF_WIDTH`] columns, [`crate::perf_rows`] rows.
+pub fn timed_shape() -> (usize, usize) {
+    (crate::PERF_WIDTH, crate::rows_of(kit::exercise::timed_bandwidth_elements()))
+}
+
+/// The kernel run once on the simulator on the timed image
+/// ([`timed_shape`]), [`TIMED_SAMPLED_BLOCKS`] of its blocks: the image
+/// generated where they read it (kit::Gpu::upload_generated), and what they
+/// wrote checked, wherever they wrote it.
+pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measurement> {
+    let (n, m) = timed_shape();
+    let cfg = launch_config(n, m);
+    let (first, later) = TIMED_SAMPLED_BLOCKS;
+    let blocks = cfg.grid.0 as u64 * cfg.grid.1 as u64;
+    let sample = BlockSample::first_and_later(&mut ctx.secret_rng("timed-size blocks"), blocks, first, later);
+    let pixels = kit::inputs::UniformF32s::new(&ctx.rng_for("timed-size image"), 0.0, 256.0);
+    let pixel = |i: usize| {
+        let mut p = [0.0f32];
+        pixels.fill(i, &mut p);
+        p[0]
+    };
+    kit::measure::measure_ptx_sampled(&ctx.build.ptx, KERNEL, &sample, |module| {
+        let gpu = module.gpu();
+        // Not watched: the correctness checks and the timed launches judge writes into `d_Pin`.
+        gpu.watch_inputs(false);
+        let p = pixels.clone();
+        let input = gpu.upload_generated("d_Pin", n * m, move |first, out: &mut [f32]| p.fill(first, out));
+        let out = gpu.poisoned_generated::<f32>("d_Pout", n * m);
+        gpu.watch_inputs(true);
+        let (input, out) = (input?, out?);
+        module.launch(KERNEL, cfg, &args![&input, &out, n as i32, m as i32])?;
+        let readme = || sample.elements(cfg.grid.0, BLOCK as usize, m, n).into_iter().map(|(r, c)| r * n + c).collect();
+        let written = kit::measure::sampled_writes(&out, readme)?;
+        let right = kit::check::exact_at("d_Pout", n * m, &written, |i| (cpu::FACTOR * pixel(i) as f64) as f32);
+        kit::measure::require_right_result_at_timed_size(right, &format!("{n}x{m}"), sample.blocks().len())
+    })
+}
+
+/// [`coalesced`] of the check's measured image, then of the timed one.
+fn coalesced_here_and_timed(ctx: &Ctx) -> Result<String> {
+    let measured = measure(ctx)?;
+    let line = coalesced(&measured)?;
+    let (w, h) = shape(ctx);
+    let (n, m) = timed_shape();
+    let grid = launch_config(n, m).grid;
+    kit::measure::judge_at_timed_size(
+        (&format!("{n}x{m}"), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, grid.0 as u64 * grid.1 as u64),
+        &format!("at {w}x{h} (the measured image) {line}"),
+        || measure_at_timed_size(ctx),
+        coalesced,
+    )?;
+    Ok(line)
+}
+
 fn figures(m: &Measurement) -> String {
     format!(
         "global sectors per request: loads {:.1}, stores {:.1} (ideal 4)",
@@ -101,13 +162,13 @@ pub fn coalesced(m: &Measurement) -> Result<String> {
 
 /// The structure check `coalesced`.
 pub fn coalesced_check(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(measure(ctx).and_then(|m| coalesced(&m)))
+    unless_unmeasurable(coalesced_here_and_timed(ctx))
 }
 
 /// Stand-in for `perf::share-of-linear`: a kernel the simulator cannot run is
 /// not graded rather than passed.
 pub fn coalesced_stand_in(ctx: &Ctx) -> Result<String> {
-    coalesced(&measure(ctx)?)
+    coalesced_here_and_timed(ctx)
 }
 
 #[cfg(test)]
@@ -204,6 +265,17 @@ mod tests {
                 assert!(msg.contains("picture.cu:") || msg.contains("linear_block.cu:"), "names the line: {msg}");
             }
             fails(&ex, "picture", "share-of-linear", Run::StandIn, &file);
+        }
+        // Coalesced only on grids of at most 65536 blocks: every measured image, not the timed one.
+        let small =
+            "grader/tests/cheats/ex09-picture-coalesced-only-on-small-grids/exercises/ex09-picture/kernels/picture.cu";
+        for what in [Run::Check, Run::StandIn] {
+            let check = if what == Run::Check { "coalesced" } else { "share-of-linear" };
+            if let Some(msg) = fails(&ex, "picture", check, what, small) {
+                assert!(msg.starts_with("at 8192x6400 (the timed size: 4 of its 204800 blocks"), "{msg}");
+                assert!(msg.contains("(the measured image) global sectors per request: loads 4.0"), "{msg}");
+                assert!(msg.contains("loads: 16.0 sectors per request"), "{msg}");
+            }
         }
     }
 }

@@ -714,7 +714,12 @@ pub fn timed_bandwidth_elements() -> usize {
 /// Rows of a timed image `width` floats wide: an image read and one written
 /// together move [`bandwidth_elements`] (8× the L2), so DRAM feeds the kernel.
 pub fn image_rows(gpu: &Gpu, width: usize) -> usize {
-    (bandwidth_elements(gpu) / 2 / width).max(1)
+    image_rows_of(bandwidth_elements(gpu), width)
+}
+
+/// [`image_rows`] of a GPU whose [`bandwidth_elements`] are `elements`.
+pub fn image_rows_of(elements: usize, width: usize) -> usize {
+    (elements / 2 / width).max(1)
 }
 
 /// The student's file has no kernel of the name the exercise asks for: it is

@@ -277,6 +277,23 @@ pub struct WrongAtTimedSize {
     pub what: String,
 }
 
+/// `judge` of the measurement `measure` makes at the size a kernel is timed
+/// at (`timed`, as "8192x6400"; `blocks` of its `of` blocks on the
+/// simulator, [`BlockSample`]), after the measured shapes passed with
+/// `measured` (as "at 304x256 (the measured shape) 4.0 sectors …"). A kernel
+/// that tells the measured shapes from the timed launch by its grid or sizes
+/// shows its timed path there; the failure names both sizes.
+pub fn judge_at_timed_size<M>(
+    (timed, blocks, of): (&str, usize, u64),
+    measured: &str,
+    measure: impl FnOnce() -> Result<M>,
+    judge: impl FnOnce(&M) -> Result<String>,
+) -> Result<()> {
+    let at = format!("at {timed} (the timed size: {blocks} of its {of} blocks on the simulator)");
+    let m = measure().with_context(|| at.clone())?;
+    judge(&m).map(|_| ()).with_context(|| format!("{at}, though {measured}"))
+}
+
 /// [`require_right_result`] of a measured run at the timed size (`size`, of
 /// which `blocks` ran): a wrong result there is [`WrongAtTimedSize`].
 pub fn require_right_result_at_timed_size(result: Result<()>, size: &str, blocks: usize) -> Result<()> {
