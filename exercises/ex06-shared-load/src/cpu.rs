@@ -44,6 +44,41 @@ pub fn random_pairs(rng: &mut impl Rng, blocks: u32) -> (Vec<u8>, Vec<u8>) {
     (in1, in2)
 }
 
+/// The pairs of the timed launch, any stretch of them on its own
+/// (kit::inputs::Words, four bytes a word): every byte value, as
+/// [`random_pairs`] draws them, for a measured launch of a few sampled blocks
+/// of the timed grid (kit::Gpu::upload_generated).
+#[derive(Clone)]
+pub struct TimedPairs {
+    pub in1: kit::inputs::Words,
+    pub in2: kit::inputs::Words,
+}
+
+impl TimedPairs {
+    pub fn new(rng: &kit::inputs::ChaCha8Rng, blocks: u32) -> Self {
+        let words = kit::inputs::Words::new(rng);
+        // in2's words after in1's: the two vectors never share a word.
+        TimedPairs { in2: words.skip((blocks as usize * SIZE).div_ceil(4)), in1: words }
+    }
+
+    /// Bytes `first..first + out.len()` of `vector` (`in1` or `in2`).
+    pub fn fill(vector: &kit::inputs::Words, first: usize, out: &mut [u8]) {
+        let (word, skip) = (first / 4, first % 4);
+        let mut words = vec![0u32; (skip + out.len()).div_ceil(4)];
+        vector.fill(word, &mut words);
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        out.copy_from_slice(&bytes[skip..skip + out.len()]);
+    }
+
+    /// Block `b`'s outputs.
+    pub fn correlate_block(&self, b: usize) -> Vec<u32> {
+        let (mut a, mut c) = ([0u8; SIZE], [0u8; SIZE]);
+        Self::fill(&self.in1, b * SIZE, &mut a);
+        Self::fill(&self.in2, b * SIZE, &mut c);
+        correlate_block(&a, &c)
+    }
+}
+
 /// Pairs where each block's `in2` is its `in1` rotated right by a random lag:
 /// `in2[i] = in1[(i - lag) mod SIZE]`. The correlation then peaks at t = lag
 /// (the sum of squares), which is what a correlation is used for: finding by

@@ -4,11 +4,11 @@
 //! of each vector) and all of its 512 operands from shared memory; reading
 //! in1 and in2 on every use is 512 global loads per thread.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::RangeInclusive;
 
 use anyhow::{bail, Result};
-use kit::measure::{unless_unmeasurable, worst_at, AccessKind};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, BlockSample};
 use kit::{args, Ctx};
 use rand::Rng;
 
@@ -21,6 +21,12 @@ pub const MEASURE_BLOCKS: RangeInclusive<u32> = 3..=6;
 /// reference, 512 without staging or when every thread copies both whole
 /// vectors. See CALIBRATION.md.
 pub const MAX_LOADS_PER_THREAD: f64 = 8.0;
+
+/// Blocks the simulator runs of the timed launch ([`crate::PERF_BLOCKS`]),
+/// drawn by the run's secret: one of the first wave and three of the later
+/// ones. A kernel can tell the measured launches (3 to 6 blocks) from the
+/// timed one by its grid alone; at the timed size it takes its timed path.
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
 
 /// A kernel's memory behaviour on the measured input, and its blocks.
 pub struct Measured {
@@ -53,6 +59,52 @@ pub fn measure(ctx: &Ctx) -> Result<Measured> {
         kit::measure::require_right_result(kit::check::exact("out", &cpu::correlate(&in1, &in2), &out.read()?))
     })?;
     Ok(Measured { m, blocks })
+}
+
+/// The kernel run once on the simulator at the timed grid
+/// ([`crate::PERF_BLOCKS`]), [`TIMED_SAMPLED_BLOCKS`] of its blocks: the
+/// pairs generated where they read them (kit::Gpu::upload_generated), and
+/// what they wrote checked, wherever they wrote it. Its `blocks` are those
+/// that ran.
+pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measured> {
+    let blocks = crate::PERF_BLOCKS;
+    let (first, later) = TIMED_SAMPLED_BLOCKS;
+    let sample = BlockSample::first_and_later(&mut ctx.secret_rng("timed-size blocks"), blocks as u64, first, later);
+    let pairs = cpu::TimedPairs::new(&ctx.rng_for("timed-size pairs"), blocks);
+    let n = blocks as usize * SIZE;
+    let expected: HashMap<usize, Vec<u32>> =
+        sample.blocks().iter().map(|&b| (b as usize, pairs.correlate_block(b as usize))).collect();
+    let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, KERNEL, &sample, |module| {
+        let gpu = module.gpu();
+        // Not watched: the correctness checks and the timed launches judge writes into the pairs.
+        gpu.watch_inputs(false);
+        let (p1, p2) = (pairs.in1.clone(), pairs.in2.clone());
+        let d1 = gpu.upload_generated("in1", n, move |first, out: &mut [u8]| cpu::TimedPairs::fill(&p1, first, out));
+        let d2 = gpu.upload_generated("in2", n, move |first, out: &mut [u8]| cpu::TimedPairs::fill(&p2, first, out));
+        let out = gpu.poisoned_generated::<u32>("out", n);
+        gpu.watch_inputs(true);
+        let (d1, d2, out) = (d1?, d2?, out?);
+        module.launch(KERNEL, launch_config(blocks), &args![&out, &d1, &d2])?;
+        let written = kit::measure::sampled_writes(&out, || sample.linear_elements(SIZE, n))?;
+        // An element of a block not sampled is that block's (computed here when asked).
+        let right = kit::check::exact_at("out", n, &written, |i| match expected.get(&(i / SIZE)) {
+            Some(block) => block[i % SIZE],
+            None => pairs.correlate_block(i / SIZE)[i % SIZE],
+        });
+        kit::measure::require_right_result_at_timed_size(right, &format!("{blocks} blocks"), sample.blocks().len())
+    })?;
+    Ok(Measured { m, blocks: sample.blocks().len() as u32 })
+}
+
+/// [`staged_once`] of the timed launch too (after `measured`, which passed with `line`).
+fn staged_once_when_timed(ctx: &Ctx, line: &str) -> Result<()> {
+    let blocks = crate::PERF_BLOCKS as u64;
+    kit::measure::judge_at_timed_size(
+        (&format!("{blocks} blocks"), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, blocks),
+        &format!("on the measured launch {line}"),
+        || measure_at_timed_size(ctx),
+        staged_once,
+    )
 }
 
 fn figures(m: &Measured) -> String {
@@ -95,12 +147,18 @@ pub fn dynamic_shared(ctx: &Ctx) -> Result<String> {
         }
         Err(_) => crate::dynamic_shared_in(&ctx.build.ptx)?,
     };
-    unless_unmeasurable(measured.and_then(|m| staged_once(&m)))
+    unless_unmeasurable(measured.and_then(|m| {
+        let line = staged_once(&m)?;
+        staged_once_when_timed(ctx, &line)?;
+        Ok(line)
+    }))
 }
 
 /// Stand-in for `perf::faster-than-global-reads`: the global reads are what the staging saves.
 pub fn stand_in(ctx: &Ctx) -> Result<String> {
-    staged_once(&measure(ctx)?)
+    let line = staged_once(&measure(ctx)?)?;
+    staged_once_when_timed(ctx, &line)?;
+    Ok(line)
 }
 
 #[cfg(test)]
@@ -143,5 +201,19 @@ mod tests {
             assert!(msg.contains("global loads per thread"), "{msg}");
         }
         fails(&ex, "load", "faster-than-global-reads", Run::StandIn, file);
+    }
+
+    /// Staged only on grids of at most 4096 blocks: every measured launch, not the timed one.
+    #[test]
+    fn a_kernel_that_stages_only_on_small_grids_fails_at_the_timed_grid() {
+        let ex = crate::exercise();
+        let file = "grader/tests/cheats/ex06-load-staged-only-on-small-grids/exercises/ex06-shared-load/kernels/\
+                    shared_load.cu";
+        for (check, what) in [("dynamic-shared", Run::Check), ("faster-than-global-reads", Run::StandIn)] {
+            if let Some(msg) = fails(&ex, "load", check, what, file) {
+                assert!(msg.starts_with("at 32768 blocks (the timed size: 4 of its 32768 blocks"), "{msg}");
+                assert!(msg.contains("(staged once: 2 global loads") && msg.contains("512.0 global loads"), "{msg}");
+            }
+        }
     }
 }
