@@ -91,7 +91,7 @@ elif [ "$stage" = 4 ]; then
     mark steady
     OUT=$R scripts/gpu-48-where.sh "$b" >"$R/where.out" 2>&1
     mark where
-    EXERCISE_SETS="ex03 ex05 ex06 ex07 ex09" corpus cheats on 150
+    EXERCISE_SETS="ex03 ex04 ex05 ex06 ex07 ex09" corpus cheats on 170
     EXERCISE_SETS="ex03 ex10 ex11 ex12" corpus variants off 150
     class
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-cheats-on 2>/dev/null

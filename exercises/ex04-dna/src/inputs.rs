@@ -68,6 +68,30 @@ pub fn random_dna(rng: &mut impl Rng, n: usize) -> Vec<u8> {
     dna
 }
 
+/// A string of the timed size, any stretch of it on its own
+/// (kit::inputs::Words, 16 letters a word): uniform letters like
+/// [`random_dna`]'s, for a measured launch of a few sampled blocks of the
+/// timed grid (kit::Gpu::upload_generated).
+#[derive(Clone)]
+pub struct TimedDna(kit::inputs::Words);
+
+impl TimedDna {
+    pub fn new(rng: &kit::inputs::ChaCha8Rng) -> Self {
+        TimedDna(kit::inputs::Words::new(rng))
+    }
+
+    /// Letters `first..first + out.len()`.
+    pub fn fill(&self, first: usize, out: &mut [u8]) {
+        let (word, skip) = (first / 16, first % 16);
+        let mut words = vec![0u32; (skip + out.len()).div_ceil(16)];
+        self.0.fill(word, &mut words);
+        let letters = words.iter().flat_map(|&w| (0..16).map(move |k| LETTERS[(w >> (2 * k) & 3) as usize]));
+        for (o, l) in out.iter_mut().zip(letters.skip(skip)) {
+            *o = l;
+        }
+    }
+}
+
 pub fn random_seq(rng: &mut impl Rng) -> Seq {
     std::array::from_fn(|_| LETTERS[rng.random_range(0..4)])
 }

@@ -14,7 +14,7 @@
 use std::ops::RangeInclusive;
 
 use anyhow::{bail, Result};
-use kit::measure::{unless_unmeasurable, worst_at, AccessKind};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, BlockSample};
 use kit::Ctx;
 use rand::Rng;
 
@@ -48,6 +48,13 @@ pub const MIN_WINDOW_BYTES_PER_REQUEST: f64 = 16.0;
 /// Active lanes per request of the window's loads under which a few threads
 /// copy it (what the message then says): the reference has 29, eight copying threads 8.
 pub const FEW_LANES: f64 = 12.0;
+
+/// Blocks the simulator runs of the timed search ([`crate::PERF_LETTERS`]
+/// letters, 262 144 blocks), drawn by the run's secret: one of the first wave
+/// and three of the later ones. A kernel can tell the measured strings (at
+/// most 64 blocks) from the timed one by its grid or length alone; at the
+/// timed size it takes its timed path.
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
 
 /// A kernel's memory behaviour on one measured string, its start positions,
 /// and where its `dna` was (to tell its loads from those of `seq`).
@@ -94,13 +101,63 @@ fn search_measured(ctx: &Ctx, v: Variant, dna: &[u8], seq: &inputs::Seq) -> Resu
     Ok(Measured { m, positions: cpu::positions(letters), dna: at.get() })
 }
 
+/// The part's kernel run once on the simulator at the timed size
+/// ([`crate::PERF_LETTERS`]), [`TIMED_SAMPLED_BLOCKS`] of its blocks: the
+/// string generated where they read it (kit::Gpu::upload_generated), and
+/// what they wrote checked, wherever they wrote it. Its `positions` are
+/// those the sampled blocks search.
+pub fn measure_at_timed_size(ctx: &Ctx, v: Variant) -> Result<Measured> {
+    let letters = crate::PERF_LETTERS;
+    let (positions, cfg) = (cpu::positions(letters), crate::launch_config(letters));
+    let (first, later) = TIMED_SAMPLED_BLOCKS;
+    let sample =
+        BlockSample::first_and_later(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, first, later);
+    let mut rng = ctx.rng_for("timed-size string");
+    let seq = inputs::random_seq(&mut rng);
+    let dna = inputs::TimedDna::new(&rng);
+    let found_at = |p: usize| {
+        let mut window = [0u8; SEQ_LEN];
+        dna.fill(p, &mut window);
+        u8::from(window == seq)
+    };
+    // Where `dna` lies: the simulator's run, the last (a GPU witness runs first).
+    let at = std::cell::Cell::new((0, 0));
+    let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, v.kernel(), &sample, |module| {
+        let gpu = module.gpu();
+        // Not watched: the correctness checks and the timed launches judge writes into `dna`.
+        gpu.watch_inputs(false);
+        let d = dna.clone();
+        let d_dna = gpu.upload_generated("dna", letters, move |first, out: &mut [u8]| d.fill(first, out));
+        let d_seq = gpu.upload("seq", &seq);
+        let found = gpu.poisoned_generated::<u8>("found", positions);
+        gpu.watch_inputs(true);
+        let (d_dna, d_seq, found) = (d_dna?, d_seq?, found?);
+        at.set((d_dna.ptr(), d_dna.bytes()));
+        v.prepare(module, &seq)?;
+        v.launch_async(module, &d_dna, &d_seq, &found)?;
+        gpu.finish()?;
+        let written = kit::measure::sampled_writes(&found, || sample.linear_elements(THREADS, positions))?;
+        let right = kit::check::exact_at("found", positions, &written, found_at);
+        kit::measure::require_right_result_at_timed_size(right, &format!("{letters} letters"), sample.blocks().len())
+    })?;
+    Ok(Measured { m, positions: sample.linear_elements(THREADS, positions).len(), dna: at.get() })
+}
+
 /// `judge` on each length drawn from [`MEASURE_BLOCKS`] (the worst case:
-/// each must pass): the first failure, named with its length, or the
-/// figures of the last.
+/// each must pass), then at the timed size: the first failure, named with
+/// its length, or the figures of the last measured length.
 pub fn on_every_length(ctx: &Ctx, v: Variant, judge: impl Fn(&Measured) -> Result<String>) -> Result<String> {
     let lengths = kit::measure::sizes_across(ctx, "blocks", MEASURE_BLOCKS, MEASURED_LENGTHS);
     let unit = |blocks: usize| format!("a string of {} start positions", blocks * THREADS);
-    kit::measure::on_every_size(&lengths, unit, |blocks| judge(&measure_on(ctx, v, blocks)?))
+    let line = kit::measure::on_every_size(&lengths, unit, |blocks| judge(&measure_on(ctx, v, blocks)?))?;
+    let grid = crate::launch_config(crate::PERF_LETTERS).grid.0 as u64;
+    kit::measure::judge_at_timed_size(
+        (&format!("{} letters", crate::PERF_LETTERS), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, grid),
+        &format!("on the measured strings {line}"),
+        || measure_at_timed_size(ctx, v),
+        judge,
+    )?;
+    Ok(line)
 }
 
 /// The structure check `barrier`'s run: a string whose last block has fewer
@@ -297,6 +354,14 @@ mod tests {
         let unused = "exercises/ex04-dna/calibration/search_v2_unused_window.cu";
         fails(&ex, "v2", "shared-window", Run::Check, unused);
         fails(&ex, "v2", "share-of-v1", Run::StandIn, unused);
+        // The window staged only on grids of at most 65536 blocks: every measured string, not the timed one.
+        let small = "grader/tests/cheats/ex04-v2-window-only-on-small-grids/exercises/ex04-dna/kernels/search_v2.cu";
+        for (check, what) in [("shared-window", Run::Check), ("share-of-v1", Run::StandIn)] {
+            if let Some(msg) = fails(&ex, "v2", check, what, small) {
+                assert!(msg.starts_with("at 67108864 letters (the timed size: 4 of its 262144 blocks"), "{msg}");
+                assert!(msg.contains("16.00 global and 0.00 shared loads per start position"), "{msg}");
+            }
+        }
     }
 
     /// Threads with no start position that return before the barrier fail `barrier` (the
