@@ -3,8 +3,10 @@
 # wall, check by check. One run traced (CUDA_LAB_TRACE=1: each check's device
 # calls and its shared inputs and CPU references), then the buckets
 # (CUDA_LAB_PROFILE=1) with the sanitizer's pass on every core but one (the
-# default), on 4 threads, and off, twice each, alternating: how much of the
-# wall the pass takes from the threads working ahead of the GPU. Counters off.
+# default), on 4 threads, and off, and with 8 and 2 threads working ahead of
+# the GPU (4 by default), twice each, alternating: how much of the wall the
+# pass takes from the threads working ahead, and what more of them buy.
+# Counters off.
 # Writes into $OUT/where.
 #
 #   OUT=/some/dir scripts/gpu-48-where.sh GRADER
@@ -27,4 +29,6 @@ for r in 1 2; do
     run "default-$r"
     CUDA_LAB_SANITIZE_THREADS=4 run "sanitize-4-threads-$r"
     run "sanitize-off-$r" --sanitize off
+    CUDA_LAB_AHEAD_THREADS=8 run "ahead-8-threads-$r"
+    CUDA_LAB_AHEAD_THREADS=2 run "ahead-2-threads-$r"
 done

@@ -27,6 +27,16 @@ use ptx_build::CompileOptions;
 
 /// At most this many threads, and one core left to the check on the GPU.
 const MAX_THREADS: usize = 4;
+/// Sets how many threads work ahead (default: every core but one, at most
+/// [`MAX_THREADS`]): for measuring what more or fewer of them buy on a GPU
+/// machine (scripts/gpu-48-where.sh).
+pub const THREADS_ENV: &str = "CUDA_LAB_AHEAD_THREADS";
+
+/// Threads to work ahead on a machine of `cores`, or what [`THREADS_ENV`] says.
+fn threads(cores: usize) -> usize {
+    let asked = std::env::var(THREADS_ENV).ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|&n| n > 0);
+    asked.unwrap_or_else(|| cores.saturating_sub(1).clamp(1, MAX_THREADS))
+}
 
 /// One check to run ahead: its test name, the check, its part's build, and
 /// whether it runs whole or only as far as the GPU.
@@ -144,7 +154,7 @@ impl Ahead {
     pub fn start(seed: u64, shapes_secret: u64, options: CompileOptions, jobs: Vec<Job>, outcomes: &Outcomes) -> Ahead {
         let stop = Arc::new(AtomicBool::new(false));
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let threads = cores.saturating_sub(1).clamp(1, MAX_THREADS).min(jobs.len());
+        let threads = threads(cores).min(jobs.len());
         // Enrolled before any trial runs, so that each finds its slot.
         let queue: VecDeque<(Job, Option<Arc<Slot>>)> = jobs
             .into_iter()
@@ -318,6 +328,14 @@ mod tests {
         assert!(outcomes.take("ahead::test::queued").is_none(), "the trial runs it itself");
         assert!(!slot.start(), "and no thread starts it after");
         assert!(outcomes.take("ahead::test::never-enrolled").is_none());
+    }
+
+    #[test]
+    fn every_core_but_one_works_ahead_up_to_the_cap() {
+        if std::env::var_os(THREADS_ENV).is_some() {
+            return;
+        }
+        assert_eq!([1, 2, 3, 16].map(threads), [1, 1, 2, MAX_THREADS]);
     }
 
     #[test]
