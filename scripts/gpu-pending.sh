@@ -91,7 +91,7 @@ elif [ "$stage" = 4 ]; then
     mark where
     OUT=$R scripts/gpu-48-steady.sh "$a" "$b" 2 >"$R/steady.out" 2>&1
     mark steady
-    EXERCISE_SETS="ex03 ex04 ex05 ex06 ex07 ex09" corpus cheats on 150
+    EXERCISE_SETS="ex03 ex04 ex05 ex06 ex07 ex09 ex12" corpus cheats on 170
     EXERCISE_SETS="ex03 ex10 ex11 ex12" corpus variants off "$(( $(left) < 120 ? $(left) : 120 ))"
     # The class only where a call has room for it (about 160 s).
     [ "$(left)" -ge 160 ] && class

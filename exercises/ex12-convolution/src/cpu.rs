@@ -91,6 +91,33 @@ pub fn close_enough(got: f32, expected: (f64, f64), r: usize) -> bool {
     (got as f64 - expected.0).abs() <= tolerance(side(r) * side(r), expected.1)
 }
 
+/// [`close_enough`] for some pixels of a `w` x `h` output only, given as
+/// (index, value): what a launch of a few sampled blocks wrote;
+/// `expected(i)` is pixel `i`'s `(value, magnitude)` ([`conv_at`]).
+pub fn compare_at(
+    written: &[(usize, f32)],
+    expected: impl Fn(usize) -> (f64, f64),
+    (r, w, h): (usize, usize, usize),
+) -> Result<()> {
+    let wrong: Vec<(usize, f32, f64)> = written
+        .iter()
+        .map(|&(i, got)| (i, got, expected(i)))
+        .filter(|&(_, got, e)| !close_enough(got, e, r))
+        .map(|(i, got, e)| (i, got, e.0))
+        .collect();
+    let Some(&(i, got, want)) = wrong.first() else { return Ok(()) };
+    kit::check::record_matrix("out", h, w, wrong.iter().map(|&(i, _, _)| (i / w, i % w)));
+    let got = if is_poison(&got) { "nothing (never written)".to_string() } else { format!("{got}") };
+    bail!(
+        "`out` ({w} x {h}): {} of the {} pixel(s) checked are wrong; the first is row {}, column {}: expected \
+         {want}, got {got}",
+        wrong.len(),
+        written.len(),
+        i / w,
+        i % w
+    )
+}
+
 /// Compares the kernel's `out` with the reference; records where it is wrong
 /// for the report's heat map; names the first wrong pixel and the likely bug.
 pub fn compare(

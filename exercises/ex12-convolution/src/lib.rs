@@ -289,6 +289,11 @@ pub fn perf_rows(gpu: &kit::Gpu) -> usize {
     kit::exercise::image_rows(gpu, PERF_WIDTH)
 }
 
+/// [`perf_rows`] of a GPU whose bandwidth size (kit::exercise::bandwidth_elements) is `elements`.
+pub fn rows_of(elements: usize) -> usize {
+    kit::exercise::image_rows_of(elements, PERF_WIDTH)
+}
+
 /// The grader's kernel that the `constant` part's timing is compared with.
 const EXPECTED_KERNEL: (&str, &str) = ("conv2d_global_mask", include_str!("../yardsticks/conv2d_global_mask.cu"));
 

@@ -22,7 +22,7 @@
 //!   pixels inside the image, 1.60 per output, instead of 45.98 untiled.
 
 use anyhow::{bail, Result};
-use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, BlockSample, Measurement};
 use kit::Ctx;
 use rand::Rng;
 
@@ -93,6 +93,56 @@ pub struct Measured {
     pub m: Measurement,
     /// Width and height of the measured image.
     pub shape: (usize, usize),
+    /// What the blocks that ran compute and stage: the whole image's, or a
+    /// few sampled blocks' of the timed image.
+    pub region: Region,
+}
+
+/// The outputs some blocks of an image compute, their image taps that fall
+/// inside the image, and the pixels of the blocks' (16 + 2r)^2 tiles inside
+/// it: what the per-output figures are divided by and compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Region {
+    pub outputs: usize,
+    pub inside_taps: usize,
+    pub staged: usize,
+}
+
+impl Region {
+    /// The blocks `(bx, by)` of an image of `shape`.
+    pub fn of_blocks((w, h): (usize, usize), blocks: impl IntoIterator<Item = (usize, usize)>) -> Region {
+        let t = TILE as usize;
+        // Along one axis of `n` pixels, block `b`: its outputs, their taps inside, its tile's pixels inside.
+        let axis = |b: usize, n: usize| {
+            let cells = b * t..((b + 1) * t).min(n);
+            let taps = cells
+                .clone()
+                .map(|p| {
+                    (0..cpu::side(MEASURE_R)).filter(|&k| (p + k).checked_sub(MEASURE_R).is_some_and(|q| q < n)).count()
+                })
+                .sum::<usize>();
+            (cells.len(), taps, (b * t + t + MEASURE_R).min(n) - (b * t).saturating_sub(MEASURE_R))
+        };
+        let mut r = Region::default();
+        for (bx, by) in blocks {
+            let ((ox, tx, sx), (oy, ty, sy)) = (axis(bx, w), axis(by, h));
+            r.outputs += ox * oy;
+            r.inside_taps += tx * ty;
+            r.staged += sx * sy;
+        }
+        r
+    }
+
+    /// Every block of an image of `shape`.
+    pub fn whole(shape: (usize, usize)) -> Region {
+        let t = TILE as usize;
+        let (gx, gy) = (shape.0.div_ceil(t), shape.1.div_ceil(t));
+        Region::of_blocks(shape, (0..gy).flat_map(|by| (0..gx).map(move |bx| (bx, by))))
+    }
+
+    pub fn inside_taps_per_output(&self) -> f64 {
+        self.inside_taps as f64 / self.outputs as f64
+    }
 }
 
 impl std::ops::Deref for Measured {
@@ -108,25 +158,14 @@ pub const fn outputs((w, h): (usize, usize)) -> usize {
 }
 
 /// Image taps per output that fall inside an image of `shape` (45.98 for 64 x 48).
-pub fn inside_taps_per_output((w, h): (usize, usize)) -> f64 {
-    let clipped = |n: usize| -> usize {
-        (0..n)
-            .map(|p| {
-                (0..cpu::side(MEASURE_R)).filter(|&k| (p + k).checked_sub(MEASURE_R).is_some_and(|q| q < n)).count()
-            })
-            .sum()
-    };
-    (clipped(w) * clipped(h)) as f64 / outputs((w, h)) as f64
+pub fn inside_taps_per_output(shape: (usize, usize)) -> f64 {
+    Region::whole(shape).inside_taps_per_output()
 }
 
 /// Pixels of the blocks' (16 + 2r)^2 tiles that lie inside an image of
 /// `shape`: what a tiled kernel loads, each once (4920 for 64 x 48).
-pub fn staged_pixels((w, h): (usize, usize)) -> usize {
-    let t = TILE as usize;
-    let tiles = |n: usize| -> usize {
-        (0..n.div_ceil(t)).map(|b| (b * t + t + MEASURE_R).min(n) - (b * t).saturating_sub(MEASURE_R)).sum()
-    };
-    tiles(w) * tiles(h)
+pub fn staged_pixels(shape: (usize, usize)) -> usize {
+    Region::whole(shape).staged
 }
 
 /// The measured image of this check: one of [`MEASURE_SHAPES`], drawn from the seed.
@@ -150,11 +189,78 @@ pub fn measure_on(ctx: &Ctx, v: Variant, shape: (usize, usize)) -> Result<Measur
         let expected = cpu::convolve(&image, &mask, r, w, h);
         kit::measure::require_right_result(cpu::compare(&image, &mask, &expected, &got, (r, w, h)))
     })?;
-    Ok(Measured { m, shape })
+    Ok(Measured { m, shape, region: Region::whole(shape) })
+}
+
+/// Blocks the simulator runs of the timed image ([`timed_shape`]: 8192 x
+/// 6400 on an H100, 204 800 blocks), drawn by the run's secret: one of the
+/// first wave and three of the later ones. A kernel can tell the measured
+/// images (6 to 24 blocks) from the timed one by its grid or its sizes alone;
+/// at the timed size it takes its timed path.
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+
+/// The timed image on an H100 (kit::exercise::TIMED_L2_BYTES), as (width, height).
+pub fn timed_shape() -> (usize, usize) {
+    (crate::PERF_WIDTH, crate::rows_of(kit::exercise::timed_bandwidth_elements()))
+}
+
+/// Part `v`'s kernel run once on the simulator on the timed image
+/// ([`timed_shape`], the timed 7 x 7 mask), [`TIMED_SAMPLED_BLOCKS`] of its
+/// blocks: the image generated where they read it
+/// (kit::Gpu::upload_generated), and what they wrote checked, wherever they
+/// wrote it, within the float bound of the correctness checks.
+pub fn measure_at_timed_size(ctx: &Ctx, v: Variant) -> Result<Measured> {
+    let ((w, h), r) = (timed_shape(), crate::PERF_RADIUS);
+    let cfg = crate::launch_config(w, h);
+    let (first, later) = TIMED_SAMPLED_BLOCKS;
+    let blocks = cfg.grid.0 as u64 * cfg.grid.1 as u64;
+    let sample = BlockSample::first_and_later(&mut ctx.secret_rng("timed-size blocks"), blocks, first, later);
+    let mut rng = ctx.rng_for("timed-size image");
+    let mask = cpu::mask(&mut rng, r);
+    let pixels = kit::inputs::UniformF32s::new(&rng, 0.0, 1.0);
+    let pixel = |y: usize, x: usize| {
+        let mut p = [0.0f32];
+        pixels.fill(y * w + x, &mut p);
+        p[0]
+    };
+    let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, v.kernel(), &sample, |module| {
+        let gpu = module.gpu();
+        // Not watched: the correctness checks and the timed launches judge writes into `in`.
+        gpu.watch_inputs(false);
+        let p = pixels.clone();
+        let input = gpu.upload_generated("in", w * h, move |first, out: &mut [f32]| p.fill(first, out));
+        let out = gpu.poisoned_generated::<f32>("out", w * h);
+        gpu.watch_inputs(true);
+        let (input, out, d_mask) = (input?, out?, gpu.upload("mask", &mask)?);
+        v.prepare(module, &mask)?;
+        v.launch_on(module, input.arg(), d_mask.arg(), out.arg(), (w, h, r))?;
+        gpu.finish()?;
+        let tiles = || sample.elements(cfg.grid.0, TILE as usize, h, w).into_iter().map(|(y, x)| y * w + x).collect();
+        let written = kit::measure::sampled_writes(&out, tiles)?;
+        let right = cpu::compare_at(&written, |i| cpu::conv_at(pixel, &mask, r, w, h, i / w, i % w), (r, w, h));
+        kit::measure::require_right_result_at_timed_size(right, &format!("{w}x{h}"), sample.blocks().len())
+    })?;
+    let sampled = sample.blocks().iter().map(|&b| ((b % cfg.grid.0 as u64) as usize, (b / cfg.grid.0 as u64) as usize));
+    Ok(Measured { m, shape: (w, h), region: Region::of_blocks((w, h), sampled) })
+}
+
+/// `judge` of part `v` on the check's measured image, then on the timed one.
+fn here_and_timed(ctx: &Ctx, v: Variant, judge: impl Fn(&Measured) -> Result<String>) -> Result<String> {
+    let measured = measure(ctx, v)?;
+    let line = judge(&measured)?;
+    let (w, h) = timed_shape();
+    let grid = crate::launch_config(w, h).grid;
+    kit::measure::judge_at_timed_size(
+        (&format!("{w}x{h}"), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, grid.0 as u64 * grid.1 as u64),
+        &format!("at {}x{} (the measured image) {line}", measured.shape.0, measured.shape.1),
+        || measure_at_timed_size(ctx, v),
+        &judge,
+    )?;
+    Ok(line)
 }
 
 fn per_output(m: &Measured, count: u64) -> f64 {
-    count as f64 / outputs(m.shape) as f64
+    count as f64 / m.region.outputs as f64
 }
 
 /// Floats the active lanes loaded from global memory: from the totals, which
@@ -191,7 +297,7 @@ fn figures(m: &Measured) -> String {
          image), {:.2} constant loads ({:.2} constant-cache passes per load, {:.2} per output), {:.2} shared loads (warp requests x 32); global sectors \
          per request: loads {:.1} (worst load {:.1}), stores {:.1}; {:.1} active lanes per global load",
         per_output(m, global_floats(m)),
-        inside_taps_per_output(m.shape),
+        m.region.inside_taps_per_output(),
         per_output(m, m.thread_const_loads()),
         m.const_passes_per_request(),
         per_output(m, m.stats.const_load_passes),
@@ -234,12 +340,12 @@ pub fn coalesced(m: &Measured) -> Result<String> {
 
 /// The structure check `naive::coalesced`.
 pub fn coalesced_check(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(measure(ctx, Variant::Naive).and_then(|m| coalesced(&m)))
+    unless_unmeasurable(here_and_timed(ctx, Variant::Naive, coalesced))
 }
 
 /// `constant`: the mask read from constant memory, as broadcasts.
 pub fn mask_in_constant(m: &Measured) -> Result<String> {
-    m.require_little_local(outputs(m.shape) as u64, "output", MAX_LOCAL_BYTES_PER_OUTPUT, MASK_NOT_COPIED)?;
+    m.require_little_local(m.region.outputs as u64, "output", MAX_LOCAL_BYTES_PER_OUTPUT, MASK_NOT_COPIED)?;
     let global = per_output(m, global_floats(m));
     if m.stats.const_load_requests == 0 || global > MAX_CONSTANT_LOADS_PER_OUTPUT {
         bail!(
@@ -249,7 +355,7 @@ pub fn mask_in_constant(m: &Measured) -> Result<String> {
              memory): the grader writes the mask there before every launch",
             m.kernel,
             per_output(m, m.thread_const_loads()),
-            inside_taps_per_output(m.shape),
+            m.region.inside_taps_per_output(),
             most_at(m)
         );
     }
@@ -286,20 +392,20 @@ fn worst_global_load(m: &Measurement) -> Option<&kit::measure::InstrStats> {
 
 /// The structure check `constant::mask-in-constant`.
 pub fn mask_in_constant_check(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(measure(ctx, Variant::Constant).and_then(|m| mask_in_constant(&m)))
+    unless_unmeasurable(here_and_timed(ctx, Variant::Constant, mask_in_constant))
 }
 
 /// Stand-in for `constant::perf::faster-than-global-mask`: what a constant mask
 /// saves (the mask's global loads, read instead as broadcasts), measured.
 pub fn mask_in_constant_stand_in(ctx: &Ctx) -> Result<String> {
-    mask_in_constant(&measure(ctx, Variant::Constant)?)
+    here_and_timed(ctx, Variant::Constant, mask_in_constant)
 }
 
 /// `tiled`: the image staged once per tile, halo included; the mask in constant memory.
 pub fn halo_in_shared(m: &Measured) -> Result<String> {
-    m.require_little_local(outputs(m.shape) as u64, "output", MAX_LOCAL_BYTES_PER_OUTPUT, MASK_NOT_COPIED)?;
+    m.require_little_local(m.region.outputs as u64, "output", MAX_LOCAL_BYTES_PER_OUTPUT, MASK_NOT_COPIED)?;
     let global = per_output(m, global_floats(m));
-    let staged = staged_pixels(m.shape) as f64;
+    let staged = m.region.staged as f64;
     if global > MAX_TILED_LOADS_PER_OUTPUT {
         let why = if m.stats.const_load_requests == 0 {
             "and no constant load: the mask is read from global memory too. Read it from `F`, the `__constant__` \
@@ -322,7 +428,7 @@ pub fn halo_in_shared(m: &Measured) -> Result<String> {
             "{}: {global:.2} global loads per output (a tile with its halo: {:.2}; at most \
              {MAX_TILED_LOADS_PER_OUTPUT}){}, {why}",
             m.kernel,
-            staged / outputs(m.shape) as f64,
+            staged / m.region.outputs as f64,
             most_at(m)
         );
     }
@@ -352,12 +458,12 @@ pub fn halo_in_shared(m: &Measured) -> Result<String> {
 
 /// The structure check `tiled::few-global-loads-per-output`.
 pub fn halo_in_shared_check(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(measure(ctx, Variant::Tiled).and_then(|m| halo_in_shared(&m)))
+    unless_unmeasurable(here_and_timed(ctx, Variant::Tiled, halo_in_shared))
 }
 
 /// Stand-in for `tiled::perf::faster-than-untiled`: the tile staged, by whole warps.
 pub fn warp_wide_fill_stand_in(ctx: &Ctx) -> Result<String> {
-    warp_wide_fill(&measure(ctx, Variant::Tiled)?)
+    here_and_timed(ctx, Variant::Tiled, warp_wide_fill)
 }
 
 /// The stand-in's verdict on a measurement: the halo staged, by whole warps.
@@ -557,6 +663,16 @@ mod tests {
         for case in ["ex12-tiled-fill-by-columns", "ex12-tiled-fill-2d-rows-from-x"] {
             let says = "sectors per warp request";
             all_fail(&variant(case, Variant::Tiled), Variant::Tiled, says, halo_in_shared);
+        }
+        // The tile staged only on grids of at most 65536 blocks: every measured image, not the timed one.
+        let small =
+            "grader/tests/cheats/ex12-tiled-only-on-small-grids/exercises/ex12-convolution/kernels/conv2d_tiled.cu";
+        for (check, what) in [("few-global-loads-per-output", Run::Check), ("faster-than-untiled", Run::StandIn)] {
+            if let Some(msg) = fails(&ex, "tiled", check, what, small) {
+                assert!(msg.starts_with("at 8192x6400 (the timed size: 4 of its 204800 blocks"), "{msg}");
+                // 49 taps per output, fewer where a sampled block lies on the image's edge.
+                assert!(msg.contains("conv2d_tiled: 4") && msg.contains(" global loads per output (a tile"), "{msg}");
+            }
         }
     }
 }
