@@ -66,13 +66,15 @@ pub fn stencil_bytes(n: usize) -> usize {
 }
 
 fn correct(ctx: &Ctx, n: usize) -> Result<String> {
-    let module = ctx.kernel_module(KERNEL)?;
-    // The same for every student of a batch: drawn and computed once per seed.
+    ctx.kernel_ptx(KERNEL)?; // a missing or misspelled kernel, before anything is computed
+                             // The same for every student of a batch: drawn and computed once per seed.
     let inputs = ctx.shared("in+out", || {
         let input = cpu::padded_input(&mut ctx.rng(), n);
         let expected = cpu::stencil(&input);
         (input, expected)
     });
+    // Taken after the inputs: a check run ahead of the GPU (grader/src/ahead.rs) stops here.
+    let module = ctx.kernel_module(KERNEL)?;
     let (input, expected) = (&inputs.0, &inputs.1);
     let gpu = module.gpu();
     let d_in = gpu.upload("in", input)?;

@@ -79,8 +79,8 @@ pub fn launch_config(blocks: u32) -> LaunchConfig {
 }
 
 fn correct(ctx: &Ctx, case: Case) -> Result<String> {
-    let module = ctx.kernel_module(KERNEL)?;
-    // The same for every student of a batch: drawn and correlated once per seed.
+    ctx.kernel_ptx(KERNEL)?; // a missing or misspelled kernel, before anything is computed
+                             // The same for every student of a batch: drawn and correlated once per seed.
     let inputs = ctx.shared("in1+in2+lags+out", || {
         let mut rng = ctx.rng();
         let (in1, in2, lags) = match case {
@@ -100,6 +100,8 @@ fn correct(ctx: &Ctx, case: Case) -> Result<String> {
         let expected = cpu::correlate(&in1, &in2);
         (in1, in2, lags, expected)
     });
+    // Taken after the inputs: a check run ahead of the GPU (grader/src/ahead.rs) stops here.
+    let module = ctx.kernel_module(KERNEL)?;
     let (in1, in2, lags, expected) = (&inputs.0, &inputs.1, &inputs.2, &inputs.3);
     let gpu = module.gpu();
     let (d1, d2) = (gpu.upload("in1", in1)?, gpu.upload("in2", in2)?);

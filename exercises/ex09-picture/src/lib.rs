@@ -69,13 +69,15 @@ pub fn launch_config(n: usize, m: usize) -> LaunchConfig {
 }
 
 fn correct(ctx: &Ctx, n: usize, m: usize) -> Result<String> {
-    let module = ctx.kernel_module(KERNEL)?;
-    // The same for every student of a batch: drawn and computed once per seed.
+    ctx.kernel_ptx(KERNEL)?; // a missing or misspelled kernel, before anything is computed
+                             // The same for every student of a batch: drawn and computed once per seed.
     let inputs = ctx.shared("in+out", || {
         let image = cpu::correctness_image(&mut ctx.rng(), n * m);
         let expected = cpu::scaled(&image);
         (image, expected)
     });
+    // Taken after the inputs: a check run ahead of the GPU (grader/src/ahead.rs) stops here.
+    let module = ctx.kernel_module(KERNEL)?;
     let gpu = module.gpu();
     // With their rows (n columns, m rows): an index out of bounds is named by row and column.
     let d_in = gpu.upload("d_Pin", &inputs.0)?.with_2d_shape(n, m)?;

@@ -161,13 +161,15 @@ pub fn test_config(kernel: &str, n: usize) -> LaunchConfig {
 }
 
 fn correct(ctx: &Ctx, kernel: &str, n: usize, kind: Bytes) -> Result<String> {
-    let module = ctx.kernel_module(kernel)?;
-    // The same for every student of a batch: drawn and counted once per seed.
+    ctx.kernel_ptx(kernel)?; // a missing or misspelled kernel, before anything is computed
+                             // The same for every student of a batch: drawn and counted once per seed.
     let inputs = ctx.shared("bytes+bins", || {
         let data = cpu::correctness_bytes(&mut ctx.rng(), n, kind);
         let bins = cpu::histogram(&data);
         (data, bins)
     });
+    // Taken after the inputs: a check run ahead of the GPU (grader/src/ahead.rs) stops here.
+    let module = ctx.kernel_module(kernel)?;
     let gpu = module.gpu();
     // Zero, as the README promises: the kernel adds to the bins.
     let bins = gpu.zeros::<u32>("bins", cpu::BINS)?;

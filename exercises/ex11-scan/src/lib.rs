@@ -131,13 +131,15 @@ pub fn section_config(n: usize, threads: u32) -> LaunchConfig {
 }
 
 fn sections_correct(ctx: &Ctx, kernel: &str, threads: u32, n: usize) -> Result<String> {
-    let module = ctx.kernel_module(kernel)?;
-    // The same for every student of a batch: drawn and scanned once per seed.
+    ctx.kernel_ptx(kernel)?; // a missing or misspelled kernel, before anything is computed
+                             // The same for every student of a batch: drawn and scanned once per seed.
     let inputs = ctx.shared("in+scans", || {
         let input = cpu::values(&mut ctx.rng(), n);
         let expected = cpu::section_scans(&input);
         (input, expected)
     });
+    // Taken after the inputs: a check run ahead of the GPU (grader/src/ahead.rs) stops here.
+    let module = ctx.kernel_module(kernel)?;
     let gpu = module.gpu();
     let d_in = gpu.upload("X", &inputs.0)?;
     let d_out = gpu.poisoned::<i32>("Y", n)?;
@@ -231,13 +233,15 @@ pub fn run_any(
 }
 
 fn any_correct(ctx: &Ctx, n: usize) -> Result<String> {
-    let module = ctx.kernel_module(SCAN_SECTIONS)?;
+    ctx.kernel_ptx(SCAN_SECTIONS)?; // a missing or misspelled kernel, before anything is computed
     ctx.kernel_ptx(ADD_SUMS)?;
     let inputs = ctx.shared("in+scan", || {
         let input = cpu::values(&mut ctx.rng(), n);
         let expected = cpu::inclusive_scan(&input);
         (input, expected)
     });
+    // Taken after the inputs: a check run ahead of the GPU (grader/src/ahead.rs) stops here.
+    let module = ctx.kernel_module(SCAN_SECTIONS)?;
     let (input, expected) = (&inputs.0, &inputs.1);
     let gpu = module.gpu();
     let d_in = gpu.upload("in", input)?;

@@ -224,8 +224,8 @@ pub fn convolve_on(
 }
 
 fn correct(ctx: &Ctx, v: Variant, w: usize, h: usize, r: usize) -> Result<String> {
-    let module = ctx.kernel_module(v.kernel())?;
-    // The same for every student of a batch: drawn and computed once per seed.
+    ctx.kernel_ptx(v.kernel())?; // a missing or misspelled kernel, before anything is computed
+                                 // The same for every student of a batch: drawn and computed once per seed.
     let inputs = ctx.shared("in+mask+out", || {
         let mut rng = ctx.rng();
         let image = cpu::image(&mut rng, w * h);
@@ -233,6 +233,8 @@ fn correct(ctx: &Ctx, v: Variant, w: usize, h: usize, r: usize) -> Result<String
         let expected = cpu::convolve(&image, &mask, r, w, h);
         (image, mask, expected)
     });
+    // Taken after the inputs: a check run ahead of the GPU (grader/src/ahead.rs) stops here.
+    let module = ctx.kernel_module(v.kernel())?;
     let (image, mask, expected) = (&inputs.0, &inputs.1, &inputs.2);
     let got = convolve_on(module, v, image, mask, (w, h, r))
         .map_err(|e| mask_read_past_its_end(module, v, e, image, mask, (w, h, r)))?;

@@ -123,6 +123,15 @@ pub fn value<T: Send + Sync + 'static>(seed: u64, key: String, compute: impl FnO
     any.downcast::<T>().expect("one type per key")
 }
 
+/// Whether check `check` (its full name) has computed a shared value for
+/// `seed` in this process: for a test that a check draws its inputs before
+/// its first use of the GPU, so that the grader's threads ahead compute them.
+pub fn computed_for(seed: u64, check: &str) -> bool {
+    let prefix = format!("{check}/");
+    let c = caches().lock().unwrap_or_else(|p| p.into_inner());
+    c.values.iter().any(|((s, key), slot)| *s == seed && key.starts_with(&prefix) && slot.get().is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
