@@ -31,7 +31,7 @@ pub const MEASURE_RECTS: [Shape; 4] =
 pub const SAMPLED_BLOCKS: (usize, usize) = (6, 12);
 /// Blocks the simulator runs of the product at the timed size (`tiled`'s
 /// 4096 x 4096, 65536 blocks; `rect`'s 2047 x 3001 x 2501, 20096), drawn by the
-/// run's secret: one of the first wave and three of the later ones. A kernel
+/// run's secret: block 0 (of the first wave, kit::measure::BlockSample::at_timed_size) and three of the later ones. A kernel
 /// can tell the measured products (a few hundred blocks) from the timed one
 /// by its grid or its sizes alone; at the timed size it takes its timed path.
 pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
@@ -167,7 +167,11 @@ fn measure_sampled(
     blocks: &mut impl Rng,
 ) -> Result<Product> {
     let grid = launch_config(s).grid;
-    let sample = BlockSample::first_and_later(blocks, grid.0 as u64 * grid.1 as u64, first, later);
+    let grid_blocks = grid.0 as u64 * grid.1 as u64;
+    let sample = match timed {
+        true => BlockSample::at_timed_size(blocks, grid_blocks, (first, later)),
+        false => BlockSample::first_and_later(blocks, grid_blocks, first, later),
+    };
     let computed = std::sync::atomic::AtomicUsize::new(0);
     let measured = kit::measure::measure_ptx_sampled(ptx, kernel.name, &sample, |module: &Module| {
         // Inputs not watched for writes here: the correctness checks and the timed launches judge

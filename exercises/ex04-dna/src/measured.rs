@@ -50,8 +50,8 @@ pub const MIN_WINDOW_BYTES_PER_REQUEST: f64 = 16.0;
 pub const FEW_LANES: f64 = 12.0;
 
 /// Blocks the simulator runs of the timed search ([`crate::PERF_LETTERS`]
-/// letters, 262 144 blocks), drawn by the run's secret: one of the first wave
-/// and three of the later ones. A kernel can tell the measured strings (at
+/// letters, 262 144 blocks), drawn by the run's secret: block 0 (of the first
+/// wave, BlockSample::at_timed_size) and three of the later ones. A kernel can tell the measured strings (at
 /// most 64 blocks) from the timed one by its grid or length alone; at the
 /// timed size it takes its timed path.
 pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
@@ -111,7 +111,7 @@ pub fn measure_at_timed_size(ctx: &Ctx, v: Variant) -> Result<Measured> {
     let (positions, cfg) = (cpu::positions(letters), crate::launch_config(letters));
     let (first, later) = TIMED_SAMPLED_BLOCKS;
     let sample =
-        BlockSample::first_and_later(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, first, later);
+        BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, (first, later));
     let mut rng = ctx.rng_for("timed-size string");
     let seq = inputs::random_seq(&mut rng);
     let dna = inputs::TimedDna::new(&rng);

@@ -39,7 +39,7 @@ pub const MIN_LANES_PER_LOAD: f64 = 16.0;
 
 /// Blocks the simulator runs of the stencil at its timed size
 /// ([`crate::outputs_of`] an H100's bandwidth size: 52 428 800 outputs,
-/// 102 400 blocks), drawn by the run's secret: one of the first wave and three
+/// 102 400 blocks), drawn by the run's secret: block 0 (of the first wave, kit::measure::BlockSample::at_timed_size) and three
 /// of the later ones. A kernel can tell the measured lengths (at most 256
 /// blocks) from the timed launch by its grid or `n` alone; at the timed size
 /// it takes its timed path.
@@ -87,7 +87,7 @@ pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measured> {
     let cfg = launch_config(n);
     let (first, later) = TIMED_SAMPLED_BLOCKS;
     let sample =
-        BlockSample::first_and_later(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, first, later);
+        BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, (first, later));
     let values = cpu::TimedInput::new(&ctx.rng_for("timed-size input"));
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, KERNEL, &sample, |module| {
         let gpu = module.gpu();

@@ -23,7 +23,7 @@ pub const MEASURE_BLOCKS: RangeInclusive<u32> = 3..=6;
 pub const MAX_LOADS_PER_THREAD: f64 = 8.0;
 
 /// Blocks the simulator runs of the timed launch ([`crate::PERF_BLOCKS`]),
-/// drawn by the run's secret: one of the first wave and three of the later
+/// drawn by the run's secret: block 0 (of the first wave, kit::measure::BlockSample::at_timed_size) and three of the later
 /// ones. A kernel can tell the measured launches (3 to 6 blocks) from the
 /// timed one by its grid alone; at the timed size it takes its timed path.
 pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
@@ -69,7 +69,7 @@ pub fn measure(ctx: &Ctx) -> Result<Measured> {
 pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measured> {
     let blocks = crate::PERF_BLOCKS;
     let (first, later) = TIMED_SAMPLED_BLOCKS;
-    let sample = BlockSample::first_and_later(&mut ctx.secret_rng("timed-size blocks"), blocks as u64, first, later);
+    let sample = BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), blocks as u64, (first, later));
     let pairs = cpu::TimedPairs::new(&ctx.rng_for("timed-size pairs"), blocks);
     let n = blocks as usize * SIZE;
     let expected: HashMap<usize, Vec<u32>> =

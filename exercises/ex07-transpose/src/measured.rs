@@ -58,7 +58,7 @@ pub fn measure_ptx(ptx: &str, kernel: &str, w: usize, h: usize, rng: &mut impl R
 
 /// Blocks the simulator runs of the transpose at the timed size
 /// ([`crate::PERF_MIN_SIDE`] a side, 65536 blocks), drawn by the run's
-/// secret: one of the first wave and three of the later ones. A kernel can
+/// secret: block 0 (of the first wave, kit::measure::BlockSample::at_timed_size) and three of the later ones. A kernel can
 /// tell the measured shapes (a few blocks) from the timed one by its grid or
 /// its sizes alone; at the timed size it takes its timed path.
 pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
@@ -74,7 +74,7 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Measured> {
     let cfg = launch_config(w, h);
     let (first, later) = TIMED_SAMPLED_BLOCKS;
     let blocks = cfg.grid.0 as u64 * cfg.grid.1 as u64;
-    let sample = BlockSample::first_and_later(&mut ctx.secret_rng("timed-size blocks"), blocks, first, later);
+    let sample = BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), blocks, (first, later));
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `in`.

@@ -28,8 +28,8 @@ pub const MEASURE_SHAPES: [(usize, usize); 4] = [(304, 256), (288, 272), (256, 3
 /// drawn by the run's secret: of the first wave, and of the later ones.
 pub const SAMPLED_BLOCKS: (usize, usize) = (6, 12);
 /// Blocks the simulator runs of the timed image ([`timed_shape`]: 8192 x
-/// 6400 on an H100, 204 800 blocks), drawn by the run's secret: one of the
-/// first wave and three of the later ones. A kernel can tell the measured
+/// 6400 on an H100, 204 800 blocks), drawn by the run's secret: block 0 (of the
+/// first wave, BlockSample::at_timed_size) and three of the later ones. A kernel can tell the measured
 /// images (about 300 blocks) from the timed one by its grid or its sizes
 /// alone; at the timed size it takes its timed path.
 pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
@@ -91,7 +91,7 @@ pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measurement> {
     let cfg = launch_config(n, m);
     let (first, later) = TIMED_SAMPLED_BLOCKS;
     let blocks = cfg.grid.0 as u64 * cfg.grid.1 as u64;
-    let sample = BlockSample::first_and_later(&mut ctx.secret_rng("timed-size blocks"), blocks, first, later);
+    let sample = BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), blocks, (first, later));
     let pixels = kit::inputs::UniformF32s::new(&ctx.rng_for("timed-size image"), 0.0, 256.0);
     let pixel = |i: usize| {
         let mut p = [0.0f32];

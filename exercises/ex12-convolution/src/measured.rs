@@ -193,8 +193,8 @@ pub fn measure_on(ctx: &Ctx, v: Variant, shape: (usize, usize)) -> Result<Measur
 }
 
 /// Blocks the simulator runs of the timed image ([`timed_shape`]: 8192 x
-/// 6400 on an H100, 204 800 blocks), drawn by the run's secret: one of the
-/// first wave and three of the later ones. A kernel can tell the measured
+/// 6400 on an H100, 204 800 blocks), drawn by the run's secret: block 0 (of the
+/// first wave, BlockSample::at_timed_size) and three of the later ones. A kernel can tell the measured
 /// images (6 to 24 blocks) from the timed one by its grid or its sizes alone;
 /// at the timed size it takes its timed path.
 pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
@@ -214,7 +214,7 @@ pub fn measure_at_timed_size(ctx: &Ctx, v: Variant) -> Result<Measured> {
     let cfg = crate::launch_config(w, h);
     let (first, later) = TIMED_SAMPLED_BLOCKS;
     let blocks = cfg.grid.0 as u64 * cfg.grid.1 as u64;
-    let sample = BlockSample::first_and_later(&mut ctx.secret_rng("timed-size blocks"), blocks, first, later);
+    let sample = BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), blocks, (first, later));
     let mut rng = ctx.rng_for("timed-size image");
     let mask = cpu::mask(&mut rng, r);
     let pixels = kit::inputs::UniformF32s::new(&rng, 0.0, 1.0);

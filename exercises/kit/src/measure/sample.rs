@@ -41,6 +41,22 @@ impl BlockSample {
         Self(chosen.into())
     }
 
+    /// [`first_and_later`](Self::first_and_later) for a measurement at the
+    /// timed size: block 0 is always one of the first wave's. Work a kernel
+    /// does once per launch usually falls to block 0 (a flag it sets, a value
+    /// it records for the other blocks); sampled in one run of 132 it would
+    /// give one verdict in that run (a race, say) and another in the rest.
+    pub fn at_timed_size(rng: &mut impl Rng, blocks: u64, (first, later): (usize, usize)) -> Self {
+        let drawn = Self::first_and_later(rng, blocks, first, later);
+        if drawn.0.contains(&0) || first == 0 {
+            return drawn;
+        }
+        // The first of the drawn first-wave blocks (the smallest index) gives its place to block 0.
+        let mut chosen = drawn.0.to_vec();
+        chosen[0] = 0;
+        Self(chosen.into())
+    }
+
     /// The sampled blocks' linear indices, in order.
     pub fn blocks(&self) -> &[u64] {
         &self.0
@@ -103,6 +119,9 @@ mod tests {
         assert!(s.blocks().windows(2).all(|w| w[0] < w[1]) && *s.blocks().last().unwrap() < blocks);
         assert_eq!(s.blocks().iter().filter(|&&b| b < wave).count(), 6);
         assert_eq!((draw(1), draw(1) != draw(2)), (s, true));
+        let timed = |seed| BlockSample::at_timed_size(&mut crate::inputs::rng_for(seed, "sample"), blocks, (1, 3));
+        assert!((1..40).all(|seed| timed(seed).blocks()[0] == 0 && timed(seed).blocks()[1] >= wave));
+        assert_eq!(timed(1).blocks().len(), 4);
         let short = BlockSample::first_and_later(&mut crate::inputs::rng_for(1, "sample"), 4, 6, 12);
         assert_eq!(short.blocks(), &[0, 1, 2, 3]);
         // blocks 1 and 3 of a grid two wide, 2 x 2 tiles of a 3 x 3 output: the edge cut off
