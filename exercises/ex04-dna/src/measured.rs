@@ -112,6 +112,8 @@ pub fn measure_at_timed_size(ctx: &Ctx, v: Variant) -> Result<Measured> {
     let (first, later) = TIMED_SAMPLED_BLOCKS;
     let sample =
         BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, (first, later));
+    // The outputs the README gives the sampled blocks: what the figures are per.
+    let computed = sample.linear_elements(THREADS, positions);
     let mut rng = ctx.rng_for("timed-size string");
     let seq = inputs::random_seq(&mut rng);
     let dna = inputs::TimedDna::new(&rng);
@@ -136,11 +138,11 @@ pub fn measure_at_timed_size(ctx: &Ctx, v: Variant) -> Result<Measured> {
         v.prepare(module, &seq)?;
         v.launch_async(module, &d_dna, &d_seq, &found)?;
         gpu.finish()?;
-        let written = kit::measure::sampled_writes(&found, || sample.linear_elements(THREADS, positions))?;
+        let written = kit::measure::sampled_writes(&found, || computed.clone())?;
         let right = kit::check::exact_at("found", positions, &written, found_at);
         kit::measure::require_right_result_at_timed_size(right, &format!("{letters} letters"), sample.blocks().len())
     })?;
-    Ok(Measured { m, positions: sample.linear_elements(THREADS, positions).len(), dna: at.get() })
+    Ok(Measured { m, positions: computed.len(), dna: at.get() })
 }
 
 /// `judge` on each length drawn from [`MEASURE_BLOCKS`] (the worst case:

@@ -88,6 +88,8 @@ pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measured> {
     let (first, later) = TIMED_SAMPLED_BLOCKS;
     let sample =
         BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, (first, later));
+    // The outputs the README gives the sampled blocks: what the figures are per.
+    let computed = sample.linear_elements(THREADS as usize, n);
     let values = cpu::TimedInput::new(&ctx.rng_for("timed-size input"));
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, KERNEL, &sample, |module| {
         let gpu = module.gpu();
@@ -99,11 +101,11 @@ pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measured> {
         gpu.watch_inputs(true);
         let (input, out) = (input?, out?);
         module.launch(KERNEL, cfg, &args![&input, &out, n as i32])?;
-        let written = kit::measure::sampled_writes(&out, || sample.linear_elements(THREADS as usize, n))?;
+        let written = kit::measure::sampled_writes(&out, || computed.clone())?;
         let right = kit::check::exact_at("out", n, &written, |i| values.stencil_at(i));
         kit::measure::require_right_result_at_timed_size(right, &format!("n = {n}"), sample.blocks().len())
     })?;
-    Ok(Measured { m, n: sample.linear_elements(THREADS as usize, n).len() })
+    Ok(Measured { m, n: computed.len() })
 }
 
 /// `judge` on each length drawn from [`MEASURE_N`] (the worst case: each must
