@@ -7,9 +7,9 @@
 # the GPU (4 by default), twice each, alternating: how much of the wall the
 # pass takes from the threads working ahead, and what more of them buy.
 # Counters off.
-# Writes into $OUT/where.
+# Writes into $OUT/where. ROUNDS=0 runs the traced run alone.
 #
-#   OUT=/some/dir scripts/gpu-48-where.sh GRADER
+#   OUT=/some/dir [ROUNDS=2] scripts/gpu-48-where.sh GRADER
 set -uo pipefail
 cd "$(dirname "$0")/.."
 g=${1:?grader}
@@ -25,7 +25,7 @@ run() { # LABEL, then the grader's extra flags
 }
 "$g" all --reference --backend cuda --seed 1 --no-report >"$out/warm-up.log" 2>&1
 CUDA_LAB_TRACE=1 run traced
-for r in 1 2; do
+for r in $(seq 1 "${ROUNDS:-2}"); do
     run "default-$r"
     CUDA_LAB_SANITIZE_THREADS=4 run "sanitize-4-threads-$r"
     run "sanitize-off-$r" --sanitize off

@@ -8,6 +8,7 @@
 #   OUT=$OUT STAGE=2 scripts/gpu-pending.sh .device/graderA .device/grader
 #   OUT=$OUT STAGE=3 BUDGET=400 scripts/gpu-pending.sh .device/graderA .device/grader
 #   OUT=$OUT STAGE=4 BUDGET=520 scripts/gpu-pending.sh .device/graderA .device/grader
+#   OUT=$OUT STAGE=5 BUDGET=540 scripts/gpu-pending.sh .device/graderA .device/grader
 #
 # Stage 1 (about 8 min): issue 48's A/B of a warm `grader all` (gpu-48-steady.sh),
 # each exercise warm with B (seeds 1 and 2), the variants corpus, the cheat
@@ -95,6 +96,31 @@ elif [ "$stage" = 4 ]; then
     EXERCISE_SETS="ex03 ex10 ex11 ex12" corpus variants off "$(( $(left) < 120 ? $(left) : 120 ))"
     # The class only where a call has room for it (about 160 s).
     [ "$(left)" -ge 160 ] && class
+    tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-cheats-on 2>/dev/null
+    pack
+elif [ "$stage" = 5 ]; then
+    # What stage 4 (an H100, 2026-12-07) left: 95306d8's references drawn ahead of the GPU on
+    # a warm `all` (A/B, and the traced run: what the GPU's thread still waits for), each
+    # exercise warm, ex12's cheats with counters, the variants of ex11 and ex12, the class;
+    # on an H200, issue 48's targets and its %envreg values.
+    { nvcc -O3 -arch=sm_90 -o /tmp/envreg scripts/gpu-49-envreg.cu && /tmp/envreg; } >"$R/envreg.txt" 2>&1
+    mark envreg
+    OUT=$R scripts/gpu-48-steady.sh "$a" "$b" 2 >"$R/steady.out" 2>&1
+    mark steady
+    OUT=$R ROUNDS=0 scripts/gpu-48-where.sh "$b" >"$R/where.out" 2>&1
+    mark where
+    for ex in ex01 ex02 ex03 ex04 ex05 ex06 ex07 ex08 ex09 ex10 ex11 ex12; do
+        for seed in 1 2; do
+            s=$(date +%s%N)
+            CUDA_LAB_COUNTERS=off CUDA_LAB_PROFILE=1 "$b" $ex --reference --no-report --seed $seed >"$R/$ex-$seed.log" 2>&1
+            rc=$?
+            echo "$ex seed $seed: $(( ($(date +%s%N) - s) / 1000000 )) ms rc=$rc" >>"$R/each.txt"
+        done
+    done
+    mark each
+    EXERCISE_SETS=ex12 corpus cheats on 60
+    EXERCISE_SETS="ex11 ex12" corpus variants off 60
+    [ "$(left)" -ge 150 ] && class
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-cheats-on 2>/dev/null
     pack
 else
