@@ -292,6 +292,16 @@ impl Simulator {
         Ok(a.lazy.as_ref().map(|l| l.filled(start, len).into_iter().map(|r| r.start - start..r.end - start).collect()))
     }
 
+    /// [`Simulator::touched`] byte for byte, by kernels alone (the host's
+    /// reads and writes not counted): what launches read or wrote of an input.
+    pub fn touched_by_kernels(&self, addr: u64, len: usize) -> Result<Option<Vec<std::ops::Range<usize>>>, SimError> {
+        let i = self.mem.find(addr, len as u64).ok_or(SimError::HostAccess { addr, len })?;
+        let a = &self.mem.allocs[i];
+        let start = (addr - a.base) as usize;
+        let ranges = a.lazy.as_ref().map(|l| l.touched_by_kernels(start, len));
+        Ok(ranges.map(|rs| rs.into_iter().map(|r| r.start - start..r.end - start).collect()))
+    }
+
     pub fn write(&mut self, addr: u64, bytes: &[u8]) -> Result<(), SimError> {
         let len = bytes.len();
         self.mem.slice_mut(addr, len).ok_or(SimError::HostAccess { addr, len })?.copy_from_slice(bytes);

@@ -50,6 +50,11 @@ pub struct Lazy {
     fill: Filler,
     /// One bit per chunk of `range`: filled.
     filled: Vec<u64>,
+    /// One bit per byte that a kernel touched, by chunk of `range` (the
+    /// chunk's bits made when a kernel first touches it): which elements of
+    /// an input the sampled blocks of a reduction read, where their sums must
+    /// add up to those elements'.
+    by_kernels: Vec<Option<Box<[u64; LAZY_CHUNK / 64]>>>,
 }
 
 impl std::fmt::Debug for Lazy {
@@ -62,7 +67,7 @@ impl std::fmt::Debug for Lazy {
 impl Lazy {
     pub fn new(range: std::ops::Range<usize>, fill: Filler) -> Self {
         let chunks = range.len().div_ceil(LAZY_CHUNK);
-        Lazy { range, fill, filled: vec![0; chunks.div_ceil(64)] }
+        Lazy { range, fill, filled: vec![0; chunks.div_ceil(64)], by_kernels: vec![None; chunks] }
     }
 
     /// The chunks of `range` that `off..off + len` (offsets in the allocation) touches.
@@ -94,6 +99,39 @@ impl Lazy {
                 self.filled[c / 64] |= 1 << (c % 64);
             }
         }
+    }
+
+    /// [`Lazy::ensure`] for a kernel's access, which is also marked byte by byte.
+    #[inline]
+    pub fn touch_by_kernel(&mut self, data: &mut [u8], off: usize, len: usize) {
+        self.ensure(data, off, len);
+        let (lo, hi) = (off.max(self.range.start), (off + len).min(self.range.end));
+        for byte in lo - self.range.start..hi.max(lo) - self.range.start {
+            let bits = self.by_kernels[byte / LAZY_CHUNK].get_or_insert_with(|| Box::new([0; LAZY_CHUNK / 64]));
+            let b = byte % LAZY_CHUNK;
+            bits[b / 64] |= 1 << (b % 64);
+        }
+    }
+
+    /// The stretches of `off..off + len` (offsets in the allocation) that
+    /// kernels touched, byte for byte.
+    pub fn touched_by_kernels(&self, off: usize, len: usize) -> Vec<std::ops::Range<usize>> {
+        let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+        for c in self.chunks(off, len).into_iter().flatten() {
+            let Some(bits) = &self.by_kernels[c] else { continue };
+            let r = self.chunk_bytes(c);
+            for at in r.start.max(off)..r.end.min(off + len) {
+                let b = (at - self.range.start) % LAZY_CHUNK;
+                if bits[b / 64] >> (b % 64) & 1 == 0 {
+                    continue;
+                }
+                match out.last_mut() {
+                    Some(last) if last.end == at => last.end = at + 1,
+                    _ => out.push(at..at + 1),
+                }
+            }
+        }
+        out
     }
 
     /// The filled stretches of `off..off + len` (offsets in the allocation):
@@ -143,6 +181,14 @@ impl Alloc {
     pub fn ensure(&mut self, off: usize, len: usize) {
         if let Some(lazy) = &mut self.lazy {
             lazy.ensure(&mut self.data, off, len);
+        }
+    }
+
+    /// [`Alloc::ensure`] for a kernel's access ([`Lazy::touch_by_kernel`]).
+    #[inline]
+    pub fn touch_by_kernel(&mut self, off: usize, len: usize) {
+        if let Some(lazy) = &mut self.lazy {
+            lazy.touch_by_kernel(&mut self.data, off, len);
         }
     }
 

@@ -109,4 +109,14 @@ fn a_lazily_filled_input_reads_as_generated_and_fills_only_what_is_touched() {
     let at = LAZY_CHUNK + 1;
     assert_eq!(mid, [word(at), 9, word(at + 2)].map(u32::to_le_bytes).concat());
     assert_eq!(calls.load(Ordering::Relaxed), threads as usize + 1);
+
+    // byte for byte, the kernel's accesses alone: thread 0's word and its store beside it, each
+    // other thread's word; not the host's reads or its write
+    let by_kernels = sim.touched_by_kernels(input, n_words * 4).unwrap().expect("a lazily filled range");
+    let mut words_read: Vec<std::ops::Range<usize>> =
+        (1..threads as usize).map(|t| t * stride * 4..t * stride * 4 + 4).collect();
+    words_read.insert(0, 0..8);
+    assert_eq!(by_kernels, words_read);
+    assert_eq!(sim.touched_by_kernels(input + 2, 4).unwrap().unwrap(), vec![0..4]);
+    assert_eq!(sim.touched_by_kernels(out, 4).unwrap(), None, "not lazily filled");
 }

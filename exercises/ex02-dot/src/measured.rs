@@ -16,7 +16,7 @@
 //! multiprocessors show the cost.
 
 use anyhow::{bail, Result};
-use kit::measure::{unless_unmeasurable, AccessKind, Measurement};
+use kit::measure::{unless_unmeasurable, AccessKind, BlockSample, Measurement};
 use kit::{args, Ctx};
 
 use kit::LaunchConfig;
@@ -74,6 +74,85 @@ pub fn measure_on(ctx: &Ctx, (blocks, n): (u32, usize)) -> Result<Measured> {
         })
     })?;
     Ok(Measured { m, blocks, n })
+}
+
+/// Blocks the simulator runs of the timed launch (1024 blocks of 51 200
+/// elements each at an H100's timed size, [`timed_len`]), drawn by the run's
+/// secret: block 0 and three of the later waves' (kit::measure::BlockSample::
+/// at_timed_size). A kernel can tell the measured lengths (a few thousand
+/// elements) from the timed one by `n` alone; at the timed size it takes its
+/// timed path.
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+
+/// The timed length on an H100 (kit::exercise::TIMED_L2_BYTES): a and b
+/// together 8x its L2 cache.
+pub fn timed_len() -> usize {
+    (kit::exercise::timed_bandwidth_elements() / 2).min(i32::MAX as usize)
+}
+
+/// `dot` run once on the simulator at the timed length ([`timed_len`]),
+/// [`TIMED_SAMPLED_BLOCKS`] of its 1024 blocks: a and b generated where they
+/// read them (kit::Gpu::upload_generated), and the partial sums they wrote,
+/// wherever they wrote them, within the rounding bound of the products of
+/// the elements they read (whichever elements the kernel gave its blocks;
+/// block b writes `partial[b]`, as the README says).
+pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measured> {
+    let n = timed_len();
+    let cfg = crate::launch_config(n);
+    let sample =
+        BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, TIMED_SAMPLED_BLOCKS);
+    let values = |stream: &str| kit::inputs::UniformF32s::new(&ctx.rng_for(stream), 0.0, 1.0);
+    let (a, b) = (values("timed-size a"), values("timed-size b"));
+    let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, "dot", &sample, |module| {
+        let gpu = module.gpu();
+        // Not watched: the correctness checks and the timed launches judge writes into a and b.
+        gpu.watch_inputs(false);
+        let (fa, fb) = (a.clone(), b.clone());
+        let da = gpu.upload_generated("a", n, move |first, out: &mut [f32]| fa.fill(first, out));
+        let db = gpu.upload_generated("b", n, move |first, out: &mut [f32]| fb.fill(first, out));
+        gpu.watch_inputs(true);
+        let partial = gpu.poisoned::<f32>("partial", cfg.grid.0 as usize);
+        let (da, db, partial) = (da?, db?, partial?);
+        module.launch("dot", cfg, &args![&da, &db, n as i32, &partial])?;
+        // Block b writes partial[b] (the README): poison (NaN) there was never written.
+        let at = sample.blocks().iter().map(|&b| b as usize);
+        let got: f64 = partial.read_elements(at)?.into_iter().map(|p| p as f64).sum();
+        let read = kit::measure::in_both(&kit::measure::sampled_reads(&da)?, &kit::measure::sampled_reads(&db)?);
+        let (expected, abs_sum) = dot_of(&a, &b, &read);
+        let bound = crate::gamma(crate::roundings(n)) * abs_sum;
+        let right = if (got - expected).abs() <= bound {
+            Ok(())
+        } else {
+            let blocks: Vec<String> = sample.blocks().iter().map(|b| format!("partial[{b}]")).collect();
+            Err(anyhow::anyhow!(
+                "{} add up to {got}{}, where the {} elements of a and b the sampled blocks read give {expected}",
+                blocks.join(" + "),
+                if got.is_nan() { " (NaN: one of them was never written)" } else { "" },
+                read.iter().map(|r| r.len()).sum::<usize>()
+            ))
+        };
+        kit::measure::require_right_result_at_timed_size(right, &format!("n = {n}"), sample.blocks().len())
+    })?;
+    // Per element: the sampled blocks' share of the timed length.
+    let handled = n * sample.blocks().len() / cfg.grid.0 as usize;
+    Ok(Measured { m, blocks: sample.blocks().len() as u32, n: handled })
+}
+
+/// [`crate::cpu_dot`] of the elements `at` of the generated a and b.
+fn dot_of(a: &kit::inputs::UniformF32s, b: &kit::inputs::UniformF32s, at: &[std::ops::Range<usize>]) -> (f64, f64) {
+    const CHUNK: usize = 1 << 16;
+    let (mut xa, mut xb) = (vec![0f32; CHUNK], vec![0f32; CHUNK]);
+    let mut sums = (0.0, 0.0);
+    for r in at {
+        for start in r.clone().step_by(CHUNK) {
+            let len = CHUNK.min(r.end - start);
+            a.fill(start, &mut xa[..len]);
+            b.fill(start, &mut xb[..len]);
+            let (s, abs) = crate::cpu_dot(&xa[..len], &xb[..len]);
+            sums = (sums.0 + s, sums.1 + abs);
+        }
+    }
+    sums
 }
 
 /// Warp-level shared loads per block in 4-byte words (kit's
@@ -159,7 +238,21 @@ pub fn parallel_block_reduction(ctx: &Ctx) -> Result<String> {
              sum in `__shared__ float cache[256]` so that the block can add the 256 sums together"
         );
     }
-    unless_unmeasurable(measure(ctx).and_then(|m| tree(&m)))
+    unless_unmeasurable(tree_here_and_timed(ctx))
+}
+
+/// [`tree`] of the check's measured launch, then of the timed one.
+fn tree_here_and_timed(ctx: &Ctx) -> Result<String> {
+    let measured = measure(ctx)?;
+    let line = tree(&measured)?;
+    let sampled = TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1;
+    let note = kit::measure::judge_at_timed_size(
+        (&format!("n = {}", timed_len()), sampled, crate::blocks(timed_len()) as u64),
+        &format!("at n = {} (the measured length) {line}", measured.n),
+        || measure_at_timed_size(ctx),
+        tree,
+    )?;
+    Ok(line + &note)
 }
 
 #[cfg(test)]

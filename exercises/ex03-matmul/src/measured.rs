@@ -295,7 +295,7 @@ fn race(e: &anyhow::Error) -> Option<String> {
 
 /// [`tiled_traffic`] at the timed size too, where a kernel that tells the
 /// measured products from the timed one by its grid or sizes shows its other path.
-fn tiled_traffic_at_timed_size(ctx: &Ctx, kernel: Kernel, measured: &Product) -> Result<()> {
+fn tiled_traffic_at_timed_size(ctx: &Ctx, kernel: Kernel, measured: &Product) -> Result<String> {
     let s = timed_shape(kernel);
     let grid = launch_config(s).grid;
     let (first, later) = TIMED_SAMPLED_BLOCKS;
@@ -315,8 +315,8 @@ fn tiled_traffic_at_timed_size(ctx: &Ctx, kernel: Kernel, measured: &Product) ->
 pub fn tiled_global_loads(ctx: &Ctx, kernel: Kernel) -> Result<String> {
     let result = measure(ctx, kernel).and_then(|p| {
         let line = tiled_traffic(&p)?;
-        tiled_traffic_at_timed_size(ctx, kernel, &p)?;
-        Ok(line)
+        let note = tiled_traffic_at_timed_size(ctx, kernel, &p)?;
+        Ok(line + &note)
     });
     if let Err(e) = &result {
         // The PTX says it better when there is no shared memory at all.
@@ -330,8 +330,8 @@ pub fn tiled_global_loads(ctx: &Ctx, kernel: Kernel) -> Result<String> {
 pub fn tiled_and_cheap(ctx: &Ctx, kernel: Kernel) -> Result<String> {
     let p = measure(ctx, kernel)?;
     let line = cheap(&p)?;
-    tiled_traffic_at_timed_size(ctx, kernel, &p)?;
-    Ok(line)
+    let note = tiled_traffic_at_timed_size(ctx, kernel, &p)?;
+    Ok(line + &note)
 }
 
 /// [`tiled_traffic`], conflict-free tiles, and enough work between barriers.

@@ -153,13 +153,13 @@ pub fn on_every_length(ctx: &Ctx, v: Variant, judge: impl Fn(&Measured) -> Resul
     let unit = |blocks: usize| format!("a string of {} start positions", blocks * THREADS);
     let line = kit::measure::on_every_size(&lengths, unit, |blocks| judge(&measure_on(ctx, v, blocks)?))?;
     let grid = crate::launch_config(crate::PERF_LETTERS).grid.0 as u64;
-    kit::measure::judge_at_timed_size(
+    let note = kit::measure::judge_at_timed_size(
         (&format!("{} letters", crate::PERF_LETTERS), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, grid),
         &format!("on the measured strings {line}"),
         || measure_at_timed_size(ctx, v),
         judge,
     )?;
-    Ok(line)
+    Ok(line + &note)
 }
 
 /// The structure check `barrier`'s run: a string whose last block has fewer

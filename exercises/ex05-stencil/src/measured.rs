@@ -115,13 +115,13 @@ pub fn on_every_length(ctx: &Ctx, judge: impl Fn(&Measured) -> Result<String>) -
     let lengths = kit::measure::sizes_across(ctx, "outputs", MEASURE_N, MEASURED_LENGTHS);
     let line = kit::measure::on_every_size(&lengths, |n| format!("{n} outputs"), |n| judge(&measure_on(ctx, n)?))?;
     let n = timed_outputs();
-    kit::measure::judge_at_timed_size(
+    let note = kit::measure::judge_at_timed_size(
         (&format!("{n} outputs"), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, launch_config(n).grid.0 as u64),
         &format!("on the measured lengths {line}"),
         || measure_at_timed_size(ctx),
         judge,
     )?;
-    Ok(line)
+    Ok(line + &note)
 }
 
 pub fn loads_per_output(m: &Measured) -> f64 {

@@ -107,7 +107,7 @@ fn at_timed_size(
     kernel: &str,
     measured: &Measured,
     judge: impl Fn(&Measured) -> Result<String>,
-) -> Result<()> {
+) -> Result<String> {
     let side = crate::PERF_MIN_SIDE;
     let grid = launch_config(side, side).grid;
     kit::measure::judge_at_timed_size(
@@ -199,9 +199,9 @@ pub fn conflict_free(m: &Measurement) -> Result<String> {
 pub fn coalesced_reads_and_writes(ctx: &Ctx, kernel: &str) -> Result<String> {
     let result = measure(ctx, kernel).and_then(|m| {
         let line = coalesced(&m)?;
-        at_timed_size(ctx, kernel, &m, coalesced)?;
+        let note = at_timed_size(ctx, kernel, &m, coalesced)?;
         every_thread_at_barrier(ctx, kernel)?;
-        Ok(line)
+        Ok(line + &note)
     });
     if let (Err(e), false) = (&result, ctx.kernel_ptx(kernel)?.uses_shared()) {
         bail!(
@@ -223,8 +223,8 @@ pub fn padded_tile(ctx: &Ctx) -> Result<String> {
 pub fn padded_tile_strict(ctx: &Ctx) -> Result<String> {
     let m = measure(ctx, "transpose_padded")?;
     let line = conflict_free(&m.m)?;
-    at_timed_size(ctx, "transpose_padded", &m, |t| conflict_free(&t.m))?;
-    Ok(line)
+    let note = at_timed_size(ctx, "transpose_padded", &m, |t| conflict_free(&t.m))?;
+    Ok(line + &note)
 }
 
 /// Stand-in for `padded::perf::share-of-copy`: coalesced and conflict-free, as the copy is.
@@ -232,8 +232,8 @@ pub fn copy_like(ctx: &Ctx) -> Result<String> {
     let m = measure(ctx, "transpose_padded")?;
     coalesced(&m)?;
     let line = conflict_free(&m.m)?;
-    at_timed_size(ctx, "transpose_padded", &m, |t| coalesced(t).and_then(|_| conflict_free(&t.m)))?;
-    Ok(line)
+    let note = at_timed_size(ctx, "transpose_padded", &m, |t| coalesced(t).and_then(|_| conflict_free(&t.m)))?;
+    Ok(line + &note)
 }
 
 #[cfg(test)]

@@ -122,13 +122,13 @@ fn coalesced_here_and_timed(ctx: &Ctx) -> Result<String> {
     let (w, h) = shape(ctx);
     let (n, m) = timed_shape();
     let grid = launch_config(n, m).grid;
-    kit::measure::judge_at_timed_size(
+    let note = kit::measure::judge_at_timed_size(
         (&format!("{n}x{m}"), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, grid.0 as u64 * grid.1 as u64),
         &format!("at {w}x{h} (the measured image) {line}"),
         || measure_at_timed_size(ctx),
         coalesced,
     )?;
-    Ok(line)
+    Ok(line + &note)
 }
 
 fn figures(m: &Measurement) -> String {

@@ -250,13 +250,13 @@ fn here_and_timed(ctx: &Ctx, v: Variant, judge: impl Fn(&Measured) -> Result<Str
     let line = judge(&measured)?;
     let (w, h) = timed_shape();
     let grid = crate::launch_config(w, h).grid;
-    kit::measure::judge_at_timed_size(
+    let note = kit::measure::judge_at_timed_size(
         (&format!("{w}x{h}"), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, grid.0 as u64 * grid.1 as u64),
         &format!("at {}x{} (the measured image) {line}", measured.shape.0, measured.shape.1),
         || measure_at_timed_size(ctx, v),
         &judge,
     )?;
-    Ok(line)
+    Ok(line + &note)
 }
 
 fn per_output(m: &Measured, count: u64) -> f64 {

@@ -879,6 +879,19 @@ impl<T: Pod> DeviceBuffer<T> {
             .collect()
     }
 
+    /// The elements of an input made by [`Gpu::upload_generated`] whose every
+    /// byte the launches touched (read), as ranges in order, where the backend knows:
+    /// on the simulator, what a launch of a few sampled blocks of a reduction
+    /// read, which its sums must add up to, whichever elements the kernel gave
+    /// its blocks. `None` where the backend cannot tell (a GPU: the whole
+    /// launch ran, and read every element).
+    pub fn read_by_kernels(&self) -> Result<Option<Vec<std::ops::Range<usize>>>> {
+        let size = std::mem::size_of::<T>();
+        let Some(touched) = self.gpu.backend().touched_by_kernels(self.ptr(), self.bytes())? else { return Ok(None) };
+        let elements = touched.into_iter().map(|r| r.start.div_ceil(size)..(r.end / size).min(self.len));
+        Ok(Some(elements.filter(|r| !r.is_empty()).collect()))
+    }
+
     /// The elements (index, value) of an output made by
     /// [`Gpu::poisoned_generated`] that the launches wrote, where the backend
     /// knows what they touched: on the simulator, those of a launch of a few

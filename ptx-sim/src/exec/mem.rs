@@ -300,12 +300,12 @@ impl Exec<'_> {
             Access::Uniform(Region::Global(i)) => {
                 let a = &mut self.mem.allocs[*i];
                 if a.lazy.is_some() {
-                    lanes(m, |l| a.ensure(ln.offs[l], len));
+                    lanes(m, |l| a.touch_by_kernel(ln.offs[l], len));
                 }
             }
             Access::Mixed(places) => lanes(m, |l| {
                 if let Some(Place::Global { alloc, off }) = places[l] {
-                    self.mem.allocs[alloc].ensure(off, len);
+                    self.mem.allocs[alloc].touch_by_kernel(off, len);
                 }
             }),
             Access::Uniform(_) => {}

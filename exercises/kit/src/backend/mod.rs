@@ -34,6 +34,9 @@ macro_rules! pass_on_unwatched {
         fn touched(&self, ptr: DevPtr, len: usize) -> BResult<Option<Vec<std::ops::Range<usize>>>> {
             self.inner.touched(ptr, len)
         }
+        fn touched_by_kernels(&self, ptr: DevPtr, len: usize) -> BResult<Option<Vec<std::ops::Range<usize>>>> {
+            self.inner.touched_by_kernels(ptr, len)
+        }
     };
 }
 
@@ -298,6 +301,11 @@ pub trait Backend: Send + Sync {
     /// made by [`Backend::write_generated`] that launches or the host have
     /// touched: the simulator knows; `None` where anything may have been (a GPU).
     fn touched(&self, _ptr: DevPtr, _len: usize) -> BResult<Option<Vec<std::ops::Range<usize>>>> {
+        Ok(None)
+    }
+    /// [`Backend::touched`] byte for byte, by launches alone (not the host):
+    /// which elements of a generated input the launches read.
+    fn touched_by_kernels(&self, _ptr: DevPtr, _len: usize) -> BResult<Option<Vec<std::ops::Range<usize>>>> {
         Ok(None)
     }
     /// Copies `bytes` from `src` to `dst` (both on the device; no overlap).

@@ -571,6 +571,10 @@ impl Backend for SimBackend {
         self.sim().touched(ptr, len).map_err(classify)
     }
 
+    fn touched_by_kernels(&self, ptr: DevPtr, len: usize) -> BResult<Option<Vec<std::ops::Range<usize>>>> {
+        self.sim().touched_by_kernels(ptr, len).map_err(classify)
+    }
+
     /// Writes the first `bytes.len()` bytes of the variable (the rest keeps what
     /// it held), as the CUDA backend does; more than it holds is refused with
     /// the same message there.

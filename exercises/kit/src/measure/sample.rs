@@ -10,6 +10,7 @@
 //! shows it at the cost of a small grid. A GPU runs the whole launch (its
 //! counters count all of it).
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -105,6 +106,32 @@ pub fn sampled_writes<T: Pod>(out: &DeviceBuffer<T>, readme: impl FnOnce() -> Ve
     }
 }
 
+/// The elements of `input` (made by [`crate::Gpu::upload_generated`]) that
+/// the sampled blocks of a measured launch read, as ranges in order: on the
+/// simulator, whatever they read (a reduction's sampled sums must add up to
+/// those elements'); where a GPU ran the whole launch, all of them.
+pub fn sampled_reads<T: Pod>(input: &DeviceBuffer<T>) -> Result<Vec<Range<usize>>> {
+    Ok(input.read_by_kernels()?.unwrap_or_else(|| vec![0..input.len()]))
+}
+
+/// The elements in both `a` and `b` (ranges in order, as [`sampled_reads`]
+/// gives them): what a launch read of two inputs it combines element by element.
+pub fn in_both(a: &[Range<usize>], b: &[Range<usize>]) -> Vec<Range<usize>> {
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < a.len() && j < b.len() {
+        let (lo, hi) = (a[i].start.max(b[j].start), a[i].end.min(b[j].end));
+        if lo < hi {
+            out.push(lo..hi);
+        }
+        if a[i].end < b[j].end {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +156,12 @@ mod tests {
         assert_eq!(at, [(0, 2), (1, 2), (2, 2)]);
         // blocks 1 and 3 of 4 consecutive elements each, of 14: the last block cut off
         assert_eq!(BlockSample(vec![1, 3].into()).linear_elements(4, 14), [4, 5, 6, 7, 12, 13]);
+    }
+
+    #[test]
+    fn the_elements_read_of_both_inputs_are_where_their_ranges_overlap() {
+        assert_eq!(in_both(&[0..4, 8..12, 20..30], &[2..10, 11..25]), [2..4, 8..10, 11..12, 20..25]);
+        assert_eq!(in_both(&[0..4], &[]), []);
+        assert_eq!(in_both(&[0..4, 6..8], &[4..6]), []);
     }
 }
