@@ -41,8 +41,10 @@ struct Variant {
 
 const INTERLEAVED: Variant =
     Variant { part: "interleaved", file: "kernels/reduce_interleaved.cu", kernels: &["reduce_interleaved"] };
+/// The timed part's kernel (the interleaved part is not timed).
+pub const SEQUENTIAL_KERNEL: &str = "reduce_sequential";
 const SEQUENTIAL: Variant =
-    Variant { part: "sequential", file: "kernels/reduce_sequential.cu", kernels: &["reduce_sequential"] };
+    Variant { part: "sequential", file: "kernels/reduce_sequential.cu", kernels: &[SEQUENTIAL_KERNEL] };
 
 pub fn exercise() -> Exercise {
     Exercise {
@@ -68,9 +70,7 @@ fn part(v: &'static Variant) -> Part {
     if v.part == SEQUENTIAL.part {
         // Divergence is what the timing measures: the stand-in counts it.
         part = part.check(Check::performance("faster-than-interleaved", sequential_speedup).with_stand_in(|ctx| {
-            kit::measure::skip_unmeasurable(
-                measured::measure(ctx, SEQUENTIAL.kernels[0]).and_then(|m| measured::sequential(&m)),
-            )
+            kit::measure::skip_unmeasurable(measured::here_and_timed(ctx, SEQUENTIAL.kernels[0], measured::sequential))
         }));
     }
     part

@@ -8,7 +8,7 @@
 //! last warp's few steps diverge. A warp-shuffle finish is sequential too.
 
 use anyhow::{bail, Result};
-use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, BlockSample, Measurement};
 use kit::{args, Ctx};
 
 use crate::{blocks, launch_config, THREADS};
@@ -59,6 +59,87 @@ pub fn measure_on(ctx: &Ctx, kernel: &str, n: usize) -> Result<Measured> {
         kit::measure::require_right_result(kit::check::exact("partial", &expected, &partial.read()?))
     })?;
     Ok(Measured { m, n })
+}
+
+/// Blocks the simulator runs of the sequential part's timed launch
+/// ([`crate::PERF_N`] values, 262 144 blocks), drawn by the run's secret:
+/// block 0 and three of the later waves' (kit::measure::BlockSample::
+/// at_timed_size). A kernel can tell the measured lengths (6 to 12 blocks)
+/// from the timed one by `n` or its grid alone; at the timed size it takes
+/// its timed path. The interleaved part is not timed.
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+
+/// Values of the timed-size input, any stretch of them on its own
+/// (kit::inputs::Words): in `1..MAX_VALUE` like the correctness inputs'.
+#[derive(Clone)]
+pub struct TimedValues(kit::inputs::Words);
+
+impl TimedValues {
+    pub fn new(rng: &kit::inputs::ChaCha8Rng) -> Self {
+        TimedValues(kit::inputs::Words::new(rng))
+    }
+
+    /// Values `first..first + out.len()`.
+    pub fn fill(&self, first: usize, out: &mut [i32]) {
+        let mut words = vec![0u32; out.len()];
+        self.0.fill(first, &mut words);
+        for (o, w) in out.iter_mut().zip(words) {
+            *o = 1 + (w % (crate::MAX_VALUE as u32 - 1)) as i32;
+        }
+    }
+
+    /// Block `b`'s sum: its [`THREADS`] values.
+    pub fn block_sum(&self, b: usize) -> i32 {
+        let mut block = [0i32; THREADS as usize];
+        self.fill(b * THREADS as usize, &mut block);
+        crate::block_sums(&block)[0]
+    }
+}
+
+/// `kernel` run once on the simulator at the timed size ([`crate::PERF_N`]),
+/// [`TIMED_SAMPLED_BLOCKS`] of its blocks: the input generated where they
+/// read it (kit::Gpu::upload_generated), and what they wrote checked,
+/// wherever they wrote it. Its `n` is the values those blocks sum.
+pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Measured> {
+    let n = crate::PERF_N;
+    let cfg = launch_config(n);
+    let sample =
+        BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, TIMED_SAMPLED_BLOCKS);
+    let values = TimedValues::new(&ctx.rng_for("timed-size input"));
+    let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
+        let gpu = module.gpu();
+        // Not watched: the correctness checks and the timed launches judge writes into `in`.
+        gpu.watch_inputs(false);
+        let v = values.clone();
+        let input = gpu.upload_generated("in", n, move |first, out: &mut [i32]| v.fill(first, out));
+        let partial = gpu.poisoned_generated::<i32>("partial", cfg.grid.0 as usize);
+        gpu.watch_inputs(true);
+        let (input, partial) = (input?, partial?);
+        module.launch(kernel, cfg, &args![&input, n as i32, &partial])?;
+        let readme = || sample.blocks().iter().map(|&b| b as usize).collect();
+        let written = kit::measure::sampled_writes(&partial, readme)?;
+        let right = kit::check::exact_at("partial", cfg.grid.0 as usize, &written, |b| values.block_sum(b));
+        kit::measure::require_right_result_at_timed_size(right, &format!("n = {n}"), sample.blocks().len())
+    })?;
+    Ok(Measured { m, n: sample.blocks().len() * THREADS as usize })
+}
+
+/// `judge` of the check's measured length, then, for the timed part
+/// (sequential), of the timed size.
+pub fn here_and_timed(ctx: &Ctx, kernel: &str, judge: impl Fn(&Measured) -> Result<String>) -> Result<String> {
+    let measured = measure(ctx, kernel)?;
+    let line = judge(&measured)?;
+    if kernel != crate::SEQUENTIAL_KERNEL {
+        return Ok(line);
+    }
+    let grid = blocks(crate::PERF_N) as u64;
+    let note = kit::measure::judge_at_timed_size(
+        (&format!("n = {}", crate::PERF_N), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, grid),
+        &format!("at n = {} (the measured length) {line}", measured.n),
+        || measure_at_timed_size(ctx, kernel),
+        judge,
+    )?;
+    Ok(line + &note)
 }
 
 impl Measured {
@@ -123,9 +204,9 @@ pub fn shared_tree(ctx: &Ctx, kernel: &str, pattern: fn(&Measured) -> Result<Str
              partial sums live in `__shared__ int partialSum[256]`, where every thread can read the others' values"
         );
     }
-    unless_unmeasurable(measure(ctx, kernel).and_then(|m| {
-        let figures = pattern(&m)?;
-        tree_not_atomics(&m)?;
+    unless_unmeasurable(here_and_timed(ctx, kernel, |m| {
+        let figures = pattern(m)?;
+        tree_not_atomics(m)?;
         Ok(figures)
     }))
 }
