@@ -11,7 +11,7 @@
 //! grid-stride loop (4); with one point per thread the two are the same.
 
 use anyhow::{bail, Result};
-use kit::measure::{unless_unmeasurable, Measurement};
+use kit::measure::{unless_unmeasurable, BlockSample, Measurement};
 use kit::{args, Ctx};
 
 use kit::LaunchConfig;
@@ -65,6 +65,97 @@ pub fn measure_on(ctx: &Ctx, kernel: &str, (blocks, n): (u32, usize)) -> Result<
         kit::measure::require_right_result(kit::check::scalar("hits", expected, hits.read()?[0]))
     })?;
     Ok(Counted { m, hits: expected, blocks })
+}
+
+/// Blocks the simulator runs of the shared part's timed launch
+/// ([`crate::PERF_POINTS`] points, 1024 blocks of 32 768 points each), drawn
+/// by the run's secret: block 0 and three of the later waves'
+/// (kit::measure::BlockSample::at_timed_size). A kernel can tell the measured
+/// inputs (a few thousand points) from the timed one by `n` alone; at the
+/// timed size it takes its timed path. The global part is not timed.
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+
+/// `kernel` run once on the simulator at the timed size
+/// ([`crate::PERF_POINTS`] points), [`TIMED_SAMPLED_BLOCKS`] of its blocks:
+/// x and y generated where they read them (kit::Gpu::upload_generated,
+/// uniform in [0, 1) with 24 random bits, as the timed points), and `*hits`
+/// checked against the points they read, whichever the kernel gave them:
+/// the grader's count in double, within those near the circle
+/// ([`crate::PERF_NEAR`]), or 0 (the last-block pattern's total is written
+/// by the last block to finish, which a sample never runs).
+pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Counted> {
+    let n = crate::PERF_POINTS;
+    let cfg = crate::launch_config(n);
+    let sample =
+        BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, TIMED_SAMPLED_BLOCKS);
+    let coordinates = |stream: &str| kit::inputs::UniformF32s::new(&ctx.rng_for(stream), 0.0, 1.0);
+    let (x, y) = (coordinates("timed-size x"), coordinates("timed-size y"));
+    let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
+        let gpu = module.gpu();
+        // Not watched: the correctness checks and the timed launches judge writes into x and y.
+        gpu.watch_inputs(false);
+        let (fx, fy) = (x.clone(), y.clone());
+        let dx = gpu.upload_generated("x", n, move |first, out: &mut [f32]| fx.fill(first, out));
+        let dy = gpu.upload_generated("y", n, move |first, out: &mut [f32]| fy.fill(first, out));
+        gpu.watch_inputs(true);
+        let (dx, dy) = (dx?, dy?);
+        let hits = gpu.zeros::<u32>("hits", 1)?;
+        module.launch(kernel, cfg, &args![&dx, &dy, n as i32, &hits])?;
+        let read = kit::measure::in_both(&kit::measure::sampled_reads(&dx)?, &kit::measure::sampled_reads(&dy)?);
+        let (expected, near) = hits_of(&x, &y, &read);
+        let got = hits.read()?[0];
+        // Untouched: a kernel whose last block writes the total (a ticket counts the blocks
+        // that finished) writes nothing where only some of them run.
+        let right = if got.abs_diff(expected) <= near || got == 0 {
+            Ok(())
+        } else {
+            let points = read.iter().map(|r| r.len()).sum::<usize>();
+            Err(anyhow::anyhow!(
+                "`*hits` is {got}, where the {points} points the sampled blocks read hold {expected} hits (the \
+                 grader's count in double; {near} of them lie within 2^-20 of the circle, where float rounding may \
+                 count them either way)"
+            ))
+        };
+        kit::measure::require_right_result_at_timed_size(right, &format!("n = {n}"), sample.blocks().len())
+    })?;
+    // Per hit: the hits of the sampled blocks' share of the points (a GPU's run counts them all).
+    let share = n as f64 * sample.blocks().len() as f64 / cfg.grid.0 as f64;
+    Ok(Counted { m, hits: (share * std::f64::consts::FRAC_PI_4) as u32, blocks: sample.blocks().len() as u32 })
+}
+
+/// The hits among the points `at` of the generated x and y (in double), and
+/// the points among them within [`crate::PERF_NEAR`] of the circle.
+fn hits_of(x: &kit::inputs::UniformF32s, y: &kit::inputs::UniformF32s, at: &[std::ops::Range<usize>]) -> (u32, u32) {
+    const CHUNK: usize = 1 << 16;
+    let (mut xs, mut ys) = (vec![0f32; CHUNK], vec![0f32; CHUNK]);
+    let (mut hits, mut near) = (0, 0);
+    for r in at {
+        for start in r.clone().step_by(CHUNK) {
+            let len = CHUNK.min(r.end - start);
+            x.fill(start, &mut xs[..len]);
+            y.fill(start, &mut ys[..len]);
+            for (&a, &b) in xs[..len].iter().zip(&ys[..len]) {
+                let r2 = (a as f64).powi(2) + (b as f64).powi(2);
+                hits += (r2 <= 1.0) as u32;
+                near += ((r2 - 1.0).abs() <= crate::PERF_NEAR) as u32;
+            }
+        }
+    }
+    (hits, near)
+}
+
+/// `judge` of `pi_shared` on the check's measured shape, then on the timed one.
+fn shared_here_and_timed(ctx: &Ctx, judge: fn(&Counted) -> Result<String>) -> Result<String> {
+    let c = measure(ctx, "pi_shared")?;
+    let line = judge(&c)?;
+    let n = crate::PERF_POINTS;
+    let note = kit::measure::judge_at_timed_size(
+        (&format!("n = {n}"), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, crate::launch_config(n).grid.0 as u64),
+        &format!("at {} points in {} blocks (the measured input) {line}", measured_shape(ctx).1, c.blocks),
+        || measure_at_timed_size(ctx, "pi_shared"),
+        judge,
+    )?;
+    Ok(line + &note)
 }
 
 impl Counted {
@@ -146,7 +237,7 @@ pub fn per_block(c: &Counted) -> Result<String> {
 
 /// The structure check `few-global-atomics-per-block`.
 pub fn few_global_atomics_per_block(ctx: &Ctx) -> Result<String> {
-    let result = measure(ctx, "pi_shared").and_then(|c| per_block(&c));
+    let result = shared_here_and_timed(ctx, per_block);
     if let (Err(e), false) = (&result, ctx.kernel_ptx("pi_shared")?.uses_shared()) {
         bail!(
             "pi_shared does not use shared memory: the PTX has no access to a `__shared__` variable. Count each \
@@ -159,7 +250,7 @@ pub fn few_global_atomics_per_block(ctx: &Ctx) -> Result<String> {
 
 /// Stand-in for `perf::faster-than-global-atomics`: contention on the one global counter is the cost.
 pub fn few_atomics_per_hit(ctx: &Ctx) -> Result<String> {
-    few_per_hit(&measure(ctx, "pi_shared")?)
+    shared_here_and_timed(ctx, few_per_hit)
 }
 
 /// The stand-in's judgement.
