@@ -19,6 +19,12 @@ pub const WARMUP_BUDGET_MS: f64 = 50.0;
 pub const SAMPLES: usize = 15;
 pub const MIN_SAMPLES: usize = 5;
 pub const SAMPLE_BUDGET_MS: f64 = 100.0;
+/// The grader's own kernel (a yardstick) stops at this many samples once
+/// they add up to [`SAMPLE_BUDGET_MS`] and spread by at most
+/// [`STEADY_SPREAD`]: ex10's one-atomic-per-byte yardstick takes about 115
+/// ms a launch on an H100, and its two samples more were a quarter of a
+/// warm `grader ex10` (2026-12-07, docs/gpu-runs.md).
+pub const MIN_YARDSTICK_SAMPLES: usize = 3;
 /// A round also stops once this many samples spread by at most
 /// [`STEADY_SPREAD`]: their median is then within a fraction of a percent
 /// of fifteen samples', far inside every bar's 5 % margin (calibrate::rule),
@@ -151,10 +157,13 @@ impl Timing {
 }
 
 /// Whether a round's `samples` are enough: all of them, the budget's worth
-/// of a long kernel, or a steady few ([`STEADY_SAMPLES`]).
-fn round_complete(samples: &[f64]) -> bool {
+/// of a long kernel (fewer of the grader's own, steady:
+/// [`MIN_YARDSTICK_SAMPLES`]), or a steady few ([`STEADY_SAMPLES`]).
+fn round_complete(samples: &[f64], graders: bool) -> bool {
+    let budget = samples.iter().sum::<f64>() >= SAMPLE_BUDGET_MS;
     samples.len() == SAMPLES
-        || samples.len() >= MIN_SAMPLES && samples.iter().sum::<f64>() >= SAMPLE_BUDGET_MS
+        || samples.len() >= MIN_SAMPLES && budget
+        || graders && samples.len() >= MIN_YARDSTICK_SAMPLES && budget && range(samples) <= STEADY_SPREAD
         || samples.len() >= STEADY_SAMPLES && spread(samples) <= STEADY_SPREAD
 }
 
@@ -179,6 +188,13 @@ fn spread(samples: &[f64]) -> f64 {
         return 0.0;
     }
     (quantile(samples, 0.75) - quantile(samples, 0.25)) / quantile(samples, 0.5)
+}
+
+/// The samples' range over their median: [`spread`] of a few, where no
+/// quartile is told from the ends.
+fn range(samples: &[f64]) -> f64 {
+    let (lo, hi) = samples.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &s| (lo.min(s), hi.max(s)));
+    (hi - lo) / quantile(samples, 0.5)
 }
 
 /// What a round of a student's samples, with the witness's samples of the same
@@ -336,7 +352,7 @@ fn launches_alone(
     // Ends by the rounds' rules, within MAX_LAUNCHES - 1 launches.
     for n in 0.. {
         let warm = warmups == WARMUPS || warming.elapsed().as_secs_f64() * 1e3 >= WARMUP_BUDGET_MS;
-        if warm && round_complete(&samples_ms) {
+        if warm && round_complete(&samples_ms, matches!(whose, Whose::Graders)) {
             let last = round == ROUNDS;
             match &whose {
                 Whose::Graders => {
@@ -555,15 +571,20 @@ mod tests {
     #[test]
     fn a_round_stops_at_fifteen_at_the_budget_or_at_seven_steady_samples() {
         let steady: Vec<f64> = (0..STEADY_SAMPLES).map(|i| 1.0 + 0.001 * i as f64).collect();
-        assert!(!round_complete(&steady[..STEADY_SAMPLES - 1]), "six steady short samples are not enough");
-        assert!(round_complete(&steady));
+        assert!(!round_complete(&steady[..STEADY_SAMPLES - 1], false), "six steady short samples are not enough");
+        assert!(round_complete(&steady, false));
         // a kernel whose launches vary by 10 % is sampled in full
         let varied: Vec<f64> = (0..SAMPLES).map(|i| if i % 2 == 0 { 1.0 } else { 1.1 }).collect();
-        assert!((STEADY_SAMPLES..SAMPLES).all(|n| !round_complete(&varied[..n])));
-        assert!(round_complete(&varied));
+        assert!((STEADY_SAMPLES..SAMPLES).all(|n| !round_complete(&varied[..n], false)));
+        assert!(round_complete(&varied, false));
         // a long kernel stops at the budget, steady or not
         let long: Vec<f64> = (0..MIN_SAMPLES).map(|i| if i % 2 == 0 { 30.0 } else { 40.0 }).collect();
-        assert!(round_complete(&long) && !round_complete(&long[..MIN_SAMPLES - 1]));
+        assert!(round_complete(&long, false) && !round_complete(&long[..MIN_SAMPLES - 1], false));
+        // the grader's own long kernel stops at three steady samples, not at three that vary
+        let yardstick = [115.0, 115.5, 114.8];
+        assert!(round_complete(&yardstick, true) && !round_complete(&yardstick, false));
+        assert!(!round_complete(&yardstick[..2], true));
+        assert!(!round_complete(&long[..MIN_YARDSTICK_SAMPLES], true), "30 and 40 ms in turn are not steady");
     }
 
     #[test]
