@@ -17,7 +17,7 @@
 use anyhow::{anyhow, bail, Result};
 use kit::backend::sim::names_ptx_line;
 use kit::backend::BackendError;
-use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, BlockSample, Measurement};
 use kit::{args, Ctx};
 
 use crate::cpu::{self, Bytes};
@@ -77,6 +77,128 @@ pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Measured> {
         kit::measure::require_right_result(cpu::compare("text-like bytes", n, &cpu::histogram(&data), &got))
     })?;
     Ok(Measured { m, n })
+}
+
+/// Blocks the simulator runs of `private`'s timed launch (one block per 256
+/// bytes, 1 638 400 blocks at an H100's timed size, [`timed_bytes`]), drawn
+/// by the run's secret: block 0 and three of the later waves'
+/// (kit::measure::BlockSample::at_timed_size). A kernel can tell the measured
+/// inputs (a few thousand bytes) from the timed one by `n` or its grid
+/// alone; at the timed size it takes its timed path. The `global` part is
+/// not timed.
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+/// The same for `coarse`, whose timed grid (8 blocks per SM of the simulated
+/// GPU) gives each block about 400 000 bytes: block 0 and one other, about
+/// 0.2 s on the simulator each.
+pub const COARSE_TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 1);
+
+fn timed_sampled_blocks(kernel: &str) -> (usize, usize) {
+    if kernel == COARSE {
+        COARSE_TIMED_SAMPLED_BLOCKS
+    } else {
+        TIMED_SAMPLED_BLOCKS
+    }
+}
+
+/// The timed input's bytes on an H100 (kit::exercise::TIMED_L2_BYTES), as
+/// [`crate::perf_bytes`] gives them there.
+pub fn timed_bytes() -> usize {
+    (kit::exercise::timed_bandwidth_elements() * 4).min(u32::MAX as usize & !1023)
+}
+
+/// The timed launch of `kernel` (`private` or `coarse`) on `n` bytes, as the timing makes it.
+fn timed_config(kernel: &str, n: usize) -> kit::LaunchConfig {
+    if kernel == COARSE {
+        coarse_config(n, kit::backend::sim::shown_gpu().multiprocessors * crate::COARSE_BLOCKS_PER_SM)
+    } else {
+        launch_config(n)
+    }
+}
+
+/// Text-like bytes at the timed size, any stretch of them on its own
+/// (kit::inputs::Words, one word a byte, through [`cpu::text_table`]).
+#[derive(Clone)]
+pub struct TimedBytes {
+    words: kit::inputs::Words,
+    table: std::sync::Arc<[u8]>,
+}
+
+impl TimedBytes {
+    pub fn new(rng: &kit::inputs::ChaCha8Rng) -> Self {
+        TimedBytes { words: kit::inputs::Words::new(rng), table: cpu::text_table().into() }
+    }
+
+    /// Bytes `first..first + out.len()`.
+    pub fn fill(&self, first: usize, out: &mut [u8]) {
+        let mut words = vec![0u32; out.len()];
+        self.words.fill(first, &mut words);
+        let shift = 32 - self.table.len().trailing_zeros();
+        for (o, w) in out.iter_mut().zip(words) {
+            *o = self.table[(w >> shift) as usize];
+        }
+    }
+
+    /// The histogram of the bytes `at`.
+    pub fn histogram(&self, at: &[std::ops::Range<usize>]) -> Vec<u32> {
+        let mut bins = vec![0u32; cpu::BINS];
+        let mut chunk = vec![0u8; 1 << 16];
+        for r in at {
+            for start in r.clone().step_by(chunk.len()) {
+                let len = chunk.len().min(r.end - start);
+                self.fill(start, &mut chunk[..len]);
+                chunk[..len].iter().for_each(|&b| bins[b as usize] += 1);
+            }
+        }
+        bins
+    }
+}
+
+/// `kernel` (`private` or `coarse`) run once on the simulator at the timed
+/// size ([`timed_bytes`]), [`timed_sampled_blocks`] of its blocks: the bytes
+/// generated where they read them (kit::Gpu::upload_generated), and the bins
+/// checked against the histogram of the bytes they read, whichever the kernel
+/// gave them. Its `n` is the sampled blocks' share of the bytes.
+pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Measured> {
+    let n = timed_bytes();
+    let cfg = timed_config(kernel, n);
+    // Of the part, not the check: a part's checks judge one launch, simulated once.
+    let blocks = timed_sampled_blocks(kernel);
+    let sample = BlockSample::at_timed_size(&mut ctx.part_secret_rng("timed-size blocks"), cfg.grid.0 as u64, blocks);
+    let bytes = TimedBytes::new(&ctx.part_rng_for("timed-size bytes"));
+    let key = format!("ex10 {kernel} timed size, seed {}", ctx.env.seed);
+    let m = kit::measure::measure_ptx_sampled_once(&ctx.build.ptx, kernel, &sample, &key, |module| {
+        let gpu = module.gpu();
+        // Not watched: the correctness checks and the timed launches judge writes into `data`.
+        gpu.watch_inputs(false);
+        let b = bytes.clone();
+        let data = gpu.upload_generated("data", n, move |first, out: &mut [u8]| b.fill(first, out));
+        gpu.watch_inputs(true);
+        let data = data?;
+        let bins = gpu.zeros::<u32>("bins", cpu::BINS)?;
+        module.launch(kernel, cfg, &args![&data, n as u32, &bins])?;
+        let read = kit::measure::sampled_reads(&data)?;
+        let what = format!(
+            "the {} text-like bytes the sampled blocks read (of {n})",
+            read.iter().map(|r| r.len()).sum::<usize>()
+        );
+        let right = cpu::compare(&what, n, &bytes.histogram(&read), &bins.read()?);
+        kit::measure::require_right_result_at_timed_size(right, &format!("{n} bytes"), sample.blocks().len())
+    })?;
+    Ok(Measured { m, n: n * sample.blocks().len() / cfg.grid.0 as usize })
+}
+
+/// `judge` of `kernel` on its measured input, then on the timed one.
+fn here_and_timed(ctx: &Ctx, kernel: &str, judge: impl Fn(&Measured) -> Result<String>) -> Result<String> {
+    let measured = measure(ctx, kernel)?;
+    let line = judge(&measured)?;
+    let (n, (first, later)) = (timed_bytes(), timed_sampled_blocks(kernel));
+    let note = kit::measure::judge_at_timed_size(
+        (&format!("{n} bytes"), first + later, timed_config(kernel, n).grid.0 as u64),
+        &format!("on {} bytes (the measured input) {line}", measured.n),
+        || measure_at_timed_size(ctx, kernel),
+        judge,
+    )?;
+    Ok(line + &note)
 }
 
 /// Sectors touched per lane's global load (see [`MAX_SECTORS_PER_LANE`]).
@@ -180,12 +302,12 @@ pub fn merged_once(Measured { m, n }: &Measured) -> Result<String> {
 
 /// The structure check `merged-once-per-bin` of `private` and `coarse`.
 pub fn merged_once_check(ctx: &Ctx, kernel: &str) -> Result<String> {
-    unless_unmeasurable(measure(ctx, kernel).and_then(|m| merged_once(&m)))
+    unless_unmeasurable(here_and_timed(ctx, kernel, merged_once))
 }
 
 /// Stand-in for `private`'s timing: a kernel the simulator cannot run is not graded.
 pub fn merged_once_stand_in(ctx: &Ctx, kernel: &str) -> Result<String> {
-    merged_once(&measure(ctx, kernel)?)
+    here_and_timed(ctx, kernel, merged_once)
 }
 
 /// Bytes of the race diagnosis's input: nine blocks of text-like bytes (a few for `coarse`'s grid).
@@ -245,7 +367,7 @@ pub fn interleaved(Measured { m, n }: &Measured) -> Result<String> {
     let figures = |m: &Measurement| figures(m, *n);
     let per_lane = sectors_per_lane(m);
     if per_lane > MAX_SECTORS_PER_LANE {
-        let per_thread = n / (COARSE_MEASURE_BLOCKS as usize * crate::THREADS as usize);
+        let per_thread = n / (m.blocks().max(1) as usize * crate::THREADS as usize);
         bail!(
             "{COARSE}: the reads of `data` touch {per_lane:.2} 32-byte sectors per lane (interleaved reads: 1/32 \
              for bytes, at most 1/2 for int4; at most {MAX_SECTORS_PER_LANE}), {:.1} sectors per request, {:.0}% \
@@ -264,15 +386,13 @@ pub fn interleaved(Measured { m, n }: &Measured) -> Result<String> {
 
 /// The structure check `interleaved-reads` of `coarse`.
 pub fn interleaved_check(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(measure(ctx, COARSE).and_then(|m| interleaved(&m)))
+    unless_unmeasurable(here_and_timed(ctx, COARSE, interleaved))
 }
 
 /// Stand-in for `coarse`'s timing: interleaved reads and one merge per bin,
 /// what the grader's coarse kernel has.
 pub fn interleaved_stand_in(ctx: &Ctx) -> Result<String> {
-    let m = measure(ctx, COARSE)?;
-    merged_once(&m)?;
-    interleaved(&m)
+    here_and_timed(ctx, COARSE, |m| merged_once(m).and_then(|_| interleaved(m)))
 }
 
 #[cfg(test)]

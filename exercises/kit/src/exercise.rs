@@ -442,6 +442,23 @@ impl<'r> Ctx<'r> {
         rng_for(self.env.seed, &format!("{}/{what}", self.check_name))
     }
 
+    /// [`Ctx::rng_for`] of the check's part (`ex10::coarse`) rather than of
+    /// the check: inputs that several checks of a part judge one launch on
+    /// ([`crate::measure::measure_ptx_sampled_once`]).
+    pub fn part_rng_for(&self, what: &str) -> ChaCha8Rng {
+        rng_for(self.env.seed, &format!("{}/{what}", self.part_name()))
+    }
+
+    /// [`Ctx::secret_rng`] of the check's part, as [`Ctx::part_rng_for`].
+    pub fn part_secret_rng(&self, what: &str) -> ChaCha8Rng {
+        rng_for(self.env.shapes_secret, &format!("{}/{what}", self.part_name()))
+    }
+
+    /// The check's name up to its part (`ex10::coarse` of `ex10::coarse::structure::interleaved-reads`).
+    fn part_name(&self) -> &str {
+        self.check_name.match_indices("::").nth(1).map_or(self.check_name, |(i, _)| &self.check_name[..i])
+    }
+
     /// A generator keyed by the run's shapes secret ([`shapes_secret`]), never
     /// by the seed: for what a kernel must not be able to know, such as the
     /// lengths a measured check runs on ([`crate::measure::sizes_across`]).

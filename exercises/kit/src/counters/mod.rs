@@ -189,6 +189,12 @@ pub fn clear() {
 /// The key of the measurement about to be recorded in the running check, if
 /// a graded check runs on this thread (a sanitizer replay or work done ahead
 /// records nowhere, and gets no counters).
+/// Whether this run reads or applies the GPU's counters (each measurement
+/// then has figures of its own).
+pub(crate) fn in_play() -> bool {
+    mode().lock().unwrap_or_else(|p| p.into_inner()).is_some()
+}
+
 pub(crate) fn keys_here(kernels: &[&str]) -> Option<Vec<Key>> {
     let check = crate::record::check_name().filter(|_| crate::record::recording())?;
     let mut first = 0;
