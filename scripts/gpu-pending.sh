@@ -9,6 +9,7 @@
 #   OUT=$OUT STAGE=3 BUDGET=400 scripts/gpu-pending.sh .device/graderA .device/grader
 #   OUT=$OUT STAGE=4 BUDGET=520 scripts/gpu-pending.sh .device/graderA .device/grader
 #   OUT=$OUT STAGE=5 BUDGET=540 scripts/gpu-pending.sh .device/graderA .device/grader
+#   OUT=$OUT STAGE=6 BUDGET=540 scripts/gpu-pending.sh .device/graderA .device/grader
 #
 # Stage 1 (about 8 min): issue 48's A/B of a warm `grader all` (gpu-48-steady.sh),
 # each exercise warm with B (seeds 1 and 2), the variants corpus, the cheat
@@ -120,6 +121,28 @@ elif [ "$stage" = 5 ]; then
     mark each
     EXERCISE_SETS=ex12 corpus cheats on 60
     EXERCISE_SETS="ex11 ex12" corpus variants off 60
+    [ "$(left)" -ge 150 ] && class
+    tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-cheats-on 2>/dev/null
+    pack
+elif [ "$stage" = 6 ]; then
+    # The timed-size measurements of ex01, ex02, ex08 and ex10 (2026-12-07, thirteenth
+    # session) and the yardstick's three steady samples: A/B of a warm `all`, where it
+    # waits, each exercise warm, those exercises' cheats with counters and variants without.
+    OUT=$R scripts/gpu-48-steady.sh "$a" "$b" 2 >"$R/steady.out" 2>&1
+    mark steady
+    OUT=$R ROUNDS=0 scripts/gpu-48-where.sh "$b" >"$R/where.out" 2>&1
+    mark where
+    for ex in ex01 ex02 ex03 ex04 ex05 ex06 ex07 ex08 ex09 ex10 ex11 ex12; do
+        for seed in 1 2; do
+            s=$(date +%s%N)
+            CUDA_LAB_COUNTERS=off CUDA_LAB_PROFILE=1 "$b" $ex --reference --no-report --seed $seed >"$R/$ex-$seed.log" 2>&1
+            rc=$?
+            echo "$ex seed $seed: $(( ($(date +%s%N) - s) / 1000000 )) ms rc=$rc" >>"$R/each.txt"
+        done
+    done
+    mark each
+    EXERCISE_SETS="ex01 ex02 ex08 ex10" corpus cheats on 150
+    EXERCISE_SETS="ex01 ex02 ex08 ex10" corpus variants off 120
     [ "$(left)" -ge 150 ] && class
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-cheats-on 2>/dev/null
     pack
