@@ -22,7 +22,7 @@
 //!   sections before it, does many times more.
 
 use anyhow::{bail, Result};
-use kit::measure::{unless_unmeasurable, worst_at, AccessKind, Measurement};
+use kit::measure::{unless_unmeasurable, worst_at, AccessKind, BlockSample, Measurement};
 use kit::{args, Ctx};
 
 use rand::Rng;
@@ -146,6 +146,97 @@ pub fn on_any_lengths(ctx: &Ctx, judge: impl Fn(&Measured, &Measured) -> Result<
     })
 }
 
+/// Sections the simulator runs of brent-kung's timed launch (one block per
+/// section, 51 200 at an H100's timed size, [`timed_n`]), drawn by the run's
+/// secret: block 0 and three of the later waves' (kit::measure::BlockSample::
+/// at_timed_size). A kernel can tell the measured lengths (at most 97
+/// sections) from the timed one by `n` or its grid alone; at the timed size
+/// it takes its timed path. kogge-stone is not timed; any-n's sections are
+/// combined by later launches, so a sample of its blocks is not its scan.
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+
+/// brent-kung's timed length on an H100 (kit::exercise::TIMED_L2_BYTES), as
+/// [`crate::perf_n`] gives it there.
+pub fn timed_n() -> usize {
+    kit::exercise::timed_bandwidth_elements() / 2
+}
+
+/// The timed-size input, any stretch of it on its own (kit::inputs::Words):
+/// values in `1..=MAX_VALUE`, like the correctness inputs'.
+#[derive(Clone)]
+pub struct TimedValues(kit::inputs::Words);
+
+impl TimedValues {
+    pub fn new(rng: &kit::inputs::ChaCha8Rng) -> Self {
+        TimedValues(kit::inputs::Words::new(rng))
+    }
+
+    /// Values `first..first + out.len()`.
+    pub fn fill(&self, first: usize, out: &mut [i32]) {
+        let mut words = vec![0u32; out.len()];
+        self.0.fill(first, &mut words);
+        for (o, w) in out.iter_mut().zip(words) {
+            *o = 1 + (w % cpu::MAX_VALUE as u32) as i32;
+        }
+    }
+}
+
+/// `kernel` (a section scan with `threads` per block) run once on the
+/// simulator at the timed size ([`timed_n`]), [`TIMED_SAMPLED_BLOCKS`] of its
+/// sections: the input generated where they read it (kit::Gpu::upload_generated),
+/// and what they wrote checked, wherever they wrote it, against the scan of
+/// its section. Its `n` is the elements of the sampled sections.
+pub fn measure_sections_at_timed_size(ctx: &Ctx, kernel: &str, threads: u32) -> Result<Measured> {
+    let n = timed_n();
+    let cfg = section_config(n, threads);
+    let sample =
+        BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, TIMED_SAMPLED_BLOCKS);
+    let values = TimedValues::new(&ctx.rng_for("timed-size input"));
+    let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
+        let gpu = module.gpu();
+        // Not watched: the correctness checks and the timed launches judge writes into X.
+        gpu.watch_inputs(false);
+        let v = values.clone();
+        let d_in = gpu.upload_generated("X", n, move |first, out: &mut [i32]| v.fill(first, out));
+        let d_out = gpu.poisoned_generated::<i32>("Y", n);
+        gpu.watch_inputs(true);
+        let (d_in, d_out) = (d_in?, d_out?);
+        module.launch(kernel, cfg, &args![&d_in, &d_out, n as i32])?;
+        let readme = || sample.linear_elements(SECTION, n);
+        let written = kit::measure::sampled_writes(&d_out, readme)?;
+        // The scans of the sections written in: each element's expected value is its section's.
+        let mut scans = std::collections::HashMap::new();
+        for &(i, _) in &written {
+            scans.entry(i / SECTION).or_insert_with(|| {
+                let mut section = vec![0; SECTION.min(n - i / SECTION * SECTION)];
+                values.fill(i / SECTION * SECTION, &mut section);
+                cpu::inclusive_scan(&section)
+            });
+        }
+        let right = kit::check::exact_at("Y", n, &written, |i| scans[&(i / SECTION)][i % SECTION]);
+        kit::measure::require_right_result_at_timed_size(right, &format!("n = {n}"), sample.blocks().len())
+    })?;
+    Ok(Measured { m, n: sample.blocks().len() * SECTION })
+}
+
+/// [`on_section_lengths`], then `judge` at the timed size too.
+pub fn on_section_lengths_and_timed(
+    ctx: &Ctx,
+    kernel: &str,
+    threads: u32,
+    judge: impl Fn(&Measured) -> Result<String>,
+) -> Result<String> {
+    let line = on_section_lengths(ctx, kernel, threads, &judge)?;
+    let n = timed_n();
+    let note = kit::measure::judge_at_timed_size(
+        (&format!("n = {n}"), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, sections(n) as u64),
+        &format!("on the measured lengths {line}"),
+        || measure_sections_at_timed_size(ctx, kernel, threads),
+        judge,
+    )?;
+    Ok(line + &note)
+}
+
 /// Ints the threads loaded per element.
 pub fn loads_per_element(m: &Measurement, n: usize) -> f64 {
     m.stats.global_load_bytes as f64 / 4.0 / n as f64
@@ -254,7 +345,7 @@ pub fn parallel(m: &Measurement) -> Result<String> {
 /// at every measured length. Work efficiency is not asked here: the clock
 /// does not show it either.
 pub fn brent_kung_stand_in(ctx: &Ctx) -> Result<String> {
-    on_section_lengths(ctx, BRENT_KUNG, BK_THREADS, |m| {
+    on_section_lengths_and_timed(ctx, BRENT_KUNG, BK_THREADS, |m| {
         let pass = one_pass(m)?;
         Ok(format!("{}; {pass}", parallel(&m.m)?))
     })
@@ -361,7 +452,7 @@ pub fn kogge_stone_traffic(ctx: &Ctx) -> Result<String> {
 
 /// The structure check `work-efficient`: few additions, and the one pass over global memory.
 pub fn brent_kung_work(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(on_section_lengths(ctx, BRENT_KUNG, BK_THREADS, |m| {
+    unless_unmeasurable(on_section_lengths_and_timed(ctx, BRENT_KUNG, BK_THREADS, |m| {
         let work = work_efficient(m)?;
         Ok(format!("{work}; {}", one_pass(m)?))
     }))
@@ -506,11 +597,19 @@ mod tests {
             format!("{SLOW}/brent_kung.cu"),
             format!("{MINE}/brent_kung_blelloch.cu"),
             format!("{MINE}/brent_kung_coarse2.cu"),
-            // The cheat corpus's case does the lesson's work everywhere but at the timed size.
-            "grader/tests/cheats/ex11-brent-kung-derives-from-last-window/exercises/ex11-scan/kernels/brent_kung.cu"
-                .to_string(),
         ] {
             passes(&ex, "brent-kung", "work-efficient", Run::Check, &file);
+        }
+        // The cheat corpus's case does the lesson's work everywhere but at the timed size, where
+        // it also keeps every section's scan in __device__ memory: measured there, two stores
+        // per element.
+        let derives = "grader/tests/cheats/ex11-brent-kung-derives-from-last-window/exercises/ex11-scan/kernels/\
+                       brent_kung.cu";
+        if let Some(msg) = fails(&ex, "brent-kung", "work-efficient", Run::Check, derives) {
+            assert!(
+                msg.contains("(the timed size: 4 of its") && msg.contains("2.00 global stores per element"),
+                "{msg}"
+            );
         }
         for case in ["ex11-brent-kung-blelloch", "ex11-brent-kung-coarse2", "ex11-brent-kung-few-threads-per-level"] {
             all_pass(&variant(case, "brent_kung.cu"), &section_shapes(), work);
