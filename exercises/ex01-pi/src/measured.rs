@@ -111,7 +111,7 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Counted> {
         } else {
             let points = read.iter().map(|r| r.len()).sum::<usize>();
             Err(anyhow::anyhow!(
-                "`*hits` is {got}, where the {points} points the sampled blocks read hold {expected} hits (the \
+                "`*hits` is {got}, where the sampled blocks read {points} of the points, which hold {expected} hits (the \
                  grader's count in double; {near} of them lie within 2^-20 of the circle, where float rounding may \
                  count them either way)"
             ))
@@ -151,7 +151,7 @@ fn shared_here_and_timed(ctx: &Ctx, judge: fn(&Counted) -> Result<String>) -> Re
     let n = crate::PERF_POINTS;
     let note = kit::measure::judge_at_timed_size(
         (&format!("n = {n}"), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, crate::launch_config(n).grid.0 as u64),
-        &format!("at {} points in {} blocks (the measured input) {line}", measured_shape(ctx).1, c.blocks),
+        &format!("at n = {} in {} blocks (the measured input) {line}", measured_shape(ctx).1, c.blocks),
         || measure_at_timed_size(ctx, "pi_shared"),
         judge,
     )?;
