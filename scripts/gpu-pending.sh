@@ -125,7 +125,7 @@ elif [ "$stage" = 5 ]; then
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-cheats-on 2>/dev/null
     pack
 elif [ "$stage" = 6 ]; then
-    # The timed-size measurements of ex01, ex02, ex08 and ex10 (2026-12-07, thirteenth
+    # The timed-size measurements of ex01, ex02, ex08, ex10 and ex11 (2026-12-07, thirteenth
     # session) and the yardstick's three steady samples: A/B of a warm `all`, where it
     # waits, each exercise warm, those exercises' cheats with counters and variants without.
     OUT=$R scripts/gpu-48-steady.sh "$a" "$b" 2 >"$R/steady.out" 2>&1
@@ -141,8 +141,8 @@ elif [ "$stage" = 6 ]; then
         done
     done
     mark each
-    EXERCISE_SETS="ex01 ex02 ex08 ex10" corpus cheats on 150
-    EXERCISE_SETS="ex01 ex02 ex08 ex10" corpus variants off 120
+    EXERCISE_SETS="ex01 ex02 ex08 ex10 ex11" corpus cheats on 150
+    EXERCISE_SETS="ex01 ex02 ex08 ex10 ex11" corpus variants off 120
     [ "$(left)" -ge 150 ] && class
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-cheats-on 2>/dev/null
     pack
