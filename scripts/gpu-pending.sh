@@ -34,6 +34,18 @@ pack() { tar -C "${R%/*}" -czf "$OUT/stage-$stage.tgz" "stage-$stage"; cp "$R"/p
 left() { local l=$((${BUDGET:-560} - SECONDS + start)); echo $((l > 30 ? l : 30)); }
 mark() { echo "$1 done at $((SECONDS - start)) s" | tee -a "$R/progress.txt"; pack; }
 class() { GRADER=$b OUT=$R LIMIT=1 scripts/gpu-49-class.sh >"$R/class.out" 2>&1; mark class; }
+# Each exercise warm with B, seeds 1 and 2 (issue 48's one exercise ≤ 1 s).
+each() {
+    for ex in ex01 ex02 ex03 ex04 ex05 ex06 ex07 ex08 ex09 ex10 ex11 ex12; do
+        for seed in 1 2; do
+            s=$(date +%s%N)
+            CUDA_LAB_COUNTERS=off CUDA_LAB_PROFILE=1 "$b" $ex --reference --no-report --seed $seed >"$R/$ex-$seed.log" 2>&1
+            rc=$?
+            echo "$ex seed $seed: $(( ($(date +%s%N) - s) / 1000000 )) ms rc=$rc" >>"$R/each.txt"
+        done
+    done
+    mark each
+}
 corpus() { # NAME COUNTERS LIMIT
     local work=/tmp/gpu-pending-$1-$2
     CUDA_LAB_COUNTERS=$2 GRADER=$b SEEDS=1 BATCH_LIMIT=$3 grader/tests/corpus/run-gpu.sh "$1" "$work" >"$R/$1-$2.out" 2>&1
@@ -45,15 +57,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$
 if [ "$stage" = 1 ]; then
     OUT=$R scripts/gpu-48-steady.sh "$a" "$b" 3 >"$R/steady.out" 2>&1
     mark steady
-    for ex in ex01 ex02 ex03 ex04 ex05 ex06 ex07 ex08 ex09 ex10 ex11 ex12; do
-        for seed in 1 2; do
-            s=$(date +%s%N)
-            CUDA_LAB_COUNTERS=off CUDA_LAB_PROFILE=1 "$b" $ex --reference --no-report --seed $seed >"$R/$ex-$seed.log" 2>&1
-            rc=$?
-            echo "$ex seed $seed: $(( ($(date +%s%N) - s) / 1000000 )) ms rc=$rc" >>"$R/each.txt"
-        done
-    done
-    mark each
+    each
     corpus variants auto 200
     corpus cheats off 100
     corpus cheats on "$(left)"
@@ -110,15 +114,7 @@ elif [ "$stage" = 5 ]; then
     mark steady
     OUT=$R ROUNDS=0 scripts/gpu-48-where.sh "$b" >"$R/where.out" 2>&1
     mark where
-    for ex in ex01 ex02 ex03 ex04 ex05 ex06 ex07 ex08 ex09 ex10 ex11 ex12; do
-        for seed in 1 2; do
-            s=$(date +%s%N)
-            CUDA_LAB_COUNTERS=off CUDA_LAB_PROFILE=1 "$b" $ex --reference --no-report --seed $seed >"$R/$ex-$seed.log" 2>&1
-            rc=$?
-            echo "$ex seed $seed: $(( ($(date +%s%N) - s) / 1000000 )) ms rc=$rc" >>"$R/each.txt"
-        done
-    done
-    mark each
+    each
     EXERCISE_SETS=ex12 corpus cheats on 60
     EXERCISE_SETS="ex11 ex12" corpus variants off 60
     [ "$(left)" -ge 150 ] && class
@@ -132,15 +128,7 @@ elif [ "$stage" = 6 ]; then
     mark steady
     OUT=$R ROUNDS=0 scripts/gpu-48-where.sh "$b" >"$R/where.out" 2>&1
     mark where
-    for ex in ex01 ex02 ex03 ex04 ex05 ex06 ex07 ex08 ex09 ex10 ex11 ex12; do
-        for seed in 1 2; do
-            s=$(date +%s%N)
-            CUDA_LAB_COUNTERS=off CUDA_LAB_PROFILE=1 "$b" $ex --reference --no-report --seed $seed >"$R/$ex-$seed.log" 2>&1
-            rc=$?
-            echo "$ex seed $seed: $(( ($(date +%s%N) - s) / 1000000 )) ms rc=$rc" >>"$R/each.txt"
-        done
-    done
-    mark each
+    each
     EXERCISE_SETS="ex01 ex02 ex08 ex10 ex11" corpus cheats on 150
     EXERCISE_SETS="ex01 ex02 ex08 ex10 ex11" corpus variants off 120
     [ "$(left)" -ge 150 ] && class

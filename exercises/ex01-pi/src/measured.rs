@@ -126,19 +126,16 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Counted> {
 /// The hits among the points `at` of the generated x and y (in double), and
 /// the points among them within [`crate::PERF_NEAR`] of the circle.
 fn hits_of(x: &kit::inputs::UniformF32s, y: &kit::inputs::UniformF32s, at: &[std::ops::Range<usize>]) -> (u32, u32) {
-    const CHUNK: usize = 1 << 16;
-    let (mut xs, mut ys) = (vec![0f32; CHUNK], vec![0f32; CHUNK]);
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
     let (mut hits, mut near) = (0, 0);
-    for r in at {
-        for start in r.clone().step_by(CHUNK) {
-            let len = CHUNK.min(r.end - start);
-            x.fill(start, &mut xs[..len]);
-            y.fill(start, &mut ys[..len]);
-            for (&a, &b) in xs[..len].iter().zip(&ys[..len]) {
-                let r2 = (a as f64).powi(2) + (b as f64).powi(2);
-                hits += (r2 <= 1.0) as u32;
-                near += ((r2 - 1.0).abs() <= crate::PERF_NEAR) as u32;
-            }
+    for (start, len) in kit::measure::in_pieces(at) {
+        (xs.resize(len, 0.0), ys.resize(len, 0.0));
+        x.fill(start, &mut xs);
+        y.fill(start, &mut ys);
+        for (&a, &b) in xs.iter().zip(&ys) {
+            let r2 = (a as f64).powi(2) + (b as f64).powi(2);
+            hits += (r2 <= 1.0) as u32;
+            near += ((r2 - 1.0).abs() <= crate::PERF_NEAR) as u32;
         }
     }
     (hits, near)

@@ -140,17 +140,14 @@ pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measured> {
 
 /// [`crate::cpu_dot`] of the elements `at` of the generated a and b.
 fn dot_of(a: &kit::inputs::UniformF32s, b: &kit::inputs::UniformF32s, at: &[std::ops::Range<usize>]) -> (f64, f64) {
-    const CHUNK: usize = 1 << 16;
-    let (mut xa, mut xb) = (vec![0f32; CHUNK], vec![0f32; CHUNK]);
+    let (mut xa, mut xb) = (Vec::new(), Vec::new());
     let mut sums = (0.0, 0.0);
-    for r in at {
-        for start in r.clone().step_by(CHUNK) {
-            let len = CHUNK.min(r.end - start);
-            a.fill(start, &mut xa[..len]);
-            b.fill(start, &mut xb[..len]);
-            let (s, abs) = crate::cpu_dot(&xa[..len], &xb[..len]);
-            sums = (sums.0 + s, sums.1 + abs);
-        }
+    for (start, len) in kit::measure::in_pieces(at) {
+        (xa.resize(len, 0.0), xb.resize(len, 0.0));
+        a.fill(start, &mut xa);
+        b.fill(start, &mut xb);
+        let (s, abs) = crate::cpu_dot(&xa, &xb);
+        sums = (sums.0 + s, sums.1 + abs);
     }
     sums
 }

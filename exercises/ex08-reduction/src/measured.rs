@@ -69,33 +69,6 @@ pub fn measure_on(ctx: &Ctx, kernel: &str, n: usize) -> Result<Measured> {
 /// its timed path. The interleaved part is not timed.
 pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
 
-/// Values of the timed-size input, any stretch of them on its own
-/// (kit::inputs::Words): in `1..MAX_VALUE` like the correctness inputs'.
-#[derive(Clone)]
-pub struct TimedValues(kit::inputs::Words);
-
-impl TimedValues {
-    pub fn new(rng: &kit::inputs::ChaCha8Rng) -> Self {
-        TimedValues(kit::inputs::Words::new(rng))
-    }
-
-    /// Values `first..first + out.len()`.
-    pub fn fill(&self, first: usize, out: &mut [i32]) {
-        let mut words = vec![0u32; out.len()];
-        self.0.fill(first, &mut words);
-        for (o, w) in out.iter_mut().zip(words) {
-            *o = 1 + (w % (crate::MAX_VALUE as u32 - 1)) as i32;
-        }
-    }
-
-    /// Block `b`'s sum: its [`THREADS`] values.
-    pub fn block_sum(&self, b: usize) -> i32 {
-        let mut block = [0i32; THREADS as usize];
-        self.fill(b * THREADS as usize, &mut block);
-        crate::block_sums(&block)[0]
-    }
-}
-
 /// `kernel` run once on the simulator at the timed size ([`crate::PERF_N`]),
 /// [`TIMED_SAMPLED_BLOCKS`] of its blocks: the input generated where they
 /// read it (kit::Gpu::upload_generated), and what they wrote checked,
@@ -105,7 +78,13 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Measured> {
     let cfg = launch_config(n);
     let sample =
         BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, TIMED_SAMPLED_BLOCKS);
-    let values = TimedValues::new(&ctx.rng_for("timed-size input"));
+    // In 1..MAX_VALUE like the correctness inputs'.
+    let values = kit::inputs::IntsIn::new(&ctx.rng_for("timed-size input"), 1, crate::MAX_VALUE - 1);
+    let block_sum = |b: usize| {
+        let mut block = [0i32; THREADS as usize];
+        values.fill(b * THREADS as usize, &mut block);
+        crate::block_sums(&block)[0]
+    };
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `in`.
@@ -118,7 +97,7 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Measured> {
         module.launch(kernel, cfg, &args![&input, n as i32, &partial])?;
         let readme = || sample.blocks().iter().map(|&b| b as usize).collect();
         let written = kit::measure::sampled_writes(&partial, readme)?;
-        let right = kit::check::exact_at("partial", cfg.grid.0 as usize, &written, |b| values.block_sum(b));
+        let right = kit::check::exact_at("partial", cfg.grid.0 as usize, &written, block_sum);
         kit::measure::require_right_result_at_timed_size(right, &format!("n = {n}"), sample.blocks().len())
     })?;
     Ok(Measured { m, n: sample.blocks().len() * THREADS as usize })

@@ -140,14 +140,11 @@ impl TimedBytes {
 
     /// The histogram of the bytes `at`.
     pub fn histogram(&self, at: &[std::ops::Range<usize>]) -> Vec<u32> {
-        let mut bins = vec![0u32; cpu::BINS];
-        let mut chunk = vec![0u8; 1 << 16];
-        for r in at {
-            for start in r.clone().step_by(chunk.len()) {
-                let len = chunk.len().min(r.end - start);
-                self.fill(start, &mut chunk[..len]);
-                chunk[..len].iter().for_each(|&b| bins[b as usize] += 1);
-            }
+        let (mut bins, mut piece) = (vec![0u32; cpu::BINS], Vec::new());
+        for (start, len) in kit::measure::in_pieces(at) {
+            piece.resize(len, 0);
+            self.fill(start, &mut piece);
+            piece.iter().for_each(|&b| bins[b as usize] += 1);
         }
         bins
     }

@@ -161,26 +161,6 @@ pub fn timed_n() -> usize {
     kit::exercise::timed_bandwidth_elements() / 2
 }
 
-/// The timed-size input, any stretch of it on its own (kit::inputs::Words):
-/// values in `1..=MAX_VALUE`, like the correctness inputs'.
-#[derive(Clone)]
-pub struct TimedValues(kit::inputs::Words);
-
-impl TimedValues {
-    pub fn new(rng: &kit::inputs::ChaCha8Rng) -> Self {
-        TimedValues(kit::inputs::Words::new(rng))
-    }
-
-    /// Values `first..first + out.len()`.
-    pub fn fill(&self, first: usize, out: &mut [i32]) {
-        let mut words = vec![0u32; out.len()];
-        self.0.fill(first, &mut words);
-        for (o, w) in out.iter_mut().zip(words) {
-            *o = 1 + (w % cpu::MAX_VALUE as u32) as i32;
-        }
-    }
-}
-
 /// `kernel` (a section scan with `threads` per block) run once on the
 /// simulator at the timed size ([`timed_n`]), [`TIMED_SAMPLED_BLOCKS`] of its
 /// sections: the input generated where they read it (kit::Gpu::upload_generated),
@@ -191,7 +171,8 @@ pub fn measure_sections_at_timed_size(ctx: &Ctx, kernel: &str, threads: u32) -> 
     let cfg = section_config(n, threads);
     let sample =
         BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, TIMED_SAMPLED_BLOCKS);
-    let values = TimedValues::new(&ctx.rng_for("timed-size input"));
+    // In 1..=MAX_VALUE like the correctness inputs'.
+    let values = kit::inputs::IntsIn::new(&ctx.rng_for("timed-size input"), 1, cpu::MAX_VALUE);
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into X.

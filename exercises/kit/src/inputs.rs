@@ -135,6 +135,40 @@ impl UniformF32s {
     }
 }
 
+/// Integers in `lo..=hi`, any stretch of them on its own ([`Words`], one a
+/// word, taken modulo the range's size: a bias under 2^-24 for ranges of a
+/// few hundred thousand): a timed-size input that a launch of a few sampled
+/// blocks reads little of ([`crate::Gpu::upload_generated`]).
+///
+/// ```
+/// let ints = kit::inputs::IntsIn::new(&kit::inputs::rng_for(1, "x"), 1, 100);
+/// let (mut all, mut some) = ([0i32; 50], [0i32; 5]);
+/// ints.fill(0, &mut all);
+/// ints.fill(40, &mut some);
+/// assert!(all.iter().all(|v| (1..=100).contains(v)) && some == all[40..45]);
+/// ```
+#[derive(Clone)]
+pub struct IntsIn {
+    words: Words,
+    lo: i32,
+    values: u32,
+}
+
+impl IntsIn {
+    pub fn new(rng: &ChaCha8Rng, lo: i32, hi: i32) -> Self {
+        IntsIn { words: Words::new(rng), lo, values: (hi - lo) as u32 + 1 }
+    }
+
+    /// Values `first..first + out.len()`.
+    pub fn fill(&self, first: usize, out: &mut [i32]) {
+        let mut words = vec![0u32; out.len()];
+        self.words.fill(first, &mut words);
+        for (o, w) in out.iter_mut().zip(words) {
+            *o = self.lo + (w % self.values) as i32;
+        }
+    }
+}
+
 /// `n` integers uniform in `[lo, hi)`: a scan's inputs, small enough that
 /// sums stay exact.
 ///

@@ -114,6 +114,15 @@ pub fn sampled_reads<T: Pod>(input: &DeviceBuffer<T>) -> Result<Vec<Range<usize>
     Ok(input.read_by_kernels()?.unwrap_or_else(|| vec![0..input.len()]))
 }
 
+/// The stretches of `at` (ranges of element indices, as [`sampled_reads`]
+/// gives them) in pieces of at most 65 536 elements, as (first, length): a
+/// reference computed by position over what the sampled blocks read, in
+/// buffers of a fixed size.
+pub fn in_pieces(at: &[Range<usize>]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    const PIECE: usize = 1 << 16;
+    at.iter().flat_map(|r| r.clone().step_by(PIECE).map(move |start| (start, PIECE.min(r.end - start))))
+}
+
 /// The elements in both `a` and `b` (ranges in order, as [`sampled_reads`]
 /// gives them): what a launch read of two inputs it combines element by element.
 pub fn in_both(a: &[Range<usize>], b: &[Range<usize>]) -> Vec<Range<usize>> {
@@ -163,5 +172,7 @@ mod tests {
         assert_eq!(in_both(&[0..4, 8..12, 20..30], &[2..10, 11..25]), [2..4, 8..10, 11..12, 20..25]);
         assert_eq!(in_both(&[0..4], &[]), []);
         assert_eq!(in_both(&[0..4, 6..8], &[4..6]), []);
+        let pieces: Vec<_> = in_pieces(&[3..5, 10..(10 + (1 << 16) + 1)]).collect();
+        assert_eq!(pieces, [(3, 2), (10, 1 << 16), (10 + (1 << 16), 1)]);
     }
 }
