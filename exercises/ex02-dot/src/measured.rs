@@ -332,12 +332,18 @@ mod tests {
     #[test]
     fn the_block_reduction_is_measured() {
         let ex = crate::exercise();
-        for file in [
-            "reference/ex02-dot/kernels/dot.cu",
-            "reference/slow/ex02-dot/kernels/dot.cu",
-            "exercises/ex02-dot/calibration/dot_shuffle.cu",
-        ] {
+        for file in ["reference/ex02-dot/kernels/dot.cu", "exercises/ex02-dot/calibration/dot_shuffle.cu"] {
             passes(&ex, "dot", "parallel-block-reduction", Run::Check, file);
+        }
+        // Only block 0 works, over all of a and b: at the timed size the simulator's step limit
+        // stops it, and the line says the measured lengths judged alone.
+        if let Some(line) =
+            passes(&ex, "dot", "parallel-block-reduction", Run::Check, "reference/slow/ex02-dot/kernels/dot.cu")
+        {
+            assert!(
+                line.contains("(not measured at n = 52428800 (the timed size") && line.contains("measured sizes alone"),
+                "{line}"
+            );
         }
         for file in [
             "reference/slow/ex02-dot/extra/dot_atomic.cu",
