@@ -122,15 +122,16 @@ elif [ "$stage" = 5 ]; then
     pack
 elif [ "$stage" = 6 ]; then
     # The timed-size measurements of ex01, ex02, ex08, ex10 and ex11 (2026-12-07, thirteenth
-    # session) and the yardstick's three steady samples: A/B of a warm `all`, where it
-    # waits, each exercise warm, those exercises' cheats with counters and variants without.
+    # session) and the yardstick's three steady samples, most needed first: those exercises'
+    # cheats with counters, each exercise warm, A/B of a warm `all`, their variants without
+    # counters, where a warm `all` waits, the class.
+    EXERCISE_SETS="ex01 ex02 ex08 ex10 ex11" corpus cheats on 150
+    each
     OUT=$R scripts/gpu-48-steady.sh "$a" "$b" 2 >"$R/steady.out" 2>&1
     mark steady
+    EXERCISE_SETS="ex01 ex02 ex08 ex10 ex11" corpus variants off "$(( $(left) < 100 ? $(left) : 100 ))"
     OUT=$R ROUNDS=0 scripts/gpu-48-where.sh "$b" >"$R/where.out" 2>&1
     mark where
-    each
-    EXERCISE_SETS="ex01 ex02 ex08 ex10 ex11" corpus cheats on 150
-    EXERCISE_SETS="ex01 ex02 ex08 ex10 ex11" corpus variants off 120
     [ "$(left)" -ge 150 ] && class
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-cheats-on 2>/dev/null
     pack
