@@ -129,7 +129,8 @@ fn hits_of(x: &kit::inputs::UniformF32s, y: &kit::inputs::UniformF32s, at: &[std
     let (mut xs, mut ys) = (Vec::new(), Vec::new());
     let (mut hits, mut near) = (0, 0);
     for (start, len) in kit::measure::in_pieces(at) {
-        (xs.resize(len, 0.0), ys.resize(len, 0.0));
+        xs.resize(len, 0.0);
+        ys.resize(len, 0.0);
         x.fill(start, &mut xs);
         y.fill(start, &mut ys);
         for (&a, &b) in xs.iter().zip(&ys) {

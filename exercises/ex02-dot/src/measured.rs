@@ -143,7 +143,8 @@ fn dot_of(a: &kit::inputs::UniformF32s, b: &kit::inputs::UniformF32s, at: &[std:
     let (mut xa, mut xb) = (Vec::new(), Vec::new());
     let mut sums = (0.0, 0.0);
     for (start, len) in kit::measure::in_pieces(at) {
-        (xa.resize(len, 0.0), xb.resize(len, 0.0));
+        xa.resize(len, 0.0);
+        xb.resize(len, 0.0);
         a.fill(start, &mut xa);
         b.fill(start, &mut xb);
         let (s, abs) = crate::cpu_dot(&xa, &xb);
