@@ -29,6 +29,7 @@ pub mod pool;
 pub mod prefetch;
 pub mod retime;
 pub mod schedule;
+pub mod shapes;
 pub mod slot;
 pub mod stall;
 pub mod student;
@@ -163,8 +164,8 @@ pub fn run(opts: &Options) -> Result<Summary> {
         // Absolute: the children run in their staging folders.
         course_config: crate::course::root().and_then(|r| std::path::absolute(r.join(crate::policy::CONFIG_FILE)).ok()),
         counters: None,
-        // Fresh for each batch run, from the operating system's entropy.
-        shapes_secret: rand::random(),
+        // Drawn once for the output folder, from the operating system's entropy (batch::shapes).
+        shapes_secret: shapes::for_batch(&out)?,
     };
     if let Some(dir) = &settings.gpu_locks {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -197,8 +197,12 @@ fn reference_figures(
     let this = std::env::current_exe().ok().filter(|e| e.file_stem().is_some_and(|s| s == "grader"));
     let exe = opts.exe.clone().or(this)?;
     std::fs::create_dir_all(path.parent()?).ok()?;
-    std::process::Command::new(exe)
-        .args(&ids)
+    let mut cmd = std::process::Command::new(exe);
+    // The batch's shapes: the reference measured as its students were (batch::shapes).
+    if let Some(secret) = crate::batch::shapes::kept(out) {
+        cmd.env(kit::SHAPES_SECRET_ENV, format!("{secret:x}"));
+    }
+    cmd.args(&ids)
         .args(["--reference", "--seed", &book.seed.to_string(), "--backend", &book.backend])
         .args(["--no-report", "--json"])
         .arg(&path)

@@ -69,6 +69,34 @@ impl GpuCounters {
         self.shared_atomic_requests += o.shared_atomic_requests;
     }
 
+    /// These counts scaled by `share` (rounded): a whole launch's counts as
+    /// the share of its blocks the simulator ran of it
+    /// ([`crate::measure::BlockSample::share`]), so that figures over the
+    /// simulator's lanes, elements or blocks mean the same with them. Until
+    /// 2026-12-07 a sample's figures per lane took the whole launch's sectors:
+    /// on an H100, ex01's reference read 32 sectors per lane at the timed
+    /// size (256 times its 0.125) and failed with counters.
+    pub fn scaled(&self, share: f64) -> GpuCounters {
+        let s = |v: u64| (v as f64 * share).round() as u64;
+        GpuCounters {
+            launches: self.launches,
+            global_load_requests: s(self.global_load_requests),
+            global_load_sectors: s(self.global_load_sectors),
+            global_store_requests: s(self.global_store_requests),
+            global_store_sectors: s(self.global_store_sectors),
+            shared_load_requests: s(self.shared_load_requests),
+            shared_store_requests: s(self.shared_store_requests),
+            shared_load_wavefronts: s(self.shared_load_wavefronts),
+            shared_store_wavefronts: s(self.shared_store_wavefronts),
+            local_load_requests: s(self.local_load_requests),
+            local_store_requests: s(self.local_store_requests),
+            branches: s(self.branches),
+            divergent_branches: s(self.divergent_branches),
+            global_atomic_requests: s(self.global_atomic_requests),
+            shared_atomic_requests: s(self.shared_atomic_requests),
+        }
+    }
+
     /// `sim` with the figures the GPU counts replaced by the GPU's: what a
     /// structure check grades where counters were read. Branches stay the
     /// simulator's: the GPU counts SASS branches, and the compiler turns many
@@ -406,5 +434,26 @@ mod tests {
         let gpu = GpuCounters { global_load_sectors: 32, branches: 1, ..Default::default() };
         let s = gpu.overlay(&sim);
         assert_eq!((s.global_load_sectors, s.branches, s.global_load_lanes), (32, 7, 32));
+    }
+
+    /// A whole launch of 1024 blocks counted on the GPU beside 4 of them on
+    /// the simulator: scaled to the sample's share, the GPU's sectors over the
+    /// simulator's lanes read what they read on the simulator (0.125 a lane
+    /// for coalesced floats), where unscaled they read 256 times that.
+    #[test]
+    fn a_whole_launchs_counts_scaled_to_a_sample_mean_the_same_per_lane() {
+        let lanes = 4 * 256 * 128;
+        let sim = Stats { global_load_sectors: lanes / 8, global_load_lanes: lanes, ..Default::default() };
+        let whole = GpuCounters {
+            launches: 1,
+            global_load_requests: 256 * lanes / 32,
+            global_load_sectors: 256 * lanes / 8,
+            ..Default::default()
+        };
+        let per_lane = |s: &Stats| s.global_load_sectors as f64 / s.global_load_lanes as f64;
+        assert_eq!(per_lane(&whole.overlay(&sim)), 32.0);
+        let scaled = whole.scaled(4.0 / 1024.0);
+        assert_eq!((per_lane(&scaled.overlay(&sim)), scaled.launches), (0.125, 1));
+        assert_eq!(scaled.global_load_sectors, 4 * scaled.global_load_requests, "4 sectors a request, as before");
     }
 }

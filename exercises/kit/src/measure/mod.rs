@@ -257,6 +257,8 @@ fn measure_now(
         // Where the GPU's counters were read for this measurement, they grade what
         // they count; the simulator's figures stay beside them in the record.
         if let Some(gpu) = keys.as_ref().and_then(|k| crate::counters::for_key(&k[i])) {
+            // The GPU ran the whole launch, the simulator a sample of its blocks.
+            let gpu = sample.map_or(gpu.clone(), |s| gpu.scaled(s.share()));
             m.stats = gpu.overlay(&m.stats);
             profile.gpu = Some(gpu);
         }

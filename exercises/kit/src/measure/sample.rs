@@ -23,7 +23,11 @@ use crate::gpu::DeviceBuffer;
 /// the simulator: some of its first wave (as many blocks as the simulated GPU
 /// shows SMs, each alone on its SM) and some of the later ones.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlockSample(Arc<[u64]>);
+pub struct BlockSample {
+    blocks: Arc<[u64]>,
+    /// The blocks of the whole launch.
+    of: u64,
+}
 
 impl BlockSample {
     /// `first` blocks of the first wave and `later` of the waves after it
@@ -39,7 +43,7 @@ impl BlockSample {
         let picked = rand::seq::index::sample(rng, rest, later.min(rest));
         chosen.extend(picked.into_iter().map(|i| first_wave as u64 + i as u64));
         chosen.sort_unstable();
-        Self(chosen.into())
+        Self { blocks: chosen.into(), of: blocks }
     }
 
     /// [`first_and_later`](Self::first_and_later) for a measurement at the
@@ -49,18 +53,27 @@ impl BlockSample {
     /// give one verdict in that run (a race, say) and another in the rest.
     pub fn at_timed_size(rng: &mut impl Rng, blocks: u64, (first, later): (usize, usize)) -> Self {
         let drawn = Self::first_and_later(rng, blocks, first, later);
-        if drawn.0.contains(&0) || first == 0 {
+        if drawn.blocks.contains(&0) || first == 0 {
             return drawn;
         }
         // The first of the drawn first-wave blocks (the smallest index) gives its place to block 0.
-        let mut chosen = drawn.0.to_vec();
+        let mut chosen = drawn.blocks.to_vec();
         chosen[0] = 0;
-        Self(chosen.into())
+        Self { blocks: chosen.into(), of: blocks }
     }
 
     /// The sampled blocks' linear indices, in order.
     pub fn blocks(&self) -> &[u64] {
-        &self.0
+        &self.blocks
+    }
+
+    /// The sample's share of the launch's blocks: what the GPU's counters of
+    /// the whole launch (where they are read) are scaled by before they stand
+    /// beside the sample's figures, so that a figure per lane, per element or
+    /// per block (the GPU's sectors over the simulator's lanes) means what it
+    /// means on the simulator.
+    pub fn share(&self) -> f64 {
+        self.blocks.len() as f64 / self.of.max(1) as f64
     }
 
     /// The (row, column) of a `rows` x `cols` output that the sampled blocks
@@ -85,7 +98,7 @@ impl BlockSample {
 
     /// What the simulator's configuration takes (`ptx_sim::SimConfig::blocks`).
     pub(crate) fn shared(&self) -> Arc<[u64]> {
-        self.0.clone()
+        self.blocks.clone()
     }
 }
 
@@ -163,10 +176,12 @@ mod tests {
         let short = BlockSample::first_and_later(&mut crate::inputs::rng_for(1, "sample"), 4, 6, 12);
         assert_eq!(short.blocks(), &[0, 1, 2, 3]);
         // blocks 1 and 3 of a grid two wide, 2 x 2 tiles of a 3 x 3 output: the edge cut off
-        let at = BlockSample(vec![1, 3].into()).elements(2, 2, 3, 3);
+        let two = BlockSample { blocks: vec![1, 3].into(), of: 4 };
+        assert_eq!(two.share(), 0.5);
+        let at = two.elements(2, 2, 3, 3);
         assert_eq!(at, [(0, 2), (1, 2), (2, 2)]);
         // blocks 1 and 3 of 4 consecutive elements each, of 14: the last block cut off
-        assert_eq!(BlockSample(vec![1, 3].into()).linear_elements(4, 14), [4, 5, 6, 7, 12, 13]);
+        assert_eq!(two.linear_elements(4, 14), [4, 5, 6, 7, 12, 13]);
     }
 
     #[test]
