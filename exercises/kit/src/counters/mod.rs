@@ -74,8 +74,8 @@ impl GpuCounters {
     /// ([`crate::measure::BlockSample::share`]), so that figures over the
     /// simulator's lanes, elements or blocks mean the same with them. Until
     /// 2026-12-07 a sample's figures per lane took the whole launch's sectors:
-    /// on an H100, ex01's reference read 32 sectors per lane at the timed
-    /// size (256 times its 0.125) and failed with counters.
+    /// on an H100 an honest ex01 kernel read 32 sectors per lane at the timed
+    /// size (256 times the simulator's 0.125) and failed with counters.
     pub fn scaled(&self, share: f64) -> GpuCounters {
         let s = |v: u64| (v as f64 * share).round() as u64;
         GpuCounters {
