@@ -169,7 +169,6 @@ pub fn measure_ptx_sampled(
     Ok(crate::stats::timed(crate::stats::Counter::SimMeasure, measure)?.remove(0))
 }
 
-/// [`measure_ptx`] for each of `kernels`, from one run.
 /// [`measure_ptx_sampled`], remembered in this process under `key` (which
 /// names what `run` does besides the PTX, the kernel and the sample: its
 /// inputs' seed and stream, [`Ctx::part_rng_for`]): checks of a part that
@@ -211,6 +210,7 @@ pub fn measure_ptx_sampled_once(
     Ok(m)
 }
 
+/// [`measure_ptx`] for each of `kernels`, from one run.
 pub fn measure_ptx_each(ptx: &str, kernels: &[&str], run: impl Fn(&Module) -> Result<()>) -> Result<Vec<Measurement>> {
     // The batch's `sim_measure` bucket (kit::stats).
     crate::stats::timed(crate::stats::Counter::SimMeasure, || measure_now(ptx, kernels, None, run))
