@@ -8,6 +8,7 @@
 #   GRADER=.device/grader OUT=$OUT LIMIT=540 scripts/gpu-49-class.sh
 #   ... DEADLINE=$(( $(date +%s) + 500 )) ...   # or: stop the run with counters by then
 #   ... BATCH_ARGS="--workers-per-gpu 3" ...        # more arguments for the run with counters
+#   ... OFF_ARGS="--workers-per-gpu 4" TAG=-w4 ...  # the run without counters; class49-w4.tgz
 #
 # Each call: makes the class (once), grades it without counters (once), then
 # grades it with CUDA_LAB_COUNTERS=on for at most LIMIT seconds, and packs
@@ -31,7 +32,8 @@ if [ ! -d "$class" ]; then
 fi
 if [ ! -f "$STATE/off/gradebook.csv" ]; then
     s=$(now)
-    CUDA_LAB_COUNTERS=off "$GRADER" batch "$class" --seed 1 --credit scaled --out "$STATE/off" >"$res/off.log" 2>&1
+    CUDA_LAB_COUNTERS=off "$GRADER" batch "$class" --seed 1 --credit scaled --out "$STATE/off" \
+        ${OFF_ARGS:-} >"$res/off.log" 2>&1
     echo "off rc=$? $(( $(now) - s )) s" | tee -a "$res/times.txt"
 fi
 if [ ! -f "$STATE/on/gradebook.csv" ]; then
@@ -63,5 +65,5 @@ for run in off on; do
         [ -f "$log" ] && tail -c 200000 "$log" >"$res/logs/$run-$(basename "$log")"
     done
 done
-tar -C "$STATE" -czf "$OUT/class49.tgz" results
-echo "results: $OUT/class49.tgz"
+tar -C "$STATE" -czf "$OUT/class49${TAG:-}.tgz" results
+echo "results: $OUT/class49${TAG:-}.tgz"

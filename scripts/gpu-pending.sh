@@ -10,6 +10,7 @@
 #   OUT=$OUT STAGE=4 BUDGET=520 scripts/gpu-pending.sh .device/graderA .device/grader
 #   OUT=$OUT STAGE=5 BUDGET=540 scripts/gpu-pending.sh .device/graderA .device/grader
 #   OUT=$OUT STAGE=6 BUDGET=540 scripts/gpu-pending.sh .device/graderA .device/grader
+#   OUT=$OUT STAGE=7 BUDGET=560 scripts/gpu-pending.sh .device/graderA .device/grader
 #
 # Stage 1 (about 8 min): issue 48's A/B of a warm `grader all` (gpu-48-steady.sh),
 # each exercise warm with B (seeds 1 and 2), the variants corpus, the cheat
@@ -33,7 +34,13 @@ pack() { tar -C "${R%/*}" -czf "$OUT/stage-$stage.tgz" "stage-$stage"; cp "$R"/p
 # Seconds the last corpus may take: what BUDGET (560 s) leaves of the call, 30 at least.
 left() { local l=$((${BUDGET:-560} - SECONDS + start)); echo $((l > 30 ? l : 30)); }
 mark() { echo "$1 done at $((SECONDS - start)) s" | tee -a "$R/progress.txt"; pack; }
-class() { GRADER=$b OUT=$R LIMIT=1 scripts/gpu-49-class.sh >"$R/class.out" 2>&1; mark class; }
+# The class without counters; WORKERS (per GPU) where given, else the batch's default.
+class() {
+    local w=${1:-}
+    GRADER=$b OUT=$R LIMIT=1 STATE=/tmp/gpu-49-class$w ${w:+OFF_ARGS="--workers-per-gpu $w" TAG=-w$w} \
+        scripts/gpu-49-class.sh >"$R/class$w.out" 2>&1
+    mark "class $w"
+}
 # Each exercise warm with B, seeds 1 and 2 (issue 48's one exercise ≤ 1 s).
 each() {
     for ex in ex01 ex02 ex03 ex04 ex05 ex06 ex07 ex08 ex09 ex10 ex11 ex12; do
@@ -133,6 +140,25 @@ elif [ "$stage" = 6 ]; then
     OUT=$R ROUNDS=0 scripts/gpu-48-where.sh "$b" >"$R/where.out" 2>&1
     mark where
     [ "$(left)" -ge 150 ] && class
+    tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-cheats-on 2>/dev/null
+    pack
+elif [ "$stage" = 7 ]; then
+    # What stage 6 (an H100, 2026-12-07) left: the cheats with counters after the counters'
+    # scaling to a sample (GpuCounters::scaled), ex11's first; the references with and
+    # without counters (issue 49's cost, and the references passing on both witnesses);
+    # each exercise warm; the class with four workers a GPU beside the default three.
+    EXERCISE_SETS="ex11 ex01 ex02 ex08 ex10" corpus cheats on 170
+    for c in on off; do
+        s=$(date +%s%N)
+        CUDA_LAB_COUNTERS=$c "$b" all --reference --no-report --seed 1 >"$R/all-$c.log" 2>&1
+        rc=$?
+        echo "all counters $c: $(( ($(date +%s%N) - s) / 1000000 )) ms rc=$rc" >>"$R/each.txt"
+    done
+    mark "all on and off"
+    each
+    [ "$(left)" -ge 150 ] && class 4
+    [ "$(left)" -ge 150 ] && class
+    EXERCISE_SETS="ex11" corpus variants off "$(( $(left) < 60 ? $(left) : 60 ))"
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-cheats-on 2>/dev/null
     pack
 else
