@@ -81,8 +81,10 @@ pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
 /// uniform in [0, 1) with 24 random bits, as the timed points), and `*hits`
 /// checked against the points they read, whichever the kernel gave them:
 /// the grader's count in double, within those near the circle
-/// ([`crate::PERF_NEAR`]), or 0 (the last-block pattern's total is written
-/// by the last block to finish, which a sample never runs).
+/// ([`crate::PERF_NEAR`]), or 0 where every sampled block made a global
+/// atomic (the last-block pattern's total is written by the last block to
+/// finish, which a sample never runs, and each block takes its ticket with
+/// one): blocks that left `*hits` at 0 without one did not count.
 pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Counted> {
     let n = crate::PERF_POINTS;
     let cfg = crate::launch_config(n);
@@ -90,6 +92,7 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Counted> {
         BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, TIMED_SAMPLED_BLOCKS);
     let coordinates = |stream: &str| kit::inputs::UniformF32s::new(&ctx.rng_for(stream), 0.0, 1.0);
     let (x, y) = (coordinates("timed-size x"), coordinates("timed-size y"));
+    let left_at_zero = std::cell::Cell::new(false);
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into x and y.
@@ -106,6 +109,7 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Counted> {
         let got = hits.read()?[0];
         // Untouched: a kernel whose last block writes the total (a ticket counts the blocks
         // that finished) writes nothing where only some of them run.
+        left_at_zero.set(got == 0);
         let right = if got.abs_diff(expected) <= near || got == 0 {
             Ok(())
         } else {
@@ -118,9 +122,19 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Counted> {
         };
         kit::measure::require_right_result_at_timed_size(right, &format!("n = {n}"), sample.blocks().len())
     })?;
+    let blocks = sample.blocks().len();
+    if left_at_zero.get() && m.stats.global_atomics < blocks as u64 {
+        let zero = Err(anyhow::anyhow!(
+            "`*hits` is 0 and the {blocks} sampled blocks made {} global atomics: a block that adds its count to \
+             `*hits`, or takes a ticket to learn whether it is the last one to finish, makes at least one. These \
+             blocks counted nothing at this size",
+            m.stats.global_atomics
+        ));
+        kit::measure::require_right_result_at_timed_size(zero, &format!("n = {n}"), blocks)?;
+    }
     // Per hit: the hits of the sampled blocks' share of the points (a GPU's run counts them all).
     let share = n as f64 * sample.blocks().len() as f64 / cfg.grid.0 as f64;
-    Ok(Counted { m, hits: (share * std::f64::consts::FRAC_PI_4) as u32, blocks: sample.blocks().len() as u32 })
+    Ok(Counted { m, hits: (share * std::f64::consts::FRAC_PI_4) as u32, blocks: blocks as u32 })
 }
 
 /// The hits among the points `at` of the generated x and y (in double), and
