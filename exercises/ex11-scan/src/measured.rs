@@ -146,13 +146,15 @@ pub fn on_any_lengths(ctx: &Ctx, judge: impl Fn(&Measured, &Measured) -> Result<
     })
 }
 
-/// Sections the simulator runs of brent-kung's timed launch (one block per
-/// section, 51 200 at an H100's timed size, [`timed_n`]), drawn by the run's
-/// secret: block 0 and three of the later waves' (kit::measure::BlockSample::
-/// at_timed_size). A kernel can tell the measured lengths (at most 97
-/// sections) from the timed one by `n` or its grid alone; at the timed size
-/// it takes its timed path. kogge-stone is not timed; any-n's sections are
-/// combined by later launches, so a sample of its blocks is not its scan.
+/// Sections the simulator runs of brent-kung's and any-n's timed launches
+/// (one block per section, 51 200 at an H100's timed size, [`timed_n`]),
+/// drawn by the run's secret: block 0 and three of the later waves'
+/// (kit::measure::BlockSample::at_timed_size). A kernel can tell the measured
+/// lengths (at most 129 sections) from the timed one by `n` or its grid
+/// alone; at the timed size it takes its timed path. kogge-stone is not
+/// timed. any-n's two level-0 launches are each sampled on their own
+/// ([`measure_any_at_timed_size`]): the scan of the section sums between them
+/// is a few sections, which the measured lengths judge.
 pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
 
 /// brent-kung's timed length on an H100 (kit::exercise::TIMED_L2_BYTES), as
@@ -198,6 +200,92 @@ pub fn measure_sections_at_timed_size(ctx: &Ctx, kernel: &str, threads: u32) -> 
         kit::measure::require_right_result_at_timed_size(right, &format!("n = {n}"), sample.blocks().len())
     })?;
     Ok(Measured { m, n: sample.blocks().len() * SECTION })
+}
+
+/// any-n's level-0 launches run on the simulator at the timed size
+/// ([`timed_n`]), [`TIMED_SAMPLED_BLOCKS`] of their sections, each launch on
+/// its own: `scan_sections` on the input generated where it is read, the
+/// sections the sampled blocks wrote checked, wherever they wrote them,
+/// against their scans and `sums` against their totals; `add_sums` on an
+/// output and scanned sums generated too (it adds an offset, whatever the
+/// values are), what the sampled blocks wrote checked against each element
+/// plus its section's offset. Their `n` is the elements of the sampled
+/// sections: the traffic per element of the two launches that move the data
+/// (the scans of the sums between them move a thousandth of it).
+pub fn measure_any_at_timed_size(ctx: &Ctx) -> Result<(Measured, Measured)> {
+    let n = timed_n();
+    let (cfg, count) = (section_config(n, BK_THREADS), sections(n));
+    let sample =
+        BlockSample::at_timed_size(&mut ctx.secret_rng("timed-size blocks"), cfg.grid.0 as u64, TIMED_SAMPLED_BLOCKS);
+    let size = format!("n = {n}");
+    let values = kit::inputs::IntsIn::new(&ctx.rng_for("timed-size input"), 1, cpu::MAX_VALUE);
+    let readme = || sample.linear_elements(SECTION, n);
+    let section_of = |first: usize| {
+        let mut section = vec![0; SECTION.min(n - first)];
+        values.fill(first, &mut section);
+        section
+    };
+    let scan = kit::measure::measure_ptx_sampled(&ctx.build.ptx, crate::SCAN_SECTIONS, &sample, |module| {
+        let gpu = module.gpu();
+        // Not watched: the correctness checks and the timed launches judge writes into the input.
+        gpu.watch_inputs(false);
+        let v = values.clone();
+        let d_in = gpu.upload_generated("in", n, move |first, out: &mut [i32]| v.fill(first, out));
+        let d_out = gpu.poisoned_generated::<i32>("out", n);
+        gpu.watch_inputs(true);
+        let (d_in, d_out) = (d_in?, d_out?);
+        let sums = gpu.poisoned::<i32>("sums (level 0)", count)?;
+        module.launch(crate::SCAN_SECTIONS, cfg, &args![&d_in, &d_out, &sums, n as i32])?;
+        let written = kit::measure::sampled_writes(&d_out, readme)?;
+        let mut scans = std::collections::HashMap::new();
+        for &(i, _) in &written {
+            scans.entry(i / SECTION).or_insert_with(|| cpu::inclusive_scan(&section_of(i / SECTION * SECTION)));
+        }
+        let right = kit::check::exact_at("out", n, &written, |i| scans[&(i / SECTION)][i % SECTION]).and_then(|()| {
+            let mut sections: Vec<usize> = scans.keys().copied().collect();
+            sections.sort_unstable();
+            let got = sums.read_elements(sections.iter().copied())?;
+            let totals: Vec<(usize, i32)> = sections.iter().copied().zip(got).collect();
+            kit::check::exact_at("sums", count, &totals, |s| *scans[&s].last().expect("a section"))
+        });
+        kit::measure::require_right_result_at_timed_size(right, &size, sample.blocks().len())
+    })?;
+    // Any offsets: add_sums adds scanned_sums[b - 1] to section b, whatever they are.
+    let offsets = cpu::values(&mut ctx.rng_for("timed-size offsets"), count);
+    let add = kit::measure::measure_ptx_sampled(&ctx.build.ptx, crate::ADD_SUMS, &sample, |module| {
+        let gpu = module.gpu();
+        // Not watched: add_sums writes into `out`, which is its output.
+        gpu.watch_inputs(false);
+        let v = values.clone();
+        let d_out = gpu.upload_generated("out", n, move |first, out: &mut [i32]| v.fill(first, out));
+        let scanned = gpu.upload("scanned_sums (level 0)", &offsets);
+        gpu.watch_inputs(true);
+        let (d_out, scanned) = (d_out?, scanned?);
+        module.launch(crate::ADD_SUMS, cfg, &args![&d_out, &scanned, n as i32])?;
+        let written = kit::measure::sampled_writes(&d_out, readme)?;
+        let added = |i: usize| {
+            let (mut value, offset) = ([0], if i < SECTION { 0 } else { offsets[i / SECTION - 1] });
+            values.fill(i, &mut value);
+            value[0].wrapping_add(offset)
+        };
+        let right = kit::check::exact_at("out", n, &written, added);
+        kit::measure::require_right_result_at_timed_size(right, &size, sample.blocks().len())
+    })?;
+    let elements = sample.linear_elements(SECTION, n).len();
+    Ok((Measured { m: scan, n: elements }, Measured { m: add, n: elements }))
+}
+
+/// [`on_any_lengths`], then `judge` at the timed size too.
+pub fn on_any_lengths_and_timed(ctx: &Ctx, judge: impl Fn(&Measured, &Measured) -> Result<String>) -> Result<String> {
+    let line = on_any_lengths(ctx, &judge)?;
+    let n = timed_n();
+    let note = kit::measure::judge_at_timed_size(
+        (&format!("n = {n}"), TIMED_SAMPLED_BLOCKS.0 + TIMED_SAMPLED_BLOCKS.1, sections(n) as u64),
+        &format!("on the measured lengths {line}"),
+        || measure_any_at_timed_size(ctx),
+        |(scan, add)| judge(scan, add),
+    )?;
+    Ok(line + &note)
 }
 
 /// [`on_section_lengths`], then `judge` at the timed size too.
@@ -336,7 +424,7 @@ pub fn brent_kung_stand_in(ctx: &Ctx) -> Result<String> {
 /// traffic of the whole sequence within `global-traffic`'s bound, at every
 /// measured length.
 pub fn any_n_stand_in(ctx: &Ctx) -> Result<String> {
-    on_any_lengths(ctx, |s, a| {
+    on_any_lengths_and_timed(ctx, |s, a| {
         let traffic = any_traffic(&s.m, &a.m, s.n)?;
         Ok(format!("{}; {}; {traffic}", parallel(&s.m)?, parallel(&a.m)?))
     })
@@ -441,7 +529,7 @@ pub fn brent_kung_work(ctx: &Ctx) -> Result<String> {
 
 /// The structure check `global-traffic` of any-n.
 pub fn any_n_traffic(ctx: &Ctx) -> Result<String> {
-    unless_unmeasurable(on_any_lengths(ctx, |s, a| any_traffic(&s.m, &a.m, s.n)))
+    unless_unmeasurable(on_any_lengths_and_timed(ctx, |s, a| any_traffic(&s.m, &a.m, s.n)))
 }
 
 #[cfg(test)]
