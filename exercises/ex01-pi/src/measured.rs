@@ -93,11 +93,12 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Counted> {
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into x and y.
-        gpu.watch_inputs(false);
-        let (fx, fy) = (x.clone(), y.clone());
-        let dx = gpu.upload_generated("x", n, move |first, out: &mut [f32]| fx.fill(first, out));
-        let dy = gpu.upload_generated("y", n, move |first, out: &mut [f32]| fy.fill(first, out));
-        gpu.watch_inputs(true);
+        let (dx, dy) = gpu.unwatched(|| {
+            let (fx, fy) = (x.clone(), y.clone());
+            let dx = gpu.upload_generated("x", n, move |first, out: &mut [f32]| fx.fill(first, out));
+            let dy = gpu.upload_generated("y", n, move |first, out: &mut [f32]| fy.fill(first, out));
+            (dx, dy)
+        });
         let (dx, dy) = (dx?, dy?);
         let hits = gpu.zeros::<u32>("hits", 1)?;
         module.launch(kernel, cfg, &args![&dx, &dy, n as i32, &hits])?;

@@ -176,10 +176,7 @@ fn measure_sampled(
     let measured = kit::measure::measure_ptx_sampled(ptx, kernel.name, &sample, |module: &Module| {
         // Inputs not watched for writes here: the correctness checks and the timed launches judge
         // that, and at the timed size a copy of its 128 MiB cost more than the sampled blocks' run.
-        module.gpu().watch_inputs(false);
-        let bufs = inputs.buffers(module.gpu(), s);
-        module.gpu().watch_inputs(true);
-        let bufs = bufs?;
+        let bufs = module.gpu().unwatched(|| inputs.buffers(module.gpu(), s))?;
         module.launch(kernel.name, launch_config(s), &kernel.args(s, &bufs))?;
         // A kernel may give its blocks their tiles in another order than the README's (swapped, or
         // swizzled for the L2), and is right where every element it wrote is.

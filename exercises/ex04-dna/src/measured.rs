@@ -127,12 +127,13 @@ pub fn measure_at_timed_size(ctx: &Ctx, v: Variant) -> Result<Measured> {
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, v.kernel(), &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `dna`.
-        gpu.watch_inputs(false);
-        let d = dna.clone();
-        let d_dna = gpu.upload_generated("dna", letters, move |first, out: &mut [u8]| d.fill(first, out));
-        let d_seq = gpu.upload("seq", &seq);
-        let found = gpu.poisoned_generated::<u8>("found", positions);
-        gpu.watch_inputs(true);
+        let (d_dna, d_seq, found) = gpu.unwatched(|| {
+            let d = dna.clone();
+            let d_dna = gpu.upload_generated("dna", letters, move |first, out: &mut [u8]| d.fill(first, out));
+            let d_seq = gpu.upload("seq", &seq);
+            let found = gpu.poisoned_generated::<u8>("found", positions);
+            (d_dna, d_seq, found)
+        });
         let (d_dna, d_seq, found) = (d_dna?, d_seq?, found?);
         at.set((d_dna.ptr(), d_dna.bytes()));
         v.prepare(module, &seq)?;

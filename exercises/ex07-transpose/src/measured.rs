@@ -78,14 +78,15 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Measured> {
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `in`.
-        gpu.watch_inputs(false);
-        let input = gpu.upload_generated("in", w * h, move |first, out: &mut [f32]| {
-            for (k, o) in out.iter_mut().enumerate() {
-                *o = enc.value(first + k);
-            }
+        let (input, out) = gpu.unwatched(|| {
+            let input = gpu.upload_generated("in", w * h, move |first, out: &mut [f32]| {
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = enc.value(first + k);
+                }
+            });
+            let out = gpu.poisoned_generated::<f32>("out", w * h);
+            (input, out)
         });
-        let out = gpu.poisoned_generated::<f32>("out", w * h);
-        gpu.watch_inputs(true);
         let (input, out) = (input?, out?);
         module.launch(kernel, cfg, &args![&out, &input, w as i32, h as i32])?;
         // The README's elements of the sampled blocks: the transposes of their tiles of `in`.

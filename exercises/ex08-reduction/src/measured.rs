@@ -88,11 +88,12 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Measured> {
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `in`.
-        gpu.watch_inputs(false);
-        let v = values.clone();
-        let input = gpu.upload_generated("in", n, move |first, out: &mut [i32]| v.fill(first, out));
-        let partial = gpu.poisoned_generated::<i32>("partial", cfg.grid.0 as usize);
-        gpu.watch_inputs(true);
+        let (input, partial) = gpu.unwatched(|| {
+            let v = values.clone();
+            let input = gpu.upload_generated("in", n, move |first, out: &mut [i32]| v.fill(first, out));
+            let partial = gpu.poisoned_generated::<i32>("partial", cfg.grid.0 as usize);
+            (input, partial)
+        });
         let (input, partial) = (input?, partial?);
         module.launch(kernel, cfg, &args![&input, n as i32, &partial])?;
         let readme = || sample.blocks().iter().map(|&b| b as usize).collect();

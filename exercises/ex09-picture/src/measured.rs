@@ -101,11 +101,12 @@ pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measurement> {
     kit::measure::measure_ptx_sampled(&ctx.build.ptx, KERNEL, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `d_Pin`.
-        gpu.watch_inputs(false);
-        let p = pixels.clone();
-        let input = gpu.upload_generated("d_Pin", n * m, move |first, out: &mut [f32]| p.fill(first, out));
-        let out = gpu.poisoned_generated::<f32>("d_Pout", n * m);
-        gpu.watch_inputs(true);
+        let (input, out) = gpu.unwatched(|| {
+            let p = pixels.clone();
+            let input = gpu.upload_generated("d_Pin", n * m, move |first, out: &mut [f32]| p.fill(first, out));
+            let out = gpu.poisoned_generated::<f32>("d_Pout", n * m);
+            (input, out)
+        });
         let (input, out) = (input?, out?);
         module.launch(KERNEL, cfg, &args![&input, &out, n as i32, m as i32])?;
         let readme = || sample.elements(cfg.grid.0, BLOCK as usize, m, n).into_iter().map(|(r, c)| r * n + c).collect();

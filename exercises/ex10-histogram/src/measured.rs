@@ -166,11 +166,10 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Measured> {
     let m = kit::measure::measure_ptx_sampled_once(&ctx.build.ptx, kernel, &sample, &key, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `data`.
-        gpu.watch_inputs(false);
-        let b = bytes.clone();
-        let data = gpu.upload_generated("data", n, move |first, out: &mut [u8]| b.fill(first, out));
-        gpu.watch_inputs(true);
-        let data = data?;
+        let data = gpu.unwatched(|| {
+            let b = bytes.clone();
+            gpu.upload_generated("data", n, move |first, out: &mut [u8]| b.fill(first, out))
+        })?;
         let bins = gpu.zeros::<u32>("bins", cpu::BINS)?;
         module.launch(kernel, cfg, &args![&data, n as u32, &bins])?;
         let read = kit::measure::sampled_reads(&data)?;

@@ -176,11 +176,12 @@ pub fn measure_sections_at_timed_size(ctx: &Ctx, kernel: &str, threads: u32) -> 
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into X.
-        gpu.watch_inputs(false);
-        let v = values.clone();
-        let d_in = gpu.upload_generated("X", n, move |first, out: &mut [i32]| v.fill(first, out));
-        let d_out = gpu.poisoned_generated::<i32>("Y", n);
-        gpu.watch_inputs(true);
+        let (d_in, d_out) = gpu.unwatched(|| {
+            let v = values.clone();
+            let d_in = gpu.upload_generated("X", n, move |first, out: &mut [i32]| v.fill(first, out));
+            let d_out = gpu.poisoned_generated::<i32>("Y", n);
+            (d_in, d_out)
+        });
         let (d_in, d_out) = (d_in?, d_out?);
         module.launch(kernel, cfg, &args![&d_in, &d_out, n as i32])?;
         let readme = || sample.linear_elements(SECTION, n);

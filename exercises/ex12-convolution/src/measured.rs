@@ -226,11 +226,12 @@ pub fn measure_at_timed_size(ctx: &Ctx, v: Variant) -> Result<Measured> {
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, v.kernel(), &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `in`.
-        gpu.watch_inputs(false);
-        let p = pixels.clone();
-        let input = gpu.upload_generated("in", w * h, move |first, out: &mut [f32]| p.fill(first, out));
-        let out = gpu.poisoned_generated::<f32>("out", w * h);
-        gpu.watch_inputs(true);
+        let (input, out) = gpu.unwatched(|| {
+            let p = pixels.clone();
+            let input = gpu.upload_generated("in", w * h, move |first, out: &mut [f32]| p.fill(first, out));
+            let out = gpu.poisoned_generated::<f32>("out", w * h);
+            (input, out)
+        });
         let (input, out, d_mask) = (input?, out?, gpu.upload("mask", &mask)?);
         v.prepare(module, &mask)?;
         v.launch_on(module, input.arg(), d_mask.arg(), out.arg(), (w, h, r))?;
