@@ -73,7 +73,7 @@ pub fn measure_on(ctx: &Ctx, kernel: &str, (blocks, n): (u32, usize)) -> Result<
 /// (kit::measure::BlockSample::at_timed_size). A kernel can tell the measured
 /// inputs (a few thousand points) from the timed one by `n` alone; at the
 /// timed size it takes its timed path. The global part is not timed.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// `kernel` run once on the simulator at the timed size
 /// ([`crate::PERF_POINTS`] points), [`TIMED_SAMPLED_BLOCKS`] of its blocks:

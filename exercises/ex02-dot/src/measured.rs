@@ -82,7 +82,7 @@ pub fn measure_on(ctx: &Ctx, (blocks, n): (u32, usize)) -> Result<Measured> {
 /// at_timed_size). A kernel can tell the measured lengths (a few thousand
 /// elements) from the timed one by `n` alone; at the timed size it takes its
 /// timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// The timed length on an H100 (kit::exercise::TIMED_L2_BYTES): a and b
 /// together 8x its L2 cache.

@@ -34,7 +34,7 @@ pub const SAMPLED_BLOCKS: (usize, usize) = (6, 12);
 /// run's secret: block 0 (of the first wave, kit::measure::BlockSample::at_timed_size) and three of the later ones. A kernel
 /// can tell the measured products (a few hundred blocks) from the timed one
 /// by its grid or its sizes alone; at the timed size it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 /// Global loads per multiply-add a tiled kernel stays at or under: the naive
 /// kernel needs 2, 16 x 16 tiles 0.125 (a little more with partial tiles).
 /// See CALIBRATION.md ("Measured structure").

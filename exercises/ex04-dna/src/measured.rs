@@ -54,7 +54,7 @@ pub const FEW_LANES: f64 = 12.0;
 /// wave, BlockSample::at_timed_size) and three of the later ones. A kernel can tell the measured strings (at
 /// most 64 blocks) from the timed one by its grid or length alone; at the
 /// timed size it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// A kernel's memory behaviour on one measured string, its start positions,
 /// and where its `dna` was (to tell its loads from those of `seq`).

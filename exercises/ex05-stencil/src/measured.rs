@@ -43,7 +43,7 @@ pub const MIN_LANES_PER_LOAD: f64 = 16.0;
 /// of the later ones. A kernel can tell the measured lengths (at most 256
 /// blocks) from the timed launch by its grid or `n` alone; at the timed size
 /// it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// A kernel's memory behaviour on the measured input, and the outputs its
 /// measured blocks compute.

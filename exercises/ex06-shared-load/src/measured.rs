@@ -26,7 +26,7 @@ pub const MAX_LOADS_PER_THREAD: f64 = 8.0;
 /// drawn by the run's secret: block 0 (of the first wave, kit::measure::BlockSample::at_timed_size) and three of the later
 /// ones. A kernel can tell the measured launches (3 to 6 blocks) from the
 /// timed one by its grid alone; at the timed size it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// A kernel's memory behaviour on the measured input, and its blocks.
 pub struct Measured {

@@ -61,7 +61,7 @@ pub fn measure_ptx(ptx: &str, kernel: &str, w: usize, h: usize, rng: &mut impl R
 /// secret: block 0 (of the first wave, kit::measure::BlockSample::at_timed_size) and three of the later ones. A kernel can
 /// tell the measured shapes (a few blocks) from the timed one by its grid or
 /// its sizes alone; at the timed size it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// `kernel` run once on the simulator at the side an H100 and an H200 time it
 /// at ([`crate::perf_side`] of their L2: [`crate::PERF_MIN_SIDE`]),

@@ -67,7 +67,7 @@ pub fn measure_on(ctx: &Ctx, kernel: &str, n: usize) -> Result<Measured> {
 /// at_timed_size). A kernel can tell the measured lengths (6 to 12 blocks)
 /// from the timed one by `n` or its grid alone; at the timed size it takes
 /// its timed path. The interleaved part is not timed.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// `kernel` run once on the simulator at the timed size ([`crate::PERF_N`]),
 /// [`TIMED_SAMPLED_BLOCKS`] of its blocks: the input generated where they

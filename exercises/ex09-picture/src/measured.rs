@@ -32,7 +32,7 @@ pub const SAMPLED_BLOCKS: (usize, usize) = (6, 12);
 /// first wave, BlockSample::at_timed_size) and three of the later ones. A kernel can tell the measured
 /// images (about 300 blocks) from the timed one by its grid or its sizes
 /// alone; at the timed size it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 /// Sectors per global request a coalesced mapping stays at or under (4 with
 /// the column from `threadIdx.x`; 16 with the column from `threadIdx.y`).
 /// See CALIBRATION.md.

@@ -86,7 +86,7 @@ pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Measured> {
 /// inputs (a few thousand bytes) from the timed one by `n` or its grid
 /// alone; at the timed size it takes its timed path. The `global` part is
 /// not timed.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 /// The same for `coarse`, whose timed grid (8 blocks per SM of the simulated
 /// GPU) gives each block about 400 000 bytes: block 0 and one other, about
 /// 0.2 s on the simulator each.

@@ -153,7 +153,7 @@ pub fn on_any_lengths(ctx: &Ctx, judge: impl Fn(&Measured, &Measured) -> Result<
 /// sections) from the timed one by `n` or its grid alone; at the timed size
 /// it takes its timed path. kogge-stone is not timed; any-n's sections are
 /// combined by later launches, so a sample of its blocks is not its scan.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// brent-kung's timed length on an H100 (kit::exercise::TIMED_L2_BYTES), as
 /// [`crate::perf_n`] gives it there.

@@ -197,7 +197,7 @@ pub fn measure_on(ctx: &Ctx, v: Variant, shape: (usize, usize)) -> Result<Measur
 /// first wave, BlockSample::at_timed_size) and three of the later ones. A kernel can tell the measured
 /// images (6 to 24 blocks) from the timed one by its grid or its sizes alone;
 /// at the timed size it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// The timed image on an H100 (kit::exercise::TIMED_L2_BYTES), as (width, height).
 pub fn timed_shape() -> (usize, usize) {
