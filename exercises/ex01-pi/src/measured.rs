@@ -73,7 +73,7 @@ pub fn measure_on(ctx: &Ctx, kernel: &str, (blocks, n): (u32, usize)) -> Result<
 /// (kit::measure::BlockSample::at_timed_size). A kernel can tell the measured
 /// inputs (a few thousand points) from the timed one by `n` alone; at the
 /// timed size it takes its timed path. The global part is not timed.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// `kernel` run once on the simulator at the timed size
 /// ([`crate::PERF_POINTS`] points), [`TIMED_SAMPLED_BLOCKS`] of its blocks:
@@ -96,11 +96,12 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Counted> {
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into x and y.
-        gpu.watch_inputs(false);
-        let (fx, fy) = (x.clone(), y.clone());
-        let dx = gpu.upload_generated("x", n, move |first, out: &mut [f32]| fx.fill(first, out));
-        let dy = gpu.upload_generated("y", n, move |first, out: &mut [f32]| fy.fill(first, out));
-        gpu.watch_inputs(true);
+        let (dx, dy) = gpu.unwatched(|| {
+            let (fx, fy) = (x.clone(), y.clone());
+            let dx = gpu.upload_generated("x", n, move |first, out: &mut [f32]| fx.fill(first, out));
+            let dy = gpu.upload_generated("y", n, move |first, out: &mut [f32]| fy.fill(first, out));
+            (dx, dy)
+        });
         let (dx, dy) = (dx?, dy?);
         let hits = gpu.zeros::<u32>("hits", 1)?;
         module.launch(kernel, cfg, &args![&dx, &dy, n as i32, &hits])?;

@@ -82,7 +82,7 @@ pub fn measure_on(ctx: &Ctx, (blocks, n): (u32, usize)) -> Result<Measured> {
 /// at_timed_size). A kernel can tell the measured lengths (a few thousand
 /// elements) from the timed one by `n` alone; at the timed size it takes its
 /// timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// The timed length on an H100 (kit::exercise::TIMED_L2_BYTES): a and b
 /// together 8x its L2 cache.
@@ -106,11 +106,12 @@ pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measured> {
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, "dot", &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into a and b.
-        gpu.watch_inputs(false);
-        let (fa, fb) = (a.clone(), b.clone());
-        let da = gpu.upload_generated("a", n, move |first, out: &mut [f32]| fa.fill(first, out));
-        let db = gpu.upload_generated("b", n, move |first, out: &mut [f32]| fb.fill(first, out));
-        gpu.watch_inputs(true);
+        let (da, db) = gpu.unwatched(|| {
+            let (fa, fb) = (a.clone(), b.clone());
+            let da = gpu.upload_generated("a", n, move |first, out: &mut [f32]| fa.fill(first, out));
+            let db = gpu.upload_generated("b", n, move |first, out: &mut [f32]| fb.fill(first, out));
+            (da, db)
+        });
         let partial = gpu.poisoned::<f32>("partial", cfg.grid.0 as usize);
         let (da, db, partial) = (da?, db?, partial?);
         module.launch("dot", cfg, &args![&da, &db, n as i32, &partial])?;

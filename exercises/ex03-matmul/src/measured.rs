@@ -34,7 +34,7 @@ pub const SAMPLED_BLOCKS: (usize, usize) = (6, 12);
 /// run's secret: block 0 (of the first wave, kit::measure::BlockSample::at_timed_size) and three of the later ones. A kernel
 /// can tell the measured products (a few hundred blocks) from the timed one
 /// by its grid or its sizes alone; at the timed size it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 /// Global loads per multiply-add a tiled kernel stays at or under: the naive
 /// kernel needs 2, 16 x 16 tiles 0.125 (a little more with partial tiles).
 /// See CALIBRATION.md ("Measured structure").
@@ -176,10 +176,7 @@ fn measure_sampled(
     let measured = kit::measure::measure_ptx_sampled(ptx, kernel.name, &sample, |module: &Module| {
         // Inputs not watched for writes here: the correctness checks and the timed launches judge
         // that, and at the timed size a copy of its 128 MiB cost more than the sampled blocks' run.
-        module.gpu().watch_inputs(false);
-        let bufs = inputs.buffers(module.gpu(), s);
-        module.gpu().watch_inputs(true);
-        let bufs = bufs?;
+        let bufs = module.gpu().unwatched(|| inputs.buffers(module.gpu(), s))?;
         module.launch(kernel.name, launch_config(s), &kernel.args(s, &bufs))?;
         // A kernel may give its blocks their tiles in another order than the README's (swapped, or
         // swizzled for the L2), and is right where every element it wrote is.

@@ -54,7 +54,7 @@ pub const FEW_LANES: f64 = 12.0;
 /// wave, BlockSample::at_timed_size) and three of the later ones. A kernel can tell the measured strings (at
 /// most 64 blocks) from the timed one by its grid or length alone; at the
 /// timed size it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// A kernel's memory behaviour on one measured string, its start positions,
 /// and where its `dna` was (to tell its loads from those of `seq`).
@@ -127,12 +127,13 @@ pub fn measure_at_timed_size(ctx: &Ctx, v: Variant) -> Result<Measured> {
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, v.kernel(), &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `dna`.
-        gpu.watch_inputs(false);
-        let d = dna.clone();
-        let d_dna = gpu.upload_generated("dna", letters, move |first, out: &mut [u8]| d.fill(first, out));
-        let d_seq = gpu.upload("seq", &seq);
-        let found = gpu.poisoned_generated::<u8>("found", positions);
-        gpu.watch_inputs(true);
+        let (d_dna, d_seq, found) = gpu.unwatched(|| {
+            let d = dna.clone();
+            let d_dna = gpu.upload_generated("dna", letters, move |first, out: &mut [u8]| d.fill(first, out));
+            let d_seq = gpu.upload("seq", &seq);
+            let found = gpu.poisoned_generated::<u8>("found", positions);
+            (d_dna, d_seq, found)
+        });
         let (d_dna, d_seq, found) = (d_dna?, d_seq?, found?);
         at.set((d_dna.ptr(), d_dna.bytes()));
         v.prepare(module, &seq)?;

@@ -43,7 +43,7 @@ pub const MIN_LANES_PER_LOAD: f64 = 16.0;
 /// of the later ones. A kernel can tell the measured lengths (at most 256
 /// blocks) from the timed launch by its grid or `n` alone; at the timed size
 /// it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// A kernel's memory behaviour on the measured input, and the outputs its
 /// measured blocks compute.
@@ -94,11 +94,12 @@ pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measured> {
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, KERNEL, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `in`.
-        gpu.watch_inputs(false);
-        let v = values.clone();
-        let input = gpu.upload_generated("in", n + 2 * RADIUS, move |first, out: &mut [i32]| v.fill(first, out));
-        let out = gpu.poisoned_generated::<i32>("out", n);
-        gpu.watch_inputs(true);
+        let (input, out) = gpu.unwatched(|| {
+            let v = values.clone();
+            let input = gpu.upload_generated("in", n + 2 * RADIUS, move |first, out: &mut [i32]| v.fill(first, out));
+            let out = gpu.poisoned_generated::<i32>("out", n);
+            (input, out)
+        });
         let (input, out) = (input?, out?);
         module.launch(KERNEL, cfg, &args![&input, &out, n as i32])?;
         let written = kit::measure::sampled_writes(&out, || computed.clone())?;

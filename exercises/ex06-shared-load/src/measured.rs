@@ -26,7 +26,7 @@ pub const MAX_LOADS_PER_THREAD: f64 = 8.0;
 /// drawn by the run's secret: block 0 (of the first wave, kit::measure::BlockSample::at_timed_size) and three of the later
 /// ones. A kernel can tell the measured launches (3 to 6 blocks) from the
 /// timed one by its grid alone; at the timed size it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// A kernel's memory behaviour on the measured input, and its blocks.
 pub struct Measured {
@@ -77,12 +77,15 @@ pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measured> {
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, KERNEL, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into the pairs.
-        gpu.watch_inputs(false);
-        let (p1, p2) = (pairs.in1.clone(), pairs.in2.clone());
-        let d1 = gpu.upload_generated("in1", n, move |first, out: &mut [u8]| cpu::TimedPairs::fill(&p1, first, out));
-        let d2 = gpu.upload_generated("in2", n, move |first, out: &mut [u8]| cpu::TimedPairs::fill(&p2, first, out));
-        let out = gpu.poisoned_generated::<u32>("out", n);
-        gpu.watch_inputs(true);
+        let (d1, d2, out) = gpu.unwatched(|| {
+            let (p1, p2) = (pairs.in1.clone(), pairs.in2.clone());
+            let d1 =
+                gpu.upload_generated("in1", n, move |first, out: &mut [u8]| cpu::TimedPairs::fill(&p1, first, out));
+            let d2 =
+                gpu.upload_generated("in2", n, move |first, out: &mut [u8]| cpu::TimedPairs::fill(&p2, first, out));
+            let out = gpu.poisoned_generated::<u32>("out", n);
+            (d1, d2, out)
+        });
         let (d1, d2, out) = (d1?, d2?, out?);
         module.launch(KERNEL, launch_config(blocks), &args![&out, &d1, &d2])?;
         let written = kit::measure::sampled_writes(&out, || sample.linear_elements(SIZE, n))?;

@@ -61,7 +61,7 @@ pub fn measure_ptx(ptx: &str, kernel: &str, w: usize, h: usize, rng: &mut impl R
 /// secret: block 0 (of the first wave, kit::measure::BlockSample::at_timed_size) and three of the later ones. A kernel can
 /// tell the measured shapes (a few blocks) from the timed one by its grid or
 /// its sizes alone; at the timed size it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// `kernel` run once on the simulator at the side an H100 and an H200 time it
 /// at ([`crate::perf_side`] of their L2: [`crate::PERF_MIN_SIDE`]),
@@ -78,14 +78,15 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Measured> {
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `in`.
-        gpu.watch_inputs(false);
-        let input = gpu.upload_generated("in", w * h, move |first, out: &mut [f32]| {
-            for (k, o) in out.iter_mut().enumerate() {
-                *o = enc.value(first + k);
-            }
+        let (input, out) = gpu.unwatched(|| {
+            let input = gpu.upload_generated("in", w * h, move |first, out: &mut [f32]| {
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = enc.value(first + k);
+                }
+            });
+            let out = gpu.poisoned_generated::<f32>("out", w * h);
+            (input, out)
         });
-        let out = gpu.poisoned_generated::<f32>("out", w * h);
-        gpu.watch_inputs(true);
         let (input, out) = (input?, out?);
         module.launch(kernel, cfg, &args![&out, &input, w as i32, h as i32])?;
         // The README's elements of the sampled blocks: the transposes of their tiles of `in`.

@@ -67,7 +67,7 @@ pub fn measure_on(ctx: &Ctx, kernel: &str, n: usize) -> Result<Measured> {
 /// at_timed_size). A kernel can tell the measured lengths (6 to 12 blocks)
 /// from the timed one by `n` or its grid alone; at the timed size it takes
 /// its timed path. The interleaved part is not timed.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// `kernel` run once on the simulator at the timed size ([`crate::PERF_N`]),
 /// [`TIMED_SAMPLED_BLOCKS`] of its blocks: the input generated where they
@@ -88,11 +88,12 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Measured> {
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `in`.
-        gpu.watch_inputs(false);
-        let v = values.clone();
-        let input = gpu.upload_generated("in", n, move |first, out: &mut [i32]| v.fill(first, out));
-        let partial = gpu.poisoned_generated::<i32>("partial", cfg.grid.0 as usize);
-        gpu.watch_inputs(true);
+        let (input, partial) = gpu.unwatched(|| {
+            let v = values.clone();
+            let input = gpu.upload_generated("in", n, move |first, out: &mut [i32]| v.fill(first, out));
+            let partial = gpu.poisoned_generated::<i32>("partial", cfg.grid.0 as usize);
+            (input, partial)
+        });
         let (input, partial) = (input?, partial?);
         module.launch(kernel, cfg, &args![&input, n as i32, &partial])?;
         let readme = || sample.blocks().iter().map(|&b| b as usize).collect();

@@ -32,7 +32,7 @@ pub const SAMPLED_BLOCKS: (usize, usize) = (6, 12);
 /// first wave, BlockSample::at_timed_size) and three of the later ones. A kernel can tell the measured
 /// images (about 300 blocks) from the timed one by its grid or its sizes
 /// alone; at the timed size it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 /// Sectors per global request a coalesced mapping stays at or under (4 with
 /// the column from `threadIdx.x`; 16 with the column from `threadIdx.y`).
 /// See CALIBRATION.md.
@@ -101,11 +101,12 @@ pub fn measure_at_timed_size(ctx: &Ctx) -> Result<Measurement> {
     kit::measure::measure_ptx_sampled(&ctx.build.ptx, KERNEL, &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `d_Pin`.
-        gpu.watch_inputs(false);
-        let p = pixels.clone();
-        let input = gpu.upload_generated("d_Pin", n * m, move |first, out: &mut [f32]| p.fill(first, out));
-        let out = gpu.poisoned_generated::<f32>("d_Pout", n * m);
-        gpu.watch_inputs(true);
+        let (input, out) = gpu.unwatched(|| {
+            let p = pixels.clone();
+            let input = gpu.upload_generated("d_Pin", n * m, move |first, out: &mut [f32]| p.fill(first, out));
+            let out = gpu.poisoned_generated::<f32>("d_Pout", n * m);
+            (input, out)
+        });
         let (input, out) = (input?, out?);
         module.launch(KERNEL, cfg, &args![&input, &out, n as i32, m as i32])?;
         let readme = || sample.elements(cfg.grid.0, BLOCK as usize, m, n).into_iter().map(|(r, c)| r * n + c).collect();

@@ -86,7 +86,7 @@ pub fn measure(ctx: &Ctx, kernel: &str) -> Result<Measured> {
 /// inputs (a few thousand bytes) from the timed one by `n` or its grid
 /// alone; at the timed size it takes its timed path. The `global` part is
 /// not timed.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 /// The same for `coarse`, whose timed grid (8 blocks per SM of the simulated
 /// GPU) gives each block about 400 000 bytes: block 0 and one other, about
 /// 0.2 s on the simulator each.
@@ -166,11 +166,10 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Measured> {
     let m = kit::measure::measure_ptx_sampled_once(&ctx.build.ptx, kernel, &sample, &key, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `data`.
-        gpu.watch_inputs(false);
-        let b = bytes.clone();
-        let data = gpu.upload_generated("data", n, move |first, out: &mut [u8]| b.fill(first, out));
-        gpu.watch_inputs(true);
-        let data = data?;
+        let data = gpu.unwatched(|| {
+            let b = bytes.clone();
+            gpu.upload_generated("data", n, move |first, out: &mut [u8]| b.fill(first, out))
+        })?;
         let bins = gpu.zeros::<u32>("bins", cpu::BINS)?;
         module.launch(kernel, cfg, &args![&data, n as u32, &bins])?;
         let read = kit::measure::sampled_reads(&data)?;

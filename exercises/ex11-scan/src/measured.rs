@@ -155,7 +155,7 @@ pub fn on_any_lengths(ctx: &Ctx, judge: impl Fn(&Measured, &Measured) -> Result<
 /// timed. any-n's two level-0 launches are each sampled on their own
 /// ([`measure_any_at_timed_size`]): the scan of the section sums between them
 /// is a few sections, which the measured lengths judge.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// brent-kung's timed length on an H100 (kit::exercise::TIMED_L2_BYTES), as
 /// [`crate::perf_n`] gives it there.
@@ -176,26 +176,11 @@ pub fn measure_sections_at_timed_size(ctx: &Ctx, kernel: &str, threads: u32) -> 
     // In 1..=MAX_VALUE like the correctness inputs'.
     let values = kit::inputs::IntsIn::new(&ctx.rng_for("timed-size input"), 1, cpu::MAX_VALUE);
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, kernel, &sample, |module| {
-        let gpu = module.gpu();
-        // Not watched: the correctness checks and the timed launches judge writes into X.
-        gpu.watch_inputs(false);
-        let v = values.clone();
-        let d_in = gpu.upload_generated("X", n, move |first, out: &mut [i32]| v.fill(first, out));
-        let d_out = gpu.poisoned_generated::<i32>("Y", n);
-        gpu.watch_inputs(true);
-        let (d_in, d_out) = (d_in?, d_out?);
+        let (d_in, d_out) = generated_in_and_out(module.gpu(), &values, n, ("X", "Y"))?;
         module.launch(kernel, cfg, &args![&d_in, &d_out, n as i32])?;
         let readme = || sample.linear_elements(SECTION, n);
         let written = kit::measure::sampled_writes(&d_out, readme)?;
-        // The scans of the sections written in: each element's expected value is its section's.
-        let mut scans = std::collections::HashMap::new();
-        for &(i, _) in &written {
-            scans.entry(i / SECTION).or_insert_with(|| {
-                let mut section = vec![0; SECTION.min(n - i / SECTION * SECTION)];
-                values.fill(i / SECTION * SECTION, &mut section);
-                cpu::inclusive_scan(&section)
-            });
-        }
+        let scans = scans_written_in(&values, n, &written);
         let right = kit::check::exact_at("Y", n, &written, |i| scans[&(i / SECTION)][i % SECTION]);
         kit::measure::require_right_result_at_timed_size(right, &format!("n = {n}"), sample.blocks().len())
     })?;
@@ -220,27 +205,12 @@ pub fn measure_any_at_timed_size(ctx: &Ctx) -> Result<(Measured, Measured)> {
     let size = format!("n = {n}");
     let values = kit::inputs::IntsIn::new(&ctx.rng_for("timed-size input"), 1, cpu::MAX_VALUE);
     let readme = || sample.linear_elements(SECTION, n);
-    let section_of = |first: usize| {
-        let mut section = vec![0; SECTION.min(n - first)];
-        values.fill(first, &mut section);
-        section
-    };
     let scan = kit::measure::measure_ptx_sampled(&ctx.build.ptx, crate::SCAN_SECTIONS, &sample, |module| {
-        let gpu = module.gpu();
-        // Not watched: the correctness checks and the timed launches judge writes into the input.
-        gpu.watch_inputs(false);
-        let v = values.clone();
-        let d_in = gpu.upload_generated("in", n, move |first, out: &mut [i32]| v.fill(first, out));
-        let d_out = gpu.poisoned_generated::<i32>("out", n);
-        gpu.watch_inputs(true);
-        let (d_in, d_out) = (d_in?, d_out?);
-        let sums = gpu.poisoned::<i32>("sums (level 0)", count)?;
+        let (d_in, d_out) = generated_in_and_out(module.gpu(), &values, n, ("in", "out"))?;
+        let sums = module.gpu().poisoned::<i32>("sums (level 0)", count)?;
         module.launch(crate::SCAN_SECTIONS, cfg, &args![&d_in, &d_out, &sums, n as i32])?;
         let written = kit::measure::sampled_writes(&d_out, readme)?;
-        let mut scans = std::collections::HashMap::new();
-        for &(i, _) in &written {
-            scans.entry(i / SECTION).or_insert_with(|| cpu::inclusive_scan(&section_of(i / SECTION * SECTION)));
-        }
+        let scans = scans_written_in(&values, n, &written);
         let right = kit::check::exact_at("out", n, &written, |i| scans[&(i / SECTION)][i % SECTION]).and_then(|()| {
             let mut sections: Vec<usize> = scans.keys().copied().collect();
             sections.sort_unstable();
@@ -254,13 +224,11 @@ pub fn measure_any_at_timed_size(ctx: &Ctx) -> Result<(Measured, Measured)> {
     let offsets = cpu::values(&mut ctx.rng_for("timed-size offsets"), count);
     let add = kit::measure::measure_ptx_sampled(&ctx.build.ptx, crate::ADD_SUMS, &sample, |module| {
         let gpu = module.gpu();
-        // Not watched: add_sums writes into `out`, which is its output.
-        gpu.watch_inputs(false);
         let v = values.clone();
-        let d_out = gpu.upload_generated("out", n, move |first, out: &mut [i32]| v.fill(first, out));
-        let scanned = gpu.upload("scanned_sums (level 0)", &offsets);
-        gpu.watch_inputs(true);
-        let (d_out, scanned) = (d_out?, scanned?);
+        // Not watched: add_sums writes into `out`, which is its output.
+        let d_out =
+            gpu.unwatched(|| gpu.upload_generated("out", n, move |first, out: &mut [i32]| v.fill(first, out)))?;
+        let scanned = gpu.upload("scanned_sums (level 0)", &offsets)?;
         module.launch(crate::ADD_SUMS, cfg, &args![&d_out, &scanned, n as i32])?;
         let written = kit::measure::sampled_writes(&d_out, readme)?;
         let added = |i: usize| {
@@ -286,6 +254,41 @@ pub fn on_any_lengths_and_timed(ctx: &Ctx, judge: impl Fn(&Measured, &Measured) 
         |(scan, add)| judge(scan, add),
     )?;
     Ok(line + &note)
+}
+
+/// A timed-size input of `n` elements generated where it is read, and an
+/// output poisoned where it is touched, named `input` and `output`.
+fn generated_in_and_out(
+    gpu: &kit::Gpu,
+    values: &kit::inputs::IntsIn,
+    n: usize,
+    (input, output): (&str, &str),
+) -> Result<(kit::DeviceBuffer<i32>, kit::DeviceBuffer<i32>)> {
+    let v = values.clone();
+    // Not watched: the correctness checks and the timed launches judge writes into the input.
+    let (d_in, d_out) = gpu.unwatched(|| {
+        let d_in = gpu.upload_generated(input, n, move |first, out: &mut [i32]| v.fill(first, out));
+        (d_in, gpu.poisoned_generated::<i32>(output, n))
+    });
+    Ok((d_in?, d_out?))
+}
+
+/// The scans of the sections of `values` (`n` elements) that `written`
+/// holds elements of, by section: each element's expected value is its section's.
+fn scans_written_in(
+    values: &kit::inputs::IntsIn,
+    n: usize,
+    written: &[(usize, i32)],
+) -> std::collections::HashMap<usize, Vec<i32>> {
+    let mut scans = std::collections::HashMap::new();
+    for &(i, _) in written {
+        scans.entry(i / SECTION).or_insert_with(|| {
+            let mut section = vec![0; SECTION.min(n - i / SECTION * SECTION)];
+            values.fill(i / SECTION * SECTION, &mut section);
+            cpu::inclusive_scan(&section)
+        });
+    }
+    scans
 }
 
 /// [`on_section_lengths`], then `judge` at the timed size too.

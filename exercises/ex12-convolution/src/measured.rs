@@ -197,7 +197,7 @@ pub fn measure_on(ctx: &Ctx, v: Variant, shape: (usize, usize)) -> Result<Measur
 /// first wave, BlockSample::at_timed_size) and three of the later ones. A kernel can tell the measured
 /// images (6 to 24 blocks) from the timed one by its grid or its sizes alone;
 /// at the timed size it takes its timed path.
-pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = (1, 3);
+pub const TIMED_SAMPLED_BLOCKS: (usize, usize) = kit::measure::TIMED_SIZE_SAMPLE;
 
 /// The timed image on an H100 (kit::exercise::TIMED_L2_BYTES), as (width, height).
 pub fn timed_shape() -> (usize, usize) {
@@ -226,11 +226,12 @@ pub fn measure_at_timed_size(ctx: &Ctx, v: Variant) -> Result<Measured> {
     let m = kit::measure::measure_ptx_sampled(&ctx.build.ptx, v.kernel(), &sample, |module| {
         let gpu = module.gpu();
         // Not watched: the correctness checks and the timed launches judge writes into `in`.
-        gpu.watch_inputs(false);
-        let p = pixels.clone();
-        let input = gpu.upload_generated("in", w * h, move |first, out: &mut [f32]| p.fill(first, out));
-        let out = gpu.poisoned_generated::<f32>("out", w * h);
-        gpu.watch_inputs(true);
+        let (input, out) = gpu.unwatched(|| {
+            let p = pixels.clone();
+            let input = gpu.upload_generated("in", w * h, move |first, out: &mut [f32]| p.fill(first, out));
+            let out = gpu.poisoned_generated::<f32>("out", w * h);
+            (input, out)
+        });
         let (input, out, d_mask) = (input?, out?, gpu.upload("mask", &mask)?);
         v.prepare(module, &mask)?;
         v.launch_on(module, input.arg(), d_mask.arg(), out.arg(), (w, h, r))?;

@@ -322,6 +322,22 @@ impl Gpu {
         self.inner.watching.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Runs `upload` with inputs unwatched, then puts [`Gpu::watch_inputs`]
+    /// back as it was (after a panic too): for a measurement's uploads, whose
+    /// writes the correctness checks and the timed launches judge.
+    pub fn unwatched<R>(&self, upload: impl FnOnce() -> R) -> R {
+        use std::sync::atomic::Ordering::Relaxed;
+        /// Puts the previous state back when dropped, on a panic too.
+        struct Restore<'a>(&'a std::sync::atomic::AtomicBool, bool);
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                self.0.store(self.1, Relaxed);
+            }
+        }
+        let _restore = Restore(&self.inner.watching, self.inner.watching.swap(false, Relaxed));
+        upload()
+    }
+
     /// Keeps a device copy of what `buf` holds now, if inputs are watched.
     fn watch<T: Pod>(&self, buf: &DeviceBuffer<T>) -> Result<()> {
         if !self.inner.watching.load(std::sync::atomic::Ordering::Relaxed) || buf.bytes() == 0 {
@@ -1255,6 +1271,34 @@ mod tests {
         assert!(gpu.inner.inputs.lock().unwrap().is_empty(), "a freed input is forgotten");
     }
 
+    /// `unwatched` uploads what a launch may write into, and then inputs are
+    /// watched again where they were and not where they were not, after a
+    /// panic in its closure too.
+    #[test]
+    fn unwatched_restores_whether_inputs_were_watched() {
+        let gpu = Gpu::simulator();
+        let module = gpu.load(ONE_POINTER).unwrap();
+        let cfg = LaunchConfig::linear(1, 1);
+        let caught = |buf: &DeviceBuffer<u32>| match module.launch("store_one", cfg, &crate::args![buf]) {
+            Ok(()) => false,
+            Err(e) if e.chain().any(|c| c.is::<InputModified>()) => true,
+            Err(e) => panic!("{e:#}"),
+        };
+        for was in [true, false] {
+            gpu.watch_inputs(was);
+            let inside = gpu.unwatched(|| gpu.upload("inside", &[5u32]).unwrap());
+            assert!(!caught(&inside), "an upload inside is not watched (watching was {was})");
+            let after = gpu.upload("after", &[5u32]).unwrap();
+            assert_eq!(caught(&after), was, "watching is as it was before");
+            // resume_unwind: a panic without the panic hook's message in the test's output.
+            let unwound = || gpu.unwatched(|| std::panic::resume_unwind(Box::new("an upload's panic")));
+            let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(unwound));
+            assert!(panicked.is_err());
+            let after_panic = gpu.upload("after panic", &[5u32]).unwrap();
+            assert_eq!(caught(&after_panic), was, "watching is as it was before, after a panic too");
+        }
+    }
+
     /// On a GPU (passes vacuously without one): the comparison on the device
     /// finds the first changed byte wherever it is (a 32-bit word, the bytes
     /// past the last word), and an input written by a kernel is named.
@@ -1268,9 +1312,7 @@ mod tests {
         let len = (64 << 20) + 3;
         let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
         // The test itself changes `y` below: x and y are not watched inputs.
-        gpu.watch_inputs(false);
-        let (x, y) = (gpu.upload("x", &data).unwrap(), gpu.upload("y", &data).unwrap());
-        gpu.watch_inputs(true);
+        let (x, y) = gpu.unwatched(|| (gpu.upload("x", &data).unwrap(), gpu.upload("y", &data).unwrap()));
         let start = Instant::now();
         assert_eq!(b.first_difference(x.ptr(), y.ptr(), len).unwrap(), None);
         eprintln!("comparing {} MB on the device: {:?}", len >> 20, start.elapsed());

@@ -27,7 +27,7 @@ use crate::gpu::{Gpu, Module};
 use crate::skip::Skip;
 
 mod sample;
-pub use sample::{in_both, in_pieces, sampled_reads, sampled_writes, BlockSample};
+pub use sample::{in_both, in_pieces, sampled_reads, sampled_writes, BlockSample, TIMED_SIZE_SAMPLE};
 
 /// The simulator could not run the student's PTX (an instruction it does not
 /// know, say): the behaviour is not measured here and the PTX checks judge alone.

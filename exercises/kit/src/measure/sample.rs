@@ -19,6 +19,12 @@ use rand::Rng;
 
 use crate::gpu::DeviceBuffer;
 
+/// The `(first, later)` of [`BlockSample::at_timed_size`] for a measurement
+/// at the timed size: block 0 and three of the later waves'. Enough to see
+/// a block's pattern (the first wave's and the later waves'), few enough
+/// for the simulator at a grid of many thousand blocks.
+pub const TIMED_SIZE_SAMPLE: (usize, usize) = (1, 3);
+
 /// The blocks (linear indices, x fastest, sorted) a measured launch runs on
 /// the simulator: some of its first wave (as many blocks as the simulated GPU
 /// shows SMs, each alone on its SM) and some of the later ones.
@@ -47,10 +53,11 @@ impl BlockSample {
     }
 
     /// [`first_and_later`](Self::first_and_later) for a measurement at the
-    /// timed size: block 0 is always one of the first wave's. Work a kernel
-    /// does once per launch usually falls to block 0 (a flag it sets, a value
-    /// it records for the other blocks); sampled in one run of 132 it would
-    /// give one verdict in that run (a race, say) and another in the rest.
+    /// timed size (most take [`TIMED_SIZE_SAMPLE`]): block 0 is always one
+    /// of the first wave's. Work a kernel does once per launch usually falls
+    /// to block 0 (a flag it sets, a value it records for the other blocks);
+    /// sampled in one run of 132 it would give one verdict in that run (a
+    /// race, say) and another in the rest.
     pub fn at_timed_size(rng: &mut impl Rng, blocks: u64, (first, later): (usize, usize)) -> Self {
         let drawn = Self::first_and_later(rng, blocks, first, later);
         if drawn.blocks.contains(&0) || first == 0 {
