@@ -11,6 +11,7 @@
 #   OUT=$OUT STAGE=5 BUDGET=540 scripts/gpu-pending.sh .device/graderA .device/grader
 #   OUT=$OUT STAGE=6 BUDGET=540 scripts/gpu-pending.sh .device/graderA .device/grader
 #   OUT=$OUT STAGE=7 BUDGET=560 scripts/gpu-pending.sh .device/graderA .device/grader
+#   OUT=$OUT STAGE=8 BUDGET=500 scripts/gpu-pending.sh .device/graderA .device/grader
 #
 # Stage 1 (about 8 min): issue 48's A/B of a warm `grader all` (gpu-48-steady.sh),
 # each exercise warm with B (seeds 1 and 2), the variants corpus, the cheat
@@ -36,8 +37,9 @@ left() { local l=$((${BUDGET:-560} - SECONDS + start)); echo $((l > 30 ? l : 30)
 mark() { echo "$1 done at $((SECONDS - start)) s" | tee -a "$R/progress.txt"; pack; }
 # The class without counters; WORKERS (per GPU) where given, else the batch's default.
 class() {
-    local w=${1:-}
-    GRADER=$b OUT=$R LIMIT=1 STATE=/tmp/gpu-49-class$w ${w:+OFF_ARGS="--workers-per-gpu $w" TAG=-w$w} \
+    local w=${1:-} args= tag=
+    [ -n "$w" ] && args="--workers-per-gpu $w" tag=-w$w
+    GRADER=$b OUT=$R LIMIT=1 STATE=/tmp/gpu-49-class$w OFF_ARGS="$args" TAG="$tag" \
         scripts/gpu-49-class.sh >"$R/class$w.out" 2>&1
     mark "class $w"
 }
@@ -160,6 +162,15 @@ elif [ "$stage" = 7 ]; then
     [ "$(left)" -ge 150 ] && class
     EXERCISE_SETS="ex11" corpus variants off "$(( $(left) < 60 ? $(left) : 60 ))"
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-cheats-on 2>/dev/null
+    pack
+elif [ "$stage" = 8 ]; then
+    # What stage 7 (an H100, 2026-12-08) left: the class with four and five workers a GPU
+    # (the default three gave 809.6 parts per minute, its GPU timed 74 of its 151 s), and
+    # issue 48's A/B of a warm `all`.
+    class 4
+    OUT=$R scripts/gpu-48-steady.sh "$a" "$b" 2 >"$R/steady.out" 2>&1
+    mark steady
+    [ "$(left)" -ge 150 ] && class 5
     pack
 else
     class
