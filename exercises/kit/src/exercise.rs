@@ -561,12 +561,7 @@ impl<'r> Ctx<'r> {
     /// ```
     pub fn copy_bandwidth_gbps(&self) -> Result<f64> {
         let measured = self.env.copy_gbps.get_or_init(|| {
-            let timing = crate::shared::yardstick_timing(
-                self.env.seed,
-                "<grader>/copy".into(),
-                || self.measure_copy(),
-                || Ok(()),
-            );
+            let timing = crate::shared::yardstick_timing(self.env.seed, "<grader>/copy".into(), || self.measure_copy());
             let gbps = |t: Timing| Ok::<f64, anyhow::Error>(t.gb_per_s(2 * bandwidth_elements(self.gpu()?) * 4));
             timing.and_then(gbps).map_err(|e| format!("{e:#}"))
         });
@@ -589,8 +584,8 @@ impl<'r> Ctx<'r> {
     /// student's kernel it is compared with gets its `prepare`. Its inputs
     /// come from this check's seeded generator, so they are the same for every
     /// student: a batch worker times it once and reuses the timing (re-timing
-    /// it every few uses, [`crate::shared`]), launching it once untimed
-    /// otherwise so that what it writes is there as before.
+    /// it every few uses, [`crate::shared`]) without launching it in between.
+    /// What it writes is the grader's own: no check reads it afterwards.
     ///
     /// ```no_run
     /// use kit::LaunchConfig;
@@ -632,16 +627,9 @@ impl<'r> Ctx<'r> {
         if !gpu.capabilities().times_kernels {
             return perf::measure_trusted(yardstick, kernel, cfg, args, reset);
         }
-        let reset = std::cell::RefCell::new(reset);
-        crate::shared::yardstick_timing(
-            self.env.seed,
-            format!("{}/{key}", self.check_name),
-            || perf::measure_trusted(yardstick, kernel, cfg, args, || (reset.borrow_mut())()),
-            || {
-                (reset.borrow_mut())()?;
-                yardstick.launch(kernel, cfg, args)
-            },
-        )
+        crate::shared::yardstick_timing(self.env.seed, format!("{}/{key}", self.check_name), || {
+            perf::measure_trusted(yardstick, kernel, cfg, args, reset)
+        })
     }
 
     /// [`Ctx::time_yardstick`] over several placements of the yardstick's
