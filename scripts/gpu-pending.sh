@@ -11,7 +11,7 @@
 #   OUT=$OUT STAGE=5 BUDGET=540 scripts/gpu-pending.sh .device/graderA .device/grader
 #   OUT=$OUT STAGE=6 BUDGET=540 scripts/gpu-pending.sh .device/graderA .device/grader
 #   OUT=$OUT STAGE=7 BUDGET=560 scripts/gpu-pending.sh .device/graderA .device/grader
-#   OUT=$OUT STAGE=8 BUDGET=500 scripts/gpu-pending.sh .device/graderA .device/grader
+#   OUT=$OUT STAGE=8 BUDGET=560 scripts/gpu-pending.sh .device/graderA .device/grader
 #
 # Stage 1 (about 8 min): issue 48's A/B of a warm `grader all` (gpu-48-steady.sh),
 # each exercise warm with B (seeds 1 and 2), the variants corpus, the cheat
@@ -35,13 +35,15 @@ pack() { tar -C "${R%/*}" -czf "$OUT/stage-$stage.tgz" "stage-$stage"; cp "$R"/p
 # Seconds the last corpus may take: what BUDGET (560 s) leaves of the call, 30 at least.
 left() { local l=$((${BUDGET:-560} - SECONDS + start)); echo $((l > 30 ? l : 30)); }
 mark() { echo "$1 done at $((SECONDS - start)) s" | tee -a "$R/progress.txt"; pack; }
-# The class without counters; WORKERS (per GPU) where given, else the batch's default.
+# The class without counters graded by B; WORKERS (per GPU) where given, else the
+# batch's default; with a second argument `a`, graded by A.
 class() {
-    local w=${1:-} args= tag=
+    local w=${1:-} who=${2:-b} args= tag=
     [ -n "$w" ] && args="--workers-per-gpu $w" tag=-w$w
-    GRADER=$b OUT=$R LIMIT=1 STATE=/tmp/gpu-49-class$w OFF_ARGS="$args" TAG="$tag" \
-        scripts/gpu-49-class.sh >"$R/class$w.out" 2>&1
-    mark "class $w"
+    [ "$who" = a ] && tag=$tag-a
+    GRADER=$([ "$who" = a ] && echo "$a" || echo "$b") OUT=$R LIMIT=1 STATE=/tmp/gpu-49-class$tag \
+        OFF_ARGS="$args" TAG="$tag" scripts/gpu-49-class.sh >"$R/class$tag.out" 2>&1
+    mark "class $w $who"
 }
 # Each exercise warm with B, seeds 1 and 2 (issue 48's one exercise ≤ 1 s).
 each() {
@@ -164,13 +166,15 @@ elif [ "$stage" = 7 ]; then
     tar -C /tmp -czf "$R/corpora.tgz" gpu-pending-variants-off gpu-pending-cheats-on 2>/dev/null
     pack
 elif [ "$stage" = 8 ]; then
-    # What stage 7 (an H100, 2026-12-08) left: the class with four and five workers a GPU
-    # (the default three gave 809.6 parts per minute, its GPU timed 74 of its 151 s), and
-    # issue 48's A/B of a warm `all`.
+    # What stage 7 (an H100, 2026-12-08) left: the class with A and B (B: a cached yardstick
+    # timing reused without a launch, which held the GPU alone for ex10 private's 111 ms a
+    # part) and with four workers a GPU (the default three gave 809.6 parts per minute, its
+    # GPU timed 74 of its 151 s); issue 48's A/B of a warm `all`.
+    class "" a
+    class
     class 4
     OUT=$R scripts/gpu-48-steady.sh "$a" "$b" 2 >"$R/steady.out" 2>&1
     mark steady
-    [ "$(left)" -ge 150 ] && class 5
     pack
 else
     class
