@@ -71,8 +71,8 @@ fn caches() -> &'static Mutex<Caches> {
 /// between without a launch. No check reads what a yardstick wrote once it is
 /// timed, and a launch made only to write it again held the GPU to itself
 /// (the student's timing keeps it for the check): ex10 `private`'s global
-/// atomics, about 111 ms a part, 8.9 of a realistic class's 151 s on an
-/// H100 (2026-12-08, docs/gpu-runs.md).
+/// atomics, about 100 ms a part, some 7.7 worker-seconds of a realistic
+/// class of 80 that took 151 s on an H100 (2026-12-08, docs/gpu-runs.md).
 pub fn yardstick_timing(seed: u64, key: String, time: impl FnOnce() -> Result<Timing>) -> Result<Timing> {
     let cached = {
         let mut c = caches().lock().unwrap_or_else(|p| p.into_inner());
