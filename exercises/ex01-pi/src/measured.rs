@@ -372,6 +372,16 @@ mod tests {
             Run::StandIn,
             "exercises/ex01-pi/calibration/pi_shared_is_global.cu",
         );
+        // At the timed size a 0 in `*hits` passes where the sampled blocks took their tickets
+        // (the last-block pattern), not where they returned at once.
+        let cheat =
+            |case: &str| format!("grader/tests/cheats/ex01-shared-{case}/exercises/ex01-pi/kernels/pi_shared.cu");
+        passes(&ex, "shared", "few-global-atomics-per-block", Run::Check, &cheat("last-block-total"));
+        if let Some(msg) =
+            fails(&ex, "shared", "few-global-atomics-per-block", Run::Check, &cheat("nothing-when-large"))
+        {
+            assert!(msg.contains("`*hits` is 0 and the 4 sampled blocks made 0 global atomics"), "{msg}");
+        }
         // The right count, but each thread counts its own slice: uncoalesced.
         let slices = format!("{VARIANTS}/ex01-shared-contiguous-slices/exercises/ex01-pi/kernels/pi_shared.cu");
         if let Some(msg) = fails(&ex, "shared", "few-global-atomics-per-block", Run::Check, &slices) {

@@ -792,5 +792,12 @@ mod tests {
         }
         let global = variant("ex11-any-n-in-global-memory", "scan_any.cu");
         all_fail(&global, &any_shapes(), "most of it in scan_sections", traffic);
+        // The cheat corpus's case stores its sections again only at the timed size: measured
+        // there (each level-0 launch on 4 sampled sections), 5 ints per element in scan_sections.
+        let again = "grader/tests/cheats/ex11-any-n-one-pass-only-on-small-inputs/exercises/ex11-scan/kernels/\
+                     scan_any.cu";
+        if let Some(msg) = fails(&ex, "any-n", "global-traffic", Run::Check, again) {
+            assert!(msg.contains("(the timed size: 4 of its") && msg.contains("scan_sections 5.00"), "{msg}");
+        }
     }
 }
