@@ -134,7 +134,7 @@ pub fn measure_at_timed_size(ctx: &Ctx, kernel: &str) -> Result<Counted> {
         kit::measure::require_right_result_at_timed_size(zero, &format!("n = {n}"), blocks)?;
     }
     // Per hit: the hits of the sampled blocks' share of the points (a GPU's run counts them all).
-    let share = n as f64 * sample.blocks().len() as f64 / cfg.grid.0 as f64;
+    let share = n as f64 * blocks as f64 / cfg.grid.0 as f64;
     Ok(Counted { m, hits: (share * std::f64::consts::FRAC_PI_4) as u32, blocks: blocks as u32 })
 }
 
